@@ -1,0 +1,523 @@
+//! The per-worker work-stealing deque: a *split* deque.
+//!
+//! SLAW (§III-F) keeps tasks in Chase–Lev deques whose owner end is synchronisation-free; in practice
+//! a Chase–Lev `pop` needs a full fence on every call so that it cannot race a thief for the last
+//! item, and on fine-grained work (a `join` per few nanoseconds of user code) that fence is most of
+//! the cost. Lifflander's thesis (Ch. 5, §5.4) splits the deque in two: a *private* part that only the
+//! owner touches and a *public* part that thieves steal from. magpie does the same:
+//!
+//! ```text
+//!   index:   top ............ split ............ bottom
+//!            [ public: thieves CAS `top` ][ private: owner only ]
+//!            oldest                                     newest
+//! ```
+//!
+//! * `push` writes the slot at `bottom` and bumps the owner-local `bottom`: no fence, no RMW.
+//! * `pop` takes from `bottom - 1` while that index is private: no fence, no RMW. Only when the
+//!   private part is empty does the owner fall back to a Chase–Lev pop of the public part (a
+//!   `SeqCst` fence and, for the last item, a CAS on `top`).
+//! * The owner *releases* private items to thieves by moving `split` up (a release store). It does
+//!   so when the public part is empty (so the oldest task, the biggest piece of work, is always
+//!   stealable) and, by half of the private part, when a thief has raised `wanted`.
+//! * A thief never waits for the owner and never stops it: it reads `top`, then `split`, reads the
+//!   slot and claims it with one CAS on `top`. A thief that finds nothing raises `wanted` (once).
+//!
+//! Memory orderings (each stated where used):
+//! * slot contents are published to thieves by the `Release` store of `split` and acquired by the
+//!   thief's `Acquire` load of `split`; slots are two `AtomicUsize` accessed `Relaxed`, so a thief
+//!   that reads a slot the owner is rewriting (ring wrap-around) reads a stale value, never a torn
+//!   one in the language's sense, and its CAS on `top` then fails and the value is discarded.
+//! * owner public-pop and thief steal follow Chase–Lev: the owner's store of `split` and the thief's
+//!   load of `top` are separated by `SeqCst` fences on both sides, so they cannot both take the last
+//!   item; the CAS on `top` decides a tie.
+//! * the buffer pointer is published with `Release` before any `split` store that exposes an index
+//!   written into it; old buffers are kept until the deque is dropped, so a thief holding a stale
+//!   pointer reads valid memory whose slot holds the right item for any index its CAS can win.
+
+use crate::sync::atomic::{fence, AtomicBool, AtomicIsize, AtomicPtr, AtomicUsize, Ordering};
+use crate::sync::CachePadded;
+use std::cell::Cell;
+use std::sync::Arc;
+
+/// What a deque holds: two machine words, opaque to the deque (the runtime packs a job pointer and
+/// its entry function, or a suspended fiber, into them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Item(pub usize, pub usize);
+
+struct Buffer {
+    mask: usize,
+    slots: Box<[[AtomicUsize; 2]]>,
+}
+
+impl Buffer {
+    fn alloc(cap: usize) -> *mut Buffer {
+        debug_assert!(cap.is_power_of_two());
+        let slots = (0..cap)
+            .map(|_| [AtomicUsize::new(0), AtomicUsize::new(0)])
+            .collect::<Vec<_>>()
+            .into_boxed_slice();
+        Box::into_raw(Box::new(Buffer {
+            mask: cap - 1,
+            slots,
+        }))
+    }
+    fn cap(&self) -> usize {
+        self.mask + 1
+    }
+    fn write(&self, i: isize, it: Item) {
+        let s = &self.slots[i as usize & self.mask];
+        s[0].store(it.0, Ordering::Relaxed);
+        s[1].store(it.1, Ordering::Relaxed);
+    }
+    fn read(&self, i: isize) -> Item {
+        let s = &self.slots[i as usize & self.mask];
+        Item(s[0].load(Ordering::Relaxed), s[1].load(Ordering::Relaxed))
+    }
+}
+
+/// Fields written by thieves (and read by the owner), on their own cache line.
+struct ThiefSide {
+    top: AtomicIsize,
+    /// Raised by a thief that found the public part empty; the owner releases private work when it
+    /// sees it and lowers it.
+    wanted: AtomicBool,
+}
+
+/// Fields written by the owner and read by thieves, on their own cache line.
+struct OwnerSide {
+    split: AtomicIsize,
+    buffer: AtomicPtr<Buffer>,
+}
+
+struct Inner {
+    thief: CachePadded<ThiefSide>,
+    owner: CachePadded<OwnerSide>,
+    /// Buffers replaced by growth; freed with the deque. Only the owner appends.
+    retired: crate::sync::Mutex<Vec<usize>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // SAFETY: `Inner` is dropped when the owner and every stealer are gone, so no thread can
+        // hold a pointer into any buffer; each was created by `Buffer::alloc` and is freed once.
+        unsafe {
+            drop(Box::from_raw(
+                self.owner.buffer.load(Ordering::Relaxed),
+            ));
+            for b in crate::sync::lock(&self.retired).drain(..) {
+                drop(Box::from_raw(b as *mut Buffer));
+            }
+        }
+    }
+}
+
+/// The owner's end. Not `Sync`: exactly one thread (the worker that owns it) pushes and pops.
+pub(crate) struct Deque {
+    inner: Arc<Inner>,
+    /// Owner-local copies: only the owner writes `bottom` and `split`.
+    bottom: Cell<isize>,
+    split: Cell<isize>,
+    buffer: Cell<*mut Buffer>,
+}
+
+// SAFETY: the owner handle may be moved to the thread that will own it; it is never shared
+// (`Deque` is not `Sync`), and every field reached through `inner` is atomic.
+unsafe impl Send for Deque {}
+
+/// A thief's handle to someone else's deque.
+#[derive(Clone)]
+pub(crate) struct Stealer {
+    inner: Arc<Inner>,
+}
+
+/// The outcome of one steal attempt.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Steal {
+    /// The public part was empty.
+    Empty,
+    /// Another thief (or the owner) won the race for the item; trying again may succeed.
+    Retry,
+    Success(Item),
+}
+
+/// What `push` did besides storing the item: whether it published work to thieves (the caller
+/// then wakes a sleeping worker if there is one).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Pushed {
+    Private,
+    Released,
+}
+
+impl Deque {
+    pub(crate) fn new(cap: usize) -> Deque {
+        let cap = cap.max(2).next_power_of_two();
+        let buf = Buffer::alloc(cap);
+        Deque {
+            inner: Arc::new(Inner {
+                thief: CachePadded(ThiefSide {
+                    top: AtomicIsize::new(0),
+                    wanted: AtomicBool::new(false),
+                }),
+                owner: CachePadded(OwnerSide {
+                    split: AtomicIsize::new(0),
+                    buffer: AtomicPtr::new(buf),
+                }),
+                retired: crate::sync::Mutex::new(Vec::new()),
+            }),
+            bottom: Cell::new(0),
+            split: Cell::new(0),
+            buffer: Cell::new(buf),
+        }
+    }
+
+    pub(crate) fn stealer(&self) -> Stealer {
+        Stealer {
+            inner: self.inner.clone(),
+        }
+    }
+
+    fn buf(&self) -> &Buffer {
+        // SAFETY: the owner's cached pointer is the current buffer, freed only when `Inner` drops.
+        unsafe { &*self.buffer.get() }
+    }
+
+    /// Items in the deque (private and public), as the owner sees it; a thief may be taking one.
+    pub(crate) fn len(&self) -> usize {
+        let t = self.inner.thief.top.load(Ordering::Relaxed);
+        (self.bottom.get() - t).max(0) as usize
+    }
+
+    /// The owner-side index the next push will use; a sync point remembers it to know which items
+    /// were pushed after it.
+    pub(crate) fn bottom(&self) -> isize {
+        self.bottom.get()
+    }
+
+    /// Pushes at the owner's end. Publishes work to thieves when the public part is empty or a
+    /// thief asked for work.
+    #[inline]
+    pub(crate) fn push(&self, it: Item) -> Pushed {
+        let b = self.bottom.get();
+        // Relaxed: a stale (smaller) `top` only makes the capacity check conservative and the
+        // release decision late by one push.
+        let t = self.inner.thief.top.load(Ordering::Relaxed);
+        if b - t >= self.buf().cap() as isize {
+            self.grow(t, b);
+        }
+        self.buf().write(b, it);
+        self.bottom.set(b + 1);
+        let s = self.split.get();
+        if t >= s || self.inner.thief.wanted.load(Ordering::Relaxed) {
+            self.release();
+            Pushed::Released
+        } else {
+            Pushed::Private
+        }
+    }
+
+    #[cold]
+    fn grow(&self, t: isize, b: isize) {
+        let old = self.buf();
+        let new = Buffer::alloc(old.cap() * 2);
+        // SAFETY: `new` was just allocated and is not yet shared.
+        let newr = unsafe { &*new };
+        for i in t..b {
+            newr.write(i, old.read(i));
+        }
+        // Release: a thief that acquires a later `split` sees the copied slots through `new`.
+        self.inner.owner.buffer.store(new, Ordering::Release);
+        crate::sync::lock(&self.inner.retired).push(self.buffer.get() as usize);
+        self.buffer.set(new);
+    }
+
+    /// Moves the split up: by one item when nobody asked (the oldest private task becomes
+    /// stealable), by half of the private part (at least one) when a thief raised `wanted`.
+    #[inline(never)]
+    fn release(&self) {
+        let s = self.split.get();
+        let priv_len = self.bottom.get() - s;
+        if priv_len <= 0 {
+            return;
+        }
+        let wanted = self.inner.thief.wanted.load(Ordering::Relaxed);
+        let n = if wanted { (priv_len + 1) / 2 } else { 1 };
+        self.split.set(s + n);
+        // Release: publishes the slots written by earlier pushes to thieves that acquire `split`.
+        self.inner.owner.split.store(s + n, Ordering::Release);
+        if wanted {
+            self.inner.thief.wanted.store(false, Ordering::Relaxed);
+        }
+    }
+
+    /// Releases private work if a thief asked for it; called at points where the owner polls
+    /// (pops). Returns whether anything was published.
+    #[inline]
+    pub(crate) fn poll_wanted(&self) -> bool {
+        if self.inner.thief.wanted.load(Ordering::Relaxed) && self.bottom.get() > self.split.get() {
+            self.release();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Pops the newest item, if any (private part first, without synchronisation).
+    #[inline]
+    pub(crate) fn pop(&self) -> Option<Item> {
+        let b = self.bottom.get() - 1;
+        if b >= self.split.get() {
+            self.bottom.set(b);
+            return Some(self.buf().read(b));
+        }
+        self.pop_public()
+    }
+
+    /// Chase–Lev pop of the public part, where `split` plays the role of Chase–Lev's bottom.
+    #[cold]
+    fn pop_public(&self) -> Option<Item> {
+        let b = self.split.get() - 1;
+        // Cheap early-out: Relaxed read; if even a stale top says empty, it is empty (top only grows).
+        if self.inner.thief.top.load(Ordering::Relaxed) > b {
+            return None;
+        }
+        self.inner.owner.split.store(b, Ordering::Relaxed);
+        self.split.set(b);
+        self.bottom.set(b);
+        // SeqCst fence: orders our `split` store before our `top` load, pairing with the fence in
+        // `steal` between its `top` load and `split` load (Dekker-style), so we and a thief cannot
+        // both believe the last item is theirs without meeting at the CAS below.
+        fence(Ordering::SeqCst);
+        let t = self.inner.thief.top.load(Ordering::Relaxed);
+        if t < b {
+            return Some(self.buf().read(b));
+        }
+        let it = self.buf().read(b);
+        let won = t == b
+            && self
+                .inner
+                .thief
+                .top
+                .compare_exchange(t, t + 1, Ordering::SeqCst, Ordering::Relaxed)
+                .is_ok();
+        // The deque is empty now either way: top == split == bottom == b + 1.
+        self.inner.owner.split.store(b + 1, Ordering::Relaxed);
+        self.split.set(b + 1);
+        self.bottom.set(b + 1);
+        if won {
+            Some(it)
+        } else {
+            None
+        }
+    }
+}
+
+impl Stealer {
+    /// Tries to take the oldest public item. Never blocks, never waits for the owner.
+    pub(crate) fn steal(&self) -> Steal {
+        let i = &self.inner;
+        let t = i.thief.top.load(Ordering::Acquire);
+        // SeqCst fence: pairs with the owner's fence in `pop_public` (see there).
+        fence(Ordering::SeqCst);
+        // Acquire: makes the slots below `split` (written before the owner's Release store) visible.
+        let s = i.owner.split.load(Ordering::Acquire);
+        if t >= s {
+            // Ask once: read first so a waiting thief does not keep invalidating the owner's line.
+            if !i.thief.wanted.load(Ordering::Relaxed) {
+                i.thief.wanted.store(true, Ordering::Relaxed);
+            }
+            return Steal::Empty;
+        }
+        // Acquire: pairs with the Release in `grow`.
+        let buf = i.owner.buffer.load(Ordering::Acquire);
+        // SAFETY: buffers are freed only when `Inner` drops, and we hold an `Arc<Inner>`.
+        let it = unsafe { (*buf).read(t) };
+        match i
+            .thief
+            .top
+            .compare_exchange(t, t + 1, Ordering::SeqCst, Ordering::Relaxed)
+        {
+            Ok(_) => Steal::Success(it),
+            Err(_) => Steal::Retry,
+        }
+    }
+
+    /// Whether the public part looks non-empty (a hint for the sleep protocol's re-check).
+    pub(crate) fn has_public(&self) -> bool {
+        let i = &self.inner;
+        i.thief.top.load(Ordering::SeqCst) < i.owner.split.load(Ordering::SeqCst)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lifo_for_owner_fifo_for_thief() {
+        let d = Deque::new(2);
+        for i in 1..=10 {
+            d.push(Item(i, 0));
+        }
+        let s = d.stealer();
+        // The oldest item was released on the first push (public part was empty).
+        assert_eq!(s.steal(), Steal::Success(Item(1, 0)));
+        assert_eq!(d.pop(), Some(Item(10, 0)));
+        assert_eq!(d.pop(), Some(Item(9, 0)));
+        let mut rest = vec![];
+        while let Some(Item(x, _)) = d.pop() {
+            rest.push(x);
+        }
+        assert_eq!(rest, vec![8, 7, 6, 5, 4, 3, 2]);
+        assert_eq!(s.steal(), Steal::Empty);
+        assert_eq!(d.len(), 0);
+    }
+
+    #[test]
+    fn wanted_releases_half() {
+        let d = Deque::new(64);
+        let s = d.stealer();
+        d.push(Item(0, 0)); // released: public empty
+        for i in 1..9 {
+            d.push(Item(i, 0)); // private
+        }
+        assert_eq!(s.steal(), Steal::Success(Item(0, 0)));
+        assert_eq!(s.steal(), Steal::Empty); // raises wanted
+        assert!(d.poll_wanted());
+        let mut got = vec![];
+        while let Steal::Success(Item(x, _)) = s.steal() {
+            got.push(x);
+        }
+        assert_eq!(got, vec![1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn concurrent_no_loss_no_duplicate() {
+        use std::sync::atomic::AtomicBool;
+        const N: usize = 200_000;
+        let d = Deque::new(4);
+        let stop = Arc::new(AtomicBool::new(false));
+        let thieves: Vec<_> = (0..3)
+            .map(|_| {
+                let s = d.stealer();
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut got = vec![];
+                    loop {
+                        match s.steal() {
+                            Steal::Success(it) => got.push(it.0),
+                            Steal::Retry => {}
+                            Steal::Empty => {
+                                if stop.load(Ordering::SeqCst) {
+                                    break;
+                                }
+                                std::hint::spin_loop();
+                            }
+                        }
+                    }
+                    got
+                })
+            })
+            .collect();
+        let mut mine = vec![];
+        for i in 0..N {
+            d.push(Item(i + 1, 7));
+            if i % 3 == 0 {
+                if let Some(it) = d.pop() {
+                    assert_eq!(it.1, 7);
+                    mine.push(it.0);
+                }
+            }
+        }
+        while let Some(it) = d.pop() {
+            mine.push(it.0);
+        }
+        stop.store(true, Ordering::SeqCst);
+        for t in thieves {
+            mine.extend(t.join().unwrap());
+        }
+        mine.sort_unstable();
+        assert_eq!(mine.len(), N, "lost or duplicated items");
+        assert!(mine.iter().enumerate().all(|(i, &x)| x == i + 1));
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::thread;
+
+    /// Owner pushes, pops and grows (capacity 2) while a thief steals: every item is taken exactly
+    /// once, whatever the interleaving.
+    #[test]
+    fn owner_vs_thief_exactly_once() {
+        loom::model(|| {
+            let d = Deque::new(2);
+            let s = d.stealer();
+            let th = thread::spawn(move || {
+                let mut got = vec![];
+                for _ in 0..2 {
+                    if let Steal::Success(it) = s.steal() {
+                        got.push(it.0);
+                    }
+                }
+                got
+            });
+            let mut mine = vec![];
+            d.push(Item(1, 0));
+            d.push(Item(2, 0));
+            d.push(Item(3, 0));
+            while let Some(it) = d.pop() {
+                mine.push(it.0);
+            }
+            mine.extend(th.join().unwrap());
+            mine.sort_unstable();
+            assert_eq!(mine, vec![1, 2, 3]);
+        });
+    }
+
+    /// The race for the last public item: owner's public pop against a thief's steal.
+    #[test]
+    fn last_item_race() {
+        loom::model(|| {
+            let d = Deque::new(2);
+            d.push(Item(9, 0)); // released at once: the public part was empty
+            let s = d.stealer();
+            let th = thread::spawn(move || match s.steal() {
+                Steal::Success(it) => Some(it.0),
+                _ => None,
+            });
+            let mine = d.pop().map(|it| it.0);
+            let theirs = th.join().unwrap();
+            assert!(mine.is_some() != theirs.is_some(), "{mine:?} {theirs:?}");
+        });
+    }
+
+    /// Two thieves and a `wanted` release: no item is taken twice or lost.
+    #[test]
+    fn two_thieves_with_release() {
+        loom::model(|| {
+            let d = Deque::new(4);
+            d.push(Item(1, 0));
+            d.push(Item(2, 0));
+            let ths: Vec<_> = (0..2)
+                .map(|_| {
+                    let s = d.stealer();
+                    thread::spawn(move || match s.steal() {
+                        Steal::Success(it) => vec![it.0],
+                        _ => vec![],
+                    })
+                })
+                .collect();
+            d.poll_wanted();
+            let mut all = vec![];
+            while let Some(it) = d.pop() {
+                all.push(it.0);
+            }
+            for t in ths {
+                all.extend(t.join().unwrap());
+            }
+            all.sort_unstable();
+            assert_eq!(all, vec![1, 2]);
+        });
+    }
+}

@@ -1,0 +1,170 @@
+//! Task frames: what a deque item points at, and how it runs.
+//!
+//! A deque item is two words. A runnable task is `(data, entry)`: `entry(data)` runs it. A suspended
+//! fiber that is ready to continue (a work-first parent's continuation, or a task whose sync point
+//! completed) is `(fiber, 0)`. Bit 0 of a task's `data` marks a *continuation* task (the half of a
+//! `join` that a work-first spawn leaves for thieves) so steal statistics can tell children from
+//! continuations; task frames are at least 8-aligned, so the bit is free.
+//!
+//! * [`StackJob`]: a `join` half, living in the joining task's stack frame. That frame stays alive
+//!   until the job has run: the joiner either pops it back or waits on its latch (suspending its
+//!   fiber, so the frame is kept).
+//! * [`HeapJob`]: a help-first scope spawn, boxed because it may outlive the spawning frame.
+//! * The work-first scope spawn's frame lives in the suspended parent's stack; see `scope.rs`.
+
+use crate::deque::Item;
+use crate::latch::Latch;
+use std::any::Any;
+use std::cell::UnsafeCell;
+use std::panic::{self, AssertUnwindSafe};
+
+pub(crate) type Panic = Box<dyn Any + Send + 'static>;
+
+/// A pointer to a runnable task frame and its entry function. Two refs are the same job when they
+/// point at the same frame (a frame address names one live job).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct JobRef {
+    data: *const (),
+    entry: unsafe fn(*const ()),
+}
+
+// SAFETY: a JobRef is handed between workers by design; each frame type documents why running it
+// on another thread is sound (its closure is `Send`).
+unsafe impl Send for JobRef {}
+
+impl PartialEq for JobRef {
+    fn eq(&self, o: &JobRef) -> bool {
+        std::ptr::eq(self.data, o.data)
+    }
+}
+
+impl JobRef {
+    /// # Safety
+    /// `data` must stay valid until `entry(data)` has been called once.
+    pub(crate) unsafe fn new(data: *const (), entry: unsafe fn(*const ())) -> JobRef {
+        JobRef { data, entry }
+    }
+    /// # Safety
+    /// Must be called exactly once per job.
+    #[inline]
+    pub(crate) unsafe fn execute(self) {
+        (self.entry)(self.data)
+    }
+}
+
+/// What a deque item is.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Work {
+    Task { job: JobRef, continuation: bool },
+    Resume(usize),
+}
+
+impl Work {
+    #[inline]
+    pub(crate) fn encode(self) -> Item {
+        match self {
+            Work::Task { job, continuation } => {
+                Item(job.data as usize | continuation as usize, job.entry as usize)
+            }
+            Work::Resume(f) => Item(f, 0),
+        }
+    }
+    #[inline]
+    pub(crate) fn decode(it: Item) -> Work {
+        if it.1 == 0 {
+            Work::Resume(it.0)
+        } else {
+            // SAFETY: non-zero second words are only ever written by `encode` from a real entry fn.
+            let entry: unsafe fn(*const ()) = unsafe { std::mem::transmute(it.1) };
+            Work::Task {
+                job: JobRef {
+                    data: (it.0 & !1) as *const (),
+                    entry,
+                },
+                continuation: it.0 & 1 == 1,
+            }
+        }
+    }
+}
+
+pub(crate) enum JobResult<R> {
+    None,
+    Ok(R),
+    Panic(Panic),
+}
+
+/// One half of a `join`, in the joiner's stack frame.
+#[repr(align(8))]
+pub(crate) struct StackJob<F, R> {
+    func: UnsafeCell<Option<F>>,
+    result: UnsafeCell<JobResult<R>>,
+    pub(crate) latch: Latch,
+}
+
+impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
+    pub(crate) fn new(f: F) -> Self {
+        StackJob {
+            func: UnsafeCell::new(Some(f)),
+            result: UnsafeCell::new(JobResult::None),
+            latch: Latch::new(),
+        }
+    }
+
+    pub(crate) fn as_job_ref(&self) -> JobRef {
+        // SAFETY: the joiner keeps `self` alive until the job ran (see the module doc).
+        unsafe { JobRef::new(self as *const Self as *const (), Self::entry) }
+    }
+
+    /// Entry point when the job runs away from its joiner (stolen, or run by a loop fiber).
+    unsafe fn entry(data: *const ()) {
+        // SAFETY: `data` came from `as_job_ref`; the job runs once, so we are the only accessor
+        // of `func` and `result` until the latch is set.
+        let this = &*(data as *const Self);
+        let f = (*this.func.get()).take().expect("join job run twice");
+        *this.result.get() = match panic::catch_unwind(AssertUnwindSafe(f)) {
+            Ok(r) => JobResult::Ok(r),
+            Err(p) => JobResult::Panic(p),
+        };
+        if let Some(w) = this.latch.set() {
+            crate::worker::make_ready(w);
+        }
+    }
+
+    /// Runs the job on the joiner itself (popped back before anyone took it).
+    #[inline]
+    pub(crate) fn run_inline(&self) -> std::thread::Result<R> {
+        // SAFETY: the item was popped by the owner, so no other thread has or will run it.
+        let f = unsafe { (*self.func.get()).take() }.expect("join job run twice");
+        panic::catch_unwind(AssertUnwindSafe(f))
+    }
+
+    /// Takes the result once the latch is set. The job must not have moved since it was pushed
+    /// (it is only ever used by reference after `as_job_ref`).
+    pub(crate) fn take_result(&self) -> std::thread::Result<R> {
+        debug_assert!(self.latch.probe());
+        // SAFETY: the latch is set, so the job's runner has finished writing the result.
+        match std::mem::replace(unsafe { &mut *self.result.get() }, JobResult::None) {
+            JobResult::Ok(r) => Ok(r),
+            JobResult::Panic(p) => Err(p),
+            JobResult::None => unreachable!("join job result taken before it ran"),
+        }
+    }
+}
+
+/// A help-first scope spawn: a boxed closure that does its own accounting.
+pub(crate) struct HeapJob<F> {
+    f: F,
+}
+
+impl<F: FnOnce() + Send> HeapJob<F> {
+    pub(crate) fn into_job_ref(f: F) -> JobRef {
+        let b = Box::new(HeapJob { f });
+        // SAFETY: the box is reclaimed by `entry`, which runs exactly once.
+        unsafe { JobRef::new(Box::into_raw(b) as *const (), Self::entry) }
+    }
+    unsafe fn entry(data: *const ()) {
+        // SAFETY: `data` is the box leaked by `into_job_ref`.
+        let b = Box::from_raw(data as *mut Self);
+        (b.f)()
+    }
+}

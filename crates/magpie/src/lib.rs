@@ -1,0 +1,71 @@
+//! magpie: a work-stealing task-parallel runtime.
+//!
+//! `join` and `scope` work like rayon's; the spawning policy is SLAW's: work-first, help-first, or
+//! adaptive per spawn with bounded stack and heap.
+//!
+//! ```
+//! let pool = magpie::Pool::builder().workers(2).policy(magpie::Policy::Adaptive).build()?;
+//! fn fib(n: u64) -> u64 {
+//!     if n < 2 { return n; }
+//!     let (a, b) = magpie::join(|| fib(n - 1), || fib(n - 2));
+//!     a + b
+//! }
+//! let total = pool.install(|| {
+//!     let mut seen = vec![0u64; 8];
+//!     magpie::scope(|s| {
+//!         for (i, slot) in seen.iter_mut().enumerate() {
+//!             s.spawn(move |_| *slot = fib(i as u64 + 10));
+//!         }
+//!     });
+//!     seen.iter().sum::<u64>()
+//! });
+//! assert_eq!(total, (10..18).map(|n| { let (mut a, mut b) = (0u64, 1u64); for _ in 0..n { (a, b) = (b, a + b); } a }).sum::<u64>());
+//! println!("{:?}", pool.stats());
+//! # Ok::<(), magpie::Error>(())
+//! ```
+//!
+//! See the README for the design: split deques, fibers for suspended tasks and work-first
+//! continuations, and the sleep protocol.
+
+#![warn(missing_docs)]
+
+pub(crate) mod deque;
+pub(crate) mod latch;
+pub(crate) mod sleep;
+pub(crate) mod sync;
+
+#[cfg(not(loom))]
+mod error;
+#[cfg(not(loom))]
+mod job;
+#[cfg(not(loom))]
+mod join;
+#[cfg(not(loom))]
+mod policy;
+#[cfg(not(loom))]
+mod pool;
+#[cfg(not(loom))]
+mod scope;
+#[cfg(not(loom))]
+mod stats;
+#[cfg(not(loom))]
+mod worker;
+
+#[cfg(not(loom))]
+pub use error::Error;
+#[cfg(not(loom))]
+pub use join::join;
+#[cfg(not(loom))]
+pub use policy::Policy;
+#[cfg(not(loom))]
+pub use pool::{global_pool, Builder, Pool, DEFAULT_MAX_FIBERS, DEFAULT_STACK_SIZE};
+#[cfg(not(loom))]
+pub use scope::{scope, Scope};
+#[cfg(not(loom))]
+pub use stats::Stats;
+
+/// The index of the worker running the caller, if the caller runs on a worker.
+#[cfg(not(loom))]
+pub fn worker_index() -> Option<usize> {
+    worker::current().map(|w| w.index)
+}

@@ -1,0 +1,166 @@
+//! Spawning policies: work-first, help-first, and SLAW's adaptive ADP(S, F, INT)
+//! (SLAW §II-A, §III-A, Algorithm 1 rule a).
+//!
+//! * **Work-first**: the spawning worker runs the child at once; thieves can take the parent's
+//!   continuation. With one worker the execution order is the sequential program's.
+//! * **Help-first**: the child is published for thieves; the parent continues to its sync point.
+//! * **Adaptive** (per worker, per spawn): (i) if the frames on the worker's stack are ≥ S, help-first
+//!   (*stack condition*, a hard bound); (ii) else if the fresh tasks it owns are ≥ F, work-first
+//!   (*fresh-task condition*); (iii) else the steal-rate heuristic, re-evaluated every INT spawns and
+//!   starting with help-first: help-first for the next interval if any task was stolen from this
+//!   worker during the last one, work-first otherwise. SLAW's text compares the steals in an
+//!   interval with INT; since each steal takes one task spawned in the interval that comparison can
+//!   never hold, so magpie takes the stated intent (the estimated probability that a new task is
+//!   stolen, steals / INT, is non-zero) as the rule.
+
+use crate::error::Error;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// How a spawn treats the child and the parent's continuation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Policy {
+    /// Run the child now; the continuation is stealable.
+    WorkFirst,
+    /// Publish the child; the parent continues.
+    HelpFirst,
+    /// SLAW's ADP(S, F, INT), chosen per spawn.
+    Adaptive,
+}
+
+impl Policy {
+    /// The spelling used by `MAGPIE_POLICY`, the CLI and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::WorkFirst => "work-first",
+            Policy::HelpFirst => "help-first",
+            Policy::Adaptive => "adaptive",
+        }
+    }
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Policy {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Policy, Error> {
+        match s {
+            "work-first" | "wf" => Ok(Policy::WorkFirst),
+            "help-first" | "hf" => Ok(Policy::HelpFirst),
+            "adaptive" | "adp" => Ok(Policy::Adaptive),
+            _ => Err(Error::config(
+                "policy",
+                s,
+                "one of work-first, help-first, adaptive",
+            )),
+        }
+    }
+}
+
+/// The adaptive thresholds (SLAW Table II defaults).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Thresholds {
+    /// S: frames on a worker's stack at which spawning turns help-first.
+    pub stack: u32,
+    /// F: fresh tasks owned at which spawning turns work-first.
+    pub fresh: u32,
+    /// INT: spawns between re-evaluations of the steal-rate heuristic.
+    pub interval: u32,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            stack: 256,
+            fresh: 128,
+            interval: 64,
+        }
+    }
+}
+
+/// Per-worker state of the steal-rate heuristic. Owner-only.
+#[derive(Debug)]
+pub(crate) struct Adaptive {
+    pub work_first: bool,
+    pub spawns: u32,
+    pub stolen_at_eval: u64,
+}
+
+impl Adaptive {
+    pub(crate) fn new() -> Adaptive {
+        // SLAW starts with help-first: steals are frequent at the beginning.
+        Adaptive {
+            work_first: false,
+            spawns: 0,
+            stolen_at_eval: 0,
+        }
+    }
+
+    /// Decides one adaptive spawn. `stolen` is the running count of tasks stolen from this worker.
+    /// Returns (work_first, switched).
+    #[inline]
+    pub(crate) fn decide(
+        &mut self,
+        t: &Thresholds,
+        depth: u32,
+        fresh: usize,
+        stolen: impl FnOnce() -> u64,
+    ) -> (bool, bool) {
+        if depth >= t.stack {
+            return (false, false);
+        }
+        if fresh >= t.fresh as usize {
+            return (true, false);
+        }
+        self.spawns += 1;
+        if self.spawns < t.interval {
+            return (self.work_first, false);
+        }
+        self.spawns = 0;
+        let now = stolen();
+        let wf = now == self.stolen_at_eval;
+        self.stolen_at_eval = now;
+        let switched = wf != self.work_first;
+        self.work_first = wf;
+        (wf, switched)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_and_print() {
+        for p in [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive] {
+            assert_eq!(p.name().parse::<Policy>().unwrap(), p);
+        }
+        let e = "fast".parse::<Policy>().unwrap_err();
+        assert!(e.to_string().contains("work-first, help-first, adaptive"));
+    }
+
+    #[test]
+    fn adaptive_rules_in_order() {
+        let t = Thresholds {
+            stack: 4,
+            fresh: 3,
+            interval: 2,
+        };
+        let mut a = Adaptive::new();
+        // Stack condition beats fresh-task condition.
+        assert_eq!(a.decide(&t, 4, 10, || 0), (false, false));
+        // Fresh-task condition.
+        assert_eq!(a.decide(&t, 0, 3, || 0), (true, false));
+        // Heuristic: starts help-first; after INT spawns with no steal, switches to work-first.
+        assert_eq!(a.decide(&t, 0, 0, || 0), (false, false));
+        assert_eq!(a.decide(&t, 0, 0, || 0), (true, true));
+        assert_eq!(a.decide(&t, 0, 0, || 0), (true, false));
+        // A steal during the interval switches back to help-first.
+        assert_eq!(a.decide(&t, 0, 0, || 1), (false, true));
+    }
+}

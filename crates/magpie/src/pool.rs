@@ -1,0 +1,331 @@
+//! Pools: the builder, `install`, the global pool and its environment variables.
+
+use crate::error::Error;
+use crate::job::{JobRef, JobResult, StackJob, Work};
+use crate::latch::LockLatch;
+use crate::policy::{Policy, Thresholds};
+use crate::stats::Stats;
+use crate::worker::{self, Config, Registry};
+use std::cell::UnsafeCell;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::{Arc, OnceLock};
+
+/// Default bytes of stack per fiber (task stack). Stacks are mapped lazily: only touched pages
+/// cost memory.
+pub const DEFAULT_STACK_SIZE: usize = 2 << 20;
+/// Default cap on fibers alive at once in a pool (each is one stack mapping with a guard page).
+pub const DEFAULT_MAX_FIBERS: usize = 8192;
+
+/// Configures a [`Pool`].
+#[derive(Clone, Debug)]
+pub struct Builder {
+    workers: Option<usize>,
+    policy: Policy,
+    thresholds: Thresholds,
+    stack_size: usize,
+    max_fibers: usize,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder {
+            workers: None,
+            policy: Policy::Adaptive,
+            thresholds: Thresholds::default(),
+            stack_size: DEFAULT_STACK_SIZE,
+            max_fibers: DEFAULT_MAX_FIBERS,
+        }
+    }
+}
+
+impl Builder {
+    /// Number of worker threads (default: the machine's available parallelism).
+    pub fn workers(mut self, n: usize) -> Self {
+        self.workers = Some(n);
+        self
+    }
+    /// Spawning policy for `join` and `Scope::spawn` (default: [`Policy::Adaptive`]).
+    pub fn policy(mut self, p: Policy) -> Self {
+        self.policy = p;
+        self
+    }
+    /// S: task frames on a worker's stack at which spawns turn help-first (default 256).
+    pub fn stack_threshold(mut self, frames: u32) -> Self {
+        self.thresholds.stack = frames;
+        self
+    }
+    /// F: fresh tasks a worker may own before spawns turn work-first (default 128).
+    pub fn fresh_threshold(mut self, tasks: u32) -> Self {
+        self.thresholds.fresh = tasks;
+        self
+    }
+    /// INT: spawns between re-evaluations of the steal-rate heuristic (default 64).
+    pub fn interval(mut self, spawns: u32) -> Self {
+        self.thresholds.interval = spawns;
+        self
+    }
+    /// Bytes of stack per fiber (default 2 MiB; at least 64 KiB, at most 1 GiB).
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = bytes;
+        self
+    }
+    /// Most fibers alive at once (default 8192); a work-first spawn past it stops with
+    /// [`Error::StackLimit`].
+    pub fn max_fibers(mut self, n: usize) -> Self {
+        self.max_fibers = n;
+        self
+    }
+
+    /// Applies `MAGPIE_WORKERS` and `MAGPIE_POLICY` if they are set; a value magpie cannot use is
+    /// an error naming the variable.
+    pub fn from_env(self) -> Result<Self, Error> {
+        self.from_vars(|k| std::env::var_os(k))
+    }
+
+    pub(crate) fn from_vars(
+        mut self,
+        get: impl Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Result<Self, Error> {
+        let text = |k: &str| -> Result<Option<String>, Error> {
+            match get(k) {
+                None => Ok(None),
+                Some(v) => v
+                    .into_string()
+                    .map(|s| Some(s.trim().to_string()))
+                    .map_err(|v| Error::config(k, v.to_string_lossy(), "UTF-8 text")),
+            }
+        };
+        if let Some(v) = text("MAGPIE_WORKERS")? {
+            match v.parse::<usize>() {
+                Ok(n) if n >= 1 => self.workers = Some(n),
+                _ => return Err(Error::config("MAGPIE_WORKERS", v, "a whole number ≥ 1")),
+            }
+        }
+        if let Some(v) = text("MAGPIE_POLICY")? {
+            self.policy = v.parse::<Policy>().map_err(|_| {
+                Error::config("MAGPIE_POLICY", v, "one of work-first, help-first, adaptive")
+            })?;
+        }
+        Ok(self)
+    }
+
+    /// Starts the pool's workers.
+    pub fn build(self) -> Result<Pool, Error> {
+        let workers = match self.workers {
+            Some(n) => n,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        if !(1..=4096).contains(&workers) {
+            return Err(Error::config("workers", workers, "between 1 and 4096"));
+        }
+        if self.thresholds.interval == 0 {
+            return Err(Error::config("interval", 0, "at least 1 spawn"));
+        }
+        if !(64 << 10..=1 << 30).contains(&self.stack_size) {
+            return Err(Error::config(
+                "stack_size",
+                self.stack_size,
+                "between 65536 and 1073741824 bytes",
+            ));
+        }
+        if self.max_fibers < 2 * workers {
+            return Err(Error::config(
+                "max_fibers",
+                self.max_fibers,
+                "at least twice the number of workers",
+            ));
+        }
+        let registry = Registry::new(Config {
+            workers,
+            policy: self.policy,
+            thresholds: self.thresholds,
+            stack_size: self.stack_size,
+            max_fibers: self.max_fibers,
+        })?;
+        Ok(Pool { registry })
+    }
+}
+
+/// A set of worker threads running tasks. Dropping it stops the workers.
+pub struct Pool {
+    registry: Arc<Registry>,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("workers", &self.registry.config.workers)
+            .field("policy", &self.registry.config.policy)
+            .finish()
+    }
+}
+
+impl Pool {
+    /// A builder with the defaults.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// Worker threads in the pool.
+    pub fn workers(&self) -> usize {
+        self.registry.config.workers
+    }
+
+    /// The pool's spawning policy.
+    pub fn policy(&self) -> Policy {
+        self.registry.config.policy
+    }
+
+    /// The pool's counters so far.
+    pub fn stats(&self) -> Stats {
+        self.registry.stats()
+    }
+
+    /// Workers asleep right now (idle workers sleep after a bounded number of failed steals).
+    pub fn sleeping_workers(&self) -> usize {
+        self.registry.sleeping()
+    }
+
+    /// Runs `op` on a worker of this pool and returns its result; `join` and `scope` inside it use
+    /// this pool. A panic in `op` (or in any task it waits for) resumes in the caller; the pool
+    /// stays usable.
+    pub fn install<OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce() -> R + Send,
+        R: Send,
+    {
+        match worker::current() {
+            Some(wt) if Arc::ptr_eq(&wt.registry, &self.registry) => op(),
+            Some(_) => {
+                // A worker of another pool: suspend its fiber rather than block its thread.
+                let job = StackJob::new(op);
+                self.registry.inject(
+                    Work::Task {
+                        job: job.as_job_ref(),
+                        continuation: false,
+                    }
+                    .encode(),
+                );
+                worker::suspend_until(&job.latch);
+                match job.take_result() {
+                    Ok(r) => r,
+                    Err(p) => panic::resume_unwind(p),
+                }
+            }
+            None => {
+                let job = BlockingJob {
+                    func: UnsafeCell::new(Some(op)),
+                    result: UnsafeCell::new(JobResult::None),
+                    done: LockLatch::new(),
+                };
+                self.registry.inject(
+                    Work::Task {
+                        job: job.as_job_ref(),
+                        continuation: false,
+                    }
+                    .encode(),
+                );
+                job.done.wait();
+                match job.result.into_inner() {
+                    JobResult::Ok(r) => r,
+                    JobResult::Panic(p) => panic::resume_unwind(p),
+                    JobResult::None => unreachable!("install job finished without a result"),
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.registry.shutdown();
+    }
+}
+
+/// The job of a caller that is not a worker: it blocks on a lock latch.
+#[repr(align(8))]
+struct BlockingJob<F, R> {
+    func: UnsafeCell<Option<F>>,
+    result: UnsafeCell<JobResult<R>>,
+    done: LockLatch,
+}
+
+impl<F: FnOnce() -> R + Send, R: Send> BlockingJob<F, R> {
+    fn as_job_ref(&self) -> JobRef {
+        // SAFETY: the caller blocks until `done` is set, keeping `self` alive.
+        unsafe { JobRef::new(self as *const Self as *const (), Self::entry) }
+    }
+    unsafe fn entry(data: *const ()) {
+        // SAFETY: run once; the blocked caller reads `result` only after `done`.
+        let this = &*(data as *const Self);
+        let f = (*this.func.get()).take().expect("install job run twice");
+        *this.result.get() = match panic::catch_unwind(AssertUnwindSafe(f)) {
+            Ok(r) => JobResult::Ok(r),
+            Err(p) => JobResult::Panic(p),
+        };
+        this.done.set();
+    }
+}
+
+static GLOBAL: OnceLock<Pool> = OnceLock::new();
+
+/// The global pool, created on first use from `MAGPIE_WORKERS` and `MAGPIE_POLICY`. A bad value
+/// is reported here as an error; the free functions panic with that message.
+pub fn global_pool() -> Result<&'static Pool, Error> {
+    if let Some(p) = GLOBAL.get() {
+        return Ok(p);
+    }
+    let pool = Builder::default().from_env()?.build()?;
+    // Another thread may have won the race; then our pool is dropped (its workers stop).
+    let _ = GLOBAL.set(pool);
+    Ok(GLOBAL.get().expect("global pool set"))
+}
+
+pub(crate) fn global() -> &'static Pool {
+    match global_pool() {
+        Ok(p) => p,
+        Err(e) => panic!("magpie: cannot start the global pool: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    fn vars(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<OsString> {
+        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.into())
+    }
+
+    #[test]
+    fn env_values_parse() {
+        let b = Builder::default()
+            .from_vars(vars(&[("MAGPIE_WORKERS", "3"), ("MAGPIE_POLICY", "help-first")]))
+            .unwrap();
+        assert_eq!(b.workers, Some(3));
+        assert_eq!(b.policy, Policy::HelpFirst);
+    }
+
+    #[test]
+    fn bad_env_values_name_the_variable() {
+        for (k, v) in [
+            ("MAGPIE_WORKERS", "zero"),
+            ("MAGPIE_WORKERS", "0"),
+            ("MAGPIE_WORKERS", "-2"),
+            ("MAGPIE_POLICY", "fastest"),
+        ] {
+            let pairs: &'static [(&str, &str)] = Box::leak(vec![(k, v)].into_boxed_slice());
+            let e = Builder::default().from_vars(vars(pairs)).unwrap_err();
+            let msg = e.to_string();
+            assert!(msg.contains(k) && msg.contains(v), "{msg}");
+        }
+    }
+
+    #[test]
+    fn bad_builder_values_are_errors() {
+        assert!(Pool::builder().workers(0).build().is_err());
+        assert!(Pool::builder().interval(0).build().is_err());
+        assert!(Pool::builder().stack_size(1000).build().is_err());
+        assert!(Pool::builder().workers(4).max_fibers(3).build().is_err());
+    }
+}

@@ -1,0 +1,212 @@
+//! `scope`: X10/HJ `finish`. Tasks spawned in a scope may spawn more tasks into it, including from
+//! tasks whose spawner has already returned (terminally strict); `scope` returns when every one of
+//! them has finished. The scope's [`CountLatch`] counts unfinished tasks, the body included.
+//!
+//! Spawning follows the scope's policy, or the one given to [`Scope::spawn_with`] (HJ's
+//! `schedule(wf|hf|dyn)` clause):
+//! * help-first: the child is boxed and pushed; the parent continues;
+//! * work-first: the parent's fiber is preempted and published as a continuation, and the child
+//!   runs now on another fiber (see `worker.rs`). The child's closure stays in the parent's frame
+//!   until the child has moved it out, which happens before the continuation becomes stealable.
+
+use crate::error::Error;
+use crate::job::{HeapJob, JobRef, Panic, Work};
+use crate::join::{pop_above, Popped, SyncMark};
+use crate::latch::CountLatch;
+use crate::policy::Policy;
+use crate::worker::{self, Action, Registry, STACK_RESERVE};
+use std::cell::UnsafeCell;
+use std::marker::PhantomData;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+/// A `finish` scope; see [`scope`].
+pub struct Scope<'scope> {
+    count: CountLatch,
+    panic: AtomicPtr<Panic>,
+    policy: Policy,
+    registry: *const Registry,
+    _marker: PhantomData<&'scope mut &'scope ()>,
+}
+
+// SAFETY: every field is shared through atomics; the registry pointer is only read, and the
+// registry outlives the scope (the scope runs inside one of its workers).
+unsafe impl Sync for Scope<'_> {}
+unsafe impl Send for Scope<'_> {}
+
+/// Creates a scope, runs `op` in it, and returns when `op` and every task spawned in the scope
+/// (transitively) have finished. A panic in any of them reaches the caller after all finished.
+/// Outside any pool, runs on the global pool.
+pub fn scope<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    match worker::current() {
+        Some(wt) => {
+            let s = Scope {
+                count: CountLatch::new(),
+                panic: AtomicPtr::new(std::ptr::null_mut()),
+                policy: wt.registry.config.policy,
+                registry: std::sync::Arc::as_ptr(&wt.registry),
+                _marker: PhantomData,
+            };
+            let mark = SyncMark::new(wt);
+            let r = panic::catch_unwind(AssertUnwindSafe(|| op(&s)));
+            s.finish_one();
+            s.wait(&mark);
+            if let Err(p) = r {
+                panic::resume_unwind(p)
+            }
+            if let Some(p) = s.take_panic() {
+                panic::resume_unwind(p)
+            }
+            r.unwrap_or_else(|_| unreachable!())
+        }
+        None => crate::pool::global().install(|| scope(op)),
+    }
+}
+
+struct SendPtr<T>(*const T);
+// SAFETY: used only to carry a `&Scope` (which is Sync) into a task that the scope outlives.
+unsafe impl<T> Send for SendPtr<T> {}
+
+impl<'scope> Scope<'scope> {
+    /// Spawns `f` into this scope under the scope's policy (the pool's).
+    pub fn spawn<F>(&self, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        self.spawn_with(self.policy, f)
+    }
+
+    /// Spawns `f` into this scope under `policy`, overriding the pool's for this spawn.
+    pub fn spawn_with<F>(&self, policy: Policy, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        let sp = SendPtr(self as *const Scope<'scope>);
+        let task = move || {
+            let sp = sp;
+            // SAFETY: the scope waits for this task before it is dropped.
+            let s = unsafe { &*sp.0 };
+            if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(s))) {
+                s.record_panic(p);
+            }
+            s.finish_one();
+        };
+        self.count.increment();
+        let Some(wt) = worker::current() else {
+            // A plain thread holding a `&Scope` (through std::thread::scope, say): queue the task
+            // in the scope's pool.
+            // SAFETY: the registry outlives the scope.
+            let reg = unsafe { &*self.registry };
+            reg.inject(
+                Work::Task {
+                    job: HeapJob::into_job_ref(task),
+                    continuation: false,
+                }
+                .encode(),
+            );
+            return;
+        };
+        let mut wf = wt.decide(policy);
+        if wf && (wt.fiber_limit_reached() || wt.stack_left() < STACK_RESERVE) {
+            if policy == Policy::WorkFirst {
+                self.finish_one();
+                panic::panic_any(Error::StackLimit {
+                    what: format!(
+                        "{} fibers in use for pending work-first continuations (frame depth {})",
+                        wt.registry.config.max_fibers,
+                        wt.depth.get()
+                    ),
+                    limit: format!(
+                        "{} fibers of {} bytes",
+                        wt.registry.config.max_fibers, wt.registry.config.stack_size
+                    ),
+                });
+            }
+            wf = false;
+        }
+        wt.count_spawn(wf);
+        if wf {
+            let frame = WfFrame {
+                f: UnsafeCell::new(Some(task)),
+            };
+            worker::suspend(Action::SpawnWf(frame.as_job_ref()));
+            // Resumed as a continuation: the child has moved the closure out of `frame`.
+        } else {
+            wt.push(Work::Task {
+                job: HeapJob::into_job_ref(task),
+                continuation: false,
+            });
+        }
+    }
+
+    fn finish_one(&self) {
+        if let Some(w) = self.count.decrement() {
+            worker::make_ready(w);
+        }
+    }
+
+    fn record_panic(&self, p: Panic) {
+        let b = Box::into_raw(Box::new(p));
+        if self
+            .panic
+            .compare_exchange(std::ptr::null_mut(), b, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            // SAFETY: `b` was not published; only the first panic is kept.
+            drop(unsafe { Box::from_raw(b) });
+        }
+    }
+
+    fn take_panic(&self) -> Option<Panic> {
+        let p = self.panic.swap(std::ptr::null_mut(), Ordering::AcqRel);
+        // SAFETY: a non-null pointer was leaked by `record_panic` and is taken once.
+        (!p.is_null()).then(|| *unsafe { Box::from_raw(p) })
+    }
+
+    /// The sync point: run the scope's own pending tasks while nothing else ran here, then suspend
+    /// until the count reaches zero.
+    fn wait(&self, mark: &SyncMark) {
+        while !self.count.latch.probe() {
+            match pop_above(mark, None) {
+                Popped::RanOther => continue,
+                Popped::Mine | Popped::Stop => break,
+            }
+        }
+        worker::suspend_until(&self.count.latch);
+    }
+}
+
+impl Drop for Scope<'_> {
+    fn drop(&mut self) {
+        drop(self.take_panic());
+    }
+}
+
+/// The frame of a work-first spawn, in the preempted parent's stack.
+#[repr(align(8))]
+struct WfFrame<F> {
+    f: UnsafeCell<Option<F>>,
+}
+
+impl<F: FnOnce() + Send> WfFrame<F> {
+    fn as_job_ref(&self) -> JobRef {
+        // SAFETY: the parent stays suspended (so the frame stays alive) until `entry` has moved the
+        // closure out and published the parent as a continuation.
+        unsafe { JobRef::new(self as *const Self as *const (), Self::entry) }
+    }
+    unsafe fn entry(data: *const ()) {
+        // SAFETY: the dispatcher runs this frame once, on the child's fiber.
+        let f = (*(*(data as *const Self)).f.get())
+            .take()
+            .expect("work-first child run twice");
+        // Only now may the parent continue (and drop the frame).
+        worker::current()
+            .expect("work-first child outside a worker")
+            .publish_continuation();
+        f()
+    }
+}

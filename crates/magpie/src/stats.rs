@@ -1,0 +1,128 @@
+//! Counters every run can print: what the scheduler did (SLAW's policies, steals of children and
+//! of continuations, suspensions). Each worker owns its counters and bumps them with plain
+//! load/store (one writer), so counting costs no atomic read-modify-write on the spawn path.
+
+use crate::sync::atomic::{AtomicU64, Ordering};
+use serde::{Deserialize, Serialize};
+use std::ops::Sub;
+
+/// A snapshot of a pool's counters, summed over workers (maxima are maxima over workers).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Workers in the pool.
+    pub workers: usize,
+    /// Spawns (join halves and scope spawns) made work-first.
+    pub spawns_work_first: u64,
+    /// Spawns made help-first.
+    pub spawns_help_first: u64,
+    /// Steals of a help-first child.
+    pub steals_child: u64,
+    /// Steals of a continuation (a work-first parent, or a suspended task made ready).
+    pub steals_continuation: u64,
+    /// Steal attempts that found nothing (or lost a race).
+    pub failed_steals: u64,
+    /// Times a task's fiber was suspended (waiting at a sync point, or preempted by a work-first
+    /// scope spawn).
+    pub suspensions: u64,
+    /// Times a suspended fiber was resumed.
+    pub resumptions: u64,
+    /// Switches of the adaptive policy's heuristic between work-first and help-first.
+    pub policy_switches: u64,
+    /// Largest number of fresh (spawned, not started) tasks any worker held.
+    pub max_fresh: u64,
+    /// Largest number of task frames on any worker's stack.
+    pub max_frames: u64,
+    /// Times a worker went to sleep.
+    pub sleeps: u64,
+    /// Fibers (task stacks) created.
+    pub fibers_created: u64,
+}
+
+impl Sub for Stats {
+    type Output = Stats;
+    /// The counts between two snapshots; maxima and `workers` are taken from `self`.
+    fn sub(self, o: Stats) -> Stats {
+        Stats {
+            workers: self.workers,
+            spawns_work_first: self.spawns_work_first - o.spawns_work_first,
+            spawns_help_first: self.spawns_help_first - o.spawns_help_first,
+            steals_child: self.steals_child - o.steals_child,
+            steals_continuation: self.steals_continuation - o.steals_continuation,
+            failed_steals: self.failed_steals - o.failed_steals,
+            suspensions: self.suspensions - o.suspensions,
+            resumptions: self.resumptions - o.resumptions,
+            policy_switches: self.policy_switches - o.policy_switches,
+            max_fresh: self.max_fresh,
+            max_frames: self.max_frames,
+            sleeps: self.sleeps - o.sleeps,
+            fibers_created: self.fibers_created - o.fibers_created,
+        }
+    }
+}
+
+/// One counter with a single writer.
+#[derive(Default)]
+pub(crate) struct Counter(AtomicU64);
+
+impl Counter {
+    #[inline]
+    pub(crate) fn bump(&self) {
+        self.add(1)
+    }
+    #[inline]
+    pub(crate) fn add(&self, n: u64) {
+        self.0
+            .store(self.0.load(Ordering::Relaxed) + n, Ordering::Relaxed)
+    }
+    #[inline]
+    pub(crate) fn max(&self, v: u64) {
+        if v > self.0.load(Ordering::Relaxed) {
+            self.0.store(v, Ordering::Relaxed)
+        }
+    }
+    pub(crate) fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// A worker's counters. All single-writer (the worker), except `stolen_from`, which thieves
+/// increment with an atomic add on the steal path.
+#[derive(Default)]
+pub(crate) struct WorkerStats {
+    pub spawns_wf: Counter,
+    pub spawns_hf: Counter,
+    pub steals_child: Counter,
+    pub steals_cont: Counter,
+    pub failed_steals: Counter,
+    pub suspensions: Counter,
+    pub resumptions: Counter,
+    pub policy_switches: Counter,
+    pub max_fresh: Counter,
+    pub max_frames: Counter,
+    pub sleeps: Counter,
+    pub fibers_created: Counter,
+    pub stolen_from: AtomicU64,
+}
+
+impl WorkerStats {
+    pub(crate) fn stolen_from(&self) -> u64 {
+        self.stolen_from.load(Ordering::Relaxed)
+    }
+    pub(crate) fn note_stolen(&self) {
+        self.stolen_from.fetch_add(1, Ordering::Relaxed);
+    }
+    pub(crate) fn add_to(&self, s: &mut Stats) {
+        s.spawns_work_first += self.spawns_wf.get();
+        s.spawns_help_first += self.spawns_hf.get();
+        s.steals_child += self.steals_child.get();
+        s.steals_continuation += self.steals_cont.get();
+        s.failed_steals += self.failed_steals.get();
+        s.suspensions += self.suspensions.get();
+        s.resumptions += self.resumptions.get();
+        s.policy_switches += self.policy_switches.get();
+        s.max_fresh = s.max_fresh.max(self.max_fresh.get());
+        s.max_frames = s.max_frames.max(self.max_frames.get());
+        s.sleeps += self.sleeps.get();
+        s.fibers_created += self.fibers_created.get();
+    }
+}

@@ -1,0 +1,595 @@
+//! Workers: the registry they share, the per-thread dispatcher, fibers, and the scheduling loop.
+//!
+//! SLAW (Algorithm 1 and Subroutine 1) suspends a task at a sync point whose children are not done,
+//! and preempts the parent at a work-first spawn so a thief can take its continuation. Both need the
+//! parent's activation frames to be resumable later, possibly on another thread. magpie runs every
+//! task on a *fiber* (a stackful coroutine from `corosensei` with its own mmap'd stack and guard
+//! page), and each worker thread's own stack is only a small *dispatcher*:
+//!
+//! ```text
+//!  worker thread (native stack): dispatcher loop ── resumes ──▶ fiber (loop fiber running tasks)
+//!        ▲                                                         │ yields an Action:
+//!        └──────────── SpawnWf(child) · Wait(latch) · Switch(fiber) ◀┘
+//! ```
+//!
+//! * A *loop fiber* runs [`run_loop`]: pop local work, else steal, else sleep. Tasks it finds run
+//!   inline on it, nested as plain calls.
+//! * `Wait(latch)`: a task at a sync point whose work was taken suspends its fiber. The dispatcher
+//!   registers the fiber in the latch (only now, when it is fully suspended) and continues with a
+//!   spare loop fiber. The task that sets the latch makes the fiber ready by pushing a `Resume`
+//!   item on its own deque (SLAW's "the last child resumes the parent"), where any worker may take
+//!   it. A waiting task never blocks its thread and never runs unrelated work on top of itself.
+//! * `SpawnWf(child)`: a work-first scope spawn preempts the parent: the dispatcher starts the child
+//!   on a spare fiber, which first publishes the parent's fiber as a continuation, then runs the
+//!   child. With nobody stealing, the loop pops the continuation right after the child and resumes
+//!   it: the sequential order.
+//! * `Switch(fiber)`: a loop fiber popped or stole a `Resume` item; it parks itself as a spare and
+//!   the dispatcher resumes the target.
+//!
+//! Fibers move between threads. Code on a fiber therefore re-reads the current worker after anything
+//! that may suspend, through [`current`], which is never inlined, so no thread-local address is
+//! cached across a suspension.
+
+use crate::deque::{Deque, Item, Pushed, Steal, Stealer};
+use crate::error::Error;
+use crate::job::{JobRef, Work};
+use crate::latch::Latch;
+use crate::policy::{Adaptive, Policy, Thresholds};
+use crate::sleep::Sleep;
+use crate::stats::{Stats, WorkerStats};
+use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use crate::sync::{CachePadded, Mutex};
+use corosensei::stack::{DefaultStack, Stack};
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// Failed steal rounds before a worker goes to sleep (DWS's T_SLEEP, counted in rounds over all
+/// victims). Small: an idle pool should cost nothing.
+const SPIN_ROUNDS: u32 = 64;
+/// Rounds after which an idle worker yields its core between rounds.
+const YIELD_AFTER: u32 = 16;
+/// Spare loop fibers a worker keeps for reuse.
+const MAX_SPARES: usize = 32;
+/// Bytes that must be left on a fiber's stack for a spawn to run its child inline.
+pub(crate) const STACK_RESERVE: usize = 64 * 1024;
+/// Stack of a worker thread: only the dispatcher runs there.
+const THREAD_STACK: usize = 256 * 1024;
+
+/// A pool's settings, validated by the builder.
+#[derive(Clone, Debug)]
+pub(crate) struct Config {
+    pub workers: usize,
+    pub policy: Policy,
+    pub thresholds: Thresholds,
+    pub stack_size: usize,
+    pub max_fibers: usize,
+}
+
+/// What every worker of one pool shares.
+pub(crate) struct Registry {
+    pub config: Config,
+    stealers: Vec<Stealer>,
+    pub stats: Vec<CachePadded<WorkerStats>>,
+    injector: Mutex<VecDeque<Item>>,
+    injected: AtomicUsize,
+    pub sleep: Sleep,
+    terminate: AtomicBool,
+    live_fibers: AtomicUsize,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Registry {
+    pub(crate) fn new(config: Config) -> Result<Arc<Registry>, Error> {
+        let n = config.workers;
+        let deques: Vec<Deque> = (0..n).map(|_| Deque::new(256)).collect();
+        let reg = Arc::new(Registry {
+            stealers: deques.iter().map(|d| d.stealer()).collect(),
+            stats: (0..n).map(|_| CachePadded::default()).collect(),
+            injector: Mutex::new(VecDeque::new()),
+            injected: AtomicUsize::new(0),
+            sleep: Sleep::new(),
+            terminate: AtomicBool::new(false),
+            live_fibers: AtomicUsize::new(0),
+            threads: Mutex::new(Vec::new()),
+            config,
+        });
+        for (index, deque) in deques.into_iter().enumerate() {
+            let r = reg.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("magpie-{index}"))
+                .stack_size(THREAD_STACK)
+                .spawn(move || worker_main(r, index, deque));
+            match spawned {
+                Ok(h) => crate::sync::lock(&reg.threads).push(h),
+                Err(e) => {
+                    reg.shutdown();
+                    return Err(Error::Os(format!("cannot start worker thread {index}: {e}")));
+                }
+            }
+        }
+        Ok(reg)
+    }
+
+    /// Stops the workers and waits for them. Called when the pool is dropped, after every
+    /// `install` returned, so there is no work left.
+    pub(crate) fn shutdown(&self) {
+        self.terminate.store(true, Ordering::SeqCst);
+        self.sleep.notify_all();
+        let hs: Vec<_> = crate::sync::lock(&self.threads).drain(..).collect();
+        for h in hs {
+            let _ = h.join();
+        }
+    }
+
+    /// Queues work from outside the pool's workers (a blocked caller of `install`, or a fiber of
+    /// this pool made ready by a worker of another pool).
+    pub(crate) fn inject(&self, it: Item) {
+        crate::sync::lock(&self.injector).push_back(it);
+        self.injected.fetch_add(1, Ordering::SeqCst);
+        self.sleep.notify_one();
+    }
+
+    fn take_injected(&self) -> Option<Item> {
+        if self.injected.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let mut q = crate::sync::lock(&self.injector);
+        let it = q.pop_front();
+        if it.is_some() {
+            self.injected.fetch_sub(1, Ordering::SeqCst);
+        }
+        it
+    }
+
+    fn has_visible_work(&self) -> bool {
+        self.terminate.load(Ordering::SeqCst)
+            || self.injected.load(Ordering::SeqCst) > 0
+            || self.stealers.iter().any(|s| s.has_public())
+    }
+
+    pub(crate) fn stats(&self) -> Stats {
+        let mut s = Stats {
+            workers: self.config.workers,
+            ..Stats::default()
+        };
+        for w in &self.stats {
+            w.add_to(&mut s);
+        }
+        s
+    }
+
+    /// Workers asleep now (exposed for tests of the idle protocol).
+    pub(crate) fn sleeping(&self) -> usize {
+        self.sleep.sleepers()
+    }
+}
+
+type Co = Coroutine<Cmd, Action, (), DefaultStack>;
+
+/// What the dispatcher tells a fiber when it resumes it.
+pub(crate) enum Cmd {
+    /// To a loop fiber: run this job first (a work-first child, with the parent's fiber to publish
+    /// as a continuation and the parent's frame depth), then run the scheduling loop.
+    Run(Option<(JobRef, usize, u32)>),
+    /// To a suspended task: carry on.
+    Continue,
+    /// To a spare loop fiber: return (the pool is shutting down or has spares to spare).
+    Exit,
+}
+
+/// What a fiber asks of the dispatcher when it yields.
+pub(crate) enum Action {
+    SpawnWf(JobRef),
+    Wait(*const Latch),
+    Switch(usize),
+}
+
+/// A stackful coroutine with its own stack, owned by whoever holds the box: the dispatcher while it
+/// runs, a latch while it waits, a deque item while it is ready.
+pub(crate) struct Fiber {
+    co: Co,
+    registry: *const Registry,
+}
+
+// SAFETY: a suspended fiber's stack holds only the frames of magpie tasks, whose closures are
+// `Send`, and magpie's own frames, which re-read thread-local state after every suspension point.
+unsafe impl Send for Fiber {}
+
+impl Drop for Fiber {
+    fn drop(&mut self) {
+        // SAFETY: the registry outlives its fibers (fibers are dropped by its worker threads).
+        unsafe { &*self.registry }
+            .live_fibers
+            .fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The fiber a piece of code runs on: its yielder and the lowest usable stack address.
+#[derive(Clone, Copy)]
+pub(crate) struct FiberCtx {
+    yielder: *const Yielder<Cmd, Action>,
+    stack_limit: usize,
+}
+
+/// A worker's thread-local state. Lives on the worker thread's native stack.
+pub(crate) struct WorkerThread {
+    pub index: usize,
+    pub registry: Arc<Registry>,
+    pub deque: Deque,
+    /// Task frames on the current fiber's logical stack (SLAW's on-stack frames).
+    pub depth: Cell<u32>,
+    ctx: Cell<FiberCtx>,
+    /// Bumped every time the dispatcher resumes a fiber: a sync point that sees the same
+    /// (worker, epoch) as when it started knows nothing else ran on this worker in between.
+    pub epoch: Cell<u64>,
+    /// A work-first parent waiting to be published by the child's frame.
+    pending_cont: Cell<usize>,
+    adaptive: RefCell<Adaptive>,
+    rng: Cell<u64>,
+    spares: RefCell<Vec<Box<Fiber>>>,
+}
+
+thread_local! {
+    static CURRENT: Cell<*const WorkerThread> = const { Cell::new(std::ptr::null()) };
+}
+
+/// The worker running the caller, if any. Never inlined: see the module doc.
+#[inline(never)]
+pub(crate) fn current() -> Option<&'static WorkerThread> {
+    let p = CURRENT.with(|c| c.get());
+    // SAFETY: the pointer is set by `worker_main` for the lifetime of its thread and cleared before
+    // the `WorkerThread` is dropped. Callers do not keep the reference across a suspension.
+    unsafe { p.as_ref() }
+}
+
+impl WorkerThread {
+    pub(crate) fn stats(&self) -> &WorkerStats {
+        &self.registry.stats[self.index]
+    }
+
+    /// Pushes work on this worker's deque, waking a sleeper if it became visible to thieves.
+    #[inline]
+    pub(crate) fn push(&self, w: Work) {
+        if self.deque.push(w.encode()) == Pushed::Released {
+            self.registry.sleep.notify_one();
+        }
+        self.stats().max_fresh.max(self.deque.len() as u64);
+    }
+
+    /// Decides one spawn: true for work-first.
+    #[inline]
+    pub(crate) fn decide(&self, requested: Policy) -> bool {
+        let depth = self.depth.get();
+        self.stats().max_frames.max(depth as u64);
+        match requested {
+            Policy::WorkFirst => true,
+            Policy::HelpFirst => false,
+            Policy::Adaptive => {
+                let (wf, switched) = self.adaptive.borrow_mut().decide(
+                    &self.registry.config.thresholds,
+                    depth,
+                    self.deque.len(),
+                    || self.stats().stolen_from(),
+                );
+                if switched {
+                    self.stats().policy_switches.bump();
+                }
+                wf
+            }
+        }
+    }
+
+    #[inline]
+    pub(crate) fn count_spawn(&self, wf: bool) {
+        if wf {
+            self.stats().spawns_wf.bump()
+        } else {
+            self.stats().spawns_hf.bump()
+        }
+    }
+
+    /// Bytes left on the current fiber's stack below the caller's frame.
+    #[inline]
+    pub(crate) fn stack_left(&self) -> usize {
+        let here = 0u8;
+        (std::ptr::addr_of!(here) as usize).saturating_sub(self.ctx.get().stack_limit)
+    }
+
+    /// Whether the stack condition holds: too many frames, or too few bytes left.
+    #[inline]
+    pub(crate) fn stack_full(&self) -> bool {
+        self.depth.get() >= self.registry.config.thresholds.stack
+            || self.stack_left() < STACK_RESERVE
+    }
+
+    /// Whether a work-first scope spawn may take one more fiber.
+    pub(crate) fn fiber_limit_reached(&self) -> bool {
+        self.registry.live_fibers.load(Ordering::Relaxed) >= self.registry.config.max_fibers
+    }
+
+    /// Publishes the pending work-first parent (called by the child's frame after it has taken
+    /// its closure out of the parent's stack).
+    pub(crate) fn publish_continuation(&self) {
+        let c = self.pending_cont.replace(0);
+        if c != 0 {
+            self.push(Work::Resume(c));
+        }
+    }
+
+    fn next_rand(&self) -> u64 {
+        // xorshift64*
+        let mut x = self.rng.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng.set(x);
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// One round over all other workers and the injector.
+    fn steal_round(&self) -> Option<Work> {
+        let reg = &*self.registry;
+        let n = reg.stealers.len();
+        if n > 1 {
+            let start = (self.next_rand() % n as u64) as usize;
+            for k in 0..n {
+                let v = (start + k) % n;
+                if v == self.index {
+                    continue;
+                }
+                for _ in 0..4 {
+                    match reg.stealers[v].steal() {
+                        Steal::Success(it) => {
+                            reg.stats[v].note_stolen();
+                            let w = Work::decode(it);
+                            match w {
+                                Work::Task {
+                                    continuation: false,
+                                    ..
+                                } => self.stats().steals_child.bump(),
+                                _ => self.stats().steals_cont.bump(),
+                            }
+                            return Some(w);
+                        }
+                        Steal::Retry => self.stats().failed_steals.bump(),
+                        Steal::Empty => {
+                            self.stats().failed_steals.bump();
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        reg.take_injected().map(Work::decode)
+    }
+
+    fn take_fiber(&self) -> Box<Fiber> {
+        if let Some(f) = self.spares.borrow_mut().pop() {
+            return f;
+        }
+        match Fiber::new(&self.registry) {
+            Ok(f) => {
+                self.stats().fibers_created.bump();
+                f
+            }
+            Err(e) => {
+                // The OS refused a stack while a task waits: nothing sensible can continue.
+                eprintln!("magpie: fatal: {e}");
+                std::process::abort();
+            }
+        }
+    }
+
+    fn park(&self, mut f: Box<Fiber>) {
+        let mut s = self.spares.borrow_mut();
+        if s.len() < MAX_SPARES {
+            s.push(f);
+        } else {
+            drop(s);
+            let r = f.co.resume(Cmd::Exit);
+            debug_assert!(matches!(r, CoroutineResult::Return(())));
+        }
+    }
+}
+
+impl Fiber {
+    fn new(reg: &Arc<Registry>) -> Result<Box<Fiber>, Error> {
+        let stack = DefaultStack::new(reg.config.stack_size)
+            .map_err(|e| Error::Os(format!("cannot map a fiber stack: {e}")))?;
+        // The limit includes the guard page; keep one more page of slack.
+        let limit = stack.limit().get() + 2 * 4096;
+        let co = Co::with_stack(stack, move |y: &Yielder<Cmd, Action>, first: Cmd| {
+            fiber_main(y, first, limit)
+        });
+        reg.live_fibers.fetch_add(1, Ordering::Relaxed);
+        Ok(Box::new(Fiber {
+            co,
+            registry: Arc::as_ptr(reg),
+        }))
+    }
+}
+
+/// Suspends the current fiber with `action` and returns what it was resumed with, possibly on
+/// another thread. Restores the fiber's context (yielder, stack bounds, frame depth) on the
+/// resuming worker.
+#[inline(never)]
+pub(crate) fn suspend(action: Action) -> Cmd {
+    let wt = current().expect("magpie: suspend outside a worker");
+    let ctx = wt.ctx.get();
+    let depth = wt.depth.get();
+    // SAFETY: the yielder lives in this fiber's stack, which is the stack we are running on.
+    let cmd = unsafe { &*ctx.yielder }.suspend(action);
+    let wt = current().expect("magpie: resumed outside a worker");
+    wt.ctx.set(ctx);
+    wt.depth.set(depth);
+    cmd
+}
+
+/// Waits at a sync point without popping anything: returns at once if the latch is set, otherwise
+/// suspends the fiber until the latch's setter makes it ready.
+pub(crate) fn suspend_until(latch: &Latch) {
+    if !latch.probe() {
+        suspend(Action::Wait(latch));
+        debug_assert!(latch.probe());
+    }
+}
+
+/// Makes a suspended fiber runnable: on this worker's deque if it belongs to this pool, otherwise
+/// through its own pool's injector.
+pub(crate) fn make_ready(fiber: usize) {
+    // SAFETY: `fiber` is a leaked `Box<Fiber>` handed over by a latch; we only read its registry.
+    let reg = unsafe { (*(fiber as *const Fiber)).registry };
+    match current() {
+        Some(wt) if Arc::as_ptr(&wt.registry) == reg => wt.push(Work::Resume(fiber)),
+        // SAFETY: the registry outlives its fibers.
+        _ => unsafe { &*reg }.inject(Work::Resume(fiber).encode()),
+    }
+}
+
+enum LoopExit {
+    Exit,
+    Switch(usize),
+}
+
+/// The body of every loop fiber.
+fn fiber_main(y: &Yielder<Cmd, Action>, first: Cmd, stack_limit: usize) {
+    let r = panic::catch_unwind(AssertUnwindSafe(|| {
+        let mut cmd = first;
+        loop {
+            let wt = current().expect("fiber outside a worker");
+            wt.ctx.set(FiberCtx {
+                yielder: y,
+                stack_limit,
+            });
+            match cmd {
+                Cmd::Exit => return,
+                Cmd::Continue => unreachable!("loop fiber resumed as a task"),
+                Cmd::Run(None) => wt.depth.set(0),
+                Cmd::Run(Some((job, cont, depth))) => {
+                    wt.pending_cont.set(cont);
+                    wt.depth.set(depth + 1);
+                    // SAFETY: the dispatcher hands each work-first child to exactly one fiber.
+                    unsafe { job.execute() };
+                    current().expect("fiber outside a worker").depth.set(0);
+                }
+            }
+            match run_loop() {
+                LoopExit::Exit => return,
+                LoopExit::Switch(target) => cmd = y.suspend(Action::Switch(target)),
+            }
+        }
+    }));
+    if r.is_err() {
+        eprintln!("magpie: fatal: a worker's scheduling loop panicked (a bug in magpie)");
+        std::process::abort();
+    }
+}
+
+/// Subroutine 1 (idle): own work first, then steal, then sleep. Runs found tasks inline.
+fn run_loop() -> LoopExit {
+    let mut idle: u32 = 0;
+    loop {
+        let wt = current().expect("loop outside a worker");
+        let found = match wt.deque.pop() {
+            Some(it) => Some(Work::decode(it)),
+            None => wt.steal_round(),
+        };
+        match found {
+            Some(Work::Resume(f)) => return LoopExit::Switch(f),
+            Some(Work::Task { job, .. }) => {
+                idle = 0;
+                wt.depth.set(1);
+                // SAFETY: an item popped or stolen is run exactly once, by whoever took it.
+                unsafe { job.execute() };
+                // The job may have suspended and this fiber may now run on another worker.
+                let wt = current().expect("loop outside a worker");
+                wt.depth.set(0);
+                if wt.deque.poll_wanted() {
+                    wt.registry.sleep.notify_one();
+                }
+            }
+            None => {
+                if wt.registry.terminate.load(Ordering::Acquire) {
+                    return LoopExit::Exit;
+                }
+                idle += 1;
+                if idle < SPIN_ROUNDS {
+                    if idle > YIELD_AFTER {
+                        std::thread::yield_now();
+                    } else {
+                        std::hint::spin_loop();
+                    }
+                } else {
+                    idle = 0;
+                    let reg = &wt.registry;
+                    if reg.sleep.sleep(|| reg.has_visible_work()) {
+                        wt.stats().sleeps.bump();
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A worker thread: sets up its `WorkerThread` and runs the dispatcher until shutdown.
+fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
+    let wt = WorkerThread {
+        index,
+        registry,
+        deque,
+        depth: Cell::new(0),
+        ctx: Cell::new(FiberCtx {
+            yielder: std::ptr::null(),
+            stack_limit: 0,
+        }),
+        epoch: Cell::new(0),
+        pending_cont: Cell::new(0),
+        adaptive: RefCell::new(Adaptive::new()),
+        rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407)),
+        spares: RefCell::new(Vec::new()),
+    };
+    CURRENT.with(|c| c.set(&wt));
+    let mut next = (wt.take_fiber(), Cmd::Run(None));
+    loop {
+        let (mut f, cmd) = next;
+        wt.epoch.set(wt.epoch.get() + 1);
+        next = match f.co.resume(cmd) {
+            CoroutineResult::Yield(Action::SpawnWf(child)) => {
+                wt.stats().suspensions.bump();
+                let depth = wt.depth.get();
+                let g = wt.take_fiber();
+                (g, Cmd::Run(Some((child, Box::into_raw(f) as usize, depth))))
+            }
+            CoroutineResult::Yield(Action::Wait(latch)) => {
+                // Take the next fiber first: once registered, `f` may be resumed elsewhere.
+                let g = wt.take_fiber();
+                let p = Box::into_raw(f) as usize;
+                // SAFETY: the latch lives in the suspended fiber's frame, which cannot be resumed
+                // (and so cannot free it) before it is registered or we resume it ourselves.
+                if unsafe { &*latch }.register(p) {
+                    wt.stats().suspensions.bump();
+                    (g, Cmd::Run(None))
+                } else {
+                    wt.park(g);
+                    // SAFETY: not registered, so we still own the fiber.
+                    (unsafe { Box::from_raw(p as *mut Fiber) }, Cmd::Continue)
+                }
+            }
+            CoroutineResult::Yield(Action::Switch(target)) => {
+                wt.park(f);
+                wt.stats().resumptions.bump();
+                // SAFETY: `target` came out of a `Resume` item, which owned the fiber.
+                (unsafe { Box::from_raw(target as *mut Fiber) }, Cmd::Continue)
+            }
+            CoroutineResult::Return(()) => break,
+        };
+    }
+    for mut f in wt.spares.borrow_mut().drain(..) {
+        let _ = f.co.resume(Cmd::Exit);
+    }
+    CURRENT.with(|c| c.set(std::ptr::null()));
+}

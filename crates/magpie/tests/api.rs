@@ -1,0 +1,219 @@
+//! Behaviour of the public API: results, order semantics of the policies, finish semantics,
+//! panics, the global pool, idle sleep.
+
+use magpie::{join, scope, Policy, Pool};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+fn pool(workers: usize, policy: Policy) -> Pool {
+    Pool::builder()
+        .workers(workers)
+        .policy(policy)
+        .build()
+        .unwrap()
+}
+
+fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}
+
+const POLICIES: [Policy; 3] = [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive];
+
+#[test]
+fn fib_is_right_under_every_policy_and_width() {
+    for p in POLICIES {
+        for w in [1, 2, 3, 8] {
+            let pool = pool(w, p);
+            assert_eq!(pool.install(|| fib(22)), 17711, "{p} x{w}");
+        }
+    }
+}
+
+#[test]
+fn install_returns_and_runs_on_a_worker() {
+    let pool = pool(2, Policy::Adaptive);
+    let idx = pool.install(magpie::worker_index);
+    assert!(idx.is_some_and(|i| i < 2));
+    assert_eq!(magpie::worker_index(), None);
+}
+
+/// Records the order in which numbered events happen on a 1-worker pool.
+fn order_of(policy: Policy, body: impl FnOnce(&Mutex<Vec<u32>>) + Send) -> Vec<u32> {
+    let log = Mutex::new(vec![]);
+    pool(1, policy).install(|| body(&log));
+    log.into_inner().unwrap()
+}
+
+#[test]
+fn work_first_join_runs_in_sequential_order() {
+    let got = order_of(Policy::WorkFirst, |log| {
+        log.lock().unwrap().push(0);
+        join(
+            || log.lock().unwrap().push(1),
+            || log.lock().unwrap().push(2),
+        );
+        log.lock().unwrap().push(3);
+    });
+    assert_eq!(got, vec![0, 1, 2, 3]);
+}
+
+#[test]
+fn help_first_join_runs_parent_to_sync_before_child() {
+    let got = order_of(Policy::HelpFirst, |log| {
+        join(
+            || log.lock().unwrap().push(1), // the child
+            || log.lock().unwrap().push(2), // the parent's continuation
+        );
+    });
+    assert_eq!(got, vec![2, 1]);
+}
+
+#[test]
+fn work_first_scope_runs_in_sequential_order() {
+    // Loops of spawns, spawns from spawned tasks: the serial elision's order.
+    let got = order_of(Policy::WorkFirst, |log| {
+        scope(|s| {
+            for i in 0..3u32 {
+                log.lock().unwrap().push(i * 10);
+                s.spawn(move |s| {
+                    log.lock().unwrap().push(i * 10 + 1);
+                    s.spawn(move |_| log.lock().unwrap().push(i * 10 + 2));
+                    log.lock().unwrap().push(i * 10 + 3);
+                });
+            }
+            log.lock().unwrap().push(99);
+        });
+    });
+    assert_eq!(got, vec![0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23, 99]);
+}
+
+#[test]
+fn help_first_scope_runs_parent_to_sync_point_first() {
+    let got = order_of(Policy::HelpFirst, |log| {
+        scope(|s| {
+            for i in 1..=3u32 {
+                s.spawn(move |_| log.lock().unwrap().push(i));
+            }
+            log.lock().unwrap().push(0);
+        });
+        log.lock().unwrap().push(100);
+    });
+    // The parent reaches its sync point first; children then run newest first (LIFO).
+    assert_eq!(got, vec![0, 3, 2, 1, 100]);
+}
+
+#[test]
+fn spawn_with_overrides_the_pool_policy() {
+    let got = order_of(Policy::HelpFirst, |log| {
+        scope(|s| {
+            s.spawn_with(Policy::WorkFirst, |_| log.lock().unwrap().push(1));
+            log.lock().unwrap().push(2);
+        });
+    });
+    assert_eq!(got, vec![1, 2]);
+}
+
+#[test]
+fn scope_is_terminally_strict() {
+    // Tasks spawned by tasks that already returned are still waited for.
+    for p in POLICIES {
+        for w in [1, 2, 4] {
+            let done = AtomicUsize::new(0);
+            pool(w, p).install(|| {
+                scope(|s| {
+                    fn chain<'a>(s: &magpie::Scope<'a>, left: u32, done: &'a AtomicUsize) {
+                        done.fetch_add(1, Ordering::SeqCst);
+                        if left > 0 {
+                            s.spawn(move |s| chain(s, left - 1, done));
+                        }
+                    }
+                    for _ in 0..10 {
+                        s.spawn(|s| chain(s, 50, &done));
+                    }
+                });
+                assert_eq!(done.load(Ordering::SeqCst), 10 * 51, "{p} x{w}");
+            });
+        }
+    }
+}
+
+#[test]
+fn scope_returns_the_body_value_and_borrows_locals() {
+    let pool = pool(2, Policy::Adaptive);
+    let mut v = vec![0u64; 100];
+    let r = pool.install(|| {
+        scope(|s| {
+            for (i, x) in v.iter_mut().enumerate() {
+                s.spawn(move |_| *x = i as u64 * 2);
+            }
+            7
+        })
+    });
+    assert_eq!(r, 7);
+    assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64 * 2));
+}
+
+#[test]
+fn free_functions_use_the_global_pool_outside_any_pool() {
+    assert_eq!(fib(15), 610);
+    let n = AtomicUsize::new(0);
+    scope(|s| {
+        for _ in 0..100 {
+            s.spawn(|_| {
+                n.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+    });
+    assert_eq!(n.load(Ordering::Relaxed), 100);
+}
+
+#[test]
+fn nested_pools_install_across() {
+    let a = pool(2, Policy::Adaptive);
+    let b = pool(2, Policy::HelpFirst);
+    let r = a.install(|| {
+        let x = fib(10);
+        let y = b.install(|| fib(12));
+        x + y
+    });
+    assert_eq!(r, 55 + 144);
+}
+
+#[test]
+fn stats_count_spawns_and_policies() {
+    let p = pool(1, Policy::WorkFirst);
+    p.install(|| fib(10));
+    let s = p.stats();
+    assert_eq!(s.spawns_work_first, 88); // fib(10) makes fib(11) - 1 = 88 joins
+    assert_eq!(s.spawns_help_first, 0);
+    assert_eq!(s.steals_child + s.steals_continuation, 0);
+    assert!(s.max_frames >= 8);
+    let json = serde_json::to_string(&s).unwrap();
+    assert!(json.contains("\"spawns_work_first\":88"));
+
+    let p = pool(1, Policy::Adaptive);
+    p.install(|| fib(16));
+    let s = p.stats();
+    // Starts help-first, switches to work-first after INT spawns with no steals.
+    assert!(s.spawns_help_first >= 63 && s.spawns_work_first > s.spawns_help_first);
+    assert!(s.policy_switches >= 1);
+}
+
+#[test]
+fn idle_workers_fall_asleep_and_wake_for_work() {
+    let p = pool(2, Policy::Adaptive);
+    p.install(|| fib(12));
+    let mut waited = 0;
+    while p.sleeping_workers() < 2 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        waited += 1;
+        assert!(waited < 500, "workers never fell asleep");
+    }
+    // Both asleep: new work must still run (no lost wake-up).
+    assert_eq!(p.install(|| fib(20)), 6765);
+    assert!(p.stats().sleeps >= 2);
+}
