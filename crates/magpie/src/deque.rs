@@ -118,6 +118,9 @@ pub(crate) struct Deque {
     bottom: Cell<isize>,
     split: Cell<isize>,
     buffer: Cell<*mut Buffer>,
+    /// The current buffer's slots and mask, cached so a push or pop is one indexed access.
+    slots: Cell<*const [AtomicUsize; 2]>,
+    mask: Cell<usize>,
 }
 
 // SAFETY: the owner handle may be moved to the thread that will own it; it is never shared
@@ -167,7 +170,16 @@ impl Deque {
             bottom: Cell::new(0),
             split: Cell::new(0),
             buffer: Cell::new(buf),
+            // SAFETY: `buf` was just allocated.
+            slots: Cell::new(unsafe { (*buf).slots.as_ptr() }),
+            mask: Cell::new(cap - 1),
         }
+    }
+
+    #[inline(always)]
+    fn slot(&self, i: isize) -> &[AtomicUsize; 2] {
+        // SAFETY: `slots` points at the current buffer's `mask + 1` slots, and the index is masked.
+        unsafe { &*self.slots.get().add(i as usize & self.mask.get()) }
     }
 
     pub(crate) fn stealer(&self) -> Stealer {
@@ -181,33 +193,50 @@ impl Deque {
         unsafe { &*self.buffer.get() }
     }
 
+    /// The thieves' end index, read `Relaxed`: possibly stale (smaller), never larger than true.
+    #[inline(always)]
+    pub(crate) fn top(&self) -> isize {
+        self.inner.thief.top.load(Ordering::Relaxed)
+    }
+
     /// Items in the deque (private and public), as the owner sees it; a thief may be taking one.
     pub(crate) fn len(&self) -> usize {
-        let t = self.inner.thief.top.load(Ordering::Relaxed);
-        (self.bottom.get() - t).max(0) as usize
+        (self.bottom.get() - self.top()).max(0) as usize
+    }
+
+    /// Whether a thief found the public part empty and asked for work.
+    #[inline(always)]
+    pub(crate) fn wanted(&self) -> bool {
+        self.inner.thief.wanted.load(Ordering::Relaxed)
     }
 
     /// The owner-side index the next push will use; a sync point remembers it to know which items
     /// were pushed after it.
+    #[inline(always)]
     pub(crate) fn bottom(&self) -> isize {
         self.bottom.get()
     }
 
     /// Pushes at the owner's end. Publishes work to thieves when the public part is empty or a
     /// thief asked for work.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&self, it: Item) -> Pushed {
+        self.push_with_top(it, self.top())
+    }
+
+    /// `push` with a `top` the caller has just read (`Relaxed`; a stale, smaller value only makes
+    /// the capacity check conservative and the release decision late by one push).
+    #[inline(always)]
+    pub(crate) fn push_with_top(&self, it: Item, t: isize) -> Pushed {
         let b = self.bottom.get();
-        // Relaxed: a stale (smaller) `top` only makes the capacity check conservative and the
-        // release decision late by one push.
-        let t = self.inner.thief.top.load(Ordering::Relaxed);
-        if b - t >= self.buf().cap() as isize {
+        if b - t > self.mask.get() as isize {
             self.grow(t, b);
         }
-        self.buf().write(b, it);
+        let s = self.slot(b);
+        s[0].store(it.0, Ordering::Relaxed);
+        s[1].store(it.1, Ordering::Relaxed);
         self.bottom.set(b + 1);
-        let s = self.split.get();
-        if t >= s || self.inner.thief.wanted.load(Ordering::Relaxed) {
+        if t >= self.split.get() || self.inner.thief.wanted.load(Ordering::Relaxed) {
             self.release();
             Pushed::Released
         } else {
@@ -228,10 +257,13 @@ impl Deque {
         self.inner.owner.buffer.store(new, Ordering::Release);
         crate::sync::lock(&self.inner.retired).push(self.buffer.get() as usize);
         self.buffer.set(new);
+        self.slots.set(newr.slots.as_ptr());
+        self.mask.set(newr.mask);
     }
 
     /// Moves the split up: by one item when nobody asked (the oldest private task becomes
     /// stealable), by half of the private part (at least one) when a thief raised `wanted`.
+    #[cold]
     #[inline(never)]
     fn release(&self) {
         let s = self.split.get();
@@ -251,7 +283,7 @@ impl Deque {
 
     /// Releases private work if a thief asked for it; called at points where the owner polls
     /// (pops). Returns whether anything was published.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn poll_wanted(&self) -> bool {
         if self.inner.thief.wanted.load(Ordering::Relaxed) && self.bottom.get() > self.split.get() {
             self.release();
@@ -262,12 +294,16 @@ impl Deque {
     }
 
     /// Pops the newest item, if any (private part first, without synchronisation).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pop(&self) -> Option<Item> {
         let b = self.bottom.get() - 1;
         if b >= self.split.get() {
             self.bottom.set(b);
-            return Some(self.buf().read(b));
+            let s = self.slot(b);
+            return Some(Item(
+                s[0].load(Ordering::Relaxed),
+                s[1].load(Ordering::Relaxed),
+            ));
         }
         self.pop_public()
     }

@@ -60,7 +60,13 @@ pub(crate) enum Work {
 }
 
 impl Work {
-    #[inline]
+    /// Whether this item is the task `job`.
+    #[inline(always)]
+    pub(crate) fn is_job(self, job: JobRef) -> bool {
+        matches!(self, Work::Task { job: j, .. } if j == job)
+    }
+
+    #[inline(always)]
     pub(crate) fn encode(self) -> Item {
         match self {
             Work::Task { job, continuation } => {
@@ -69,7 +75,7 @@ impl Work {
             Work::Resume(f) => Item(f, 0),
         }
     }
-    #[inline]
+    #[inline(always)]
     pub(crate) fn decode(it: Item) -> Work {
         if it.1 == 0 {
             Work::Resume(it.0)
@@ -131,7 +137,7 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     }
 
     /// Runs the job on the joiner itself (popped back before anyone took it).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn run_inline(&self) -> std::thread::Result<R> {
         // SAFETY: the item was popped by the owner, so no other thread has or will run it.
         let f = unsafe { (*self.func.get()).take() }.expect("join job run twice");

@@ -9,19 +9,33 @@
 //! call, no fence). If a thief took it, the joiner suspends its fiber until the thief finishes (see
 //! `worker.rs`); it never steals unrelated work onto its own stack.
 //!
+//! Lazy publication: when the worker's deque already holds [`KEEP`] items for thieves and no thief
+//! has asked for more, a join publishes nothing and runs both halves in place, in the order its
+//! policy prescribes (work-first: `a` then `b`; help-first: `b` then `a`): exactly what happens when
+//! a pushed half is popped back unstolen, minus the push and the pop. The items kept are the
+//! oldest, so the work a thief can take is the biggest there is; when one is taken, or a thief
+//! raises `wanted`, the next joins publish again. This is lazy task creation on top of the split
+//! deque; it bounds the deque of a recursive computation by `KEEP` (plus what thieves ask for).
+//!
 //! Stack bound (SLAW's stack condition): when the frames on the fiber reach S, or fewer than
 //! `STACK_RESERVE` bytes are left, help-first and adaptive joins push *both* halves and suspend, so
 //! the halves start on a fresh fiber stack; a forced work-first join stops with
 //! [`Error::StackLimit`](crate::Error) instead of overflowing.
 
 use crate::error::Error;
-use crate::job::{StackJob, Work};
+use crate::job::{JobRef, StackJob, Work};
 use crate::policy::Policy;
-use crate::worker::{self, WorkerThread, STACK_RESERVE};
+use crate::worker::{self, FiberLocal, WorkerThread, STACK_RESERVE};
 use std::panic::{self, AssertUnwindSafe};
 
 /// Runs `a` and `b`, potentially in parallel, and returns both results. A panic in either reaches
 /// the caller after both have finished. Outside any pool, runs on the global pool.
+///
+/// Code after `join` returns may run on a different OS thread than the code before it (when a
+/// thief took the other half, the joiner's fiber resumes wherever that half finished).
+// Never inlined: it reads the thread-local worker pointer inline, once, at entry (see
+// `worker::current_at_entry`).
+#[inline(never)]
 pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
@@ -29,13 +43,28 @@ where
     RA: Send,
     RB: Send,
 {
-    match worker::current() {
+    match worker::current_at_entry() {
         Some(wt) => join_in(wt, a, b),
-        None => crate::pool::global().install(|| join(a, b)),
+        None => join_global(a, b),
     }
 }
 
-#[inline]
+#[cold]
+#[inline(never)]
+fn join_global<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    crate::pool::global().install(|| join(a, b))
+}
+
+/// Items a worker keeps published before joins start running in place.
+pub(crate) const KEEP: isize = 3;
+
+#[inline(always)]
 fn join_in<A, B, RA, RB>(wt: &WorkerThread, a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
@@ -43,27 +72,64 @@ where
     RA: Send,
     RB: Send,
 {
-    let policy = wt.registry.config.policy;
-    if wt.stack_full() {
-        return join_deep(wt, policy, a, b);
+    let fl = wt.fiber_local();
+    let depth = fl.depth.get();
+    let t = wt.deque.top();
+    let fresh = wt.deque.bottom() - t;
+    if fresh >= KEEP
+        && !wt.deque.wanted()
+        && depth < wt.thresholds.stack
+        && fl.stack_left() >= STACK_RESERVE
+    {
+        // In place: nothing published, nothing to pop back.
+        let wf = wt.decide(wt.policy, depth, fresh);
+        fl.depth.set(depth + 1);
+        let r = if wf {
+            let ra = panic::catch_unwind(AssertUnwindSafe(a));
+            (ra, panic::catch_unwind(AssertUnwindSafe(b)))
+        } else {
+            let rb = panic::catch_unwind(AssertUnwindSafe(b));
+            (panic::catch_unwind(AssertUnwindSafe(a)), rb)
+        };
+        fl.depth.set(depth);
+        return match r {
+            (Ok(ra), Ok(rb)) => (ra, rb),
+            (Err(p), _) | (_, Err(p)) => panic::resume_unwind(p),
+        };
     }
-    let wf = wt.decide(policy);
-    wt.count_spawn(wf);
-    if wf {
+    join_publish(wt, fl, t, a, b)
+}
+
+/// The join that publishes one half.
+#[inline(never)]
+fn join_publish<A, B, RA, RB>(wt: &WorkerThread, fl: &FiberLocal, t: isize, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    if wt.stack_full(fl) {
+        return join_deep(wt, a, b);
+    }
+    let depth = fl.depth.get();
+    if wt.decide(wt.policy, depth, wt.deque.bottom() - t) {
         let job = StackJob::new(b);
-        fork(wt, &job, a, true)
+        fork(wt, fl, t, &job, a, true)
     } else {
         let job = StackJob::new(a);
-        let (rb, ra) = fork(wt, &job, b, false);
+        let (rb, ra) = fork(wt, fl, t, &job, b, false);
         (ra, rb)
     }
 }
 
 /// Pushes `pushed`, runs `inline`, then syncs with `pushed`. `pushed` is borrowed: a pushed frame
 /// must not move until it has run.
-#[inline]
+#[inline(always)]
 fn fork<FP, RP, FI, RI>(
     wt: &WorkerThread,
+    fl: &FiberLocal,
+    top: isize,
     pushed: &StackJob<FP, RP>,
     inline: FI,
     continuation: bool,
@@ -73,44 +139,49 @@ where
     FI: FnOnce() -> RI,
     RP: Send,
 {
-    let mark = SyncMark::new(wt);
-    wt.push(Work::Task {
-        job: pushed.as_job_ref(),
-        continuation,
-    });
-    wt.depth.set(wt.depth.get() + 1);
+    let mark = SyncMark::new(wt, fl);
+    let job = pushed.as_job_ref();
+    wt.push_with_top(Work::Task { job, continuation }, top);
+    let depth = fl.depth.get();
+    fl.depth.set(depth + 1);
     let ri = panic::catch_unwind(AssertUnwindSafe(inline));
-    // `inline` may have suspended: we may be on another worker now.
-    let wt = worker::current().expect("join resumed outside a worker");
-    wt.depth.set(wt.depth.get() - 1);
-    let rp = sync_one(wt, &mark, pushed);
+    // Fast path: this fiber was never suspended, so it is on the same worker (`wt` is still
+    // ours) and the newest item is ours unless a thief took it.
+    let rp = match mark.holds(fl).then(|| wt.deque.pop()).flatten() {
+        Some(it) if Work::decode(it).is_job(job) => pushed.run_inline(),
+        Some(it) => {
+            wt.deque.push(it);
+            sync_slow(fl, &mark, pushed)
+        }
+        None => sync_slow(fl, &mark, pushed),
+    };
+    fl.depth.set(depth);
     match (ri, rp) {
         (Ok(ri), Ok(rp)) => (ri, rp),
         (Err(p), _) | (_, Err(p)) => panic::resume_unwind(p),
     }
 }
 
-/// Where a sync point stands on its worker: it may pop items pushed after `bottom` only if the
-/// same worker is still running the same fiber without a break (`epoch` unchanged), because only
-/// then were all those items pushed by this task or its descendants.
+/// Where a sync point stands: it may pop items pushed after `bottom` only while its fiber has not
+/// been suspended since (`resumed` unchanged), because only then is it on the same worker and were
+/// all those items pushed by this task or its descendants.
 pub(crate) struct SyncMark {
-    worker: *const WorkerThread,
-    epoch: u64,
+    resumed: u64,
     pub bottom: isize,
 }
 
 impl SyncMark {
-    #[inline]
-    pub(crate) fn new(wt: &WorkerThread) -> SyncMark {
+    #[inline(always)]
+    pub(crate) fn new(wt: &WorkerThread, fl: &FiberLocal) -> SyncMark {
         SyncMark {
-            worker: wt,
-            epoch: wt.epoch.get(),
+            resumed: fl.resumed.get(),
             bottom: wt.deque.bottom(),
         }
     }
-    #[inline]
-    pub(crate) fn holds(&self, wt: &WorkerThread) -> bool {
-        std::ptr::eq(self.worker, wt) && self.epoch == wt.epoch.get()
+    /// Whether the fiber is still on the worker where the mark was made, with nothing in between.
+    #[inline(always)]
+    pub(crate) fn holds(&self, fl: &FiberLocal) -> bool {
+        self.resumed == fl.resumed.get()
     }
 }
 
@@ -125,28 +196,29 @@ pub(crate) enum Popped {
 }
 
 /// Pops one item above `mark`. Runs a task inline unless it is `mine` (then the caller runs it).
-#[inline]
-pub(crate) fn pop_above(mark: &SyncMark, mine: Option<crate::job::JobRef>) -> Popped {
-    let wt = match worker::current() {
-        Some(wt) if mark.holds(wt) && wt.deque.bottom() > mark.bottom => wt,
-        _ => return Popped::Stop,
-    };
+pub(crate) fn pop_above(fl: &FiberLocal, mark: &SyncMark, mine: Option<JobRef>) -> Popped {
+    if !mark.holds(fl) {
+        return Popped::Stop;
+    }
+    let wt = worker::current().expect("sync point outside a worker");
+    if wt.deque.bottom() <= mark.bottom {
+        return Popped::Stop;
+    }
     let Some(it) = wt.deque.pop() else {
         return Popped::Stop;
     };
     match Work::decode(it) {
         Work::Task { job, .. } if Some(job) == mine => Popped::Mine,
         Work::Task { job, continuation } => {
-            if wt.stack_full() {
+            if wt.stack_full(fl) {
                 wt.push(Work::Task { job, continuation });
                 return Popped::Stop;
             }
-            wt.depth.set(wt.depth.get() + 1);
+            let depth = fl.depth.get();
+            fl.depth.set(depth + 1);
             // SAFETY: popped by the owner: nobody else runs it.
             unsafe { job.execute() };
-            if let Some(wt) = worker::current() {
-                wt.depth.set(wt.depth.get() - 1);
-            }
+            fl.depth.set(depth);
             Popped::RanOther
         }
         w @ Work::Resume(_) => {
@@ -157,31 +229,16 @@ pub(crate) fn pop_above(mark: &SyncMark, mine: Option<crate::job::JobRef>) -> Po
     }
 }
 
-#[inline]
-fn sync_one<F, R>(wt: &WorkerThread, mark: &SyncMark, job: &StackJob<F, R>) -> std::thread::Result<R>
+#[cold]
+#[inline(never)]
+fn sync_slow<F, R>(fl: &FiberLocal, mark: &SyncMark, job: &StackJob<F, R>) -> std::thread::Result<R>
 where
     F: FnOnce() -> R + Send,
     R: Send,
 {
-    // Fast path: the newest item is ours and still private.
-    if mark.holds(wt) && wt.deque.bottom() > mark.bottom {
-        if let Some(it) = wt.deque.pop() {
-            if let Work::Task { job: j, .. } = Work::decode(it) {
-                if j == job.as_job_ref() {
-                    return run_popped(wt, job);
-                }
-            }
-            // Not ours (an escaped spawn of an enclosing scope, or a ready fiber): put it back and
-            // take the general path.
-            wt.push(Work::decode(it));
-        }
-    }
     loop {
-        match pop_above(mark, Some(job.as_job_ref())) {
-            Popped::Mine => {
-                let wt = worker::current().expect("join outside a worker");
-                return run_popped(wt, job);
-            }
+        match pop_above(fl, mark, Some(job.as_job_ref())) {
+            Popped::Mine => return job.run_inline(),
             Popped::RanOther => continue,
             Popped::Stop => break,
         }
@@ -190,58 +247,43 @@ where
     job.take_result()
 }
 
-#[inline]
-fn run_popped<F, R>(wt: &WorkerThread, job: &StackJob<F, R>) -> std::thread::Result<R>
-where
-    F: FnOnce() -> R + Send,
-    R: Send,
-{
-    wt.depth.set(wt.depth.get() + 1);
-    let r = job.run_inline();
-    if let Some(wt) = worker::current() {
-        wt.depth.set(wt.depth.get() - 1);
-    }
-    r
-}
-
 /// The stack condition holds: never nest. Both halves are pushed and the joiner suspends, so they
-/// start on a loop fiber's fresh stack.
+/// start on a loop fiber's fresh stack. A forced work-first join nests until the bytes run out,
+/// then stops with a clear error.
 #[cold]
-fn join_deep<A, B, RA, RB>(wt: &WorkerThread, policy: Policy, a: A, b: B) -> (RA, RB)
+#[inline(never)]
+fn join_deep<A, B, RA, RB>(wt: &WorkerThread, a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,
     RA: Send,
     RB: Send,
 {
-    if policy == Policy::WorkFirst && wt.stack_left() < STACK_RESERVE {
-        panic::panic_any(Error::StackLimit {
-            what: format!(
-                "work-first join at frame depth {} with {} bytes of fiber stack left",
-                wt.depth.get(),
-                wt.stack_left()
-            ),
-            limit: format!("{} bytes per fiber stack", wt.registry.config.stack_size),
-        });
-    }
-    if policy == Policy::WorkFirst {
-        // Forced work-first below the byte limit: nest as usual.
-        wt.count_spawn(true);
+    let fl = wt.fiber_local();
+    let depth = fl.depth.get();
+    if wt.policy == Policy::WorkFirst {
+        if fl.stack_left() < STACK_RESERVE {
+            panic::panic_any(Error::StackLimit {
+                what: format!(
+                    "work-first join at frame depth {depth} with {} bytes of fiber stack left",
+                    fl.stack_left()
+                ),
+                limit: format!("{} bytes per fiber stack", wt.registry.config.stack_size),
+            });
+        }
+        wt.decide(Policy::WorkFirst, depth, 0);
         let job = StackJob::new(b);
-        return fork(wt, &job, a, true);
+        return fork(wt, fl, wt.deque.top(), &job, a, true);
     }
-    wt.count_spawn(false);
-    wt.stats().max_frames.max(wt.depth.get() as u64);
+    wt.decide(Policy::HelpFirst, depth, 0);
     let ja = StackJob::new(a);
     let jb = StackJob::new(b);
-    wt.push(Work::Task {
-        job: ja.as_job_ref(),
-        continuation: false,
-    });
-    wt.push(Work::Task {
-        job: jb.as_job_ref(),
-        continuation: false,
-    });
+    for j in [ja.as_job_ref(), jb.as_job_ref()] {
+        wt.push(Work::Task {
+            job: j,
+            continuation: false,
+        });
+    }
     worker::suspend_until(&jb.latch);
     worker::suspend_until(&ja.latch);
     match (ja.take_result(), jb.take_result()) {

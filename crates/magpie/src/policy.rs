@@ -15,6 +15,7 @@
 
 use crate::error::Error;
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 use std::fmt;
 use std::str::FromStr;
 
@@ -83,29 +84,29 @@ impl Default for Thresholds {
     }
 }
 
-/// Per-worker state of the steal-rate heuristic. Owner-only.
+/// Per-worker state of the steal-rate heuristic. Owner-only (plain cells: read on every spawn).
 #[derive(Debug)]
 pub(crate) struct Adaptive {
-    pub work_first: bool,
-    pub spawns: u32,
-    pub stolen_at_eval: u64,
+    work_first: Cell<bool>,
+    spawns: Cell<u32>,
+    stolen_at_eval: Cell<u64>,
 }
 
 impl Adaptive {
     pub(crate) fn new() -> Adaptive {
         // SLAW starts with help-first: steals are frequent at the beginning.
         Adaptive {
-            work_first: false,
-            spawns: 0,
-            stolen_at_eval: 0,
+            work_first: Cell::new(false),
+            spawns: Cell::new(0),
+            stolen_at_eval: Cell::new(0),
         }
     }
 
     /// Decides one adaptive spawn. `stolen` is the running count of tasks stolen from this worker.
     /// Returns (work_first, switched).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn decide(
-        &mut self,
+        &self,
         t: &Thresholds,
         depth: u32,
         fresh: usize,
@@ -117,16 +118,22 @@ impl Adaptive {
         if fresh >= t.fresh as usize {
             return (true, false);
         }
-        self.spawns += 1;
-        if self.spawns < t.interval {
-            return (self.work_first, false);
+        let n = self.spawns.get() + 1;
+        if n < t.interval {
+            self.spawns.set(n);
+            return (self.work_first.get(), false);
         }
-        self.spawns = 0;
-        let now = stolen();
-        let wf = now == self.stolen_at_eval;
-        self.stolen_at_eval = now;
-        let switched = wf != self.work_first;
-        self.work_first = wf;
+        self.evaluate(stolen())
+    }
+
+    /// The heuristic proper, every INT spawns.
+    #[cold]
+    fn evaluate(&self, stolen_now: u64) -> (bool, bool) {
+        self.spawns.set(0);
+        let wf = stolen_now == self.stolen_at_eval.get();
+        self.stolen_at_eval.set(stolen_now);
+        let switched = wf != self.work_first.get();
+        self.work_first.set(wf);
         (wf, switched)
     }
 }
@@ -151,7 +158,7 @@ mod tests {
             fresh: 3,
             interval: 2,
         };
-        let mut a = Adaptive::new();
+        let a = Adaptive::new();
         // Stack condition beats fresh-task condition.
         assert_eq!(a.decide(&t, 4, 10, || 0), (false, false));
         // Fresh-task condition.

@@ -14,7 +14,7 @@ use crate::job::{HeapJob, JobRef, Panic, Work};
 use crate::join::{pop_above, Popped, SyncMark};
 use crate::latch::CountLatch;
 use crate::policy::Policy;
-use crate::worker::{self, Action, Registry, STACK_RESERVE};
+use crate::worker::{self, Action, FiberLocal, Registry, STACK_RESERVE};
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
@@ -51,10 +51,11 @@ where
                 registry: std::sync::Arc::as_ptr(&wt.registry),
                 _marker: PhantomData,
             };
-            let mark = SyncMark::new(wt);
+            let fl = wt.fiber_local();
+            let mark = SyncMark::new(wt, fl);
             let r = panic::catch_unwind(AssertUnwindSafe(|| op(&s)));
             s.finish_one();
-            s.wait(&mark);
+            s.wait(fl, &mark);
             if let Err(p) = r {
                 panic::resume_unwind(p)
             }
@@ -110,15 +111,16 @@ impl<'scope> Scope<'scope> {
             );
             return;
         };
-        let mut wf = wt.decide(policy);
-        if wf && (wt.fiber_limit_reached() || wt.stack_left() < STACK_RESERVE) {
+        let fl = wt.fiber_local();
+        let mut wf = wt.decide(policy, fl.depth.get(), wt.deque.len() as isize);
+        if wf && (wt.fiber_limit_reached() || fl.stack_left() < STACK_RESERVE) {
             if policy == Policy::WorkFirst {
                 self.finish_one();
                 panic::panic_any(Error::StackLimit {
                     what: format!(
                         "{} fibers in use for pending work-first continuations (frame depth {})",
                         wt.registry.config.max_fibers,
-                        wt.depth.get()
+                        fl.depth.get()
                     ),
                     limit: format!(
                         "{} fibers of {} bytes",
@@ -128,7 +130,6 @@ impl<'scope> Scope<'scope> {
             }
             wf = false;
         }
-        wt.count_spawn(wf);
         if wf {
             let frame = WfFrame {
                 f: UnsafeCell::new(Some(task)),
@@ -169,9 +170,9 @@ impl<'scope> Scope<'scope> {
 
     /// The sync point: run the scope's own pending tasks while nothing else ran here, then suspend
     /// until the count reaches zero.
-    fn wait(&self, mark: &SyncMark) {
+    fn wait(&self, fl: &FiberLocal, mark: &SyncMark) {
         while !self.count.latch.probe() {
-            match pop_above(mark, None) {
+            match pop_above(fl, mark, None) {
                 Popped::RanOther => continue,
                 Popped::Mine | Popped::Stop => break,
             }

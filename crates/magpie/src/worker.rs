@@ -26,9 +26,12 @@
 //! * `Switch(fiber)`: a loop fiber popped or stole a `Resume` item; it parks itself as a spare and
 //!   the dispatcher resumes the target.
 //!
-//! Fibers move between threads. Code on a fiber therefore re-reads the current worker after anything
-//! that may suspend, through [`current`], which is never inlined, so no thread-local address is
-//! cached across a suspension.
+//! Fibers move between threads. Each fiber keeps a [`FiberLocal`] record in its own stack (frame
+//! depth, how often it was resumed, stack bounds); the worker points at the record of the fiber it
+//! runs. Code on a fiber that finds its record's resume count unchanged knows it has not left its
+//! worker, so the `join` fast path looks the worker up once. Anywhere else, code re-reads the
+//! current worker after anything that may suspend, through [`current`], which is never inlined,
+//! so no thread-local address is cached across a suspension.
 
 use crate::deque::{Deque, Item, Pushed, Steal, Stealer};
 use crate::error::Error;
@@ -208,11 +211,26 @@ impl Drop for Fiber {
     }
 }
 
-/// The fiber a piece of code runs on: its yielder and the lowest usable stack address.
-#[derive(Clone, Copy)]
-pub(crate) struct FiberCtx {
+/// A fiber's own state, in its own stack (so it travels with the fiber).
+pub(crate) struct FiberLocal {
     yielder: *const Yielder<Cmd, Action>,
+    /// Lowest usable stack address.
     stack_limit: usize,
+    /// Task frames on this fiber's logical stack (SLAW's on-stack frames).
+    pub depth: Cell<u32>,
+    /// Bumped each time the fiber is resumed after a suspension. A sync point that sees the same
+    /// count as when it pushed knows that nothing else ran on its worker in between, so the items
+    /// pushed since are its own descendants and the worker is the same.
+    pub resumed: Cell<u64>,
+}
+
+impl FiberLocal {
+    /// Bytes left on this fiber's stack below the caller's frame.
+    #[inline(always)]
+    pub(crate) fn stack_left(&self) -> usize {
+        let here = 0u8;
+        (std::ptr::addr_of!(here) as usize).saturating_sub(self.stack_limit)
+    }
 }
 
 /// A worker's thread-local state. Lives on the worker thread's native stack.
@@ -220,15 +238,16 @@ pub(crate) struct WorkerThread {
     pub index: usize,
     pub registry: Arc<Registry>,
     pub deque: Deque,
-    /// Task frames on the current fiber's logical stack (SLAW's on-stack frames).
-    pub depth: Cell<u32>,
-    ctx: Cell<FiberCtx>,
-    /// Bumped every time the dispatcher resumes a fiber: a sync point that sees the same
-    /// (worker, epoch) as when it started knows nothing else ran on this worker in between.
-    pub epoch: Cell<u64>,
+    /// The running fiber's record.
+    fiber: Cell<*const FiberLocal>,
+    /// This worker's counters (an entry of `registry.stats`).
+    stats: *const WorkerStats,
+    /// Copies of the pool's settings, read on every spawn.
+    pub policy: Policy,
+    pub thresholds: Thresholds,
     /// A work-first parent waiting to be published by the child's frame.
     pending_cont: Cell<usize>,
-    adaptive: RefCell<Adaptive>,
+    adaptive: Adaptive,
     rng: Cell<u64>,
     spares: RefCell<Vec<Box<Fiber>>>,
 }
@@ -246,64 +265,88 @@ pub(crate) fn current() -> Option<&'static WorkerThread> {
     unsafe { p.as_ref() }
 }
 
+/// [`current`], inlined. Only for the first statement of a function that is itself never inlined
+/// and reads no other thread-local after code that may suspend (`join` is the one user): within
+/// one function the compiler may reuse a thread-local address computed earlier, which is only
+/// wrong if the fiber moved to another thread in between.
+#[inline(always)]
+pub(crate) fn current_at_entry() -> Option<&'static WorkerThread> {
+    let p = CURRENT.with(|c| c.get());
+    // SAFETY: as in `current`.
+    unsafe { p.as_ref() }
+}
+
 impl WorkerThread {
+    #[inline(always)]
     pub(crate) fn stats(&self) -> &WorkerStats {
-        &self.registry.stats[self.index]
+        // SAFETY: points at this worker's entry of `registry.stats`, which lives as long as the
+        // registry, which `self` keeps alive.
+        unsafe { &*self.stats }
+    }
+
+    /// The record of the fiber running now. Valid while that fiber runs: a caller that may have
+    /// been suspended since must look it up again (or keep using the same record, which travels
+    /// with its fiber).
+    #[inline(always)]
+    pub(crate) fn fiber_local(&self) -> &'static FiberLocal {
+        // SAFETY: set by the fiber itself whenever it (re)starts on this worker; the record lives
+        // in that fiber's stack for the fiber's whole life.
+        unsafe { &*self.fiber.get() }
     }
 
     /// Pushes work on this worker's deque, waking a sleeper if it became visible to thieves.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&self, w: Work) {
-        if self.deque.push(w.encode()) == Pushed::Released {
+        let t = self.deque.top();
+        self.push_with_top(w, t);
+    }
+
+    /// `push` with a freshly read `top` (see `Deque::push_with_top`).
+    #[inline(always)]
+    pub(crate) fn push_with_top(&self, w: Work, t: isize) {
+        let len = (self.deque.bottom() - t + 1) as u64;
+        if self.deque.push_with_top(w.encode(), t) == Pushed::Released {
             self.registry.sleep.notify_one();
         }
-        self.stats().max_fresh.max(self.deque.len() as u64);
+        self.stats().max_fresh.max(len);
     }
 
-    /// Decides one spawn: true for work-first.
-    #[inline]
-    pub(crate) fn decide(&self, requested: Policy) -> bool {
-        let depth = self.depth.get();
-        self.stats().max_frames.max(depth as u64);
-        match requested {
+    /// Decides one spawn at frame depth `depth` with `fresh` tasks in the deque: true for
+    /// work-first. Counts the spawn.
+    #[inline(always)]
+    pub(crate) fn decide(&self, requested: Policy, depth: u32, fresh: isize) -> bool {
+        self.stats().max_frames.max(depth as u64 + 1);
+        let wf = match requested {
             Policy::WorkFirst => true,
             Policy::HelpFirst => false,
-            Policy::Adaptive => {
-                let (wf, switched) = self.adaptive.borrow_mut().decide(
-                    &self.registry.config.thresholds,
-                    depth,
-                    self.deque.len(),
-                    || self.stats().stolen_from(),
-                );
-                if switched {
-                    self.stats().policy_switches.bump();
-                }
-                wf
-            }
-        }
-    }
-
-    #[inline]
-    pub(crate) fn count_spawn(&self, wf: bool) {
+            Policy::Adaptive => self.decide_adaptive(depth, fresh),
+        };
         if wf {
             self.stats().spawns_wf.bump()
         } else {
             self.stats().spawns_hf.bump()
         }
+        wf
     }
 
-    /// Bytes left on the current fiber's stack below the caller's frame.
-    #[inline]
-    pub(crate) fn stack_left(&self) -> usize {
-        let here = 0u8;
-        (std::ptr::addr_of!(here) as usize).saturating_sub(self.ctx.get().stack_limit)
+    #[inline(always)]
+    fn decide_adaptive(&self, depth: u32, fresh: isize) -> bool {
+        let (wf, switched) = self.adaptive.decide(
+            &self.thresholds,
+            depth,
+            fresh.max(0) as usize,
+            || self.stats().stolen_from(),
+        );
+        if switched {
+            self.stats().policy_switches.bump();
+        }
+        wf
     }
 
-    /// Whether the stack condition holds: too many frames, or too few bytes left.
-    #[inline]
-    pub(crate) fn stack_full(&self) -> bool {
-        self.depth.get() >= self.registry.config.thresholds.stack
-            || self.stack_left() < STACK_RESERVE
+    /// Whether the stack condition holds for the running fiber: S frames, or too few bytes left.
+    #[inline(always)]
+    pub(crate) fn stack_full(&self, fl: &FiberLocal) -> bool {
+        fl.depth.get() >= self.thresholds.stack || fl.stack_left() < STACK_RESERVE
     }
 
     /// Whether a work-first scope spawn may take one more fiber.
@@ -414,18 +457,20 @@ impl Fiber {
 }
 
 /// Suspends the current fiber with `action` and returns what it was resumed with, possibly on
-/// another thread. Restores the fiber's context (yielder, stack bounds, frame depth) on the
-/// resuming worker.
+/// another thread. On resumption the fiber counts the resumption and points its (possibly new)
+/// worker at its record.
 #[inline(never)]
 pub(crate) fn suspend(action: Action) -> Cmd {
-    let wt = current().expect("magpie: suspend outside a worker");
-    let ctx = wt.ctx.get();
-    let depth = wt.depth.get();
+    let fl = current()
+        .expect("magpie: suspend outside a worker")
+        .fiber_local();
     // SAFETY: the yielder lives in this fiber's stack, which is the stack we are running on.
-    let cmd = unsafe { &*ctx.yielder }.suspend(action);
-    let wt = current().expect("magpie: resumed outside a worker");
-    wt.ctx.set(ctx);
-    wt.depth.set(depth);
+    let cmd = unsafe { &*fl.yielder }.suspend(action);
+    fl.resumed.set(fl.resumed.get() + 1);
+    current()
+        .expect("magpie: resumed outside a worker")
+        .fiber
+        .set(fl);
     cmd
 }
 
@@ -457,29 +502,35 @@ enum LoopExit {
 
 /// The body of every loop fiber.
 fn fiber_main(y: &Yielder<Cmd, Action>, first: Cmd, stack_limit: usize) {
+    let fl = FiberLocal {
+        yielder: y,
+        stack_limit,
+        depth: Cell::new(0),
+        resumed: Cell::new(0),
+    };
     let r = panic::catch_unwind(AssertUnwindSafe(|| {
         let mut cmd = first;
         loop {
             let wt = current().expect("fiber outside a worker");
-            wt.ctx.set(FiberCtx {
-                yielder: y,
-                stack_limit,
-            });
+            wt.fiber.set(&fl);
             match cmd {
                 Cmd::Exit => return,
                 Cmd::Continue => unreachable!("loop fiber resumed as a task"),
-                Cmd::Run(None) => wt.depth.set(0),
+                Cmd::Run(None) => fl.depth.set(0),
                 Cmd::Run(Some((job, cont, depth))) => {
                     wt.pending_cont.set(cont);
-                    wt.depth.set(depth + 1);
+                    fl.depth.set(depth + 1);
                     // SAFETY: the dispatcher hands each work-first child to exactly one fiber.
                     unsafe { job.execute() };
-                    current().expect("fiber outside a worker").depth.set(0);
+                    fl.depth.set(0);
                 }
             }
-            match run_loop() {
+            match run_loop(&fl) {
                 LoopExit::Exit => return,
-                LoopExit::Switch(target) => cmd = y.suspend(Action::Switch(target)),
+                LoopExit::Switch(target) => {
+                    cmd = y.suspend(Action::Switch(target));
+                    fl.resumed.set(fl.resumed.get() + 1);
+                }
             }
         }
     }));
@@ -490,7 +541,7 @@ fn fiber_main(y: &Yielder<Cmd, Action>, first: Cmd, stack_limit: usize) {
 }
 
 /// Subroutine 1 (idle): own work first, then steal, then sleep. Runs found tasks inline.
-fn run_loop() -> LoopExit {
+fn run_loop(fl: &FiberLocal) -> LoopExit {
     let mut idle: u32 = 0;
     loop {
         let wt = current().expect("loop outside a worker");
@@ -502,12 +553,12 @@ fn run_loop() -> LoopExit {
             Some(Work::Resume(f)) => return LoopExit::Switch(f),
             Some(Work::Task { job, .. }) => {
                 idle = 0;
-                wt.depth.set(1);
+                fl.depth.set(1);
                 // SAFETY: an item popped or stolen is run exactly once, by whoever took it.
                 unsafe { job.execute() };
+                fl.depth.set(0);
                 // The job may have suspended and this fiber may now run on another worker.
                 let wt = current().expect("loop outside a worker");
-                wt.depth.set(0);
                 if wt.deque.poll_wanted() {
                     wt.registry.sleep.notify_one();
                 }
@@ -539,16 +590,14 @@ fn run_loop() -> LoopExit {
 fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
     let wt = WorkerThread {
         index,
+        policy: registry.config.policy,
+        thresholds: registry.config.thresholds,
+        stats: &*registry.stats[index] as *const WorkerStats,
         registry,
         deque,
-        depth: Cell::new(0),
-        ctx: Cell::new(FiberCtx {
-            yielder: std::ptr::null(),
-            stack_limit: 0,
-        }),
-        epoch: Cell::new(0),
+        fiber: Cell::new(std::ptr::null()),
         pending_cont: Cell::new(0),
-        adaptive: RefCell::new(Adaptive::new()),
+        adaptive: Adaptive::new(),
         rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407)),
         spares: RefCell::new(Vec::new()),
     };
@@ -556,11 +605,11 @@ fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
     let mut next = (wt.take_fiber(), Cmd::Run(None));
     loop {
         let (mut f, cmd) = next;
-        wt.epoch.set(wt.epoch.get() + 1);
         next = match f.co.resume(cmd) {
             CoroutineResult::Yield(Action::SpawnWf(child)) => {
                 wt.stats().suspensions.bump();
-                let depth = wt.depth.get();
+                // The preempted parent's record is still the worker's current one.
+                let depth = wt.fiber_local().depth.get();
                 let g = wt.take_fiber();
                 (g, Cmd::Run(Some((child, Box::into_raw(f) as usize, depth))))
             }

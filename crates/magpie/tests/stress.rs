@@ -1,0 +1,127 @@
+//! Stress: at least 10^7 tasks over random shapes (nested scopes, joins, escaping spawns, spawns
+//! with per-spawn policies), on 1 to 8 workers under every policy. Every task records its id in a
+//! bitmap with an atomic swap, so a task lost shows as a missing bit and a task run twice as a
+//! bit already set.
+
+use magpie::{join, scope, Policy, Pool, Scope};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+struct Seen {
+    bits: Vec<AtomicU64>,
+    next: AtomicUsize,
+    dup: AtomicUsize,
+}
+
+impl Seen {
+    fn new(n: usize) -> Seen {
+        Seen {
+            bits: (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
+            next: AtomicUsize::new(0),
+            dup: AtomicUsize::new(0),
+        }
+    }
+    /// A fresh task id, taken when the task is created.
+    fn id(&self) -> usize {
+        self.next.fetch_add(1, Ordering::Relaxed)
+    }
+    /// Marks task `id` as run.
+    fn run(&self, id: usize) {
+        let bit = 1u64 << (id % 64);
+        if self.bits[id / 64].fetch_or(bit, Ordering::Relaxed) & bit != 0 {
+            self.dup.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    fn check(&self) -> usize {
+        let n = self.next.load(Ordering::SeqCst);
+        assert_eq!(self.dup.load(Ordering::SeqCst), 0, "a task ran twice");
+        let ran: u64 = self.bits.iter().map(|b| b.load(Ordering::SeqCst).count_ones() as u64).sum();
+        assert_eq!(ran as usize, n, "a task was lost ({} created, {} ran)", n, ran);
+        n
+    }
+}
+
+/// A small deterministic generator; each task derives its own from its id.
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+const POLICIES: [Policy; 3] = [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive];
+
+/// One task of a random shape. `budget` bounds the subtree so every round has a known size order.
+fn task<'s>(seen: &'s Seen, s: &Scope<'s>, seed: u64, budget: u32) {
+    let id = seen.id();
+    seen.run(id);
+    if budget == 0 {
+        return;
+    }
+    let r = mix(seed ^ id as u64);
+    let half = budget / 2;
+    match r % 5 {
+        // Escaping spawns into the enclosing scope (terminally strict).
+        0 => {
+            for k in 0..(1 + r as u32 % 3) {
+                let p = POLICIES[((r >> 8) as usize + k as usize) % 3];
+                s.spawn_with(p, move |s| task(seen, s, r ^ k as u64, half));
+            }
+        }
+        // A join of two subtrees, each in the same scope.
+        1 => {
+            join(|| task(seen, s, r ^ 1, half), || task(seen, s, r ^ 2, half));
+        }
+        // A nested scope that must finish before we go on.
+        2 => {
+            let inner_done = AtomicUsize::new(0);
+            scope(|s2| {
+                for k in 0..(2 + r as u32 % 4) {
+                    let inner_done = &inner_done;
+                    s2.spawn(move |s2| {
+                        task(seen, s2, r ^ (k as u64 + 7), half / 2);
+                        inner_done.fetch_add(1, Ordering::SeqCst);
+                    });
+                }
+            });
+            assert_eq!(inner_done.load(Ordering::SeqCst) as u32, 2 + r as u32 % 4);
+        }
+        // A plain spawn that itself joins.
+        3 => s.spawn(move |s| {
+            join(|| task(seen, s, r ^ 3, half), || ());
+        }),
+        // A leaf with a little work.
+        _ => {
+            std::hint::black_box(mix(r));
+        }
+    }
+}
+
+#[test]
+fn ten_million_tasks_no_loss_no_duplicate() {
+    let target: usize = std::env::var("MAGPIE_STRESS_TASKS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000_000);
+    let mut total = 0usize;
+    let mut round = 0u64;
+    while total < target {
+        for workers in [1, 2, 3, 5, 8] {
+            for p in POLICIES {
+                let pool = Pool::builder().workers(workers).policy(p).build().unwrap();
+                let seen = Seen::new(2_000_000);
+                pool.install(|| {
+                    scope(|s| {
+                        for k in 0..64u64 {
+                            let seen = &seen;
+                            s.spawn(move |s| task(seen, s, round * 1000 + k, 4096));
+                        }
+                    })
+                });
+                total += seen.check();
+                round += 1;
+            }
+        }
+    }
+    eprintln!("stress: {total} tasks checked over {round} rounds");
+    assert!(total >= target);
+}
