@@ -23,8 +23,9 @@
 //!   slot and claims it with one CAS on `top`. A thief that finds nothing raises `wanted` (once).
 //!
 //! Memory orderings (each stated where used):
-//! * slot contents are published to thieves by the `Release` store of `split` and acquired by the
-//!   thief's `Acquire` load of `split`; slots are two `AtomicUsize` accessed `Relaxed`, so a thief
+//! * slot contents are published to thieves by `Release` stores of `split` (every store of it,
+//!   including the owner's public pop, which moves it down and back; loom found the relaxed
+//!   version) and acquired by the thief's `Acquire` load of `split`; slots are two `AtomicUsize` accessed `Relaxed`, so a thief
 //!   that reads a slot the owner is rewriting (ring wrap-around) reads a stale value, never a torn
 //!   one in the language's sense, and its CAS on `top` then fails and the value is discarded.
 //! * owner public-pop and thief steal follow Chase–Lev: the owner's store of `split` and the thief's
@@ -316,7 +317,9 @@ impl Deque {
         if self.inner.thief.top.load(Ordering::Relaxed) > b {
             return None;
         }
-        self.inner.owner.split.store(b, Ordering::Relaxed);
+        // Release, like every store of `split`: a thief that acquires any value of `split` must
+        // see the slots below it (a Relaxed store here would start no release sequence).
+        self.inner.owner.split.store(b, Ordering::Release);
         self.split.set(b);
         self.bottom.set(b);
         // SeqCst fence: orders our `split` store before our `top` load, pairing with the fence in
@@ -336,7 +339,7 @@ impl Deque {
                 .compare_exchange(t, t + 1, Ordering::SeqCst, Ordering::Relaxed)
                 .is_ok();
         // The deque is empty now either way: top == split == bottom == b + 1.
-        self.inner.owner.split.store(b + 1, Ordering::Relaxed);
+        self.inner.owner.split.store(b + 1, Ordering::Release);
         self.split.set(b + 1);
         self.bottom.set(b + 1);
         if won {
@@ -505,9 +508,11 @@ mod loom_tests {
             while let Some(it) = d.pop() {
                 mine.push(it.0);
             }
-            mine.extend(th.join().unwrap());
-            mine.sort_unstable();
-            assert_eq!(mine, vec![1, 2, 3]);
+            let theirs = th.join().unwrap();
+            let mut all = mine.clone();
+            all.extend(theirs.iter().copied());
+            all.sort_unstable();
+            assert_eq!(all, vec![1, 2, 3], "owner {mine:?} thief {theirs:?}");
         });
     }
 

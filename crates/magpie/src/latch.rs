@@ -23,7 +23,7 @@ pub(crate) struct Latch {
 }
 
 impl Latch {
-    pub(crate) const fn new() -> Latch {
+    pub(crate) fn new() -> Latch {
         Latch {
             state: AtomicUsize::new(UNSET),
         }

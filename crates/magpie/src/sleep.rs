@@ -3,8 +3,8 @@
 //!
 //! The protocol is Dekker's handshake between a sleeper and a producer of work:
 //!
-//! * sleeper: under the lock, `sleepers += 1` (SeqCst), then re-check for work; only if there is
-//!   none does it wait on the condition variable (which releases the lock atomically).
+//! * sleeper: under the lock, `sleepers += 1`, `fence(SeqCst)`, then re-check for work; only if
+//!   there is none does it wait on the condition variable (which releases the lock atomically).
 //! * producer: publish the work (a `split` store, an injector push), `fence(SeqCst)`, then read
 //!   `sleepers`; if non-zero, take the lock and notify one.
 //!
@@ -41,6 +41,9 @@ impl Sleep {
     pub(crate) fn sleep(&self, has_work: impl Fn() -> bool) -> bool {
         let g = crate::sync::lock(&self.lock);
         self.sleepers.fetch_add(1, Ordering::SeqCst);
+        // SeqCst fence: orders the announcement before the re-check, whatever orderings the
+        // re-check's loads use (pairs with the producer's fence in `notify_one`).
+        fence(Ordering::SeqCst);
         if has_work() {
             self.sleepers.fetch_sub(1, Ordering::SeqCst);
             return false;
@@ -90,11 +93,10 @@ mod loom_tests {
             let s = Arc::new(Sleep::new());
             let work = Arc::new(AtomicBool::new(false));
             let (s2, w2) = (s.clone(), work.clone());
-            let sleeper = thread::spawn(move || loop {
-                if w2.swap(false, Ordering::SeqCst) {
-                    return;
+            let sleeper = thread::spawn(move || {
+                while !w2.load(Ordering::SeqCst) {
+                    s2.sleep(|| w2.load(Ordering::SeqCst));
                 }
-                s2.sleep(|| w2.load(Ordering::SeqCst));
             });
             work.store(true, Ordering::SeqCst);
             s.notify_one();
