@@ -1,1 +1,242 @@
+//! magpie-bench: the benchmark kernels of SLAW (Guo et al., IPDPS 2010) §V — Fib, FJ (flat and
+//! recursive) and PDFS — written against magpie, each with a serial twin (plain Rust, no
+//! runtime), a verifier, and `ci` / `default` / `paper` sizes; peer versions of Fib and FJ on
+//! rayon and chili; and a timing harness ([`harness`]) with a runner ([`runner`]) that the
+//! `magpie` CLI drives.
+//!
+//! ```
+//! use magpie_bench::{runner, Kernel, Size};
+//! let pool = magpie::Pool::builder().workers(1).build()?;
+//! let m = runner::run_magpie(&pool, Kernel::Fib, Kernel::Fib.size_n(Size::Ci), 1).unwrap();
+//! assert!(m.verified);
+//! # Ok::<(), magpie::Error>(())
+//! ```
 
+#![warn(missing_docs)]
+
+pub mod fib;
+pub mod fj;
+pub mod harness;
+pub mod pdfs;
+pub mod runner;
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A benchmark kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    /// Fib with `join` at every level (no cutoff).
+    Fib,
+    /// FJ: 1024 tasks spawned in a loop into one scope, repeated `n` times.
+    Fj,
+    /// FJ with the 1024 tasks spawned by recursive halving, repeated `n` times.
+    FjRec,
+    /// Parallel depth-first search: a spanning tree of an `n`×`n` torus.
+    Pdfs,
+}
+
+impl Kernel {
+    /// Every kernel, in report order.
+    pub const ALL: [Kernel; 4] = [Kernel::Fib, Kernel::Fj, Kernel::FjRec, Kernel::Pdfs];
+
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Fib => "fib",
+            Kernel::Fj => "fj",
+            Kernel::FjRec => "fj-rec",
+            Kernel::Pdfs => "pdfs",
+        }
+    }
+
+    /// What `n` means for this kernel.
+    pub fn n_meaning(self) -> &'static str {
+        match self {
+            Kernel::Fib => "fib(n)",
+            Kernel::Fj | Kernel::FjRec => "repetitions of 1024 tasks",
+            Kernel::Pdfs => "torus side (n*n nodes)",
+        }
+    }
+
+    /// The problem size `n` for a size preset.
+    pub fn size_n(self, size: Size) -> u64 {
+        let (ci, default, paper) = match self {
+            Kernel::Fib => (fib::CI, fib::DEFAULT, fib::PAPER),
+            Kernel::Fj | Kernel::FjRec => (fj::CI, fj::DEFAULT, fj::PAPER),
+            Kernel::Pdfs => (pdfs::CI, pdfs::DEFAULT, pdfs::PAPER),
+        };
+        match size {
+            Size::Ci => ci,
+            Size::Default => default,
+            Size::Paper => paper,
+        }
+    }
+
+    /// The largest `n` this kernel accepts.
+    pub fn max_n(self) -> u64 {
+        match self {
+            Kernel::Fib => fib::MAX_N,
+            Kernel::Fj | Kernel::FjRec => fj::MAX_REPS,
+            Kernel::Pdfs => pdfs::MAX_SIDE,
+        }
+    }
+
+    /// Checks `n` for this kernel; the error is one line.
+    pub fn check_n(self, n: u64) -> Result<(), String> {
+        if (1..=self.max_n()).contains(&n) {
+            Ok(())
+        } else {
+            Err(format!(
+                "invalid n `{n}` for {}: expected a whole number between 1 and {} ({})",
+                self.name(),
+                self.max_n(),
+                self.n_meaning()
+            ))
+        }
+    }
+
+    /// Tasks one run executes, for the kernels whose figure of merit is time per task.
+    pub fn tasks_per_run(self, n: u64) -> Option<u64> {
+        match self {
+            Kernel::Fj | Kernel::FjRec => Some(n * fj::TASKS as u64),
+            _ => None,
+        }
+    }
+
+    /// Peer runtimes measured for this kernel.
+    pub fn peers(self) -> &'static [Peer] {
+        match self {
+            Kernel::Fib => &[Peer::RayonJoin, Peer::ChiliJoin],
+            Kernel::Fj => &[Peer::RayonScope],
+            Kernel::FjRec | Kernel::Pdfs => &[],
+        }
+    }
+
+    /// Peers that have no faithful version of this kernel, with the reason.
+    pub fn unavailable_peers(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Kernel::Fj => &[(
+                "chili",
+                "chili has only join (no scope/spawn); a join-split of the 1024 tasks would be a \
+                 different kernel",
+            )],
+            _ => &[],
+        }
+    }
+}
+
+impl fmt::Display for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Kernel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Kernel, String> {
+        Kernel::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| format!("unknown kernel `{s}`: expected one of fib, fj, fj-rec, pdfs"))
+    }
+}
+
+/// A problem-size preset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Size {
+    /// Tiny: for tests (debug builds finish in milliseconds).
+    Ci,
+    /// The default for measurements.
+    Default,
+    /// The sizes this crate uses for paper-style runs.
+    Paper,
+}
+
+impl Size {
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Size::Ci => "ci",
+            Size::Default => "default",
+            Size::Paper => "paper",
+        }
+    }
+}
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Size {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Size, String> {
+        match s {
+            "ci" => Ok(Size::Ci),
+            "default" => Ok(Size::Default),
+            "paper" => Ok(Size::Paper),
+            _ => Err(format!(
+                "unknown size `{s}`: expected one of ci, default, paper"
+            )),
+        }
+    }
+}
+
+/// A peer runtime's version of a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Peer {
+    /// Fib on `rayon::join`.
+    RayonJoin,
+    /// FJ on `rayon::scope` + `Scope::spawn`.
+    RayonScope,
+    /// Fib on `chili::Scope::join`.
+    ChiliJoin,
+}
+
+impl Peer {
+    /// The name used in reports and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Peer::RayonJoin => "rayon-join",
+            Peer::RayonScope => "rayon-scope",
+            Peer::ChiliJoin => "chili-join",
+        }
+    }
+}
+
+impl fmt::Display for Peer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for k in Kernel::ALL {
+            assert_eq!(k.name().parse::<Kernel>().unwrap(), k);
+            for s in [Size::Ci, Size::Default, Size::Paper] {
+                assert!(k.check_n(k.size_n(s)).is_ok());
+            }
+        }
+        assert!("fibo".parse::<Kernel>().unwrap_err().contains("fj-rec"));
+        for s in [Size::Ci, Size::Default, Size::Paper] {
+            assert_eq!(s.name().parse::<Size>().unwrap(), s);
+        }
+        assert!("huge".parse::<Size>().is_err());
+    }
+
+    #[test]
+    fn n_is_checked() {
+        for k in Kernel::ALL {
+            assert!(k.check_n(0).is_err());
+            assert!(k.check_n(k.max_n() + 1).is_err());
+            assert!(k.check_n(1).is_ok());
+        }
+    }
+}

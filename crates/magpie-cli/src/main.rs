@@ -1,1 +1,106 @@
-fn main(){}
+//! `magpie`: the command-line front end of the magpie benchmarks. `magpie bench` times one
+//! kernel (SLAW (Guo et al., IPDPS 2010) §V: Fib, FJ, PDFS) on magpie, its serial twin and its
+//! peers, and prints a table or one JSON object; `magpie report` runs every kernel under every
+//! policy and worker count and writes a Markdown report. Exit codes: 0 success, 1 a run failed
+//! verification (or crashed), 2 bad input, 3 magpie stopped the kernel at its stack limit.
+
+mod bench;
+mod cli;
+mod report;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+/// A command's failure, printed as one `error: ...` line on stderr.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad arguments or environment (exit 2).
+    Usage(String),
+    /// A run failed verification, crashed, or the OS refused something (exit 1).
+    Failed(String),
+    /// magpie stopped a work-first spawn at its stack limit (exit 3).
+    Stopped(String),
+}
+
+impl Failure {
+    fn code(&self) -> u8 {
+        match self {
+            Failure::Failed(_) => 1,
+            Failure::Usage(_) => 2,
+            Failure::Stopped(_) => 3,
+        }
+    }
+    fn message(&self) -> &str {
+        match self {
+            Failure::Usage(m) | Failure::Failed(m) | Failure::Stopped(m) => m,
+        }
+    }
+    /// A magpie configuration error is bad input; anything else from magpie is a failure.
+    pub fn from_magpie(e: magpie::Error) -> Failure {
+        match e {
+            magpie::Error::Config { .. } => Failure::Usage(e.to_string()),
+            _ => Failure::Failed(e.to_string()),
+        }
+    }
+}
+
+/// Keeps magpie's stack-limit stops (panics carrying a `magpie::Error`) off stderr: the command
+/// reports them as one `error:` line. Other panics keep the default report.
+fn quiet_magpie_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if magpie::Error::from_panic(info.payload()).is_none() {
+            default(info)
+        }
+    }));
+}
+
+/// Clap's error as one line: the text up to the first blank line, lines joined.
+fn one_line(text: &str) -> String {
+    let line = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    if line.starts_with("error:") {
+        line
+    } else {
+        format!("error: {line}")
+    }
+}
+
+fn main() -> ExitCode {
+    quiet_magpie_panics();
+    let args = match cli::Cli::try_parse() {
+        Ok(a) => a,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            return match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    let _ = e.print();
+                    ExitCode::SUCCESS
+                }
+                ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    eprintln!("error: missing command: expected `bench` or `report` (see `magpie --help`)");
+                    ExitCode::from(2)
+                }
+                _ => {
+                    eprintln!("{}", one_line(&e.to_string()));
+                    ExitCode::from(2)
+                }
+            };
+        }
+    };
+    let r = match args.command {
+        cli::Command::Bench(a) => bench::run(a),
+        cli::Command::Report(a) => report::run(a),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("error: {}", f.message());
+            ExitCode::from(f.code())
+        }
+    }
+}

@@ -37,8 +37,8 @@ impl Sleep {
     }
 
     /// Puts the calling worker to sleep unless `has_work` (evaluated after announcing the sleep)
-    /// finds something. Returns whether it actually slept.
-    pub(crate) fn sleep(&self, has_work: impl Fn() -> bool) -> bool {
+    /// finds something; `asleep` runs just before it waits. Returns whether it actually slept.
+    pub(crate) fn sleep(&self, has_work: impl Fn() -> bool, asleep: impl FnOnce()) -> bool {
         let g = crate::sync::lock(&self.lock);
         self.sleepers.fetch_add(1, Ordering::SeqCst);
         // SeqCst fence: orders the announcement before the re-check, whatever orderings the
@@ -48,6 +48,7 @@ impl Sleep {
             self.sleepers.fetch_sub(1, Ordering::SeqCst);
             return false;
         }
+        asleep();
         let g = match self.cv.wait(g) {
             Ok(g) => g,
             Err(p) => p.into_inner(),
@@ -95,7 +96,7 @@ mod loom_tests {
             let (s2, w2) = (s.clone(), work.clone());
             let sleeper = thread::spawn(move || {
                 while !w2.load(Ordering::SeqCst) {
-                    s2.sleep(|| w2.load(Ordering::SeqCst));
+                    s2.sleep(|| w2.load(Ordering::SeqCst), || {});
                 }
             });
             work.store(true, Ordering::SeqCst);

@@ -577,9 +577,8 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
                 } else {
                     idle = 0;
                     let reg = &wt.registry;
-                    if reg.sleep.sleep(|| reg.has_visible_work()) {
-                        wt.stats().sleeps.bump();
-                    }
+                    reg.sleep
+                        .sleep(|| reg.has_visible_work(), || wt.stats().sleeps.bump());
                 }
             }
         }

@@ -1,0 +1,117 @@
+//! Fib: the naive doubly recursive Fibonacci with a fork-join at every level and no sequential
+//! cutoff, so nearly all of its time is spawn and sync overhead (SLAW (Guo et al., IPDPS 2010)
+//! §V). Versions: magpie ([`parallel`], `magpie::join`), the serial twin ([`serial`]), rayon
+//! ([`rayon_join`]) and chili ([`chili_join`]); [`verify`] checks a result against the closed
+//! iteration.
+
+use std::hint::black_box;
+
+/// `n` for `--size ci`.
+pub const CI: u64 = 20;
+/// `n` for `--size default`.
+pub const DEFAULT: u64 = 36;
+/// `n` for `--size paper`.
+pub const PAPER: u64 = 35;
+/// Largest `n` accepted (fib(60) already takes hours without a cutoff).
+pub const MAX_N: u64 = 60;
+
+/// fib(n) with `magpie::join` at every level. Call inside `Pool::install`.
+pub fn parallel(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = magpie::join(|| parallel(n - 1), || parallel(n - 2));
+    a + b
+}
+
+/// The serial twin: the same recursion, no runtime.
+pub fn serial(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    serial(black_box(n - 1)) + serial(black_box(n - 2))
+}
+
+/// fib(n) with `rayon::join` at every level. Call inside `rayon::ThreadPool::install`.
+pub fn rayon_join(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = rayon::join(|| rayon_join(n - 1), || rayon_join(n - 2));
+    a + b
+}
+
+/// fib(n) with `chili::Scope::join` at every level.
+pub fn chili_join(s: &mut chili::Scope<'_>, n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = s.join(|s| chili_join(s, n - 1), |s| chili_join(s, n - 2));
+    a + b
+}
+
+/// fib(n) by iteration: the known answer.
+pub fn expected(n: u64) -> u64 {
+    let (mut a, mut b) = (0u64, 1u64);
+    for _ in 0..n {
+        (a, b) = (b, a.wrapping_add(b));
+    }
+    a
+}
+
+/// Checks a computed fib(n).
+pub fn verify(n: u64, got: u64) -> Result<(), String> {
+    let want = expected(n);
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!("fib({n}) = {got}, expected {want}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use magpie::{Policy, Pool};
+
+    #[test]
+    fn every_policy_and_width_verifies() {
+        for p in [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive] {
+            for w in [1, 2] {
+                let pool = Pool::builder().workers(w).policy(p).build().unwrap();
+                assert_eq!(
+                    verify(CI, pool.install(|| parallel(CI))),
+                    Ok(()),
+                    "{p} x{w}"
+                );
+            }
+        }
+        assert_eq!(verify(CI, serial(CI)), Ok(()));
+    }
+
+    #[test]
+    fn peers_verify() {
+        for w in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(w)
+                .build()
+                .unwrap();
+            assert_eq!(verify(CI, pool.install(|| rayon_join(CI))), Ok(()));
+            let pool = chili::ThreadPool::with_config(chili::Config {
+                thread_count: std::num::NonZero::new(w),
+                ..Default::default()
+            });
+            assert_eq!(verify(CI, chili_join(&mut pool.scope(), CI)), Ok(()));
+        }
+    }
+
+    #[test]
+    fn wrong_values_are_rejected() {
+        assert_eq!(expected(0), 0);
+        assert_eq!(expected(1), 1);
+        assert_eq!(expected(20), 6765);
+        let e = verify(20, 6764).unwrap_err();
+        assert!(e.contains("6765"), "{e}");
+        assert!(verify(2, 2).is_err());
+    }
+}

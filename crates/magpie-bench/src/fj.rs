@@ -1,0 +1,189 @@
+//! FJ: SLAW's fork-join microbenchmark (SLAW (Guo et al., IPDPS 2010) §V): a `finish` scope that
+//! spawns 1024 near-empty tasks and waits for them, repeated `n` times; the figure of merit is
+//! time per task. [`flat`] spawns the tasks in a loop (the SLAW kernel); [`recursive`] spawns them
+//! by halving the index range, each task spawning two children until a range holds one task.
+//! Each task increments its own counter (a relaxed atomic add), so [`verify`] can check that
+//! every task ran exactly once per repetition. Serial twins: [`serial_flat`], [`serial_recursive`];
+//! rayon peer: [`rayon_scope`] (chili has no scope/spawn, so it has no FJ).
+
+use magpie::Scope;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Tasks per repetition.
+pub const TASKS: usize = 1024;
+/// Repetitions for `--size ci`.
+pub const CI: u64 = 4;
+/// Repetitions for `--size default` (about 1e6 tasks per run).
+pub const DEFAULT: u64 = 1000;
+/// Repetitions for `--size paper` (about 1e6 tasks per run).
+pub const PAPER: u64 = 1000;
+/// Largest repetition count accepted (the per-task counters are `u32`).
+pub const MAX_REPS: u64 = 100_000_000;
+
+/// Fresh per-task counters, all zero.
+pub fn new_counters() -> Vec<AtomicU32> {
+    (0..TASKS).map(|_| AtomicU32::new(0)).collect()
+}
+
+#[inline]
+fn task(counter: &AtomicU32) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+/// FJ: `reps` times, one scope spawning one task per counter. Call inside `Pool::install`.
+pub fn flat(reps: u64, counters: &[AtomicU32]) {
+    for _ in 0..reps {
+        magpie::scope(|s| {
+            for c in counters {
+                s.spawn(move |_| task(c));
+            }
+        });
+    }
+}
+
+/// Recursive FJ: `reps` times, one scope in which the counter range is halved by spawns down to
+/// single tasks. Call inside `Pool::install`.
+pub fn recursive(reps: u64, counters: &[AtomicU32]) {
+    for _ in 0..reps {
+        magpie::scope(|s| split(s, counters));
+    }
+}
+
+fn split<'s>(s: &Scope<'s>, range: &'s [AtomicU32]) {
+    match range {
+        [] => {}
+        [c] => task(c),
+        _ => {
+            let (l, r) = range.split_at(range.len() / 2);
+            s.spawn(move |s| split(s, l));
+            s.spawn(move |s| split(s, r));
+        }
+    }
+}
+
+/// FJ on rayon: `rayon::scope` with `Scope::spawn` per task. Call inside `ThreadPool::install`.
+pub fn rayon_scope(reps: u64, counters: &[AtomicU32]) {
+    for _ in 0..reps {
+        rayon::scope(|s| {
+            for c in counters {
+                s.spawn(move |_| task(c));
+            }
+        });
+    }
+}
+
+/// Serial twin of [`flat`]: the same increments in a loop.
+pub fn serial_flat(reps: u64, counts: &mut [u32]) {
+    for _ in 0..reps {
+        for c in counts.iter_mut() {
+            *black_box(c) += 1;
+        }
+    }
+}
+
+/// Serial twin of [`recursive`]: the same halving, by plain recursion.
+pub fn serial_recursive(reps: u64, counts: &mut [u32]) {
+    fn go(range: &mut [u32]) {
+        match range {
+            [] => {}
+            [c] => *black_box(c) += 1,
+            _ => {
+                let mid = range.len() / 2;
+                let (l, r) = range.split_at_mut(mid);
+                go(l);
+                go(r);
+            }
+        }
+    }
+    for _ in 0..reps {
+        go(counts);
+    }
+}
+
+/// Checks that each of the [`TASKS`] tasks ran exactly `reps` times (and so that
+/// `reps * TASKS` tasks ran in all).
+pub fn verify(reps: u64, counts: impl IntoIterator<Item = u32>) -> Result<(), String> {
+    let mut total = 0u64;
+    let mut seen = 0usize;
+    let mut first_bad = None;
+    for (i, c) in counts.into_iter().enumerate() {
+        seen += 1;
+        total += c as u64;
+        if c as u64 != reps && first_bad.is_none() {
+            first_bad = Some((i, c));
+        }
+    }
+    if seen != TASKS {
+        return Err(format!("{seen} task counters, expected {TASKS}"));
+    }
+    match first_bad {
+        None => Ok(()),
+        Some((i, c)) => Err(format!(
+            "task {i} ran {c} times in {reps} repetitions; {total} task executions in all, \
+             expected {}",
+            reps * TASKS as u64
+        )),
+    }
+}
+
+/// [`verify`] on atomic counters.
+pub fn verify_atomic(reps: u64, counters: &[AtomicU32]) -> Result<(), String> {
+    verify(reps, counters.iter().map(|c| c.load(Ordering::Relaxed)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use magpie::{Policy, Pool};
+
+    #[test]
+    fn every_policy_and_width_verifies() {
+        for p in [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive] {
+            for w in [1, 2] {
+                let pool = Pool::builder().workers(w).policy(p).build().unwrap();
+                let c = new_counters();
+                pool.install(|| flat(CI, &c));
+                assert_eq!(verify_atomic(CI, &c), Ok(()), "flat {p} x{w}");
+                let c = new_counters();
+                pool.install(|| recursive(CI, &c));
+                assert_eq!(verify_atomic(CI, &c), Ok(()), "recursive {p} x{w}");
+            }
+        }
+    }
+
+    #[test]
+    fn serial_twins_and_rayon_verify() {
+        let mut c = vec![0u32; TASKS];
+        serial_flat(CI, &mut c);
+        assert_eq!(verify(CI, c), Ok(()));
+        let mut c = vec![0u32; TASKS];
+        serial_recursive(CI, &mut c);
+        assert_eq!(verify(CI, c), Ok(()));
+        for w in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(w)
+                .build()
+                .unwrap();
+            let c = new_counters();
+            pool.install(|| rayon_scope(CI, &c));
+            assert_eq!(verify_atomic(CI, &c), Ok(()));
+        }
+    }
+
+    #[test]
+    fn wrong_counts_are_rejected() {
+        let mut c = vec![3u32; TASKS];
+        assert!(verify(3, c.clone()).is_ok());
+        c[17] = 2;
+        let e = verify(3, c.clone()).unwrap_err();
+        assert!(e.contains("task 17 ran 2 times"), "{e}");
+        // A task run twice in one repetition and skipped in another still shows.
+        c[17] = 3;
+        c[5] = 4;
+        c[6] = 2;
+        assert!(verify(3, c).is_err());
+        assert!(verify(3, vec![3u32; TASKS - 1]).is_err());
+        assert!(verify(0, vec![0u32; TASKS]).is_ok());
+    }
+}

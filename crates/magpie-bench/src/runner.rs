@@ -1,0 +1,517 @@
+//! The runner: measures one kernel on one runtime — the serial twin ([`run_serial`]), a magpie
+//! pool ([`run_magpie`], with the pool's counter delta) or a peer ([`run_peer`]) — verifying
+//! every run, and [`bench`], which puts the three together into the [`BenchRecord`] that the
+//! CLI prints (as a table or as JSON).
+
+use crate::harness::{self, measure, Measured, RunError};
+use crate::{fib, fj, pdfs, Kernel, Peer};
+use serde::{Deserialize, Serialize};
+use std::num::NonZero;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+fn counts_of(counters: &[AtomicU32]) -> Vec<u32> {
+    counters.iter().map(|c| c.load(Ordering::Relaxed)).collect()
+}
+
+/// Times the serial twin of `kernel` `runs` times and verifies each result.
+pub fn run_serial(kernel: Kernel, n: u64, runs: usize) -> Result<Measured, RunError> {
+    match kernel {
+        Kernel::Fib => measure(runs, || (), |_| fib::serial(n), |_, r| fib::verify(n, r)),
+        Kernel::Fj | Kernel::FjRec => measure(
+            runs,
+            || vec![0u32; fj::TASKS],
+            |c| {
+                if kernel == Kernel::Fj {
+                    fj::serial_flat(n, c)
+                } else {
+                    fj::serial_recursive(n, c)
+                }
+            },
+            |c, ()| fj::verify(n, c.iter().copied()),
+        ),
+        Kernel::Pdfs => {
+            let t = pdfs::Torus::new(n);
+            measure(
+                runs,
+                || vec![pdfs::NONE; t.nodes()],
+                |p| pdfs::serial(t, p),
+                |p, ()| pdfs::verify(t, p),
+            )
+        }
+    }
+}
+
+/// Times `kernel` on `pool` `runs` times, verifies each result, and records the pool's counter
+/// delta over the runs (also when a run stops early, in which case the error is returned).
+pub fn run_magpie(
+    pool: &magpie::Pool,
+    kernel: Kernel,
+    n: u64,
+    runs: usize,
+) -> Result<Measured, RunError> {
+    run_magpie_with_stats(pool, kernel, n, runs).0
+}
+
+/// [`run_magpie`], also returning the counter delta when the measurement stopped early.
+pub fn run_magpie_with_stats(
+    pool: &magpie::Pool,
+    kernel: Kernel,
+    n: u64,
+    runs: usize,
+) -> (Result<Measured, RunError>, magpie::Stats) {
+    let before = pool.stats();
+    let r = match kernel {
+        Kernel::Fib => measure(
+            runs,
+            || (),
+            |_| pool.install(|| fib::parallel(n)),
+            |_, r| fib::verify(n, r),
+        ),
+        Kernel::Fj | Kernel::FjRec => measure(
+            runs,
+            fj::new_counters,
+            |c| {
+                let c = &*c;
+                if kernel == Kernel::Fj {
+                    pool.install(|| fj::flat(n, c))
+                } else {
+                    pool.install(|| fj::recursive(n, c))
+                }
+            },
+            |c, ()| fj::verify_atomic(n, c),
+        ),
+        Kernel::Pdfs => {
+            let t = pdfs::Torus::new(n);
+            measure(
+                runs,
+                || pdfs::new_parents(t),
+                |p| {
+                    let p = &*p;
+                    pool.install(|| pdfs::parallel(t, p))
+                },
+                |p, ()| pdfs::verify_atomic(t, p),
+            )
+        }
+    };
+    let stats = pool.stats() - before;
+    (
+        r.map(|mut m| {
+            m.stats = Some(stats);
+            m
+        }),
+        stats,
+    )
+}
+
+/// Times a peer runtime's version of `kernel` on a pool of `workers` threads, built for this
+/// measurement and dropped after it.
+pub fn run_peer(
+    peer: Peer,
+    kernel: Kernel,
+    n: u64,
+    workers: usize,
+    runs: usize,
+) -> Result<Measured, RunError> {
+    let unsupported = || {
+        Err(RunError::Setup(format!(
+            "{peer} has no version of {kernel}"
+        )))
+    };
+    match peer {
+        Peer::RayonJoin | Peer::RayonScope => {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(workers)
+                .build()
+                .map_err(|e| RunError::Setup(e.to_string()))?;
+            match (peer, kernel) {
+                (Peer::RayonJoin, Kernel::Fib) => measure(
+                    runs,
+                    || (),
+                    |_| pool.install(|| fib::rayon_join(n)),
+                    |_, r| fib::verify(n, r),
+                ),
+                (Peer::RayonScope, Kernel::Fj) => measure(
+                    runs,
+                    fj::new_counters,
+                    |c| {
+                        let c = &*c;
+                        pool.install(|| fj::rayon_scope(n, c))
+                    },
+                    |c, ()| fj::verify(n, counts_of(c)),
+                ),
+                _ => unsupported(),
+            }
+        }
+        Peer::ChiliJoin => {
+            if kernel != Kernel::Fib {
+                return unsupported();
+            }
+            let pool = chili::ThreadPool::with_config(chili::Config {
+                thread_count: NonZero::new(workers),
+                ..Default::default()
+            });
+            let mut scope = pool.scope();
+            measure(
+                runs,
+                || (),
+                |_| fib::chili_join(&mut scope, n),
+                |_, r| fib::verify(n, r),
+            )
+        }
+    }
+}
+
+/// What `magpie bench` measures.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    /// The kernel.
+    pub kernel: Kernel,
+    /// Its problem size.
+    pub n: u64,
+    /// Timed runs of each version.
+    pub runs: usize,
+    /// Whether to time the serial twin (for `ratio_to_serial`).
+    pub serial: bool,
+    /// Whether to time the kernel's peers ([`Kernel::peers`]).
+    pub peers: bool,
+}
+
+/// One peer's line in a [`BenchRecord`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PeerRecord {
+    /// `rayon-join`, `rayon-scope`, `chili-join`.
+    pub name: String,
+    /// Median wall time of a run, seconds.
+    pub median_s: Option<f64>,
+    /// Fastest run, seconds.
+    pub min_s: Option<f64>,
+    /// Slowest run, seconds.
+    pub max_s: Option<f64>,
+    /// `median_s / serial_median_s`.
+    pub ratio_to_serial: Option<f64>,
+    /// For FJ: `median_s` per task, nanoseconds.
+    pub per_task_ns: Option<f64>,
+    /// Whether every run verified.
+    pub verified: bool,
+    /// Why the peer's runs failed, if they did.
+    pub error: Option<String>,
+}
+
+/// A peer that has no version of the kernel.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Unavailable {
+    /// The runtime.
+    pub name: String,
+    /// Why it is not measured.
+    pub reason: String,
+}
+
+/// Everything `magpie bench` measured; its JSON form is the CLI's `--json` output.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BenchRecord {
+    /// Kernel name.
+    pub kernel: String,
+    /// Problem size.
+    pub n: u64,
+    /// magpie's spawning policy.
+    pub policy: String,
+    /// Workers (magpie's, and each peer's thread count).
+    pub workers: usize,
+    /// Timed runs of each version.
+    pub runs: usize,
+    /// magpie: median wall time of a run, seconds (`null` when the kernel stopped).
+    pub median_s: Option<f64>,
+    /// magpie: fastest run.
+    pub min_s: Option<f64>,
+    /// magpie: slowest run.
+    pub max_s: Option<f64>,
+    /// magpie: every run's time, in run order.
+    pub times_s: Vec<f64>,
+    /// Serial twin: median (`null` when not timed).
+    pub serial_median_s: Option<f64>,
+    /// Serial twin: fastest run.
+    pub serial_min_s: Option<f64>,
+    /// Serial twin: slowest run.
+    pub serial_max_s: Option<f64>,
+    /// `median_s / serial_median_s`.
+    pub ratio_to_serial: Option<f64>,
+    /// Tasks per run (FJ kernels).
+    pub tasks_per_run: Option<u64>,
+    /// magpie `median_s` per task, nanoseconds (FJ kernels).
+    pub per_task_ns: Option<f64>,
+    /// Whether every timed run (serial, magpie, peers) passed its verifier.
+    pub verified: bool,
+    /// `true` when magpie stopped the kernel at its stack limit (work-first spawning).
+    pub stopped: bool,
+    /// What went wrong, in one line; `null` when nothing did.
+    pub error: Option<String>,
+    /// magpie's counters over the timed runs (after − before).
+    pub stats: magpie::Stats,
+    /// Peer measurements, same workers, `n` and runs.
+    pub peers: Vec<PeerRecord>,
+    /// Peers without a version of this kernel.
+    pub peers_unavailable: Vec<Unavailable>,
+    /// Peak resident set size of the process, KiB (filled in by the CLI at the end).
+    pub peak_rss_kib: Option<u64>,
+}
+
+impl BenchRecord {
+    /// The record as one pretty-printed JSON object.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a bench record serializes")
+    }
+}
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    }
+}
+
+fn per_task(kernel: Kernel, n: u64, median: Option<f64>) -> Option<f64> {
+    Some(median? / kernel.tasks_per_run(n)? as f64 * 1e9)
+}
+
+/// Measures the serial twin (if asked), then `kernel` on `pool`, then (after dropping `pool`)
+/// each peer with the pool's worker count. Stops after magpie when magpie's runs failed to run
+/// to the end.
+pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
+    let BenchConfig {
+        kernel, n, runs, ..
+    } = *cfg;
+    let workers = pool.workers();
+    let mut errors: Vec<String> = vec![];
+    let mut verified = true;
+
+    let serial = if cfg.serial {
+        match run_serial(kernel, n, runs) {
+            Ok(m) => {
+                if let Some(f) = &m.failure {
+                    verified = false;
+                    errors.push(format!("serial twin failed verification: {f}"));
+                }
+                Some(m.timing)
+            }
+            Err(e) => {
+                verified = false;
+                errors.push(format!("serial twin: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let serial_median = serial.as_ref().and_then(|t| t.median());
+
+    let (r, stats) = run_magpie_with_stats(&pool, kernel, n, runs);
+    let policy = pool.policy().to_string();
+    drop(pool);
+    let mut stopped = false;
+    let timing = match r {
+        Ok(m) => {
+            if let Some(f) = &m.failure {
+                verified = false;
+                errors.push(format!("magpie failed verification: {f}"));
+            }
+            Some(m.timing)
+        }
+        Err(e) => {
+            verified = false;
+            stopped = matches!(e, RunError::Stopped(_));
+            errors.push(match e {
+                RunError::Stopped(m) => m,
+                other => other.to_string(),
+            });
+            None
+        }
+    };
+    let median = timing.as_ref().and_then(|t| t.median());
+
+    let mut peers = vec![];
+    if cfg.peers && timing.is_some() {
+        for &peer in kernel.peers() {
+            let rec = match run_peer(peer, kernel, n, workers, runs) {
+                Ok(m) => {
+                    if let Some(f) = &m.failure {
+                        verified = false;
+                        errors.push(format!("{peer} failed verification: {f}"));
+                    }
+                    let med = m.timing.median();
+                    PeerRecord {
+                        name: peer.name().into(),
+                        median_s: med,
+                        min_s: m.timing.min(),
+                        max_s: m.timing.max(),
+                        ratio_to_serial: ratio(med, serial_median),
+                        per_task_ns: per_task(kernel, n, med),
+                        verified: m.verified,
+                        error: m.failure.map(|f| format!("failed verification: {f}")),
+                    }
+                }
+                Err(e) => {
+                    verified = false;
+                    errors.push(format!("{peer}: {e}"));
+                    PeerRecord {
+                        name: peer.name().into(),
+                        median_s: None,
+                        min_s: None,
+                        max_s: None,
+                        ratio_to_serial: None,
+                        per_task_ns: None,
+                        verified: false,
+                        error: Some(e.to_string()),
+                    }
+                }
+            };
+            peers.push(rec);
+        }
+    }
+
+    BenchRecord {
+        kernel: kernel.name().into(),
+        n,
+        policy,
+        workers,
+        runs,
+        median_s: median,
+        min_s: timing.as_ref().and_then(|t| t.min()),
+        max_s: timing.as_ref().and_then(|t| t.max()),
+        times_s: timing.map(|t| t.times_s).unwrap_or_default(),
+        serial_median_s: serial_median,
+        serial_min_s: serial.as_ref().and_then(|t| t.min()),
+        serial_max_s: serial.as_ref().and_then(|t| t.max()),
+        ratio_to_serial: ratio(median, serial_median),
+        tasks_per_run: kernel.tasks_per_run(n),
+        per_task_ns: per_task(kernel, n, median),
+        verified,
+        stopped,
+        error: (!errors.is_empty()).then(|| errors.join("; ")),
+        stats,
+        peers,
+        peers_unavailable: kernel
+            .unavailable_peers()
+            .iter()
+            .map(|(name, reason)| Unavailable {
+                name: name.to_string(),
+                reason: reason.to_string(),
+            })
+            .collect(),
+        peak_rss_kib: harness::peak_rss_kib(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Size;
+    use magpie::{Policy, Pool};
+
+    const POLICIES: [Policy; 3] = [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive];
+
+    #[test]
+    fn every_kernel_policy_and_width_verifies() {
+        for k in Kernel::ALL {
+            let n = k.size_n(Size::Ci);
+            let s = run_serial(k, n, 1).unwrap();
+            assert!(s.verified, "{k} serial: {:?}", s.failure);
+            for p in POLICIES {
+                for w in [1, 2] {
+                    let pool = Pool::builder().workers(w).policy(p).build().unwrap();
+                    let m = run_magpie(&pool, k, n, 2).unwrap();
+                    assert!(m.verified, "{k} {p} x{w}: {:?}", m.failure);
+                    assert_eq!(m.timing.times_s.len(), 2);
+                    let st = m.stats.unwrap();
+                    assert!(st.spawns_work_first + st.spawns_help_first > 0, "{k} {p}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn peers_verify_and_others_are_refused() {
+        for k in Kernel::ALL {
+            let n = k.size_n(Size::Ci);
+            for &peer in k.peers() {
+                for w in [1, 2] {
+                    let m = run_peer(peer, k, n, w, 1).unwrap();
+                    assert!(m.verified, "{peer} {k} x{w}");
+                }
+            }
+        }
+        assert!(matches!(
+            run_peer(Peer::ChiliJoin, Kernel::Fj, 1, 1, 1),
+            Err(RunError::Setup(_))
+        ));
+        assert!(matches!(
+            run_peer(Peer::RayonScope, Kernel::Pdfs, 1, 1, 1),
+            Err(RunError::Setup(_))
+        ));
+    }
+
+    #[test]
+    fn bench_record_has_everything() {
+        let pool = Pool::builder().workers(2).build().unwrap();
+        let cfg = BenchConfig {
+            kernel: Kernel::Fj,
+            n: fj::CI,
+            runs: 3,
+            serial: true,
+            peers: true,
+        };
+        let r = bench(&cfg, pool);
+        assert!(r.verified && r.error.is_none() && !r.stopped, "{r:?}");
+        assert_eq!(r.times_s.len(), 3);
+        assert!(r.median_s.is_some() && r.serial_median_s.is_some() && r.ratio_to_serial.is_some());
+        assert_eq!(r.tasks_per_run, Some(fj::CI * 1024));
+        assert_eq!(r.peers.len(), 1);
+        assert_eq!(r.peers[0].name, "rayon-scope");
+        assert_eq!(r.peers_unavailable[0].name, "chili");
+        let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        for key in [
+            "kernel",
+            "n",
+            "policy",
+            "workers",
+            "runs",
+            "median_s",
+            "min_s",
+            "max_s",
+            "serial_median_s",
+            "verified",
+            "stats",
+            "ratio_to_serial",
+            "peers",
+        ] {
+            assert!(v.get(key).is_some(), "missing {key}");
+        }
+        assert!(v["stats"].is_object());
+        // The CLI's report reads children's records back.
+        let back: BenchRecord = serde_json::from_str(&r.to_json()).unwrap();
+        assert_eq!(
+            (back.stats, back.verified, back.peers.len()),
+            (r.stats, true, 1)
+        );
+    }
+
+    #[test]
+    fn stack_limit_is_a_stop_not_a_crash() {
+        let pool = Pool::builder()
+            .workers(1)
+            .policy(Policy::WorkFirst)
+            .max_fibers(16)
+            .build()
+            .unwrap();
+        let cfg = BenchConfig {
+            kernel: Kernel::Pdfs,
+            n: pdfs::CI,
+            runs: 1,
+            serial: false,
+            peers: true,
+        };
+        let r = bench(&cfg, pool);
+        assert!(r.stopped && !r.verified, "{r:?}");
+        assert!(r.error.as_deref().unwrap().contains("stack limit"));
+        assert!(r.median_s.is_none());
+    }
+}

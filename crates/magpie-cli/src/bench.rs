@@ -1,0 +1,170 @@
+//! `magpie bench`: one kernel, one magpie configuration, its serial twin and its peers; a table
+//! or one JSON object (with the process's peak RSS, which `magpie report` reads from a child).
+
+use crate::cli::BenchArgs;
+use crate::Failure;
+use magpie_bench::harness::peak_rss_kib;
+use magpie_bench::runner::{self, BenchConfig, BenchRecord};
+
+/// Seconds with microsecond resolution, or `–` when absent.
+pub fn secs(x: Option<f64>) -> String {
+    x.map_or("–".into(), |x| format!("{x:.6}"))
+}
+
+/// A ratio as `N.NN×`, or `–`.
+pub fn times(x: Option<f64>) -> String {
+    x.map_or("–".into(), |x| format!("{x:.2}×"))
+}
+
+/// Nanoseconds with one decimal, or `–`.
+pub fn nanos(x: Option<f64>) -> String {
+    x.map_or("–".into(), |x| format!("{x:.1}"))
+}
+
+/// magpie's counters in one line.
+pub fn stats_line(s: &magpie::Stats) -> String {
+    format!(
+        "spawns {} work-first + {} help-first; steals {} child + {} continuation ({} failed); \
+         suspensions {}; policy switches {}; max fresh {}; max frames {}; fibers created {}; sleeps {}",
+        s.spawns_work_first,
+        s.spawns_help_first,
+        s.steals_child,
+        s.steals_continuation,
+        s.failed_steals,
+        s.suspensions,
+        s.policy_switches,
+        s.max_fresh,
+        s.max_frames,
+        s.fibers_created,
+        s.sleeps
+    )
+}
+
+pub fn run(a: BenchArgs) -> Result<(), Failure> {
+    let mut builder = magpie::Builder::default()
+        .from_env()
+        .map_err(Failure::from_magpie)?;
+    if let Some(w) = a.workers {
+        builder = builder.workers(w);
+    }
+    if let Some(p) = a.policy {
+        builder = builder.policy(p);
+    }
+    if let Some(f) = a.max_fibers {
+        builder = builder.max_fibers(f);
+    }
+    let n = a.n.unwrap_or_else(|| a.kernel.size_n(a.size));
+    a.kernel.check_n(n).map_err(Failure::Usage)?;
+    let pool = builder.build().map_err(Failure::from_magpie)?;
+    let cfg = BenchConfig {
+        kernel: a.kernel,
+        n,
+        runs: a.runs,
+        serial: !a.no_serial,
+        peers: !a.no_peers,
+    };
+    let mut rec = runner::bench(&cfg, pool);
+    rec.peak_rss_kib = peak_rss_kib();
+    if a.json {
+        println!("{}", rec.to_json());
+    } else {
+        print!("{}", table(&rec));
+    }
+    match (&rec.error, rec.stopped, rec.verified) {
+        (Some(e), true, _) => Err(Failure::Stopped(e.clone())),
+        (e, false, false) => Err(Failure::Failed(format!(
+            "verification failed: {}",
+            e.as_deref().unwrap_or("a run returned a wrong result")
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn table(r: &BenchRecord) -> String {
+    use std::fmt::Write;
+    let fj = r.tasks_per_run.is_some();
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{} n={} workers={} policy={} runs={}\n",
+        r.kernel, r.n, r.workers, r.policy, r.runs
+    );
+    let _ = write!(
+        o,
+        "{:<20} {:>12} {:>12} {:>12} {:>10}",
+        "runtime", "median s", "min s", "max s", "÷ serial"
+    );
+    let _ = writeln!(
+        o,
+        "{}",
+        if fj {
+            format!(" {:>10}", "ns/task")
+        } else {
+            String::new()
+        }
+    );
+    let mut line = |name: &str, med, min, max, ratio, per_task: Option<f64>| {
+        let _ = write!(
+            o,
+            "{:<20} {:>12} {:>12} {:>12} {:>10}",
+            name,
+            secs(med),
+            secs(min),
+            secs(max),
+            times(ratio)
+        );
+        let _ = writeln!(
+            o,
+            "{}",
+            if fj {
+                format!(" {:>10}", nanos(per_task))
+            } else {
+                String::new()
+            }
+        );
+    };
+    if r.serial_median_s.is_some() {
+        let per = r
+            .tasks_per_run
+            .and_then(|t| Some(r.serial_median_s? / t as f64 * 1e9));
+        line(
+            "serial twin",
+            r.serial_median_s,
+            r.serial_min_s,
+            r.serial_max_s,
+            Some(1.0),
+            per,
+        );
+    }
+    line(
+        &format!("magpie {}", r.policy),
+        r.median_s,
+        r.min_s,
+        r.max_s,
+        r.ratio_to_serial,
+        r.per_task_ns,
+    );
+    for p in &r.peers {
+        line(
+            &p.name,
+            p.median_s,
+            p.min_s,
+            p.max_s,
+            p.ratio_to_serial,
+            p.per_task_ns,
+        );
+    }
+    let _ = writeln!(o);
+    for u in &r.peers_unavailable {
+        let _ = writeln!(o, "not measured: {}: {}", u.name, u.reason);
+    }
+    let _ = writeln!(o, "magpie stats: {}", stats_line(&r.stats));
+    if let Some(k) = r.peak_rss_kib {
+        let _ = writeln!(o, "peak RSS: {k} KiB");
+    }
+    let _ = writeln!(o, "verified: {}", if r.verified { "yes" } else { "NO" });
+    if let Some(e) = &r.error {
+        let _ = writeln!(o, "error: {e}");
+    }
+    o
+}

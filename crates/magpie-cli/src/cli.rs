@@ -1,0 +1,121 @@
+//! The command line of `magpie` (clap derive): `bench` and `report`, and the parsers that turn
+//! bad values into one-line errors.
+
+use clap::{Args, Parser, Subcommand};
+use magpie_bench::{Kernel, Size};
+use std::path::PathBuf;
+
+/// Benchmarks of the magpie work-stealing runtime (SLAW's Fib, FJ and PDFS).
+#[derive(Parser, Debug)]
+#[command(name = "magpie", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Time one kernel on magpie, its serial twin and its peers (rayon, chili).
+    Bench(BenchArgs),
+    /// Run every kernel under every policy and worker count and write a Markdown report.
+    Report(ReportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// fib, fj, fj-rec or pdfs.
+    #[arg(value_parser = parse_kernel)]
+    pub kernel: Kernel,
+    /// Problem size: fib(n); FJ repetitions of 1024 tasks; PDFS torus side (default: from --size).
+    #[arg(long)]
+    pub n: Option<u64>,
+    /// Worker threads (default: MAGPIE_WORKERS, else available parallelism).
+    #[arg(long, value_parser = parse_workers)]
+    pub workers: Option<usize>,
+    /// work-first, help-first or adaptive (default: MAGPIE_POLICY, else adaptive).
+    #[arg(long, value_parser = parse_policy)]
+    pub policy: Option<magpie::Policy>,
+    /// Timed runs of each version.
+    #[arg(long, default_value_t = 5, value_parser = parse_runs)]
+    pub runs: usize,
+    /// Print exactly one JSON object on stdout instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Size preset for n: ci, default or paper.
+    #[arg(long, default_value = "default", value_parser = parse_size)]
+    pub size: Size,
+    /// Time the peers too (the default, for fib and fj).
+    #[arg(long, overrides_with = "no_peers")]
+    pub peers: bool,
+    /// Do not time the peers.
+    #[arg(long, overrides_with = "peers")]
+    pub no_peers: bool,
+    /// Do not time the serial twin (no ratio to serial).
+    #[arg(long)]
+    pub no_serial: bool,
+    /// Most fibers (task stacks) alive at once in magpie's pool [magpie's default: 8192].
+    #[arg(long, value_parser = parse_max_fibers)]
+    pub max_fibers: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Worker counts to measure, comma-separated.
+    #[arg(long, default_value = "1,2", value_parser = parse_workers_list)]
+    pub workers_list: WorkersList,
+    /// Timed runs of each configuration.
+    #[arg(long, default_value_t = 5, value_parser = parse_runs)]
+    pub runs: usize,
+    /// Size preset: ci, default or paper.
+    #[arg(long, default_value = "default", value_parser = parse_size)]
+    pub size: Size,
+    /// Where to write the Markdown report (it is also printed on stdout).
+    #[arg(long, default_value = "target/magpie-report.md")]
+    pub out: PathBuf,
+}
+
+/// A list of worker counts.
+#[derive(Clone, Debug)]
+pub struct WorkersList(pub Vec<usize>);
+
+fn parse_kernel(s: &str) -> Result<Kernel, String> {
+    s.parse()
+}
+
+fn parse_size(s: &str) -> Result<Size, String> {
+    s.parse()
+}
+
+fn parse_policy(s: &str) -> Result<magpie::Policy, String> {
+    s.parse().map_err(|e: magpie::Error| e.to_string())
+}
+
+fn parse_workers(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("expected a whole number of workers ≥ 1".into()),
+    }
+}
+
+fn parse_max_fibers(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("expected a whole number of fibers ≥ 1".into()),
+    }
+}
+
+fn parse_runs(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("expected a whole number of runs ≥ 1".into()),
+    }
+}
+
+fn parse_workers_list(s: &str) -> Result<WorkersList, String> {
+    let v = s
+        .split(',')
+        .map(parse_workers)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| "expected comma-separated worker counts ≥ 1, like 1,2".to_string())?;
+    Ok(WorkersList(v))
+}

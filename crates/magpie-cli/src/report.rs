@@ -1,0 +1,514 @@
+//! `magpie report`: every kernel under every policy at each worker count, with the serial twin
+//! and the peers, as a Markdown report (tables per kernel, then derived figures, each with the
+//! command that reproduces it). PDFS configurations run in a child process (`magpie bench pdfs
+//! ... --json`) so that each one's peak RSS is its own; a work-first PDFS that magpie stops at its
+//! stack limit is reported as "stopped", not as a failure.
+
+use crate::bench::{nanos, secs, times};
+use crate::cli::ReportArgs;
+use crate::Failure;
+use magpie::Policy;
+use magpie_bench::harness::{Measured, RunError};
+use magpie_bench::runner::{self, BenchRecord};
+use magpie_bench::{Kernel, Peer};
+use std::fmt::Write;
+use std::process::Command;
+use std::time::Instant;
+
+const POLICIES: [Policy; 3] = [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive];
+
+/// How one configuration went.
+#[derive(Clone, Debug)]
+enum Outcome {
+    Done {
+        median: f64,
+        min: f64,
+        max: f64,
+        stats: Option<magpie::Stats>,
+        peak_rss_kib: Option<u64>,
+    },
+    /// magpie stopped the kernel at its stack limit (an expected outcome for work-first PDFS).
+    Stopped(String),
+    /// Failed verification or crashed.
+    Failed(String),
+}
+
+impl Outcome {
+    fn from_run(r: Result<Measured, RunError>) -> Outcome {
+        match r {
+            Ok(m) => match (m.failure, m.timing.median(), m.timing.min(), m.timing.max()) {
+                (Some(f), ..) => Outcome::Failed(format!("failed verification: {f}")),
+                (None, Some(median), Some(min), Some(max)) => Outcome::Done {
+                    median,
+                    min,
+                    max,
+                    stats: m.stats,
+                    peak_rss_kib: None,
+                },
+                _ => Outcome::Failed("no runs".into()),
+            },
+            Err(RunError::Stopped(m)) => Outcome::Stopped(m),
+            Err(e) => Outcome::Failed(e.to_string()),
+        }
+    }
+
+    fn from_record(r: &BenchRecord) -> Outcome {
+        if r.stopped {
+            return Outcome::Stopped(r.error.clone().unwrap_or_default());
+        }
+        if !r.verified {
+            return Outcome::Failed(r.error.clone().unwrap_or("failed verification".into()));
+        }
+        match (r.median_s, r.min_s, r.max_s) {
+            (Some(median), Some(min), Some(max)) => Outcome::Done {
+                median,
+                min,
+                max,
+                stats: Some(r.stats),
+                peak_rss_kib: r.peak_rss_kib,
+            },
+            _ => Outcome::Failed("the child reported no times".into()),
+        }
+    }
+
+    fn median(&self) -> Option<f64> {
+        match self {
+            Outcome::Done { median, .. } => Some(*median),
+            _ => None,
+        }
+    }
+
+    fn is_failure(&self) -> bool {
+        matches!(self, Outcome::Failed(_))
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Outcome::Done { median, .. } => format!("{median:.6} s"),
+            Outcome::Stopped(m) => format!("stopped: {m}"),
+            Outcome::Failed(m) => format!("FAILED: {m}"),
+        }
+    }
+}
+
+/// Who ran a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Runtime {
+    Magpie(Policy),
+    Peer(Peer),
+}
+
+impl Runtime {
+    fn label(self) -> String {
+        match self {
+            Runtime::Magpie(p) => format!("magpie {p}"),
+            Runtime::Peer(p) => p.name().to_string(),
+        }
+    }
+}
+
+struct Row {
+    runtime: Runtime,
+    workers: usize,
+    outcome: Outcome,
+}
+
+struct Section {
+    kernel: Kernel,
+    n: u64,
+    serial: Outcome,
+    rows: Vec<Row>,
+}
+
+impl Section {
+    fn get(&self, rt: Runtime, w: usize) -> Option<&Outcome> {
+        self.rows
+            .iter()
+            .find(|r| r.runtime == rt && r.workers == w)
+            .map(|r| &r.outcome)
+    }
+    fn median(&self, rt: Runtime, w: usize) -> Option<f64> {
+        self.get(rt, w)?.median()
+    }
+}
+
+/// The command that reproduces magpie's figure for one configuration (peers are timed in the
+/// same run, with the same workers, n and runs).
+fn bench_cmd(k: Kernel, n: u64, w: usize, p: Policy, runs: usize) -> String {
+    format!("magpie bench {k} --n {n} --workers {w} --policy {p} --runs {runs}")
+}
+
+fn policies_cmd(k: Kernel, n: u64, w: usize, ps: &[Policy], runs: usize) -> String {
+    let ps = ps.iter().map(|p| p.name()).collect::<Vec<_>>().join(" ");
+    format!(
+        "for p in {ps}; do magpie bench {k} --n {n} --workers {w} --policy $p --runs {runs}; done"
+    )
+}
+
+fn workers_word(w: usize) -> String {
+    if w == 1 {
+        "1 worker".into()
+    } else {
+        format!("{w} workers")
+    }
+}
+
+fn pdfs_child(n: u64, w: usize, p: Policy, runs: usize) -> Outcome {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => return Outcome::Failed(format!("cannot find the magpie executable: {e}")),
+    };
+    let out = Command::new(exe)
+        .args([
+            "bench",
+            "pdfs",
+            "--n",
+            &n.to_string(),
+            "--workers",
+            &w.to_string(),
+        ])
+        .args(["--policy", p.name(), "--runs", &runs.to_string()])
+        .args(["--json", "--no-peers", "--no-serial"])
+        .env_remove("MAGPIE_WORKERS")
+        .env_remove("MAGPIE_POLICY")
+        .output();
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => return Outcome::Failed(format!("cannot run the child: {e}")),
+    };
+    match serde_json::from_slice::<BenchRecord>(&out.stdout) {
+        Ok(rec) => Outcome::from_record(&rec),
+        Err(_) => {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let last = stderr
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            Outcome::Failed(format!("child {}: {last}", out.status))
+        }
+    }
+}
+
+pub fn run(a: ReportArgs) -> Result<(), Failure> {
+    // Bad MAGPIE_* variables are bad input here too, though the report sets workers and policy.
+    magpie::Builder::default()
+        .from_env()
+        .map_err(Failure::from_magpie)?;
+    let workers = a.workers_list.0.clone();
+    let runs = a.runs;
+    let started = Instant::now();
+    let progress = |what: &str, o: &Outcome| {
+        eprintln!(
+            "[{:>7.1} s] {what}: {}",
+            started.elapsed().as_secs_f64(),
+            o.describe()
+        );
+    };
+
+    let mut sections = vec![];
+    for kernel in Kernel::ALL {
+        let n = kernel.size_n(a.size);
+        let serial = Outcome::from_run(runner::run_serial(kernel, n, runs));
+        progress(&format!("{kernel} n={n} serial twin"), &serial);
+        let mut rows = vec![];
+        for &w in &workers {
+            for p in POLICIES {
+                let outcome = if kernel == Kernel::Pdfs {
+                    pdfs_child(n, w, p, runs)
+                } else {
+                    let pool = magpie::Pool::builder()
+                        .workers(w)
+                        .policy(p)
+                        .build()
+                        .map_err(Failure::from_magpie)?;
+                    Outcome::from_run(runner::run_magpie(&pool, kernel, n, runs))
+                };
+                progress(&format!("{kernel} n={n} magpie {p} x{w}"), &outcome);
+                rows.push(Row {
+                    runtime: Runtime::Magpie(p),
+                    workers: w,
+                    outcome,
+                });
+            }
+            for &peer in kernel.peers() {
+                let outcome = Outcome::from_run(runner::run_peer(peer, kernel, n, w, runs));
+                progress(&format!("{kernel} n={n} {peer} x{w}"), &outcome);
+                rows.push(Row {
+                    runtime: Runtime::Peer(peer),
+                    workers: w,
+                    outcome,
+                });
+            }
+        }
+        sections.push(Section {
+            kernel,
+            n,
+            serial,
+            rows,
+        });
+    }
+
+    let md = render(&a, &sections, started.elapsed().as_secs_f64());
+    if let Some(dir) = a.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::Failed(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    std::fs::write(&a.out, &md)
+        .map_err(|e| Failure::Failed(format!("cannot write {}: {e}", a.out.display())))?;
+    print!("{md}");
+    eprintln!("report written to {}", a.out.display());
+
+    let failed: Vec<String> = sections
+        .iter()
+        .flat_map(|s| {
+            let serial = s
+                .serial
+                .is_failure()
+                .then(|| format!("{} serial twin", s.kernel));
+            serial.into_iter().chain(
+                s.rows
+                    .iter()
+                    .filter(|r| r.outcome.is_failure())
+                    .map(move |r| format!("{} {} x{}", s.kernel, r.runtime.label(), r.workers)),
+            )
+        })
+        .collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Failed(format!(
+            "{} configuration(s) failed (see the report): {}",
+            failed.len(),
+            failed.join(", ")
+        )))
+    }
+}
+
+fn render(a: &ReportArgs, sections: &[Section], elapsed: f64) -> String {
+    let runs = a.runs;
+    let wl = a
+        .workers_list
+        .0
+        .iter()
+        .map(|w| w.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let mut o = String::new();
+    let _ = writeln!(o, "# magpie report\n");
+    let _ = writeln!(
+        o,
+        "Generated by `magpie report --workers-list {wl} --runs {runs} --size {}` in {elapsed:.0} s \
+         on a machine with {} available CPUs (magpie-cli {}).\n",
+        a.size,
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = writeln!(
+        o,
+        "Kernels after SLAW (Guo et al., IPDPS 2010) §V. Times are wall-clock seconds per run over \
+         {runs} runs (median, min, max); every run was verified against its serial twin or known \
+         answer. Ratio to serial = median / the serial twin's median. Peers run with the same \
+         worker count, n and runs. Scheduler counters are magpie's, summed over the {runs} runs: \
+         spawns work-first/help-first, steals child+continuation.\n"
+    );
+
+    for s in sections {
+        let fj = s.kernel.tasks_per_run(s.n).is_some();
+        let pdfs = s.kernel == Kernel::Pdfs;
+        let _ = writeln!(
+            o,
+            "## {} (n = {}: {})\n",
+            s.kernel,
+            s.n,
+            s.kernel.n_meaning()
+        );
+        let mut head = vec![
+            "runtime / policy",
+            "workers",
+            "median s",
+            "min s",
+            "max s",
+            "ratio to serial",
+        ];
+        if fj {
+            head.push("ns per task");
+        }
+        if pdfs {
+            head.push("peak RSS KiB");
+        }
+        head.push("scheduler");
+        let _ = writeln!(o, "| {} |", head.join(" | "));
+        let _ = writeln!(o, "|{}", "---|".repeat(head.len()));
+        let serial_median = s.serial.median();
+        let mut row = |label: &str, w: String, out: &Outcome| {
+            let mut cells = vec![label.to_string(), w];
+            match out {
+                Outcome::Done {
+                    median,
+                    min,
+                    max,
+                    stats,
+                    peak_rss_kib,
+                } => {
+                    cells.push(secs(Some(*median)));
+                    cells.push(secs(Some(*min)));
+                    cells.push(secs(Some(*max)));
+                    cells.push(times(serial_median.map(|sm| median / sm)));
+                    if fj {
+                        let per = s.kernel.tasks_per_run(s.n).map(|t| median / t as f64 * 1e9);
+                        cells.push(nanos(per));
+                    }
+                    if pdfs {
+                        cells.push(peak_rss_kib.map_or("–".into(), |k| k.to_string()));
+                    }
+                    cells.push(stats.map_or("–".into(), |st| {
+                        format!(
+                            "wf {} / hf {}; steals {}+{}",
+                            st.spawns_work_first,
+                            st.spawns_help_first,
+                            st.steals_child,
+                            st.steals_continuation
+                        )
+                    }));
+                }
+                other => {
+                    cells.push(other.describe().replace('|', "\\|"));
+                    while cells.len() < head.len() {
+                        cells.push(String::new());
+                    }
+                }
+            }
+            let _ = writeln!(o, "| {} |", cells.join(" | "));
+        };
+        row("serial twin", "–".into(), &s.serial);
+        for r in &s.rows {
+            row(&r.runtime.label(), r.workers.to_string(), &r.outcome);
+        }
+        let _ = writeln!(o);
+        for (name, reason) in s.kernel.unavailable_peers() {
+            let _ = writeln!(o, "Not measured: {name} — {reason}.\n");
+        }
+        if pdfs {
+            let _ = writeln!(
+                o,
+                "Each PDFS configuration ran in its own process: `magpie bench pdfs --n {} \
+                 --workers W --policy P --runs {runs} --json --no-peers --no-serial`; peak RSS is \
+                 that process's VmHWM (parallel runs plus verification; the parent array alone is \
+                 4 bytes per node). A work-first stop at the stack limit is an expected outcome.\n",
+                s.n
+            );
+        }
+    }
+
+    let _ = writeln!(o, "## Derived figures\n");
+    let find = |k: Kernel| sections.iter().find(|s| s.kernel == k);
+    let ws = &a.workers_list.0;
+    let pct = |a: f64, b: f64| (a / b - 1.0) * 100.0;
+
+    if let Some(s) = find(Kernel::Fib) {
+        if ws.contains(&1) {
+            for p in POLICIES {
+                let fig = match (s.median(Runtime::Magpie(p), 1), s.serial.median()) {
+                    (Some(m), Some(sm)) => {
+                        format!("{:.2}× the serial twin ({m:.6} s vs {sm:.6} s)", m / sm)
+                    }
+                    _ => "n/a".into(),
+                };
+                let _ = writeln!(
+                    o,
+                    "- fib, 1 worker, magpie {p}: {fig} — `{}`",
+                    bench_cmd(Kernel::Fib, s.n, 1, p, runs)
+                );
+            }
+        }
+        for &w in ws {
+            for p in POLICIES {
+                let fig = match (
+                    s.median(Runtime::Magpie(p), w),
+                    s.median(Runtime::Peer(Peer::RayonJoin), w),
+                ) {
+                    (Some(m), Some(r)) => {
+                        format!("{:.2}× rayon-join's time ({m:.6} s vs {r:.6} s)", m / r)
+                    }
+                    _ => "n/a".into(),
+                };
+                let _ = writeln!(
+                    o,
+                    "- fib, {}, magpie {p}: {fig} — `{}`",
+                    workers_word(w),
+                    bench_cmd(Kernel::Fib, s.n, w, p, runs)
+                );
+            }
+        }
+    }
+    if let Some(s) = find(Kernel::Fj) {
+        let tasks = s.kernel.tasks_per_run(s.n).unwrap_or(1) as f64;
+        for &w in ws {
+            let rayon = s
+                .median(Runtime::Peer(Peer::RayonScope), w)
+                .map(|r| r / tasks * 1e9);
+            for p in POLICIES {
+                let fig = match (
+                    s.median(Runtime::Magpie(p), w).map(|m| m / tasks * 1e9),
+                    rayon,
+                ) {
+                    (Some(m), Some(r)) => format!(
+                        "{m:.1} ns per task; rayon-scope {r:.1} ns per task; ratio {:.2}",
+                        m / r
+                    ),
+                    (Some(m), None) => format!("{m:.1} ns per task; rayon-scope n/a"),
+                    _ => "n/a".into(),
+                };
+                let _ = writeln!(
+                    o,
+                    "- FJ, {}, magpie {p}: {fig} — `{}`",
+                    workers_word(w),
+                    bench_cmd(Kernel::Fj, s.n, w, p, runs)
+                );
+            }
+        }
+    }
+    for s in sections {
+        for &w in ws {
+            let med = |p| s.median(Runtime::Magpie(p), w);
+            let best = [Policy::WorkFirst, Policy::HelpFirst]
+                .into_iter()
+                .filter_map(|p| Some((p, med(p)?)))
+                .min_by(|a, b| a.1.total_cmp(&b.1));
+            let fig = match (med(Policy::Adaptive), best) {
+                (Some(adp), Some((bp, bm))) => format!(
+                    "{:+.1}% vs the best fixed policy ({bp}, {bm:.6} s; adaptive {adp:.6} s)",
+                    pct(adp, bm)
+                ),
+                _ => "n/a".into(),
+            };
+            let _ = writeln!(
+                o,
+                "- {}, {}, adaptive vs best fixed: {fig} — `{}`",
+                s.kernel,
+                workers_word(w),
+                policies_cmd(s.kernel, s.n, w, &POLICIES, runs)
+            );
+        }
+    }
+    for k in [Kernel::Fib, Kernel::Fj] {
+        let Some(s) = find(k) else { continue };
+        for &w in ws {
+            let fig = match (
+                s.median(Runtime::Magpie(Policy::WorkFirst), w),
+                s.median(Runtime::Magpie(Policy::HelpFirst), w),
+            ) {
+                (Some(wf), Some(hf)) => format!("{:.2} ({wf:.6} s / {hf:.6} s)", wf / hf),
+                _ => "n/a".into(),
+            };
+            let _ = writeln!(
+                o,
+                "- {k}, {}, work-first / help-first time: {fig} — `{}`",
+                workers_word(w),
+                policies_cmd(k, s.n, w, &[Policy::WorkFirst, Policy::HelpFirst], runs)
+            );
+        }
+    }
+    o
+}

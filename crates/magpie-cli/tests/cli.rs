@@ -1,0 +1,254 @@
+//! End-to-end tests of the `magpie` binary: JSON output of `bench`, exit codes and one-line
+//! errors for bad input, the stack-limit stop, and `report` at `ci` size.
+
+use std::process::{Command, Output};
+
+fn magpie(args: &[&str]) -> Output {
+    magpie_env(args, &[])
+}
+
+fn magpie_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_magpie"));
+    c.args(args)
+        .env_remove("MAGPIE_WORKERS")
+        .env_remove("MAGPIE_POLICY");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("run magpie")
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON object ({e}):\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+const REQUIRED: [&str; 13] = [
+    "kernel",
+    "n",
+    "policy",
+    "workers",
+    "runs",
+    "median_s",
+    "min_s",
+    "max_s",
+    "serial_median_s",
+    "verified",
+    "stats",
+    "ratio_to_serial",
+    "peak_rss_kib",
+];
+
+#[test]
+fn bench_fib_json_has_the_required_keys_and_verifies() {
+    let o = magpie(&["bench", "fib", "--size", "ci", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&o);
+    for k in REQUIRED {
+        assert!(v.get(k).is_some(), "missing key {k} in {v}");
+    }
+    assert_eq!(v["kernel"], "fib");
+    assert_eq!(v["n"], 20);
+    assert_eq!(v["policy"], "adaptive");
+    assert_eq!(v["runs"], 5);
+    assert_eq!(v["verified"], true);
+    assert!(v["error"].is_null());
+    assert!(v["stats"].is_object() && v["stats"]["spawns_work_first"].is_u64());
+    assert!(v["median_s"].as_f64().unwrap() > 0.0);
+    let peers: Vec<&str> = v["peers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(peers, ["rayon-join", "chili-join"]);
+    for p in v["peers"].as_array().unwrap() {
+        for k in ["median_s", "min_s", "max_s", "ratio_to_serial"] {
+            assert!(p[k].is_number(), "peer key {k} in {p}");
+        }
+    }
+}
+
+#[test]
+fn bench_options_are_applied() {
+    let o = magpie(&[
+        "bench",
+        "fj",
+        "--n",
+        "2",
+        "--workers",
+        "1",
+        "--policy",
+        "help-first",
+        "--runs",
+        "2",
+        "--json",
+        "--no-peers",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&o);
+    assert_eq!((v["n"].as_u64(), v["workers"].as_u64()), (Some(2), Some(1)));
+    assert_eq!(v["policy"], "help-first");
+    assert_eq!(v["tasks_per_run"], 2048);
+    assert_eq!(v["peers"].as_array().unwrap().len(), 0);
+    assert_eq!(v["stats"]["spawns_work_first"], 0);
+
+    // The environment sets the defaults.
+    let o = magpie_env(
+        &["bench", "fj-rec", "--size", "ci", "--runs", "1", "--json"],
+        &[("MAGPIE_WORKERS", "1"), ("MAGPIE_POLICY", "work-first")],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&o);
+    assert_eq!(
+        (v["workers"].as_u64(), v["policy"].as_str()),
+        (Some(1), Some("work-first"))
+    );
+
+    // The human table.
+    let o = magpie(&[
+        "bench",
+        "pdfs",
+        "--size",
+        "ci",
+        "--runs",
+        "1",
+        "--workers",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("magpie adaptive") && out.contains("verified: yes"),
+        "{out}"
+    );
+}
+
+/// Arguments, environment, and a word the error line must contain.
+type BadCase<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+
+#[test]
+fn bad_input_exits_2_with_one_line_on_stderr() {
+    let cases: &[BadCase] = &[
+        (&["bench", "fibonacci"], &[], "unknown kernel"),
+        (&["bench", "fib", "--n", "0"], &[], "invalid n"),
+        (&["bench", "pdfs", "--n", "100000"], &[], "invalid n"),
+        (&["bench", "fib", "--n", "ten"], &[], "--n"),
+        (&["bench", "fib", "--workers", "0"], &[], "workers"),
+        (&["bench", "fib", "--workers", "99999"], &[], "workers"),
+        (&["bench", "fib", "--policy", "fastest"], &[], "policy"),
+        (&["bench", "fib", "--runs", "0"], &[], "runs"),
+        (&["bench", "fib", "--size", "huge"], &[], "size"),
+        (&["bench", "fib", "--frobnicate"], &[], "frobnicate"),
+        (&["bench"], &[], "KERNEL"),
+        (&[], &[], "command"),
+        (
+            &["bench", "fib", "--size", "ci"],
+            &[("MAGPIE_WORKERS", "zero")],
+            "MAGPIE_WORKERS",
+        ),
+        (
+            &["bench", "fib", "--size", "ci"],
+            &[("MAGPIE_WORKERS", "0")],
+            "MAGPIE_WORKERS",
+        ),
+        (
+            &["bench", "fib", "--size", "ci"],
+            &[("MAGPIE_POLICY", "eager")],
+            "MAGPIE_POLICY",
+        ),
+        (&["report", "--workers-list", "1,x"], &[], "workers-list"),
+        (
+            &["report", "--size", "ci"],
+            &[("MAGPIE_POLICY", "eager")],
+            "MAGPIE_POLICY",
+        ),
+    ];
+    for (args, env, needle) in cases {
+        let o = magpie_env(args, env);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?} {env:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: not one line: {err}");
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err} lacks {needle}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn stack_limit_exits_3_and_still_prints_json() {
+    let args = [
+        "bench",
+        "pdfs",
+        "--size",
+        "ci",
+        "--workers",
+        "1",
+        "--policy",
+        "work-first",
+        "--runs",
+        "1",
+        "--max-fibers",
+        "16",
+    ];
+    let mut with_json = args.to_vec();
+    with_json.push("--json");
+    let o = magpie(&with_json);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: stack limit reached"), "{err}");
+    let v = json(&o);
+    assert_eq!(v["verified"], false);
+    assert_eq!(v["stopped"], true);
+    assert!(v["error"].as_str().unwrap().contains("stack limit"));
+    assert!(v["stats"].is_object());
+
+    let o = magpie(&args);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).starts_with("error: stack limit reached"));
+}
+
+#[test]
+fn report_at_ci_size_writes_every_kernel() {
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("magpie-report-{}.md", std::process::id()));
+    let _ = std::fs::remove_file(&out);
+    let o = magpie(&[
+        "report",
+        "--size",
+        "ci",
+        "--workers-list",
+        "1",
+        "--runs",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(&out).expect("report file");
+    for k in ["## fib", "## fj ", "## fj-rec", "## pdfs"] {
+        assert!(md.contains(k), "report lacks {k}:\n{md}");
+    }
+    for s in [
+        "magpie work-first",
+        "magpie help-first",
+        "magpie adaptive",
+        "rayon-join",
+        "chili-join",
+        "rayon-scope",
+        "peak RSS",
+        "Derived figures",
+        "`magpie bench fib --n 20 --workers 1 --policy adaptive --runs 1`",
+    ] {
+        assert!(md.contains(s), "report lacks {s}:\n{md}");
+    }
+    assert_eq!(String::from_utf8_lossy(&o.stdout), md);
+    let _ = std::fs::remove_file(&out);
+}
