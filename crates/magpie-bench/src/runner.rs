@@ -262,6 +262,26 @@ impl BenchRecord {
     }
 }
 
+fn failed(acc: &Option<Result<Measured, RunError>>) -> bool {
+    matches!(acc, Some(Err(_)))
+}
+
+/// Adds one round's measurement to the runs so far; an error ends the series.
+fn merge(acc: &mut Option<Result<Measured, RunError>>, next: Result<Measured, RunError>) {
+    match (acc.as_mut(), next) {
+        (None, next) => *acc = Some(next),
+        (Some(Ok(m)), Ok(n)) => {
+            m.timing.times_s.extend(n.timing.times_s);
+            m.verified &= n.verified;
+            if m.failure.is_none() {
+                m.failure = n.failure;
+            }
+        }
+        (Some(Ok(_)), Err(e)) => *acc = Some(Err(e)),
+        (Some(Err(_)), _) => {}
+    }
+}
+
 fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     match (a, b) {
         (Some(a), Some(b)) if b > 0.0 => Some(a / b),
@@ -283,32 +303,55 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
     let workers = pool.workers();
     let mut errors: Vec<String> = vec![];
     let mut verified = true;
+    let peer_list: &[Peer] = if cfg.peers { kernel.peers() } else { &[] };
 
-    let serial = if cfg.serial {
-        match run_serial(kernel, n, runs) {
-            Ok(m) => {
-                if let Some(f) = &m.failure {
-                    verified = false;
-                    errors.push(format!("serial twin failed verification: {f}"));
-                }
-                Some(m.timing)
-            }
-            Err(e) => {
-                verified = false;
-                errors.push(format!("serial twin: {e}"));
-                None
+    // Rounds: one run of each runtime per round, so that drift in the machine's speed (these are
+    // shared machines) falls on every runtime alike instead of on whichever ran in a slow stretch.
+    let mut serial_acc: Option<Result<Measured, RunError>> = None;
+    let mut magpie_acc: Option<Result<Measured, RunError>> = None;
+    let mut stats = magpie::Stats::default();
+    let mut peer_acc: Vec<Option<Result<Measured, RunError>>> =
+        peer_list.iter().map(|_| None).collect();
+    for _ in 0..runs {
+        if cfg.serial && !failed(&serial_acc) {
+            merge(&mut serial_acc, run_serial(kernel, n, 1));
+        }
+        if !failed(&magpie_acc) {
+            let (r, s) = run_magpie_with_stats(&pool, kernel, n, 1);
+            stats = stats + s;
+            merge(&mut magpie_acc, r);
+        }
+        if failed(&magpie_acc) {
+            break;
+        }
+        for (acc, &peer) in peer_acc.iter_mut().zip(peer_list) {
+            if !failed(acc) {
+                merge(acc, run_peer(peer, kernel, n, workers, 1));
             }
         }
-    } else {
-        None
+    }
+
+    let serial = match serial_acc {
+        None => None,
+        Some(Ok(m)) => {
+            if let Some(f) = &m.failure {
+                verified = false;
+                errors.push(format!("serial twin failed verification: {f}"));
+            }
+            Some(m.timing)
+        }
+        Some(Err(e)) => {
+            verified = false;
+            errors.push(format!("serial twin: {e}"));
+            None
+        }
     };
     let serial_median = serial.as_ref().and_then(|t| t.median());
 
-    let (r, stats) = run_magpie_with_stats(&pool, kernel, n, runs);
     let policy = pool.policy().to_string();
     drop(pool);
     let mut stopped = false;
-    let timing = match r {
+    let timing = match magpie_acc.expect("at least one run") {
         Ok(m) => {
             if let Some(f) = &m.failure {
                 verified = false;
@@ -329,43 +372,42 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
     let median = timing.as_ref().and_then(|t| t.median());
 
     let mut peers = vec![];
-    if cfg.peers && timing.is_some() {
-        for &peer in kernel.peers() {
-            let rec = match run_peer(peer, kernel, n, workers, runs) {
-                Ok(m) => {
-                    if let Some(f) = &m.failure {
-                        verified = false;
-                        errors.push(format!("{peer} failed verification: {f}"));
-                    }
-                    let med = m.timing.median();
-                    PeerRecord {
-                        name: peer.name().into(),
-                        median_s: med,
-                        min_s: m.timing.min(),
-                        max_s: m.timing.max(),
-                        ratio_to_serial: ratio(med, serial_median),
-                        per_task_ns: per_task(kernel, n, med),
-                        verified: m.verified,
-                        error: m.failure.map(|f| format!("failed verification: {f}")),
-                    }
-                }
-                Err(e) => {
+    for (acc, &peer) in peer_acc.into_iter().zip(peer_list) {
+        let Some(acc) = acc else { continue };
+        let rec = match acc {
+            Ok(m) => {
+                if let Some(f) = &m.failure {
                     verified = false;
-                    errors.push(format!("{peer}: {e}"));
-                    PeerRecord {
-                        name: peer.name().into(),
-                        median_s: None,
-                        min_s: None,
-                        max_s: None,
-                        ratio_to_serial: None,
-                        per_task_ns: None,
-                        verified: false,
-                        error: Some(e.to_string()),
-                    }
+                    errors.push(format!("{peer} failed verification: {f}"));
                 }
-            };
-            peers.push(rec);
-        }
+                let med = m.timing.median();
+                PeerRecord {
+                    name: peer.name().into(),
+                    median_s: med,
+                    min_s: m.timing.min(),
+                    max_s: m.timing.max(),
+                    ratio_to_serial: ratio(med, serial_median),
+                    per_task_ns: per_task(kernel, n, med),
+                    verified: m.verified,
+                    error: m.failure.map(|f| format!("failed verification: {f}")),
+                }
+            }
+            Err(e) => {
+                verified = false;
+                errors.push(format!("{peer}: {e}"));
+                PeerRecord {
+                    name: peer.name().into(),
+                    median_s: None,
+                    min_s: None,
+                    max_s: None,
+                    ratio_to_serial: None,
+                    per_task_ns: None,
+                    verified: false,
+                    error: Some(e.to_string()),
+                }
+            }
+        };
+        peers.push(rec);
     }
 
     BenchRecord {

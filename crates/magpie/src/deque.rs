@@ -102,9 +102,7 @@ impl Drop for Inner {
         // SAFETY: `Inner` is dropped when the owner and every stealer are gone, so no thread can
         // hold a pointer into any buffer; each was created by `Buffer::alloc` and is freed once.
         unsafe {
-            drop(Box::from_raw(
-                self.owner.buffer.load(Ordering::Relaxed),
-            ));
+            drop(Box::from_raw(self.owner.buffer.load(Ordering::Relaxed)));
             for b in crate::sync::lock(&self.retired).drain(..) {
                 drop(Box::from_raw(b as *mut Buffer));
             }

@@ -69,9 +69,10 @@ impl Work {
     #[inline(always)]
     pub(crate) fn encode(self) -> Item {
         match self {
-            Work::Task { job, continuation } => {
-                Item(job.data as usize | continuation as usize, job.entry as usize)
-            }
+            Work::Task { job, continuation } => Item(
+                job.data as usize | continuation as usize,
+                job.entry as usize,
+            ),
             Work::Resume(f) => Item(f, 0),
         }
     }

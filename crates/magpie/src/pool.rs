@@ -103,7 +103,11 @@ impl Builder {
         }
         if let Some(v) = text("MAGPIE_POLICY")? {
             self.policy = v.parse::<Policy>().map_err(|_| {
-                Error::config("MAGPIE_POLICY", v, "one of work-first, help-first, adaptive")
+                Error::config(
+                    "MAGPIE_POLICY",
+                    v,
+                    "one of work-first, help-first, adaptive",
+                )
             })?;
         }
         Ok(self)
@@ -300,7 +304,10 @@ mod tests {
     #[test]
     fn env_values_parse() {
         let b = Builder::default()
-            .from_vars(vars(&[("MAGPIE_WORKERS", "3"), ("MAGPIE_POLICY", "help-first")]))
+            .from_vars(vars(&[
+                ("MAGPIE_WORKERS", "3"),
+                ("MAGPIE_POLICY", "help-first"),
+            ]))
             .unwrap();
         assert_eq!(b.workers, Some(3));
         assert_eq!(b.policy, Policy::HelpFirst);

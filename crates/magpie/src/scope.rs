@@ -5,13 +5,15 @@
 //! Spawning follows the scope's policy, or the one given to [`Scope::spawn_with`] (HJ's
 //! `schedule(wf|hf|dyn)` clause):
 //! * help-first: the child is boxed and pushed; the parent continues;
-//! * work-first: the parent's fiber is preempted and published as a continuation, and the child
-//!   runs now on another fiber (see `worker.rs`). The child's closure stays in the parent's frame
-//!   until the child has moved it out, which happens before the continuation becomes stealable.
+//! * work-first: the child runs now. If the worker already keeps `KEEP` items for thieves and none
+//!   asked for more, it runs as a plain call (lazy publication, as in `join`). Otherwise the
+//!   parent's fiber is preempted and published as a continuation, and the child runs on another
+//!   fiber (see `worker.rs`); its closure stays in the parent's frame until the child has moved it
+//!   out, which happens before the continuation becomes stealable.
 
 use crate::error::Error;
 use crate::job::{HeapJob, JobRef, Panic, Work};
-use crate::join::{pop_above, Popped, SyncMark};
+use crate::join::{pop_above, Popped, SyncMark, KEEP};
 use crate::latch::CountLatch;
 use crate::policy::Policy;
 use crate::worker::{self, Action, FiberLocal, Registry, STACK_RESERVE};
@@ -86,25 +88,15 @@ impl<'scope> Scope<'scope> {
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
-        let sp = SendPtr(self as *const Scope<'scope>);
-        let task = move || {
-            let sp = sp;
-            // SAFETY: the scope waits for this task before it is dropped.
-            let s = unsafe { &*sp.0 };
-            if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(s))) {
-                s.record_panic(p);
-            }
-            s.finish_one();
-        };
-        self.count.increment();
         let Some(wt) = worker::current() else {
             // A plain thread holding a `&Scope` (through std::thread::scope, say): queue the task
             // in the scope's pool.
+            self.count.increment();
             // SAFETY: the registry outlives the scope.
             let reg = unsafe { &*self.registry };
             reg.inject(
                 Work::Task {
-                    job: HeapJob::into_job_ref(task),
+                    job: HeapJob::into_job_ref(self.task(f)),
                     continuation: false,
                 }
                 .encode(),
@@ -112,15 +104,36 @@ impl<'scope> Scope<'scope> {
             return;
         };
         let fl = wt.fiber_local();
-        let mut wf = wt.decide(policy, fl.depth.get(), wt.deque.len() as isize);
-        if wf && (wt.fiber_limit_reached() || fl.stack_left() < STACK_RESERVE) {
+        let depth = fl.depth.get();
+        let fresh = wt.deque.len() as isize;
+        let wf = wt.decide(policy, depth, fresh);
+        let stack_ok = fl.stack_left() >= STACK_RESERVE;
+        if wf && stack_ok && fresh >= KEEP && !wt.deque.wanted() {
+            // Lazy publication (see `join`): thieves already have KEEP items and want no more,
+            // so the child runs now as a plain call (SLAW's sequential-call work-first spawn)
+            // and its continuation is not published. It finishes before we go on, so the scope's
+            // count need not see it.
+            fl.depth.set(depth + 1);
+            if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(self))) {
+                self.record_panic(p);
+            }
+            fl.depth.set(depth);
+            return;
+        }
+        if wf && policy == Policy::Adaptive && fresh < wt.thresholds.fresh as isize {
+            // The steal-rate heuristic asked for work-first because steals are rare. In SLAW a
+            // work-first spawn is a sequential call, which is what the in-place path above is;
+            // here it could not be taken (too little published, or a thief is asking), and a
+            // preempting work-first spawn costs a fiber switch where publishing the child costs a
+            // push. So publish the child. The fresh-task bound (fresh ≥ F) still gets a real
+            // work-first spawn below, which is what keeps the heap bounded.
+            wt.recount_as_help_first();
+        } else if wf && (wt.fiber_limit_reached() || !stack_ok) {
             if policy == Policy::WorkFirst {
-                self.finish_one();
                 panic::panic_any(Error::StackLimit {
                     what: format!(
                         "{} fibers in use for pending work-first continuations (frame depth {})",
-                        wt.registry.config.max_fibers,
-                        fl.depth.get()
+                        wt.registry.config.max_fibers, depth
                     ),
                     limit: format!(
                         "{} fibers of {} bytes",
@@ -128,19 +141,38 @@ impl<'scope> Scope<'scope> {
                     ),
                 });
             }
-            wf = false;
-        }
-        if wf {
+            // Adaptive: the stack bound wins, as in SLAW's stack condition.
+            wt.recount_as_help_first();
+        } else if wf {
+            self.count.increment();
             let frame = WfFrame {
-                f: UnsafeCell::new(Some(task)),
+                f: UnsafeCell::new(Some(self.task(f))),
             };
             worker::suspend(Action::SpawnWf(frame.as_job_ref()));
             // Resumed as a continuation: the child has moved the closure out of `frame`.
-        } else {
-            wt.push(Work::Task {
-                job: HeapJob::into_job_ref(task),
-                continuation: false,
-            });
+            return;
+        }
+        self.count.increment();
+        wt.push(Work::Task {
+            job: HeapJob::into_job_ref(self.task(f)),
+            continuation: false,
+        });
+    }
+
+    /// Wraps a spawned closure as a task of this scope: catches its panic and counts it finished.
+    fn task<F>(&self, f: F) -> impl FnOnce() + Send + 'scope
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        let sp = SendPtr(self as *const Scope<'scope>);
+        move || {
+            let sp = sp;
+            // SAFETY: the scope waits for this task before it is dropped.
+            let s = unsafe { &*sp.0 };
+            if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(s))) {
+                s.record_panic(p);
+            }
+            s.finish_one();
         }
     }
 

@@ -4,7 +4,7 @@
 
 use crate::sync::atomic::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
-use std::ops::Sub;
+use std::ops::{Add, Sub};
 
 /// A snapshot of a pool's counters, summed over workers (maxima are maxima over workers).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,6 +60,28 @@ impl Sub for Stats {
     }
 }
 
+impl Add for Stats {
+    type Output = Stats;
+    /// Counts summed over two windows; maxima and `workers` are the larger of the two.
+    fn add(self, o: Stats) -> Stats {
+        Stats {
+            workers: self.workers.max(o.workers),
+            spawns_work_first: self.spawns_work_first + o.spawns_work_first,
+            spawns_help_first: self.spawns_help_first + o.spawns_help_first,
+            steals_child: self.steals_child + o.steals_child,
+            steals_continuation: self.steals_continuation + o.steals_continuation,
+            failed_steals: self.failed_steals + o.failed_steals,
+            suspensions: self.suspensions + o.suspensions,
+            resumptions: self.resumptions + o.resumptions,
+            policy_switches: self.policy_switches + o.policy_switches,
+            max_fresh: self.max_fresh.max(o.max_fresh),
+            max_frames: self.max_frames.max(o.max_frames),
+            sleeps: self.sleeps + o.sleeps,
+            fibers_created: self.fibers_created + o.fibers_created,
+        }
+    }
+}
+
 /// One counter with a single writer.
 #[derive(Default)]
 pub(crate) struct Counter(AtomicU64);
@@ -71,8 +93,10 @@ impl Counter {
     }
     #[inline]
     pub(crate) fn add(&self, n: u64) {
-        self.0
-            .store(self.0.load(Ordering::Relaxed) + n, Ordering::Relaxed)
+        self.0.store(
+            self.0.load(Ordering::Relaxed).wrapping_add(n),
+            Ordering::Relaxed,
+        )
     }
     #[inline]
     pub(crate) fn max(&self, v: u64) {

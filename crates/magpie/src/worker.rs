@@ -110,7 +110,9 @@ impl Registry {
                 Ok(h) => crate::sync::lock(&reg.threads).push(h),
                 Err(e) => {
                     reg.shutdown();
-                    return Err(Error::Os(format!("cannot start worker thread {index}: {e}")));
+                    return Err(Error::Os(format!(
+                        "cannot start worker thread {index}: {e}"
+                    )));
                 }
             }
         }
@@ -329,14 +331,20 @@ impl WorkerThread {
         wf
     }
 
+    /// A spawn decided work-first that the stack bound turned help-first.
+    pub(crate) fn recount_as_help_first(&self) {
+        let s = self.stats();
+        s.spawns_wf.add(u64::MAX); // wrapping: minus one
+        s.spawns_hf.bump();
+    }
+
     #[inline(always)]
     fn decide_adaptive(&self, depth: u32, fresh: isize) -> bool {
-        let (wf, switched) = self.adaptive.decide(
-            &self.thresholds,
-            depth,
-            fresh.max(0) as usize,
-            || self.stats().stolen_from(),
-        );
+        let (wf, switched) =
+            self.adaptive
+                .decide(&self.thresholds, depth, fresh.max(0) as usize, || {
+                    self.stats().stolen_from()
+                });
         if switched {
             self.stats().policy_switches.bump();
         }
@@ -597,7 +605,9 @@ fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
         fiber: Cell::new(std::ptr::null()),
         pending_cont: Cell::new(0),
         adaptive: Adaptive::new(),
-        rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407)),
+        rng: Cell::new(
+            0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
+        ),
         spares: RefCell::new(Vec::new()),
     };
     CURRENT.with(|c| c.set(&wt));
@@ -631,7 +641,10 @@ fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
                 wt.park(f);
                 wt.stats().resumptions.bump();
                 // SAFETY: `target` came out of a `Resume` item, which owned the fiber.
-                (unsafe { Box::from_raw(target as *mut Fiber) }, Cmd::Continue)
+                (
+                    unsafe { Box::from_raw(target as *mut Fiber) },
+                    Cmd::Continue,
+                )
             }
             CoroutineResult::Return(()) => break,
         };

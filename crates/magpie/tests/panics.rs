@@ -60,7 +60,11 @@ fn panic_in_join_half_reaches_caller_and_pool_survives() {
                 // The other half ran to completion before the panic reached us.
                 assert_eq!(other_done.load(Ordering::SeqCst), 1, "{p} x{w}");
             }
-            assert_eq!(pool.install(|| busy(18)), 2584, "pool unusable after panic: {p} x{w}");
+            assert_eq!(
+                pool.install(|| busy(18)),
+                2584,
+                "pool unusable after panic: {p} x{w}"
+            );
         }
     }
 }
@@ -168,7 +172,9 @@ fn work_first_stack_limit_is_a_clean_error() {
             s.spawn(move |s| chain(s, n - 1));
         }
     }
-    let r = catch_unwind(AssertUnwindSafe(|| pool.install(|| scope(|s| chain(s, 10_000)))));
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        pool.install(|| scope(|s| chain(s, 10_000)))
+    }));
     let p = r.unwrap_err();
     let e = magpie::Error::from_panic(&*p).expect("a magpie::Error payload");
     assert!(matches!(e, magpie::Error::StackLimit { .. }));

@@ -34,8 +34,16 @@ impl Seen {
     fn check(&self) -> usize {
         let n = self.next.load(Ordering::SeqCst);
         assert_eq!(self.dup.load(Ordering::SeqCst), 0, "a task ran twice");
-        let ran: u64 = self.bits.iter().map(|b| b.load(Ordering::SeqCst).count_ones() as u64).sum();
-        assert_eq!(ran as usize, n, "a task was lost ({} created, {} ran)", n, ran);
+        let ran: u64 = self
+            .bits
+            .iter()
+            .map(|b| b.load(Ordering::SeqCst).count_ones() as u64)
+            .sum();
+        assert_eq!(
+            ran as usize, n,
+            "a task was lost ({} created, {} ran)",
+            n, ran
+        );
         n
     }
 }
