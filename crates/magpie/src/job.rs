@@ -127,6 +127,9 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
         // SAFETY: `data` came from `as_job_ref`; the job runs once, so we are the only accessor
         // of `func` and `result` until the latch is set.
         let this = &*(data as *const Self);
+        if let Some(wt) = crate::worker::current() {
+            wt.flush_finished();
+        }
         let f = (*this.func.get()).take().expect("join job run twice");
         *this.result.get() = match panic::catch_unwind(AssertUnwindSafe(f)) {
             Ok(r) => JobResult::Ok(r),

@@ -81,8 +81,14 @@ impl CountLatch {
     /// Marks one task finished; returns the waiter to make runnable if this was the last one.
     #[inline]
     pub(crate) fn decrement(&self) -> Option<usize> {
+        self.decrement_by(1)
+    }
+
+    /// Marks `n` tasks finished at once (a worker's deferred completions).
+    #[inline]
+    pub(crate) fn decrement_by(&self, n: usize) -> Option<usize> {
         // AcqRel: the last decrementer acquires every other task's writes before setting.
-        if self.count.fetch_sub(1, Ordering::AcqRel) == 1 {
+        if self.count.fetch_sub(n, Ordering::AcqRel) == n {
             self.latch.set()
         } else {
             None

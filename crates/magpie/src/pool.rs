@@ -262,6 +262,9 @@ impl<F: FnOnce() -> R + Send, R: Send> BlockingJob<F, R> {
     unsafe fn entry(data: *const ()) {
         // SAFETY: run once; the blocked caller reads `result` only after `done`.
         let this = &*(data as *const Self);
+        if let Some(wt) = crate::worker::current() {
+            wt.flush_finished();
+        }
         let f = (*this.func.get()).take().expect("install job run twice");
         *this.result.get() = match panic::catch_unwind(AssertUnwindSafe(f)) {
             Ok(r) => JobResult::Ok(r),

@@ -169,10 +169,17 @@ impl<'scope> Scope<'scope> {
             let sp = sp;
             // SAFETY: the scope waits for this task before it is dropped.
             let s = unsafe { &*sp.0 };
+            if let Some(wt) = worker::current() {
+                wt.flush_finished_unless(&s.count);
+            }
             if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(s))) {
                 s.record_panic(p);
             }
-            s.finish_one();
+            // The task may have moved to another worker: count it where it finished.
+            match worker::current() {
+                Some(wt) => wt.defer_finish(&s.count),
+                None => s.finish_one(),
+            }
         }
     }
 
@@ -208,6 +215,10 @@ impl<'scope> Scope<'scope> {
                 Popped::RanOther => continue,
                 Popped::Mine | Popped::Stop => break,
             }
+        }
+        // Our own deferred completions may be the last ones this scope waits for.
+        if let Some(wt) = worker::current() {
+            wt.flush_finished();
         }
         worker::suspend_until(&self.count.latch);
     }

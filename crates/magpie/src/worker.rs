@@ -36,7 +36,7 @@
 use crate::deque::{Deque, Item, Pushed, Steal, Stealer};
 use crate::error::Error;
 use crate::job::{JobRef, Work};
-use crate::latch::Latch;
+use crate::latch::{CountLatch, Latch};
 use crate::policy::{Adaptive, Policy, Thresholds};
 use crate::sleep::Sleep;
 use crate::stats::{Stats, WorkerStats};
@@ -249,6 +249,11 @@ pub(crate) struct WorkerThread {
     pub thresholds: Thresholds,
     /// A work-first parent waiting to be published by the child's frame.
     pending_cont: Cell<usize>,
+    /// Deferred completions: `finished` tasks of the scope counted by `finished_scope` ran here and
+    /// are not yet subtracted from its count. Consecutive tasks of one scope are thus counted with
+    /// one atomic instead of one each, and the count's cache line stays with its spawner.
+    finished_scope: Cell<*const CountLatch>,
+    finished: Cell<usize>,
     adaptive: Adaptive,
     rng: Cell<u64>,
     spares: RefCell<Vec<Box<Fiber>>>,
@@ -329,6 +334,47 @@ impl WorkerThread {
             self.stats().spawns_hf.bump()
         }
         wf
+    }
+
+    /// Records that a task of the scope counted by `count` finished here; the count is subtracted
+    /// later, by `flush_finished`.
+    #[inline]
+    pub(crate) fn defer_finish(&self, count: &CountLatch) {
+        if !std::ptr::eq(self.finished_scope.get(), count) {
+            self.flush_finished();
+            self.finished_scope.set(count);
+        }
+        self.finished.set(self.finished.get() + 1);
+    }
+
+    /// Subtracts the deferred completions from their scope's count (making its waiter ready if
+    /// they were the last). Called before this worker starts anything that is not another task of
+    /// the same scope, looks for work elsewhere, sleeps or suspends, so a scope's completion is
+    /// never held up by a worker doing something else. Returns whether a waiter became ready.
+    #[inline]
+    pub(crate) fn flush_finished(&self) -> bool {
+        let n = self.finished.replace(0);
+        if n == 0 {
+            return false;
+        }
+        let count = self.finished_scope.replace(std::ptr::null());
+        // SAFETY: the scope cannot end (and free its count) while these completions are
+        // outstanding: its count stays above zero until they are subtracted, here.
+        match unsafe { &*count }.decrement_by(n) {
+            Some(w) => {
+                make_ready(w);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Flushes deferred completions unless they belong to the scope counted by `count`.
+    #[inline]
+    pub(crate) fn flush_finished_unless(&self, count: &CountLatch) {
+        if !std::ptr::eq(self.finished_scope.get(), count) {
+            self.flush_finished();
+        }
     }
 
     /// A spawn decided work-first that the stack bound turned help-first.
@@ -469,9 +515,9 @@ impl Fiber {
 /// worker at its record.
 #[inline(never)]
 pub(crate) fn suspend(action: Action) -> Cmd {
-    let fl = current()
-        .expect("magpie: suspend outside a worker")
-        .fiber_local();
+    let wt = current().expect("magpie: suspend outside a worker");
+    wt.flush_finished();
+    let fl = wt.fiber_local();
     // SAFETY: the yielder lives in this fiber's stack, which is the stack we are running on.
     let cmd = unsafe { &*fl.yielder }.suspend(action);
     fl.resumed.set(fl.resumed.get() + 1);
@@ -555,10 +601,15 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
         let wt = current().expect("loop outside a worker");
         let found = match wt.deque.pop() {
             Some(it) => Some(Work::decode(it)),
+            // Completions deferred here may be what a waiter needs; and they may make one ready.
+            None if wt.flush_finished() => continue,
             None => wt.steal_round(),
         };
         match found {
-            Some(Work::Resume(f)) => return LoopExit::Switch(f),
+            Some(Work::Resume(f)) => {
+                wt.flush_finished();
+                return LoopExit::Switch(f);
+            }
             Some(Work::Task { job, .. }) => {
                 idle = 0;
                 fl.depth.set(1);
@@ -604,6 +655,8 @@ fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
         deque,
         fiber: Cell::new(std::ptr::null()),
         pending_cont: Cell::new(0),
+        finished_scope: Cell::new(std::ptr::null()),
+        finished: Cell::new(0),
         adaptive: Adaptive::new(),
         rng: Cell::new(
             0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
