@@ -251,13 +251,15 @@ mod tests {
             .workers(1)
             .policy(Policy::WorkFirst)
             .max_fibers(16)
+            // 64 KiB stacks: no child can run in place, so every spawn takes a fiber.
+            .stack_size(64 << 10)
             .build()
             .unwrap();
         let parents = new_parents(t);
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             pool.install(|| parallel(t, &parents))
         }));
-        let payload = r.expect_err("a 4096-deep work-first search on 16 fibers must stop");
+        let payload = r.expect_err("a 4096-deep work-first search on 16 small fibers must stop");
         assert!(matches!(
             magpie::Error::from_panic(&*payload),
             Some(magpie::Error::StackLimit { .. })

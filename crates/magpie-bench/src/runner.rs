@@ -542,6 +542,8 @@ mod tests {
             .workers(1)
             .policy(Policy::WorkFirst)
             .max_fibers(16)
+            // 64 KiB stacks: no child can run in place, so every spawn takes a fiber.
+            .stack_size(64 << 10)
             .build()
             .unwrap();
         let cfg = BenchConfig {

@@ -50,6 +50,9 @@ pub fn run(a: BenchArgs) -> Result<(), Failure> {
     if let Some(p) = a.policy {
         builder = builder.policy(p);
     }
+    if let Some(b) = a.stack_size {
+        builder = builder.stack_size(b);
+    }
     if let Some(f) = a.max_fibers {
         builder = builder.max_fibers(f);
     }

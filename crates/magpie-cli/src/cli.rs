@@ -56,6 +56,9 @@ pub struct BenchArgs {
     /// Most fibers (task stacks) alive at once in magpie's pool [magpie's default: 8192].
     #[arg(long, value_parser = parse_max_fibers)]
     pub max_fibers: Option<usize>,
+    /// Bytes of stack per fiber in magpie's pool [magpie's default: 2 MiB; 65536 to 1073741824].
+    #[arg(long, value_parser = parse_stack_size)]
+    pub stack_size: Option<usize>,
 }
 
 #[derive(Args, Debug)]
@@ -101,6 +104,13 @@ fn parse_max_fibers(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
         Ok(n) if n >= 1 => Ok(n),
         _ => Err("expected a whole number of fibers ≥ 1".into()),
+    }
+}
+
+fn parse_stack_size(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (64 << 10..=1 << 30).contains(&n) => Ok(n),
+        _ => Err("expected a stack size in bytes between 65536 and 1073741824".into()),
     }
 }
 

@@ -196,6 +196,9 @@ fn stack_limit_exits_3_and_still_prints_json() {
         "1",
         "--max-fibers",
         "16",
+        // 64 KiB stacks: no child can run in place, so every spawn takes a fiber.
+        "--stack-size",
+        "65536",
     ];
     let mut with_json = args.to_vec();
     with_json.push("--json");

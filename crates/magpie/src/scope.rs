@@ -128,7 +128,9 @@ impl<'scope> Scope<'scope> {
             // push. So publish the child. The fresh-task bound (fresh ≥ F) still gets a real
             // work-first spawn below, which is what keeps the heap bounded.
             wt.recount_as_help_first();
-        } else if wf && (wt.fiber_limit_reached() || !stack_ok) {
+        } else if wf && wt.fiber_limit_reached() {
+            // A preempting spawn runs the child on a fresh fiber, so a full stack here is no
+            // obstacle; only the cap on fibers is.
             if policy == Policy::WorkFirst {
                 panic::panic_any(Error::StackLimit {
                     what: format!(
