@@ -262,12 +262,15 @@ impl BenchRecord {
     }
 }
 
-fn failed(acc: &Option<Result<Measured, RunError>>) -> bool {
+/// Whether a series of rounds has ended in an error.
+pub fn failed(acc: &Option<Result<Measured, RunError>>) -> bool {
     matches!(acc, Some(Err(_)))
 }
 
-/// Adds one round's measurement to the runs so far; an error ends the series.
-fn merge(acc: &mut Option<Result<Measured, RunError>>, next: Result<Measured, RunError>) {
+/// Adds one round's measurement to the runs so far (times, verification, counters); an error
+/// ends the series. Benchmarks run in rounds, one run of each runtime per round, so that drift in
+/// a shared machine's speed falls on every runtime alike.
+pub fn merge(acc: &mut Option<Result<Measured, RunError>>, next: Result<Measured, RunError>) {
     match (acc.as_mut(), next) {
         (None, next) => *acc = Some(next),
         (Some(Ok(m)), Ok(n)) => {
@@ -276,6 +279,10 @@ fn merge(acc: &mut Option<Result<Measured, RunError>>, next: Result<Measured, Ru
             if m.failure.is_none() {
                 m.failure = n.failure;
             }
+            m.stats = match (m.stats, n.stats) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            };
         }
         (Some(Ok(_)), Err(e)) => *acc = Some(Err(e)),
         (Some(Err(_)), _) => {}

@@ -1,4 +1,4 @@
-//! The command line of `magpie` (clap derive): `bench` and `report`, and the parsers that turn
+//! The command line of `magpie` (clap derive): `bench`, `report` and `idle`, and the parsers that turn
 //! bad values into one-line errors.
 
 use clap::{Args, Parser, Subcommand};
@@ -19,6 +19,21 @@ pub enum Command {
     Bench(BenchArgs),
     /// Run every kernel under every policy and worker count and write a Markdown report.
     Report(ReportArgs),
+    /// Measure the CPU an idle pool uses (workers sleep when there is nothing to steal).
+    Idle(IdleArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct IdleArgs {
+    /// Worker threads in the idle pool.
+    #[arg(long, default_value_t = 2, value_parser = parse_workers)]
+    pub workers: usize,
+    /// Seconds to watch the idle pool.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
+    pub seconds: f64,
+    /// Print one JSON object instead of a line.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -111,6 +126,13 @@ fn parse_stack_size(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
         Ok(n) if (64 << 10..=1 << 30).contains(&n) => Ok(n),
         _ => Err("expected a stack size in bytes between 65536 and 1073741824".into()),
+    }
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 && x <= 3600.0 => Ok(x),
+        _ => Err("expected a number of seconds in (0, 3600]".into()),
     }
 }
 

@@ -1,11 +1,13 @@
 //! `magpie`: the command-line front end of the magpie benchmarks. `magpie bench` times one
 //! kernel (SLAW (Guo et al., IPDPS 2010) §V: Fib, FJ, PDFS) on magpie, its serial twin and its
 //! peers, and prints a table or one JSON object; `magpie report` runs every kernel under every
-//! policy and worker count and writes a Markdown report. Exit codes: 0 success, 1 a run failed
+//! policy and worker count and writes a Markdown report; `magpie idle` measures the CPU an idle
+//! pool uses. Exit codes: 0 success, 1 a run failed
 //! verification (or crashed), 2 bad input, 3 magpie stopped the kernel at its stack limit.
 
 mod bench;
 mod cli;
+mod idle;
 mod report;
 
 use clap::Parser;
@@ -82,7 +84,7 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-                    eprintln!("error: missing command: expected `bench` or `report` (see `magpie --help`)");
+                    eprintln!("error: missing command: expected `bench`, `report` or `idle` (see `magpie --help`)");
                     ExitCode::from(2)
                 }
                 _ => {
@@ -95,6 +97,7 @@ fn main() -> ExitCode {
     let r = match args.command {
         cli::Command::Bench(a) => bench::run(a),
         cli::Command::Report(a) => report::run(a),
+        cli::Command::Idle(a) => idle::run(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

@@ -209,21 +209,49 @@ pub fn run(a: ReportArgs) -> Result<(), Failure> {
     let mut sections = vec![];
     for kernel in Kernel::ALL {
         let n = kernel.size_n(a.size);
-        let serial = Outcome::from_run(runner::run_serial(kernel, n, runs));
-        progress(&format!("{kernel} n={n} serial twin"), &serial);
+        let mut serial_acc = None;
         let mut rows = vec![];
         for &w in &workers {
-            for p in POLICIES {
-                let outcome = if kernel == Kernel::Pdfs {
-                    pdfs_child(n, w, p, runs)
-                } else {
-                    let pool = magpie::Pool::builder()
-                        .workers(w)
-                        .policy(p)
-                        .build()
-                        .map_err(Failure::from_magpie)?;
-                    Outcome::from_run(runner::run_magpie(&pool, kernel, n, runs))
-                };
+            if kernel == Kernel::Pdfs {
+                // Each configuration in a child process, so its peak RSS is its own.
+                for p in POLICIES {
+                    let outcome = pdfs_child(n, w, p, runs);
+                    progress(&format!("{kernel} n={n} magpie {p} x{w}"), &outcome);
+                    rows.push(Row {
+                        runtime: Runtime::Magpie(p),
+                        workers: w,
+                        outcome,
+                    });
+                }
+                continue;
+            }
+            let pools = POLICIES
+                .iter()
+                .map(|&p| magpie::Pool::builder().workers(w).policy(p).build())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(Failure::from_magpie)?;
+            let peers = kernel.peers();
+            let mut accs: Vec<_> = pools.iter().map(|_| None).collect();
+            let mut peer_accs: Vec<_> = peers.iter().map(|_| None).collect();
+            // Rounds: one run of every runtime per round (see `runner::merge`); the serial twin
+            // joins the rounds of the first worker count.
+            for _ in 0..runs {
+                if w == workers[0] && !runner::failed(&serial_acc) {
+                    runner::merge(&mut serial_acc, runner::run_serial(kernel, n, 1));
+                }
+                for (acc, pool) in accs.iter_mut().zip(&pools) {
+                    if !runner::failed(acc) {
+                        runner::merge(acc, runner::run_magpie(pool, kernel, n, 1));
+                    }
+                }
+                for (acc, &peer) in peer_accs.iter_mut().zip(peers) {
+                    if !runner::failed(acc) {
+                        runner::merge(acc, runner::run_peer(peer, kernel, n, w, 1));
+                    }
+                }
+            }
+            for (acc, &p) in accs.into_iter().zip(POLICIES.iter()) {
+                let outcome = Outcome::from_run(acc.expect("runs >= 1"));
                 progress(&format!("{kernel} n={n} magpie {p} x{w}"), &outcome);
                 rows.push(Row {
                     runtime: Runtime::Magpie(p),
@@ -231,8 +259,8 @@ pub fn run(a: ReportArgs) -> Result<(), Failure> {
                     outcome,
                 });
             }
-            for &peer in kernel.peers() {
-                let outcome = Outcome::from_run(runner::run_peer(peer, kernel, n, w, runs));
+            for (acc, &peer) in peer_accs.into_iter().zip(peers) {
+                let outcome = Outcome::from_run(acc.expect("runs >= 1"));
                 progress(&format!("{kernel} n={n} {peer} x{w}"), &outcome);
                 rows.push(Row {
                     runtime: Runtime::Peer(peer),
@@ -241,6 +269,11 @@ pub fn run(a: ReportArgs) -> Result<(), Failure> {
                 });
             }
         }
+        let serial = match serial_acc {
+            Some(r) => Outcome::from_run(r),
+            None => Outcome::from_run(runner::run_serial(kernel, n, runs)),
+        };
+        progress(&format!("{kernel} n={n} serial twin"), &serial);
         sections.push(Section {
             kernel,
             n,
@@ -249,7 +282,14 @@ pub fn run(a: ReportArgs) -> Result<(), Failure> {
         });
     }
 
-    let md = render(&a, &sections, started.elapsed().as_secs_f64());
+    // The idle pool: CPU used over one second by 2 sleeping workers.
+    let idle = crate::idle::measure(2, 1.0, std::time::Duration::from_millis(100))?;
+    eprintln!(
+        "[{:>7.1} s] idle pool of 2 workers: {idle:.3}% of one core",
+        started.elapsed().as_secs_f64()
+    );
+
+    let md = render(&a, &sections, idle, started.elapsed().as_secs_f64());
     if let Some(dir) = a.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::Failed(format!("cannot create {}: {e}", dir.display())))?;
@@ -285,7 +325,7 @@ pub fn run(a: ReportArgs) -> Result<(), Failure> {
     }
 }
 
-fn render(a: &ReportArgs, sections: &[Section], elapsed: f64) -> String {
+fn render(a: &ReportArgs, sections: &[Section], idle_pct: f64, elapsed: f64) -> String {
     let runs = a.runs;
     let wl = a
         .workers_list
@@ -510,5 +550,9 @@ fn render(a: &ReportArgs, sections: &[Section], elapsed: f64) -> String {
             );
         }
     }
+    let _ = writeln!(
+        o,
+        "- Idle pool of 2 workers, CPU over 1 s: {idle_pct:.3}% of one core (target < 5%) — `magpie idle --workers 2 --seconds 1`"
+    );
     o
 }

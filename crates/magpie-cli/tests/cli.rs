@@ -255,3 +255,16 @@ fn report_at_ci_size_writes_every_kernel() {
     assert_eq!(String::from_utf8_lossy(&o.stdout), md);
     let _ = std::fs::remove_file(&out);
 }
+
+#[test]
+fn idle_reports_cpu_share_as_json() {
+    let o = magpie(&["idle", "--workers", "2", "--seconds", "0.2", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["workers"], 2);
+    assert!(v["cpu_percent_of_one_core"]
+        .as_f64()
+        .is_some_and(|p| p >= 0.0));
+    let bad = magpie(&["idle", "--seconds", "-1"]);
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -1,0 +1,74 @@
+//! `magpie idle`: how much CPU an idle pool burns. Idle workers sleep after a bounded number of
+//! failed steal rounds (DWS §3.1); rayon's idle spinning is the long-standing complaint this
+//! measures against. The pool runs a small job, then sits idle while the CPU time of every thread
+//! of this process is read from `/proc/self/task/*/schedstat` (nanoseconds) before and after.
+
+use crate::cli::IdleArgs;
+use crate::Failure;
+use std::time::{Duration, Instant};
+
+/// CPU time used so far by every thread of this process, in nanoseconds.
+fn process_cpu_ns() -> Result<u64, Failure> {
+    let dir = std::fs::read_dir("/proc/self/task")
+        .map_err(|e| Failure::Failed(format!("cannot read /proc/self/task: {e}")))?;
+    let mut total = 0u64;
+    for task in dir.flatten() {
+        // A thread may exit between listing and reading: skip it.
+        if let Ok(s) = std::fs::read_to_string(task.path().join("schedstat")) {
+            total += s
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+    }
+    Ok(total)
+}
+
+fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = magpie::join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}
+
+/// The measurement: CPU used by an idle pool of `workers` over `seconds`, as a percentage of one
+/// core, after a short job and a settling pause of `settle`.
+pub fn measure(workers: usize, seconds: f64, settle: Duration) -> Result<f64, Failure> {
+    let pool = magpie::Pool::builder()
+        .workers(workers)
+        .build()
+        .map_err(Failure::from_magpie)?;
+    if pool.install(|| fib(25)) != 75025 {
+        return Err(Failure::Failed("fib(25) gave a wrong answer".into()));
+    }
+    std::thread::sleep(settle);
+    let before = process_cpu_ns()?;
+    let start = Instant::now();
+    std::thread::sleep(Duration::from_secs_f64(seconds));
+    let cpu = process_cpu_ns()?.saturating_sub(before);
+    let wall = start.elapsed().as_nanos() as f64;
+    drop(pool);
+    Ok(100.0 * cpu as f64 / wall)
+}
+
+pub fn run(a: IdleArgs) -> Result<(), Failure> {
+    let pct = measure(a.workers, a.seconds, Duration::from_millis(100))?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "workers": a.workers,
+                "seconds": a.seconds,
+                "cpu_percent_of_one_core": pct,
+            })
+        );
+    } else {
+        println!(
+            "idle pool of {} workers over {:.2} s: {:.3}% of one core",
+            a.workers, a.seconds, pct
+        );
+    }
+    Ok(())
+}

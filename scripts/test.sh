@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs magpie's whole test suite: unit, integration, stress and doc tests of every crate, then
+# the loom model tests of the concurrent structures (deque, latches, sleep/wake), which need the
+# crate compiled with `--cfg loom` in a target directory of their own.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "error: cargo not found; install Rust (https://rustup.rs) and run this again" >&2
+    exit 2
+fi
+
+echo "== cargo test --workspace"
+cargo test --workspace --locked
+
+echo "== loom model tests (RUSTFLAGS=--cfg loom)"
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+    cargo test --locked --release -p magpie --lib
