@@ -41,9 +41,29 @@ use std::cell::Cell;
 use std::sync::Arc;
 
 /// What a deque holds: two machine words, opaque to the deque (the runtime packs a job pointer and
-/// its entry function, or a suspended fiber, into them).
+/// its entry function, or a suspended fiber, into them), except for batches, which the deque makes
+/// itself: `(address | 1, 0)` of a boxed slice of items.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Item(pub usize, pub usize);
+
+/// Private items needed before a thief's request is answered with a batch.
+pub(crate) const BATCH_MIN: isize = 8;
+
+impl Item {
+    fn batch(items: *mut Box<[Item]>) -> Item {
+        Item(items as usize | 1, 0)
+    }
+    /// If this item is a batch, takes ownership of its items. Whoever popped or stole the batch
+    /// item calls this exactly once.
+    pub(crate) fn take_batch(self) -> Option<Box<[Item]>> {
+        if self.1 == 0 && self.0 & 1 == 1 {
+            // SAFETY: made by `Item::batch` from a leaked box; the item was taken once.
+            Some(*unsafe { Box::from_raw((self.0 & !1) as *mut Box<[Item]>) })
+        } else {
+            None
+        }
+    }
+}
 
 struct Buffer {
     mask: usize,
@@ -261,7 +281,9 @@ impl Deque {
     }
 
     /// Moves the split up: by one item when nobody asked (the oldest private task becomes
-    /// stealable), by half of the private part (at least one) when a thief raised `wanted`.
+    /// stealable), by half of the private part (at least one) when a thief raised `wanted`. When
+    /// a thief asked, the public part is empty and there are at least [`BATCH_MIN`] private items,
+    /// the half is handed over as one [`Item::batch`] instead, so one steal carries it all.
     #[cold]
     #[inline(never)]
     fn release(&self) {
@@ -271,6 +293,9 @@ impl Deque {
             return;
         }
         let wanted = self.inner.thief.wanted.load(Ordering::Relaxed);
+        if wanted && priv_len >= BATCH_MIN && self.release_batch(s, (priv_len / 2) as usize) {
+            return;
+        }
         let n = if wanted { (priv_len + 1) / 2 } else { 1 };
         self.split.set(s + n);
         // Release: publishes the slots written by earlier pushes to thieves that acquire `split`.
@@ -278,6 +303,45 @@ impl Deque {
         if wanted {
             self.inner.thief.wanted.store(false, Ordering::Relaxed);
         }
+    }
+
+    /// Hands the `k` oldest private items (indices `s .. s+k`, where `s` is the split) to thieves
+    /// as one batch. The batch goes in the slot of the last of them, `s+k-1`; the slots below it
+    /// become dead, and the owner moves `top` over them. That is safe because the public part is
+    /// empty (`top == split`): no thief can take anything until `split` moves, which we do last,
+    /// so nobody else can be moving `top`. The items left private keep their indices. Returns
+    /// false (nothing done) if the public part is not empty.
+    fn release_batch(&self, s: isize, k: usize) -> bool {
+        if self.inner.thief.top.load(Ordering::Relaxed) != s {
+            return false;
+        }
+        let items: Box<[Item]> = (0..k as isize)
+            .map(|i| {
+                let sl = self.slot(s + i);
+                Item(sl[0].load(Ordering::Relaxed), sl[1].load(Ordering::Relaxed))
+            })
+            .collect();
+        let last = s + k as isize - 1;
+        // The CAS cannot fail: top == split == s and no thief can move top while they are equal.
+        // SeqCst, like every write of top, so the Chase–Lev argument in `pop_public` still holds.
+        if self
+            .inner
+            .thief
+            .top
+            .compare_exchange(s, last, Ordering::SeqCst, Ordering::Relaxed)
+            .is_err()
+        {
+            return false;
+        }
+        let b = Item::batch(Box::into_raw(Box::new(items)));
+        let sl = self.slot(last);
+        sl[0].store(b.0, Ordering::Relaxed);
+        sl[1].store(b.1, Ordering::Relaxed);
+        self.split.set(last + 1);
+        // Release: publishes the batch (its box and its slot) to thieves that acquire `split`.
+        self.inner.owner.split.store(last + 1, Ordering::Release);
+        self.inner.thief.wanted.store(false, Ordering::Relaxed);
+        true
     }
 
     /// Releases private work if a thief asked for it; called at points where the owner polls
@@ -393,13 +457,13 @@ mod tests {
     fn lifo_for_owner_fifo_for_thief() {
         let d = Deque::new(2);
         for i in 1..=10 {
-            d.push(Item(i, 0));
+            d.push(Item(i, 1));
         }
         let s = d.stealer();
         // The oldest item was released on the first push (public part was empty).
-        assert_eq!(s.steal(), Steal::Success(Item(1, 0)));
-        assert_eq!(d.pop(), Some(Item(10, 0)));
-        assert_eq!(d.pop(), Some(Item(9, 0)));
+        assert_eq!(s.steal(), Steal::Success(Item(1, 1)));
+        assert_eq!(d.pop(), Some(Item(10, 1)));
+        assert_eq!(d.pop(), Some(Item(9, 1)));
         let mut rest = vec![];
         while let Some(Item(x, _)) = d.pop() {
             rest.push(x);
@@ -413,18 +477,48 @@ mod tests {
     fn wanted_releases_half() {
         let d = Deque::new(64);
         let s = d.stealer();
-        d.push(Item(0, 0)); // released: public empty
-        for i in 1..9 {
-            d.push(Item(i, 0)); // private
+        d.push(Item(0, 1)); // released: public empty
+        for i in 1..7 {
+            d.push(Item(i, 1)); // private, fewer than BATCH_MIN
         }
-        assert_eq!(s.steal(), Steal::Success(Item(0, 0)));
+        assert_eq!(s.steal(), Steal::Success(Item(0, 1)));
         assert_eq!(s.steal(), Steal::Empty); // raises wanted
         assert!(d.poll_wanted());
         let mut got = vec![];
         while let Steal::Success(Item(x, _)) = s.steal() {
             got.push(x);
         }
-        assert_eq!(got, vec![1, 2, 3, 4]);
+        assert_eq!(got, vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn wanted_with_many_private_items_hands_over_a_batch() {
+        let d = Deque::new(4);
+        let s = d.stealer();
+        for i in 0..20 {
+            d.push(Item(i * 2, 1));
+        }
+        assert_eq!(s.steal(), Steal::Success(Item(0, 1)));
+        assert_eq!(s.steal(), Steal::Empty);
+        d.push(Item(40, 1));
+        let Steal::Success(b) = s.steal() else {
+            panic!("no batch")
+        };
+        let b: Vec<usize> = b
+            .take_batch()
+            .expect("a batch")
+            .iter()
+            .map(|i| i.0)
+            .collect();
+        assert_eq!(b, (1..11).map(|i| i * 2).collect::<Vec<_>>());
+        assert_eq!(s.steal(), Steal::Empty);
+        let mut rest = vec![];
+        while let Some(it) = d.pop() {
+            assert!(it.take_batch().is_none());
+            rest.push(it.0);
+        }
+        assert_eq!(rest, (11..21).rev().map(|i| i * 2).collect::<Vec<_>>());
+        assert_eq!(d.len(), 0);
     }
 
     #[test]
@@ -441,7 +535,10 @@ mod tests {
                     let mut got = vec![];
                     loop {
                         match s.steal() {
-                            Steal::Success(it) => got.push(it.0),
+                            Steal::Success(it) => match it.take_batch() {
+                                Some(b) => got.extend(b.iter().map(|i| i.0)),
+                                None => got.push(it.0),
+                            },
                             Steal::Retry => {}
                             Steal::Empty => {
                                 if stop.load(Ordering::SeqCst) {
@@ -460,13 +557,18 @@ mod tests {
             d.push(Item(i + 1, 7));
             if i % 3 == 0 {
                 if let Some(it) = d.pop() {
-                    assert_eq!(it.1, 7);
-                    mine.push(it.0);
+                    match it.take_batch() {
+                        Some(b) => mine.extend(b.iter().map(|i| i.0)),
+                        None => mine.push(it.0),
+                    }
                 }
             }
         }
         while let Some(it) = d.pop() {
-            mine.push(it.0);
+            match it.take_batch() {
+                Some(b) => mine.extend(b.iter().map(|i| i.0)),
+                None => mine.push(it.0),
+            }
         }
         stop.store(true, Ordering::SeqCst);
         for t in thieves {
@@ -500,9 +602,9 @@ mod loom_tests {
                 got
             });
             let mut mine = vec![];
-            d.push(Item(1, 0));
-            d.push(Item(2, 0));
-            d.push(Item(3, 0));
+            d.push(Item(1, 1));
+            d.push(Item(2, 1));
+            d.push(Item(3, 1));
             while let Some(it) = d.pop() {
                 mine.push(it.0);
             }
@@ -519,7 +621,7 @@ mod loom_tests {
     fn last_item_race() {
         loom::model(|| {
             let d = Deque::new(2);
-            d.push(Item(9, 0)); // released at once: the public part was empty
+            d.push(Item(9, 1)); // released at once: the public part was empty
             let s = d.stealer();
             let th = thread::spawn(move || match s.steal() {
                 Steal::Success(it) => Some(it.0),
@@ -531,13 +633,56 @@ mod loom_tests {
         });
     }
 
+    /// A thief's request answered with a batch, racing a second thief and the owner's pops: every
+    /// item is taken exactly once, through the batch or on its own.
+    #[test]
+    fn batch_release_exactly_once() {
+        loom::model(|| {
+            let d = Deque::new(16);
+            for i in 1..=9 {
+                d.push(Item(i * 2, 1)); // item 1 released at once, 2..=9 private
+            }
+            let s = d.stealer();
+            assert_eq!(s.steal(), Steal::Success(Item(2, 1)));
+            assert_eq!(s.steal(), Steal::Empty); // raises wanted
+            d.push(Item(20, 1)); // release: a batch of the 4 oldest private items
+            let ths: Vec<_> = (0..2)
+                .map(|_| {
+                    let s = d.stealer();
+                    thread::spawn(move || {
+                        let mut got = vec![];
+                        if let Steal::Success(it) = s.steal() {
+                            match it.take_batch() {
+                                Some(b) => got.extend(b.iter().map(|i| i.0)),
+                                None => got.push(it.0),
+                            }
+                        }
+                        got
+                    })
+                })
+                .collect();
+            let mut all = vec![2];
+            while let Some(it) = d.pop() {
+                match it.take_batch() {
+                    Some(b) => all.extend(b.iter().map(|i| i.0)),
+                    None => all.push(it.0),
+                }
+            }
+            for t in ths {
+                all.extend(t.join().unwrap());
+            }
+            all.sort_unstable();
+            assert_eq!(all, (1..=10).map(|i| i * 2).collect::<Vec<_>>());
+        });
+    }
+
     /// Two thieves and a `wanted` release: no item is taken twice or lost.
     #[test]
     fn two_thieves_with_release() {
         loom::model(|| {
             let d = Deque::new(4);
-            d.push(Item(1, 0));
-            d.push(Item(2, 0));
+            d.push(Item(1, 1));
+            d.push(Item(2, 1));
             let ths: Vec<_> = (0..2)
                 .map(|_| {
                     let s = d.stealer();

@@ -2,7 +2,7 @@
 //!
 //! A deque item is two words. A runnable task is `(data, entry)`: `entry(data)` runs it. A suspended
 //! fiber that is ready to continue (a work-first parent's continuation, or a task whose sync point
-//! completed) is `(fiber, 0)`. Bit 0 of a task's `data` marks a *continuation* task (the half of a
+//! completed) is `(fiber, 0)`; a batch of items handed to a thief at once is `(batch | 1, 0)`. Bit 0 of a task's `data` marks a *continuation* task (the half of a
 //! `join` that a work-first spawn leaves for thieves) so steal statistics can tell children from
 //! continuations; task frames are at least 8-aligned, so the bit is free.
 //!
@@ -55,8 +55,14 @@ impl JobRef {
 /// What a deque item is.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Work {
-    Task { job: JobRef, continuation: bool },
+    Task {
+        job: JobRef,
+        continuation: bool,
+    },
     Resume(usize),
+    /// Items handed to a thief at once (see `Deque::release_batch`); unpack with
+    /// `Item::take_batch`.
+    Batch(Item),
 }
 
 impl Work {
@@ -74,12 +80,17 @@ impl Work {
                 job.entry as usize,
             ),
             Work::Resume(f) => Item(f, 0),
+            Work::Batch(it) => it,
         }
     }
     #[inline(always)]
     pub(crate) fn decode(it: Item) -> Work {
         if it.1 == 0 {
-            Work::Resume(it.0)
+            if it.0 & 1 == 1 {
+                Work::Batch(it)
+            } else {
+                Work::Resume(it.0)
+            }
         } else {
             // SAFETY: non-zero second words are only ever written by `encode` from a real entry fn.
             let entry: unsafe fn(*const ()) = unsafe { std::mem::transmute(it.1) };
@@ -161,20 +172,44 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     }
 }
 
-/// A help-first scope spawn: a boxed closure that does its own accounting.
+/// A help-first scope spawn: a heap-allocated closure that does its own accounting.
+///
+/// Task frames are allocated from mimalloc, whatever the program's global allocator: a spawned
+/// task is usually freed by another thread than the one that allocated it (the thief), and
+/// mimalloc's per-page free lists make that cross-thread free cheap where glibc's malloc takes
+/// arena locks (measured on fj at 2 workers: see the README).
 pub(crate) struct HeapJob<F> {
     f: F,
 }
 
 impl<F: FnOnce() + Send> HeapJob<F> {
     pub(crate) fn into_job_ref(f: F) -> JobRef {
-        let b = Box::new(HeapJob { f });
-        // SAFETY: the box is reclaimed by `entry`, which runs exactly once.
-        unsafe { JobRef::new(Box::into_raw(b) as *const (), Self::entry) }
+        let layout = std::alloc::Layout::new::<HeapJob<F>>();
+        let p = if layout.size() == 0 {
+            std::ptr::NonNull::<HeapJob<F>>::dangling().as_ptr()
+        } else {
+            // SAFETY: the layout has a non-zero size.
+            let p = unsafe { std::alloc::GlobalAlloc::alloc(&mimalloc::MiMalloc, layout) };
+            if p.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            p as *mut HeapJob<F>
+        };
+        // SAFETY: `p` is valid for writes of one `HeapJob<F>` and is read back once by `entry`.
+        unsafe {
+            p.write(HeapJob { f });
+            JobRef::new(p as *const (), Self::entry)
+        }
     }
     unsafe fn entry(data: *const ()) {
-        // SAFETY: `data` is the box leaked by `into_job_ref`.
-        let b = Box::from_raw(data as *mut Self);
-        (b.f)()
+        let p = data as *mut HeapJob<F>;
+        // SAFETY: `data` came from `into_job_ref`; the job runs once, so this is the only read,
+        // and the memory is freed with the allocator and layout it came from.
+        let job = p.read();
+        let layout = std::alloc::Layout::new::<HeapJob<F>>();
+        if layout.size() != 0 {
+            std::alloc::GlobalAlloc::dealloc(&mimalloc::MiMalloc, p as *mut u8, layout);
+        }
+        (job.f)()
     }
 }

@@ -221,8 +221,9 @@ pub(crate) fn pop_above(fl: &FiberLocal, mark: &SyncMark, mine: Option<JobRef>) 
             fl.depth.set(depth);
             Popped::RanOther
         }
-        w @ Work::Resume(_) => {
-            // A ready fiber is the loop's to resume, never to be run on top of a waiting task.
+        w @ (Work::Resume(_) | Work::Batch(_)) => {
+            // A ready fiber is the loop's to resume, never to be run on top of a waiting task;
+            // a batch is the loop's to unpack.
             wt.push(w);
             Popped::Stop
         }

@@ -610,6 +610,12 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
                 wt.flush_finished();
                 return LoopExit::Switch(f);
             }
+            Some(Work::Batch(it)) => {
+                // Oldest first, so the oldest end up where thieves steal.
+                for &item in it.take_batch().expect("batch item").iter() {
+                    wt.push(Work::decode(item));
+                }
+            }
             Some(Work::Task { job, .. }) => {
                 idle = 0;
                 fl.depth.set(1);
