@@ -108,7 +108,15 @@ impl<'scope> Scope<'scope> {
         let fresh = wt.deque.len() as isize;
         let wf = wt.decide(policy, depth, fresh);
         let stack_ok = fl.stack_left() >= STACK_RESERVE;
-        if wf && stack_ok && fresh >= KEEP && !wt.deque.wanted() {
+        let in_place = stack_ok && fresh >= KEEP && !wt.deque.wanted();
+        // Adaptive runs in place whenever thieves are satisfied and the stack condition allows:
+        // its heuristic decides how to publish when work must be published (a thief raising
+        // `wanted` is what tells it so), not whether to publish work nobody asked for.
+        let adaptive_in_place = policy == Policy::Adaptive && depth < wt.thresholds.stack;
+        if (wf || adaptive_in_place) && in_place {
+            if !wf {
+                wt.recount_as_work_first();
+            }
             // Lazy publication (see `join`): thieves already have KEEP items and want no more,
             // so the child runs now as a plain call (SLAW's sequential-call work-first spawn)
             // and its continuation is not published. It finishes before we go on, so the scope's

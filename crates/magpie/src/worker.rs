@@ -377,6 +377,13 @@ impl WorkerThread {
         }
     }
 
+    /// A spawn decided help-first that ran in place after all (adaptive lazy publication).
+    pub(crate) fn recount_as_work_first(&self) {
+        let s = self.stats();
+        s.spawns_hf.add(u64::MAX); // wrapping: minus one
+        s.spawns_wf.bump();
+    }
+
     /// A spawn decided work-first that the stack bound turned help-first.
     pub(crate) fn recount_as_help_first(&self) {
         let s = self.stats();
