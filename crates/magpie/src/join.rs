@@ -81,8 +81,13 @@ where
         && depth < wt.thresholds.stack
         && fl.stack_left() >= STACK_RESERVE
     {
-        // In place: nothing published, nothing to pop back.
-        let wf = wt.decide(wt.policy, depth, fresh);
+        // In place: nothing published, nothing to pop back. Under Adaptive an in-place join is a
+        // sequential call (work-first order); the heuristic's choice applies to what is published
+        // (it still counts this spawn towards its interval).
+        let wf = match wt.policy {
+            Policy::Adaptive => wt.decide_in_place(depth),
+            p => wt.decide(p, depth, fresh),
+        };
         fl.depth.set(depth + 1);
         let r = if wf {
             let ra = panic::catch_unwind(AssertUnwindSafe(a));

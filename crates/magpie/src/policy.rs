@@ -135,6 +135,18 @@ impl Adaptive {
         self.evaluate(stolen())
     }
 
+    /// Counts one spawn towards the interval without deciding it (a spawn that runs in place);
+    /// returns whether the re-evaluation it triggered switched the policy.
+    #[inline(always)]
+    pub(crate) fn tick(&self, t: &Thresholds, stolen: impl FnOnce() -> u64) -> bool {
+        let n = self.spawns.get() + 1;
+        if n < t.interval {
+            self.spawns.set(n);
+            return false;
+        }
+        self.evaluate(stolen()).1
+    }
+
     /// The heuristic proper, every INT spawns.
     #[cold]
     fn evaluate(&self, stolen_now: u64) -> (bool, bool) {

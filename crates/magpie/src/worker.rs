@@ -391,6 +391,21 @@ impl WorkerThread {
         s.spawns_hf.bump();
     }
 
+    /// An adaptive spawn that runs in place (lazy publication): a work-first spawn that only
+    /// ticks the heuristic's interval. Returns true (work-first).
+    #[inline(always)]
+    pub(crate) fn decide_in_place(&self, depth: u32) -> bool {
+        self.stats().max_frames.max(depth as u64 + 1);
+        if self
+            .adaptive
+            .tick(&self.thresholds, || self.stats().stolen_from())
+        {
+            self.stats().policy_switches.bump();
+        }
+        self.stats().spawns_wf.bump();
+        true
+    }
+
     #[inline(always)]
     fn decide_adaptive(&self, depth: u32, fresh: isize) -> bool {
         let (wf, switched) =
