@@ -76,7 +76,7 @@ where
     let depth = fl.depth.get();
     let t = wt.deque.top();
     let fresh = wt.deque.bottom() - t;
-    if fresh >= KEEP
+    if fresh >= wt.keep
         && !wt.deque.wanted()
         && depth < wt.thresholds.stack
         && fl.stack_left() >= STACK_RESERVE

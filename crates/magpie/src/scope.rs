@@ -13,7 +13,7 @@
 
 use crate::error::Error;
 use crate::job::{HeapJob, JobRef, Panic, Work};
-use crate::join::{pop_above, Popped, SyncMark, KEEP};
+use crate::join::{pop_above, Popped, SyncMark};
 use crate::latch::CountLatch;
 use crate::policy::Policy;
 use crate::worker::{self, Action, FiberLocal, Registry, STACK_RESERVE};
@@ -108,7 +108,7 @@ impl<'scope> Scope<'scope> {
         let fresh = wt.deque.len() as isize;
         let wf = wt.decide(policy, depth, fresh);
         let stack_ok = fl.stack_left() >= STACK_RESERVE;
-        let in_place = stack_ok && fresh >= KEEP && !wt.deque.wanted();
+        let in_place = stack_ok && fresh >= wt.keep && !wt.deque.wanted();
         // Adaptive runs in place whenever thieves are satisfied and the stack condition allows:
         // its heuristic decides how to publish when work must be published (a thief raising
         // `wanted` is what tells it so), not whether to publish work nobody asked for.

@@ -247,6 +247,9 @@ pub(crate) struct WorkerThread {
     /// Copies of the pool's settings, read on every spawn.
     pub policy: Policy,
     pub thresholds: Thresholds,
+    /// Items to keep published before spawns run in place (`join::KEEP`; none in a one-worker
+    /// pool, which has no thieves: work from outside arrives through the injector).
+    pub keep: isize,
     /// A work-first parent waiting to be published by the child's frame.
     pending_cont: Cell<usize>,
     /// Deferred completions: `finished` tasks of the scope counted by `finished_scope` ran here and
@@ -678,6 +681,11 @@ fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
         index,
         policy: registry.config.policy,
         thresholds: registry.config.thresholds,
+        keep: if registry.config.workers > 1 {
+            crate::join::KEEP
+        } else {
+            0
+        },
         stats: &*registry.stats[index] as *const WorkerStats,
         registry,
         deque,

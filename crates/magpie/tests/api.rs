@@ -195,14 +195,31 @@ fn stats_count_spawns_and_policies() {
     let json = serde_json::to_string(&s).unwrap();
     assert!(json.contains("\"spawns_work_first\":88"));
 
+    // One worker: nothing is ever published (no thieves), joins run in place as work-first, and
+    // the heuristic, which starts help-first, switches to work-first after INT spawns with no steal.
     let p = pool(1, Policy::Adaptive);
     p.install(|| fib(16));
     let s = p.stats();
-    // The heuristic starts help-first, so the first published spawns are help-first; with no
-    // steals it switches to work-first after INT spawns; joins that run in place are work-first.
-    assert!(s.spawns_help_first >= 1 && s.spawns_work_first > s.spawns_help_first);
     assert_eq!(s.spawns_work_first + s.spawns_help_first, 1596); // fib(17) - 1 joins
     assert!(s.policy_switches >= 1);
+
+    // Two workers, an interval that never elapses: the heuristic stays in its initial help-first
+    // mode, so every published join is help-first (the first join publishes: nothing is kept yet),
+    // and those run in place are work-first.
+    let p = Pool::builder()
+        .workers(2)
+        .policy(Policy::Adaptive)
+        .interval(u32::MAX)
+        .build()
+        .unwrap();
+    p.install(|| fib(16));
+    let s = p.stats();
+    assert_eq!(s.spawns_work_first + s.spawns_help_first, 1596);
+    assert!(
+        s.spawns_help_first >= 1 && s.spawns_work_first >= 1,
+        "{s:?}"
+    );
+    assert_eq!(s.policy_switches, 0);
 }
 
 #[test]
