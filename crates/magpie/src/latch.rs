@@ -49,7 +49,7 @@ impl Latch {
     /// Registers a fully suspended waiter. Returns false if the latch was set first, in which case
     /// the caller resumes the waiter itself.
     pub(crate) fn register(&self, waiter: usize) -> bool {
-        debug_assert!(waiter > SET && waiter % 2 == 0);
+        debug_assert!(waiter > SET && waiter.is_multiple_of(2));
         self.state
             .compare_exchange(UNSET, waiter, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()

@@ -79,10 +79,10 @@ impl Builder {
     /// Applies `MAGPIE_WORKERS` and `MAGPIE_POLICY` if they are set; a value magpie cannot use is
     /// an error naming the variable.
     pub fn from_env(self) -> Result<Self, Error> {
-        self.from_vars(|k| std::env::var_os(k))
+        self.with_vars(|k| std::env::var_os(k))
     }
 
-    pub(crate) fn from_vars(
+    pub(crate) fn with_vars(
         mut self,
         get: impl Fn(&str) -> Option<std::ffi::OsString>,
     ) -> Result<Self, Error> {
@@ -307,7 +307,7 @@ mod tests {
     #[test]
     fn env_values_parse() {
         let b = Builder::default()
-            .from_vars(vars(&[
+            .with_vars(vars(&[
                 ("MAGPIE_WORKERS", "3"),
                 ("MAGPIE_POLICY", "help-first"),
             ]))
@@ -325,7 +325,7 @@ mod tests {
             ("MAGPIE_POLICY", "fastest"),
         ] {
             let pairs: &'static [(&str, &str)] = Box::leak(vec![(k, v)].into_boxed_slice());
-            let e = Builder::default().from_vars(vars(pairs)).unwrap_err();
+            let e = Builder::default().with_vars(vars(pairs)).unwrap_err();
             let msg = e.to_string();
             assert!(msg.contains(k) && msg.contains(v), "{msg}");
         }

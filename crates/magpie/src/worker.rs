@@ -259,6 +259,8 @@ pub(crate) struct WorkerThread {
     finished: Cell<usize>,
     adaptive: Adaptive,
     rng: Cell<u64>,
+    // Boxed: a fiber's address goes into latches and deque items, so it must not move.
+    #[allow(clippy::vec_box)]
     spares: RefCell<Vec<Box<Fiber>>>,
 }
 
