@@ -1,6 +1,9 @@
 //! Behaviour of the public API: results, order semantics of the policies, finish semantics,
 //! panics, the global pool, idle sleep.
 
+// These exercise the runtime, which is not built under `--cfg loom` (see lib.rs).
+#![cfg(not(loom))]
+
 use magpie::{join, scope, Policy, Pool};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;

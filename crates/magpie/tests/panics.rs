@@ -1,6 +1,9 @@
 //! A panic in any task reaches the caller of the enclosing `join`, `scope` or `install` after the
 //! scope's other tasks have finished, and the pool stays usable.
 
+// These exercise the runtime, which is not built under `--cfg loom` (see lib.rs).
+#![cfg(not(loom))]
+
 use magpie::{join, scope, Policy, Pool};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
