@@ -13,14 +13,16 @@
 //!   never hold, so magpie takes the stated intent (the estimated probability that a new task is
 //!   stolen, steals / INT, is non-zero) as the rule.
 //!
-//! How a decision is carried out differs from SLAW where magpie's costs differ. A `join` half or a
-//! work-first scope spawn runs in place (a sequential call, as in SLAW) when the worker already
-//! keeps enough published work and no thief asks for more (lazy publication, see `join.rs`). Where
-//! that is not possible, an adaptive scope spawn that the heuristic made work-first publishes the
-//! child instead: preempting the parent costs a fiber switch in magpie, publishing the child only
-//! a push, and SLAW chose work-first precisely to avoid context switches. The stack and fresh-task
-//! conditions are carried out as stated (the fresh-task condition with a real, preempting
-//! work-first spawn), and the fixed policies always follow their own semantics.
+//! How a decision is carried out differs from SLAW where magpie's costs differ. A spawn runs in place
+//! (a sequential call, as in SLAW's work-first) when the worker already keeps enough published work
+//! and no thief asks for more (lazy publication, see `join.rs`): a `join` half under every policy
+//! (in that policy's order), a work-first scope spawn, and any adaptive spawn the stack condition
+//! allows, since the heuristic decides how to publish when a thief asks, not whether to publish
+//! work nobody asked for. Where a spawn cannot run in place, an adaptive spawn that the heuristic
+//! made work-first publishes the child: preempting the parent costs a fiber switch in magpie,
+//! publishing the child only a push, and SLAW chose work-first precisely to avoid context switches.
+//! The stack and fresh-task conditions are carried out as stated (the fresh-task condition with a
+//! real, preempting work-first spawn), and the fixed policies always follow their own semantics.
 
 use crate::error::Error;
 use serde::{Deserialize, Serialize};
