@@ -135,22 +135,6 @@ pub fn verify_atomic(reps: u64, counters: &[AtomicU32]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use magpie::{Policy, Pool};
-
-    #[test]
-    fn every_policy_and_width_verifies() {
-        for p in [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive] {
-            for w in [1, 2] {
-                let pool = Pool::builder().workers(w).policy(p).build().unwrap();
-                let c = new_counters();
-                pool.install(|| flat(CI, &c));
-                assert_eq!(verify_atomic(CI, &c), Ok(()), "flat {p} x{w}");
-                let c = new_counters();
-                pool.install(|| recursive(CI, &c));
-                assert_eq!(verify_atomic(CI, &c), Ok(()), "recursive {p} x{w}");
-            }
-        }
-    }
 
     #[test]
     fn serial_twins_and_rayon_verify() {

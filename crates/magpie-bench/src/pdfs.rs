@@ -186,19 +186,6 @@ mod tests {
     }
 
     #[test]
-    fn every_policy_and_width_verifies() {
-        let t = Torus::new(CI);
-        for p in [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive] {
-            for w in [1, 2] {
-                let pool = Pool::builder().workers(w).policy(p).build().unwrap();
-                let parents = new_parents(t);
-                pool.install(|| parallel(t, &parents));
-                assert_eq!(verify_atomic(t, &parents), Ok(()), "{p} x{w}");
-            }
-        }
-    }
-
-    #[test]
     fn serial_twin_verifies_on_all_small_sides() {
         for side in [1, 2, 3, 5, CI] {
             let (t, p) = serial_tree(side);

@@ -262,6 +262,23 @@ impl BenchRecord {
     }
 }
 
+/// Keys every `magpie bench --json` object has (the list, plus the ratio and the peak RSS).
+pub const REQUIRED_KEYS: [&str; 13] = [
+    "kernel",
+    "n",
+    "policy",
+    "workers",
+    "runs",
+    "median_s",
+    "min_s",
+    "max_s",
+    "serial_median_s",
+    "verified",
+    "stats",
+    "ratio_to_serial",
+    "peak_rss_kib",
+];
+
 /// Whether a series of rounds has ended in an error.
 pub fn failed(acc: &Option<Result<Measured, RunError>>) -> bool {
     matches!(acc, Some(Err(_)))
@@ -517,21 +534,7 @@ mod tests {
         assert_eq!(r.peers[0].name, "rayon-scope");
         assert_eq!(r.peers_unavailable[0].name, "chili");
         let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
-        for key in [
-            "kernel",
-            "n",
-            "policy",
-            "workers",
-            "runs",
-            "median_s",
-            "min_s",
-            "max_s",
-            "serial_median_s",
-            "verified",
-            "stats",
-            "ratio_to_serial",
-            "peers",
-        ] {
+        for key in REQUIRED_KEYS.iter().copied().chain(["peers"]) {
             assert!(v.get(key).is_some(), "missing {key}");
         }
         assert!(v["stats"].is_object());

@@ -28,21 +28,7 @@ fn json(o: &Output) -> serde_json::Value {
     })
 }
 
-const REQUIRED: [&str; 13] = [
-    "kernel",
-    "n",
-    "policy",
-    "workers",
-    "runs",
-    "median_s",
-    "min_s",
-    "max_s",
-    "serial_median_s",
-    "verified",
-    "stats",
-    "ratio_to_serial",
-    "peak_rss_kib",
-];
+const REQUIRED: [&str; 13] = magpie_bench::runner::REQUIRED_KEYS;
 
 #[test]
 fn bench_fib_json_has_the_required_keys_and_verifies() {
