@@ -44,6 +44,8 @@ mod job;
 #[cfg(not(loom))]
 mod join;
 #[cfg(not(loom))]
+mod overflow;
+#[cfg(not(loom))]
 mod policy;
 #[cfg(not(loom))]
 mod pool;

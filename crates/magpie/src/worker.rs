@@ -87,6 +87,7 @@ pub(crate) struct Registry {
 
 impl Registry {
     pub(crate) fn new(config: Config) -> Result<Arc<Registry>, Error> {
+        crate::overflow::install();
         let n = config.workers;
         let deques: Vec<Deque> = (0..n).map(|_| Deque::new(256)).collect();
         let reg = Arc::new(Registry {
@@ -218,6 +219,8 @@ pub(crate) struct FiberLocal {
     yielder: *const Yielder<Cmd, Action>,
     /// Lowest usable stack address.
     stack_limit: usize,
+    /// Lowest address of the stack's mapping: its guard page starts here.
+    guard_low: usize,
     /// Task frames on this fiber's logical stack (SLAW's on-stack frames).
     pub depth: Cell<u32>,
     /// Bumped each time the fiber is resumed after a suspension. A sync point that sees the same
@@ -275,6 +278,24 @@ pub(crate) fn current() -> Option<&'static WorkerThread> {
     // SAFETY: the pointer is set by `worker_main` for the lifetime of its thread and cleared before
     // the `WorkerThread` is dropped. Callers do not keep the reference across a suspension.
     unsafe { p.as_ref() }
+}
+
+/// The guard region (guard page and slack) of the fiber running on this thread, if any; for the
+/// stack-overflow handler (`overflow.rs`), so it reads plain memory only.
+pub(crate) fn guard_of_running_fiber() -> Option<(usize, usize)> {
+    let wt = CURRENT.with(|c| c.get());
+    if wt.is_null() {
+        return None;
+    }
+    // SAFETY: `wt` is this thread's live WorkerThread; its `fiber` is null or the running fiber's
+    // record, which lives in that fiber's stack.
+    let fl = unsafe { (*wt).fiber.get() };
+    if fl.is_null() {
+        return None;
+    }
+    // SAFETY: as above.
+    let fl = unsafe { &*fl };
+    Some((fl.guard_low, fl.stack_limit))
 }
 
 /// [`current`], inlined. Only for the first statement of a function that is itself never inlined
@@ -525,9 +546,10 @@ impl Fiber {
         let stack = DefaultStack::new(reg.config.stack_size)
             .map_err(|e| Error::Os(format!("cannot map a fiber stack: {e}")))?;
         // The limit includes the guard page; keep one more page of slack.
-        let limit = stack.limit().get() + 2 * 4096;
+        let guard_low = stack.limit().get();
+        let limit = guard_low + 2 * 4096;
         let co = Co::with_stack(stack, move |y: &Yielder<Cmd, Action>, first: Cmd| {
-            fiber_main(y, first, limit)
+            fiber_main(y, first, guard_low, limit)
         });
         reg.live_fibers.fetch_add(1, Ordering::Relaxed);
         Ok(Box::new(Fiber {
@@ -582,10 +604,11 @@ enum LoopExit {
 }
 
 /// The body of every loop fiber.
-fn fiber_main(y: &Yielder<Cmd, Action>, first: Cmd, stack_limit: usize) {
+fn fiber_main(y: &Yielder<Cmd, Action>, first: Cmd, guard_low: usize, stack_limit: usize) {
     let fl = FiberLocal {
         yielder: y,
         stack_limit,
+        guard_low,
         depth: Cell::new(0),
         resumed: Cell::new(0),
     };
