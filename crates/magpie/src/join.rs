@@ -16,6 +16,7 @@
 //! oldest, so the work a thief can take is the biggest there is; when one is taken, or a thief
 //! raises `wanted`, the next joins publish again. This is lazy task creation on top of the split
 //! deque; it bounds the deque of a recursive computation by `KEEP` (plus what thieves ask for).
+//! A one-worker pool keeps nothing: it has no thieves.
 //!
 //! Stack bound (SLAW's stack condition): when the frames on the fiber reach S, or fewer than
 //! `STACK_RESERVE` bytes are left, help-first and adaptive joins push *both* halves and suspend, so
@@ -61,7 +62,8 @@ where
     crate::pool::global().install(|| join(a, b))
 }
 
-/// Items a worker keeps published before joins start running in place.
+/// Items a worker of a pool with thieves keeps published before spawns start running in place
+/// (`WorkerThread::keep`).
 pub(crate) const KEEP: isize = 3;
 
 #[inline(always)]

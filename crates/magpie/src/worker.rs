@@ -18,13 +18,15 @@
 //!   registers the fiber in the latch (only now, when it is fully suspended) and continues with a
 //!   spare loop fiber. The task that sets the latch makes the fiber ready by pushing a `Resume`
 //!   item on its own deque (SLAW's "the last child resumes the parent"), where any worker may take
-//!   it. A waiting task never blocks its thread and never runs unrelated work on top of itself.
+//!   it. A waiting task never blocks its thread, and runs on top of itself only work that it or
+//!   its descendants pushed since it last ran here (see `join::SyncMark`).
 //! * `SpawnWf(child)`: a work-first scope spawn preempts the parent: the dispatcher starts the child
 //!   on a spare fiber, which first publishes the parent's fiber as a continuation, then runs the
 //!   child. With nobody stealing, the loop pops the continuation right after the child and resumes
 //!   it: the sequential order.
 //! * `Switch(fiber)`: a loop fiber popped or stole a `Resume` item; it parks itself as a spare and
-//!   the dispatcher resumes the target.
+//!   the dispatcher resumes the target. (A `Batch` item, several items a victim handed over at
+//!   once, is unpacked into the loop's own deque.)
 //!
 //! Fibers move between threads. Each fiber keeps a [`FiberLocal`] record in its own stack (frame
 //! depth, how often it was resumed, stack bounds); the worker points at the record of the fiber it
