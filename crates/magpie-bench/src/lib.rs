@@ -1,5 +1,5 @@
 //! magpie-bench: the benchmark kernels of SLAW (Guo et al., IPDPS 2010) §V — Fib, FJ (flat and
-//! recursive) and PDFS — written against magpie, each with a serial twin (plain Rust, no
+//! recursive) and PDFS — and of CAB/DWS (nqueens), written against magpie, each with a serial twin (plain Rust, no
 //! runtime), a verifier, and `ci` / `default` / `paper` sizes; peer versions of Fib and FJ on
 //! rayon and chili; and a timing harness ([`harness`]) with a runner ([`runner`]) that the
 //! `magpie` CLI drives.
@@ -17,6 +17,7 @@
 pub mod fib;
 pub mod fj;
 pub mod harness;
+pub mod nqueens;
 pub mod pdfs;
 pub mod runner;
 
@@ -34,11 +35,19 @@ pub enum Kernel {
     FjRec,
     /// Parallel depth-first search: a spanning tree of an `n`×`n` torus.
     Pdfs,
+    /// N-Queens: the solutions on an `n`×`n` board.
+    NQueens,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 4] = [Kernel::Fib, Kernel::Fj, Kernel::FjRec, Kernel::Pdfs];
+    pub const ALL: [Kernel; 5] = [
+        Kernel::Fib,
+        Kernel::Fj,
+        Kernel::FjRec,
+        Kernel::Pdfs,
+        Kernel::NQueens,
+    ];
 
     /// The name used on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -47,6 +56,7 @@ impl Kernel {
             Kernel::Fj => "fj",
             Kernel::FjRec => "fj-rec",
             Kernel::Pdfs => "pdfs",
+            Kernel::NQueens => "nqueens",
         }
     }
 
@@ -56,6 +66,7 @@ impl Kernel {
             Kernel::Fib => "fib(n)",
             Kernel::Fj | Kernel::FjRec => "repetitions of 1024 tasks",
             Kernel::Pdfs => "torus side (n*n nodes)",
+            Kernel::NQueens => "board side",
         }
     }
 
@@ -65,6 +76,7 @@ impl Kernel {
             Kernel::Fib => (fib::CI, fib::DEFAULT, fib::PAPER),
             Kernel::Fj | Kernel::FjRec => (fj::CI, fj::DEFAULT, fj::PAPER),
             Kernel::Pdfs => (pdfs::CI, pdfs::DEFAULT, pdfs::PAPER),
+            Kernel::NQueens => (nqueens::CI, nqueens::DEFAULT, nqueens::PAPER),
         };
         match size {
             Size::Ci => ci,
@@ -79,6 +91,7 @@ impl Kernel {
             Kernel::Fib => fib::MAX_N,
             Kernel::Fj | Kernel::FjRec => fj::MAX_REPS,
             Kernel::Pdfs => pdfs::MAX_SIDE,
+            Kernel::NQueens => nqueens::MAX_N,
         }
     }
 
@@ -109,6 +122,7 @@ impl Kernel {
         match self {
             Kernel::Fib => &[Peer::RayonJoin, Peer::ChiliJoin],
             Kernel::Fj => &[Peer::RayonScope],
+            Kernel::NQueens => &[Peer::RayonScope, Peer::ChiliJoin],
             Kernel::FjRec | Kernel::Pdfs => &[],
         }
     }
@@ -138,7 +152,10 @@ impl FromStr for Kernel {
         Kernel::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown kernel `{s}`: expected one of fib, fj, fj-rec, pdfs"))
+            .ok_or_else(|| {
+                let names: Vec<&str> = Kernel::ALL.iter().map(|k| k.name()).collect();
+                format!("unknown kernel `{s}`: expected one of {}", names.join(", "))
+            })
     }
 }
 
@@ -189,9 +206,9 @@ impl FromStr for Size {
 pub enum Peer {
     /// Fib on `rayon::join`.
     RayonJoin,
-    /// FJ on `rayon::scope` + `Scope::spawn`.
+    /// FJ and nqueens on `rayon::scope` + `Scope::spawn`.
     RayonScope,
-    /// Fib on `chili::Scope::join`.
+    /// Fib and nqueens on `chili::Scope::join`.
     ChiliJoin,
 }
 

@@ -4,7 +4,7 @@
 //! CLI prints (as a table or as JSON).
 
 use crate::harness::{self, measure, Measured, RunError};
-use crate::{fib, fj, pdfs, Kernel, Peer};
+use crate::{fib, fj, nqueens, pdfs, Kernel, Peer};
 use serde::{Deserialize, Serialize};
 use std::num::NonZero;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -17,6 +17,12 @@ fn counts_of(counters: &[AtomicU32]) -> Vec<u32> {
 pub fn run_serial(kernel: Kernel, n: u64, runs: usize) -> Result<Measured, RunError> {
     match kernel {
         Kernel::Fib => measure(runs, || (), |_| fib::serial(n), |_, r| fib::verify(n, r)),
+        Kernel::NQueens => measure(
+            runs,
+            || (),
+            |_| nqueens::serial(n),
+            |_, r| nqueens::verify(n, r),
+        ),
         Kernel::Fj | Kernel::FjRec => measure(
             runs,
             || vec![0u32; fj::TASKS],
@@ -66,6 +72,12 @@ pub fn run_magpie_with_stats(
             || (),
             |_| pool.install(|| fib::parallel(n)),
             |_, r| fib::verify(n, r),
+        ),
+        Kernel::NQueens => measure(
+            runs,
+            || (),
+            |_| pool.install(|| nqueens::parallel(n)),
+            |_, r| nqueens::verify(n, r),
         ),
         Kernel::Fj | Kernel::FjRec => measure(
             runs,
@@ -130,6 +142,12 @@ pub fn run_peer(
                     |_| pool.install(|| fib::rayon_join(n)),
                     |_, r| fib::verify(n, r),
                 ),
+                (Peer::RayonScope, Kernel::NQueens) => measure(
+                    runs,
+                    || (),
+                    |_| pool.install(|| nqueens::rayon_scope(n)),
+                    |_, r| nqueens::verify(n, r),
+                ),
                 (Peer::RayonScope, Kernel::Fj) => measure(
                     runs,
                     fj::new_counters,
@@ -143,7 +161,7 @@ pub fn run_peer(
             }
         }
         Peer::ChiliJoin => {
-            if kernel != Kernel::Fib {
+            if kernel != Kernel::Fib && kernel != Kernel::NQueens {
                 return unsupported();
             }
             let pool = chili::ThreadPool::with_config(chili::Config {
@@ -151,6 +169,14 @@ pub fn run_peer(
                 ..Default::default()
             });
             let mut scope = pool.scope();
+            if kernel == Kernel::NQueens {
+                return measure(
+                    runs,
+                    || (),
+                    |_| nqueens::chili_join(&mut scope, n),
+                    |_, r| nqueens::verify(n, r),
+                );
+            }
             measure(
                 runs,
                 || (),

@@ -1,0 +1,228 @@
+//! N-Queens: count the placements of `n` non-attacking queens on an `n`×`n` board (the BOTS
+//! nqueens kernel that CAB and DWS (Chen et al., ICPP 2011 §V; PMAM 2014 §4) run). A partial
+//! placement is three bitmasks (columns and both diagonals taken); each free square of the next row
+//! is a child. [`parallel`] spawns one task per child into a `magpie::scope` for the first
+//! [`PAR_ROWS`] rows (the cutoff, as BOTS has one), then counts serially; the serial twin is the
+//! same search without tasks. [`verify`] checks against the known counts (OEIS A000170).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Board side for `--size ci`.
+pub const CI: u64 = 10;
+/// Board side for `--size default` (about a second serially here).
+pub const DEFAULT: u64 = 15;
+/// Board side for `--size paper` (BOTS's medium input).
+pub const PAPER: u64 = 14;
+/// Largest side with a known answer in [`KNOWN`].
+pub const MAX_N: u64 = 16;
+/// The grain: queens on the first this-many rows are placed by tasks; the rest of each board is
+/// searched serially inside one task (about 10^5 tasks at n = 15).
+pub const PAR_ROWS: u32 = 5;
+
+/// Solutions for n = 0..=16 (OEIS A000170); n = 0 counts the empty board.
+pub const KNOWN: [u64; 17] = [
+    1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712, 365596, 2279184, 14772512,
+];
+
+/// A partial placement: the squares of the next row attacked by columns, left and right diagonals.
+#[derive(Clone, Copy)]
+struct Board {
+    cols: u32,
+    left: u32,
+    right: u32,
+    rows_left: u32,
+    /// Rows already placed.
+    row: u32,
+    full: u32,
+}
+
+impl Board {
+    fn new(n: u64) -> Board {
+        assert!(n <= MAX_N, "n-queens side {n} above {MAX_N}");
+        Board {
+            cols: 0,
+            left: 0,
+            right: 0,
+            rows_left: n as u32,
+            row: 0,
+            full: ((1u64 << n) - 1) as u32,
+        }
+    }
+    /// Free squares of the next row, as a bitmask.
+    #[inline]
+    fn free(self) -> u32 {
+        !(self.cols | self.left | self.right) & self.full
+    }
+    /// Whether the rest of this board is searched serially (the cutoff).
+    #[inline]
+    fn serial_below(self) -> bool {
+        self.row >= PAR_ROWS || self.rows_left == 0
+    }
+    /// The board after a queen on square `bit` of the next row.
+    #[inline]
+    fn place(self, bit: u32) -> Board {
+        Board {
+            cols: self.cols | bit,
+            left: (self.left | bit) << 1,
+            right: (self.right | bit) >> 1,
+            rows_left: self.rows_left - 1,
+            row: self.row + 1,
+            full: self.full,
+        }
+    }
+}
+
+fn count_serial(b: Board) -> u64 {
+    if b.rows_left == 0 {
+        return 1;
+    }
+    let mut free = b.free();
+    let mut total = 0;
+    while free != 0 {
+        let bit = free & free.wrapping_neg();
+        free ^= bit;
+        total += count_serial(b.place(bit));
+    }
+    total
+}
+
+/// The serial twin.
+pub fn serial(n: u64) -> u64 {
+    count_serial(Board::new(n))
+}
+
+fn visit<'s>(s: &magpie::Scope<'s>, b: Board, total: &'s AtomicU64) {
+    if b.serial_below() {
+        total.fetch_add(count_serial(b), Ordering::Relaxed);
+        return;
+    }
+    let mut free = b.free();
+    while free != 0 {
+        let bit = free & free.wrapping_neg();
+        free ^= bit;
+        let child = b.place(bit);
+        s.spawn(move |s| visit(s, child, total));
+    }
+}
+
+/// One task per placement into a `magpie::scope` for the first [`PAR_ROWS`] rows. Call inside
+/// `Pool::install`.
+pub fn parallel(n: u64) -> u64 {
+    let total = AtomicU64::new(0);
+    magpie::scope(|s| visit(s, Board::new(n), &total));
+    total.into_inner()
+}
+
+fn visit_rayon<'s>(s: &rayon::Scope<'s>, b: Board, total: &'s AtomicU64) {
+    if b.serial_below() {
+        total.fetch_add(count_serial(b), Ordering::Relaxed);
+        return;
+    }
+    let mut free = b.free();
+    while free != 0 {
+        let bit = free & free.wrapping_neg();
+        free ^= bit;
+        let child = b.place(bit);
+        s.spawn(move |s| visit_rayon(s, child, total));
+    }
+}
+
+/// The same search on `rayon::scope`. Call inside a rayon pool's `install`.
+pub fn rayon_scope(n: u64) -> u64 {
+    let total = AtomicU64::new(0);
+    rayon::scope(|s| visit_rayon(s, Board::new(n), &total));
+    total.into_inner()
+}
+
+/// Counts the placements below `b` whose next queen is on one of the squares in `cands`, splitting
+/// the candidates in halves with `join` (chili has join only).
+fn split_chili(s: &mut chili::Scope<'_>, b: Board, cands: u32) -> u64 {
+    if b.serial_below() {
+        let mut free = cands;
+        let mut total = 0;
+        while free != 0 {
+            let bit = free & free.wrapping_neg();
+            free ^= bit;
+            total += count_serial(b.place(bit));
+        }
+        return total;
+    }
+    match cands.count_ones() {
+        0 => 0,
+        1 => {
+            let child = b.place(cands);
+            if child.rows_left == 0 {
+                1
+            } else {
+                split_chili(s, child, child.free())
+            }
+        }
+        k => {
+            // The lowest half of the candidate bits, and the rest.
+            let mut low = 0;
+            let mut rest = cands;
+            for _ in 0..k / 2 {
+                let bit = rest & rest.wrapping_neg();
+                low |= bit;
+                rest ^= bit;
+            }
+            let (a, c) = s.join(|s| split_chili(s, b, low), |s| split_chili(s, b, rest));
+            a + c
+        }
+    }
+}
+
+/// The same search on `chili::Scope::join`, splitting each row's candidates in halves.
+pub fn chili_join(s: &mut chili::Scope<'_>, n: u64) -> u64 {
+    let b = Board::new(n);
+    if b.rows_left == 0 {
+        return 1;
+    }
+    split_chili(s, b, b.free())
+}
+
+/// Checks a count against the known answer.
+pub fn verify(n: u64, got: u64) -> Result<(), String> {
+    let want = KNOWN[n as usize];
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!("nqueens({n}) = {got}, expected {want}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serial_twin_matches_known_counts() {
+        for n in 0..=11 {
+            assert_eq!(verify(n, serial(n)), Ok(()), "n = {n}");
+        }
+        assert_eq!(serial(12), 14_200);
+        assert!(verify(8, 93).unwrap_err().contains("expected 92"));
+    }
+
+    #[test]
+    fn peers_match_known_counts() {
+        for w in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(w)
+                .build()
+                .unwrap();
+            assert_eq!(pool.install(|| rayon_scope(CI)), KNOWN[CI as usize]);
+            let pool = chili::ThreadPool::with_config(chili::Config {
+                thread_count: std::num::NonZero::new(w),
+                ..Default::default()
+            });
+            for n in [1, 4, 8, CI] {
+                assert_eq!(
+                    chili_join(&mut pool.scope(), n),
+                    KNOWN[n as usize],
+                    "n = {n}"
+                );
+            }
+        }
+    }
+}
