@@ -1,5 +1,5 @@
 //! magpie-bench: the benchmark kernels of SLAW (Guo et al., IPDPS 2010) §V — Fib, FJ (flat and
-//! recursive) and PDFS — and of CAB/DWS (nqueens), written against magpie, each with a serial twin (plain Rust, no
+//! recursive) and PDFS — of CAB/DWS (nqueens) and Friendly Barriers (UTS), written against magpie, each with a serial twin (plain Rust, no
 //! runtime), a verifier, and `ci` / `default` / `paper` sizes; peer versions of Fib and FJ on
 //! rayon and chili; and a timing harness ([`harness`]) with a runner ([`runner`]) that the
 //! `magpie` CLI drives.
@@ -20,6 +20,7 @@ pub mod harness;
 pub mod nqueens;
 pub mod pdfs;
 pub mod runner;
+pub mod uts;
 
 use std::fmt;
 use std::str::FromStr;
@@ -37,16 +38,19 @@ pub enum Kernel {
     Pdfs,
     /// N-Queens: the solutions on an `n`×`n` board.
     NQueens,
+    /// Unbalanced Tree Search on the T1 family of trees, depth `n` (n = 10 is T1).
+    Uts,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 5] = [
+    pub const ALL: [Kernel; 6] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
         Kernel::Pdfs,
         Kernel::NQueens,
+        Kernel::Uts,
     ];
 
     /// The name used on the command line and in reports.
@@ -57,6 +61,7 @@ impl Kernel {
             Kernel::FjRec => "fj-rec",
             Kernel::Pdfs => "pdfs",
             Kernel::NQueens => "nqueens",
+            Kernel::Uts => "uts",
         }
     }
 
@@ -67,6 +72,7 @@ impl Kernel {
             Kernel::Fj | Kernel::FjRec => "repetitions of 1024 tasks",
             Kernel::Pdfs => "torus side (n*n nodes)",
             Kernel::NQueens => "board side",
+            Kernel::Uts => "depth of the T1 tree family: -t 1 -a 3 -b 4 -r 19 -d n; 10 is T1",
         }
     }
 
@@ -77,6 +83,7 @@ impl Kernel {
             Kernel::Fj | Kernel::FjRec => (fj::CI, fj::DEFAULT, fj::PAPER),
             Kernel::Pdfs => (pdfs::CI, pdfs::DEFAULT, pdfs::PAPER),
             Kernel::NQueens => (nqueens::CI, nqueens::DEFAULT, nqueens::PAPER),
+            Kernel::Uts => (6, 10, 13),
         };
         match size {
             Size::Ci => ci,
@@ -92,6 +99,7 @@ impl Kernel {
             Kernel::Fj | Kernel::FjRec => fj::MAX_REPS,
             Kernel::Pdfs => pdfs::MAX_SIDE,
             Kernel::NQueens => nqueens::MAX_N,
+            Kernel::Uts => 14,
         }
     }
 
@@ -122,7 +130,7 @@ impl Kernel {
         match self {
             Kernel::Fib => &[Peer::RayonJoin, Peer::ChiliJoin],
             Kernel::Fj => &[Peer::RayonScope],
-            Kernel::NQueens => &[Peer::RayonScope, Peer::ChiliJoin],
+            Kernel::NQueens | Kernel::Uts => &[Peer::RayonScope, Peer::ChiliJoin],
             Kernel::FjRec | Kernel::Pdfs => &[],
         }
     }
@@ -206,9 +214,9 @@ impl FromStr for Size {
 pub enum Peer {
     /// Fib on `rayon::join`.
     RayonJoin,
-    /// FJ and nqueens on `rayon::scope` + `Scope::spawn`.
+    /// FJ, nqueens and UTS on `rayon::scope` + `Scope::spawn`.
     RayonScope,
-    /// Fib and nqueens on `chili::Scope::join`.
+    /// Fib, nqueens and UTS on `chili::Scope::join`.
     ChiliJoin,
 }
 

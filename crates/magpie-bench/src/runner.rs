@@ -4,10 +4,41 @@
 //! CLI prints (as a table or as JSON).
 
 use crate::harness::{self, measure, Measured, RunError};
-use crate::{fib, fj, nqueens, pdfs, Kernel, Peer};
+use crate::{fib, fj, nqueens, pdfs, uts, Kernel, Peer};
 use serde::{Deserialize, Serialize};
 use std::num::NonZero;
 use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Verifies UTS counts against the published count of a named tree, or else against the serial
+/// twin's counts, computed once (the first time a run needs them) rather than once per run.
+struct UtsCheck<'p> {
+    p: &'p uts::Params,
+    serial: std::cell::OnceCell<uts::Counts>,
+}
+
+impl<'p> UtsCheck<'p> {
+    fn new(p: &'p uts::Params) -> Self {
+        UtsCheck {
+            p,
+            serial: std::cell::OnceCell::new(),
+        }
+    }
+    fn verify(&self, got: &uts::Counts) -> Result<(), String> {
+        if uts::expected_nodes(self.p).is_some() {
+            return uts::verify(self.p, got, None);
+        }
+        let want = *self.serial.get_or_init(|| uts::serial(self.p));
+        uts::verify(self.p, got, Some(want.nodes))?;
+        if *got == want {
+            Ok(())
+        } else {
+            Err(format!(
+                "UTS {}: counted {got:?}, the serial twin {want:?}",
+                self.p
+            ))
+        }
+    }
+}
 
 fn counts_of(counters: &[AtomicU32]) -> Vec<u32> {
     counters.iter().map(|c| c.load(Ordering::Relaxed)).collect()
@@ -23,6 +54,11 @@ pub fn run_serial(kernel: Kernel, n: u64, runs: usize) -> Result<Measured, RunEr
             |_| nqueens::serial(n),
             |_, r| nqueens::verify(n, r),
         ),
+        Kernel::Uts => {
+            let p = uts::t1_family(n);
+            let check = UtsCheck::new(&p);
+            measure(runs, || (), |_| uts::serial(&p), |_, c| check.verify(&c))
+        }
         Kernel::Fj | Kernel::FjRec => measure(
             runs,
             || vec![0u32; fj::TASKS],
@@ -79,6 +115,16 @@ pub fn run_magpie_with_stats(
             |_| pool.install(|| nqueens::parallel(n)),
             |_, r| nqueens::verify(n, r),
         ),
+        Kernel::Uts => {
+            let p = uts::t1_family(n);
+            let check = UtsCheck::new(&p);
+            measure(
+                runs,
+                || (),
+                |_| pool.install(|| uts::parallel(&p)),
+                |_, c| check.verify(&c),
+            )
+        }
         Kernel::Fj | Kernel::FjRec => measure(
             runs,
             fj::new_counters,
@@ -142,6 +188,16 @@ pub fn run_peer(
                     |_| pool.install(|| fib::rayon_join(n)),
                     |_, r| fib::verify(n, r),
                 ),
+                (Peer::RayonScope, Kernel::Uts) => {
+                    let p = uts::t1_family(n);
+                    let check = UtsCheck::new(&p);
+                    measure(
+                        runs,
+                        || (),
+                        |_| pool.install(|| uts::rayon(&p)),
+                        |_, c| check.verify(&c),
+                    )
+                }
                 (Peer::RayonScope, Kernel::NQueens) => measure(
                     runs,
                     || (),
@@ -161,7 +217,7 @@ pub fn run_peer(
             }
         }
         Peer::ChiliJoin => {
-            if kernel != Kernel::Fib && kernel != Kernel::NQueens {
+            if !matches!(kernel, Kernel::Fib | Kernel::NQueens | Kernel::Uts) {
                 return unsupported();
             }
             let pool = chili::ThreadPool::with_config(chili::Config {
@@ -169,6 +225,16 @@ pub fn run_peer(
                 ..Default::default()
             });
             let mut scope = pool.scope();
+            if kernel == Kernel::Uts {
+                let p = uts::t1_family(n);
+                let check = UtsCheck::new(&p);
+                return measure(
+                    runs,
+                    || (),
+                    |_| uts::chili(&mut scope, &p),
+                    |_, c| check.verify(&c),
+                );
+            }
             if kernel == Kernel::NQueens {
                 return measure(
                     runs,
