@@ -1,5 +1,6 @@
 //! magpie-bench: the benchmark kernels of SLAW (Guo et al., IPDPS 2010) §V — Fib, FJ (flat and
-//! recursive) and PDFS — of CAB/DWS (nqueens) and Friendly Barriers (UTS), written against magpie, each with a serial twin (plain Rust, no
+//! recursive), PDFS, sort and matmul — of CAB/DWS (nqueens) and Friendly Barriers (UTS), written
+//! against magpie, each with a serial twin (plain Rust, no
 //! runtime), a verifier, and `ci` / `default` / `paper` sizes; peer versions of Fib and FJ on
 //! rayon and chili; and a timing harness ([`harness`]) with a runner ([`runner`]) that the
 //! `magpie` CLI drives.
@@ -17,9 +18,11 @@
 pub mod fib;
 pub mod fj;
 pub mod harness;
+pub mod matmul;
 pub mod nqueens;
 pub mod pdfs;
 pub mod runner;
+pub mod sort;
 pub mod uts;
 
 use std::fmt;
@@ -40,17 +43,23 @@ pub enum Kernel {
     NQueens,
     /// Unbalanced Tree Search on the T1 family of trees, depth `n` (n = 10 is T1).
     Uts,
+    /// Parallel merge sort of `n` random keys.
+    Sort,
+    /// Recursive `n`×`n` matrix multiplication (blocks of 64).
+    Matmul,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 6] = [
+    pub const ALL: [Kernel; 8] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
         Kernel::Pdfs,
         Kernel::NQueens,
         Kernel::Uts,
+        Kernel::Sort,
+        Kernel::Matmul,
     ];
 
     /// The name used on the command line and in reports.
@@ -62,6 +71,8 @@ impl Kernel {
             Kernel::Pdfs => "pdfs",
             Kernel::NQueens => "nqueens",
             Kernel::Uts => "uts",
+            Kernel::Sort => "sort",
+            Kernel::Matmul => "matmul",
         }
     }
 
@@ -73,6 +84,8 @@ impl Kernel {
             Kernel::Pdfs => "torus side (n*n nodes)",
             Kernel::NQueens => "board side",
             Kernel::Uts => "depth of the T1 tree family: -t 1 -a 3 -b 4 -r 19 -d n; 10 is T1",
+            Kernel::Sort => "keys",
+            Kernel::Matmul => "matrix side, a power of two",
         }
     }
 
@@ -84,6 +97,8 @@ impl Kernel {
             Kernel::Pdfs => (pdfs::CI, pdfs::DEFAULT, pdfs::PAPER),
             Kernel::NQueens => (nqueens::CI, nqueens::DEFAULT, nqueens::PAPER),
             Kernel::Uts => (6, 10, 13),
+            Kernel::Sort => (sort::CI, sort::DEFAULT, sort::PAPER),
+            Kernel::Matmul => (matmul::CI, matmul::DEFAULT, matmul::PAPER),
         };
         match size {
             Size::Ci => ci,
@@ -100,11 +115,16 @@ impl Kernel {
             Kernel::Pdfs => pdfs::MAX_SIDE,
             Kernel::NQueens => nqueens::MAX_N,
             Kernel::Uts => 14,
+            Kernel::Sort => sort::MAX_N,
+            Kernel::Matmul => matmul::MAX_N,
         }
     }
 
     /// Checks `n` for this kernel; the error is one line.
     pub fn check_n(self, n: u64) -> Result<(), String> {
+        if self == Kernel::Matmul && (1..=self.max_n()).contains(&n) {
+            return matmul::check_n(n);
+        }
         if (1..=self.max_n()).contains(&n) {
             Ok(())
         } else {
@@ -131,6 +151,7 @@ impl Kernel {
             Kernel::Fib => &[Peer::RayonJoin, Peer::ChiliJoin],
             Kernel::Fj => &[Peer::RayonScope],
             Kernel::NQueens | Kernel::Uts => &[Peer::RayonScope, Peer::ChiliJoin],
+            Kernel::Sort | Kernel::Matmul => &[Peer::RayonJoin, Peer::ChiliJoin],
             Kernel::FjRec | Kernel::Pdfs => &[],
         }
     }
@@ -212,11 +233,11 @@ impl FromStr for Size {
 /// A peer runtime's version of a kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Peer {
-    /// Fib on `rayon::join`.
+    /// Fib, sort and matmul on `rayon::join`.
     RayonJoin,
     /// FJ, nqueens and UTS on `rayon::scope` + `Scope::spawn`.
     RayonScope,
-    /// Fib, nqueens and UTS on `chili::Scope::join`.
+    /// Fib, nqueens, UTS, sort and matmul on `chili::Scope::join`.
     ChiliJoin,
 }
 

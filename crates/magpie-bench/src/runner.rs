@@ -4,7 +4,7 @@
 //! CLI prints (as a table or as JSON).
 
 use crate::harness::{self, measure, Measured, RunError};
-use crate::{fib, fj, nqueens, pdfs, uts, Kernel, Peer};
+use crate::{fib, fj, matmul, nqueens, pdfs, sort, uts, Kernel, Peer};
 use serde::{Deserialize, Serialize};
 use std::num::NonZero;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -58,6 +58,22 @@ pub fn run_serial(kernel: Kernel, n: u64, runs: usize) -> Result<Measured, RunEr
             let p = uts::t1_family(n);
             let check = UtsCheck::new(&p);
             measure(runs, || (), |_| uts::serial(&p), |_, c| check.verify(&c))
+        }
+        Kernel::Sort => measure(
+            runs,
+            || sort::input(n),
+            |v| sort::serial(v),
+            |v, ()| sort::verify(n, v),
+        ),
+        Kernel::Matmul => {
+            let (a, b) = matmul::inputs(n);
+            let len = (n * n) as usize;
+            measure(
+                runs,
+                || vec![0.0; len],
+                |c| matmul::serial(n, &a, &b, c),
+                |c, ()| matmul::verify(n, &a, &b, c),
+            )
         }
         Kernel::Fj | Kernel::FjRec => measure(
             runs,
@@ -125,6 +141,22 @@ pub fn run_magpie_with_stats(
                 |_, c| check.verify(&c),
             )
         }
+        Kernel::Sort => measure(
+            runs,
+            || sort::input(n),
+            |v| pool.install(|| sort::parallel(v)),
+            |v, ()| sort::verify(n, v),
+        ),
+        Kernel::Matmul => {
+            let (a, b) = matmul::inputs(n);
+            let len = (n * n) as usize;
+            measure(
+                runs,
+                || vec![0.0; len],
+                |c| pool.install(|| matmul::parallel(n, &a, &b, c)),
+                |c, ()| matmul::verify(n, &a, &b, c),
+            )
+        }
         Kernel::Fj | Kernel::FjRec => measure(
             runs,
             fj::new_counters,
@@ -188,6 +220,22 @@ pub fn run_peer(
                     |_| pool.install(|| fib::rayon_join(n)),
                     |_, r| fib::verify(n, r),
                 ),
+                (Peer::RayonJoin, Kernel::Sort) => measure(
+                    runs,
+                    || sort::input(n),
+                    |v| pool.install(|| sort::rayon_join(v)),
+                    |v, ()| sort::verify(n, v),
+                ),
+                (Peer::RayonJoin, Kernel::Matmul) => {
+                    let (a, b) = matmul::inputs(n);
+                    let len = (n * n) as usize;
+                    measure(
+                        runs,
+                        || vec![0.0; len],
+                        |c| pool.install(|| matmul::rayon_join(n, &a, &b, c)),
+                        |c, ()| matmul::verify(n, &a, &b, c),
+                    )
+                }
                 (Peer::RayonScope, Kernel::Uts) => {
                     let p = uts::t1_family(n);
                     let check = UtsCheck::new(&p);
@@ -217,7 +265,10 @@ pub fn run_peer(
             }
         }
         Peer::ChiliJoin => {
-            if !matches!(kernel, Kernel::Fib | Kernel::NQueens | Kernel::Uts) {
+            if !matches!(
+                kernel,
+                Kernel::Fib | Kernel::NQueens | Kernel::Uts | Kernel::Sort | Kernel::Matmul
+            ) {
                 return unsupported();
             }
             let pool = chili::ThreadPool::with_config(chili::Config {
@@ -225,6 +276,24 @@ pub fn run_peer(
                 ..Default::default()
             });
             let mut scope = pool.scope();
+            if kernel == Kernel::Sort {
+                return measure(
+                    runs,
+                    || sort::input(n),
+                    |v| sort::chili_join(&mut scope, v),
+                    |v, ()| sort::verify(n, v),
+                );
+            }
+            if kernel == Kernel::Matmul {
+                let (a, b) = matmul::inputs(n);
+                let len = (n * n) as usize;
+                return measure(
+                    runs,
+                    || vec![0.0; len],
+                    |c| matmul::chili_join(&mut scope, n, &a, &b, c),
+                    |c, ()| matmul::verify(n, &a, &b, c),
+                );
+            }
             if kernel == Kernel::Uts {
                 let p = uts::t1_family(n);
                 let check = UtsCheck::new(&p);

@@ -1,0 +1,446 @@
+//! Sort: parallel merge sort of `n` pseudo-random `u64` keys, the "Sort" benchmark of SLAW (Guo
+//! et al., IPDPS 2010) Table I, in the family of Cilk's cilksort. The keys come from a splitmix64
+//! stream with a fixed seed ([`input`]). The sort recursively sorts the two halves in parallel
+//! with `join` down to [`SORT_CUTOFF`] elements (below it, `slice::sort_unstable`), then merges
+//! them; the merge is itself parallel down to [`MERGE_CUTOFF`] elements: the larger run is split
+//! at its midpoint, the split point of the other run is found by binary search, and the two pairs
+//! are merged with `join` into disjoint halves of the output. A scratch buffer of the same length
+//! is ping-ponged with the input (each level merges from one into the other), all in safe Rust.
+//! Versions: magpie ([`parallel`], `magpie::join`), the serial twin ([`serial`]: the same
+//! recursion with the two calls made one after the other), rayon ([`rayon_join`]) and chili
+//! ([`chili_join`]); [`verify`] checks the result is sorted and a permutation of the input.
+
+/// Keys for `--size ci`.
+pub const CI: u64 = 100_000;
+/// Keys for `--size default` (about a second serially here).
+pub const DEFAULT: u64 = 20_000_000;
+/// Keys for `--size paper`.
+pub const PAPER: u64 = 50_000_000;
+/// Largest `n` accepted (the input and the scratch buffer take 16 bytes per key).
+pub const MAX_N: u64 = 1_000_000_000;
+/// Runs of at most this many keys are sorted with `slice::sort_unstable`.
+pub const SORT_CUTOFF: usize = 4096;
+/// Merges producing at most this many keys are sequential.
+pub const MERGE_CUTOFF: usize = 8192;
+
+/// The seed of the key stream.
+const SEED: u64 = 0x5EED_0000_5027;
+
+/// The splitmix64 stream of `n` keys from [`SEED`].
+fn keys(n: u64) -> impl Iterator<Item = u64> {
+    let mut state = SEED;
+    (0..n).map(move |_| {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    })
+}
+
+/// The `n` keys to sort: deterministic, uniformly spread over `u64`.
+pub fn input(n: u64) -> Vec<u64> {
+    keys(n).collect()
+}
+
+/// Merges the sorted runs `a` and `b` into `out` (`out.len() == a.len() + b.len()`). The loop
+/// selects without a data-dependent branch (random keys would mispredict half the time).
+fn merge_seq(a: &[u64], b: &[u64], out: &mut [u64]) {
+    debug_assert_eq!(a.len() + b.len(), out.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        let take_b = y < x;
+        out[i + j] = if take_b { y } else { x };
+        j += take_b as usize;
+        i += !take_b as usize;
+    }
+    let k = i + j;
+    out[k..k + a.len() - i].copy_from_slice(&a[i..]);
+    out[k + a.len() - i..].copy_from_slice(&b[j..]);
+}
+
+/// The split of a large merge: `(ia, ib)` such that `a[..ia]` and `b[..ib]` hold keys no larger
+/// than those of `a[ia..]` and `b[ib..]`, with `a` the longer run cut at its midpoint. Returns
+/// the runs in (longer, shorter) order with the cut points.
+#[inline]
+fn merge_split<'a>(a: &'a [u64], b: &'a [u64]) -> (&'a [u64], &'a [u64], usize, usize) {
+    let (a, b) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    let ia = a.len() / 2;
+    let pivot = a[ia];
+    let ib = b.partition_point(|&x| x < pivot);
+    (a, b, ia, ib)
+}
+
+/// Sorts a leaf run of `src`, leaving the result in `buf` when `into_buf`.
+#[inline]
+fn sort_leaf(src: &mut [u64], buf: &mut [u64], into_buf: bool) {
+    src.sort_unstable();
+    if into_buf {
+        buf.copy_from_slice(src);
+    }
+}
+
+// ---- serial twin -------------------------------------------------------------------------------
+
+fn merge_serial(a: &[u64], b: &[u64], out: &mut [u64]) {
+    if out.len() <= MERGE_CUTOFF {
+        return merge_seq(a, b, out);
+    }
+    let (a, b, ia, ib) = merge_split(a, b);
+    let (lo, hi) = out.split_at_mut(ia + ib);
+    merge_serial(&a[..ia], &b[..ib], lo);
+    merge_serial(&a[ia..], &b[ib..], hi);
+}
+
+/// Sorts `src` (with `buf` as scratch of the same length); the result is in `buf` when
+/// `into_buf`, else in `src`.
+fn sort_serial(src: &mut [u64], buf: &mut [u64], into_buf: bool) {
+    if src.len() <= SORT_CUTOFF {
+        return sort_leaf(src, buf, into_buf);
+    }
+    let mid = src.len() / 2;
+    {
+        let (s1, s2) = src.split_at_mut(mid);
+        let (b1, b2) = buf.split_at_mut(mid);
+        sort_serial(s1, b1, !into_buf);
+        sort_serial(s2, b2, !into_buf);
+    }
+    if into_buf {
+        merge_serial(&src[..mid], &src[mid..], buf);
+    } else {
+        merge_serial(&buf[..mid], &buf[mid..], src);
+    }
+}
+
+/// The serial twin: the same merge sort (same cutoffs, same parallel-shaped merge) with the two
+/// halves of every split done one after the other, no runtime.
+pub fn serial(v: &mut [u64]) {
+    let mut buf = vec![0u64; v.len()];
+    sort_serial(v, &mut buf, false);
+}
+
+// ---- magpie -------------------------------------------------------------------------------------
+
+fn merge_magpie(a: &[u64], b: &[u64], out: &mut [u64]) {
+    if out.len() <= MERGE_CUTOFF {
+        return merge_seq(a, b, out);
+    }
+    let (a, b, ia, ib) = merge_split(a, b);
+    let (lo, hi) = out.split_at_mut(ia + ib);
+    magpie::join(
+        || merge_magpie(&a[..ia], &b[..ib], lo),
+        || merge_magpie(&a[ia..], &b[ib..], hi),
+    );
+}
+
+fn sort_magpie(src: &mut [u64], buf: &mut [u64], into_buf: bool) {
+    if src.len() <= SORT_CUTOFF {
+        return sort_leaf(src, buf, into_buf);
+    }
+    let mid = src.len() / 2;
+    {
+        let (s1, s2) = src.split_at_mut(mid);
+        let (b1, b2) = buf.split_at_mut(mid);
+        magpie::join(
+            || sort_magpie(s1, b1, !into_buf),
+            || sort_magpie(s2, b2, !into_buf),
+        );
+    }
+    if into_buf {
+        merge_magpie(&src[..mid], &src[mid..], buf);
+    } else {
+        merge_magpie(&buf[..mid], &buf[mid..], src);
+    }
+}
+
+/// Sorts `v` with `magpie::join` for both the recursive sort and the merge. Call inside
+/// `Pool::install`.
+pub fn parallel(v: &mut [u64]) {
+    let mut buf = vec![0u64; v.len()];
+    sort_magpie(v, &mut buf, false);
+}
+
+// ---- rayon --------------------------------------------------------------------------------------
+
+fn merge_rayon(a: &[u64], b: &[u64], out: &mut [u64]) {
+    if out.len() <= MERGE_CUTOFF {
+        return merge_seq(a, b, out);
+    }
+    let (a, b, ia, ib) = merge_split(a, b);
+    let (lo, hi) = out.split_at_mut(ia + ib);
+    rayon::join(
+        || merge_rayon(&a[..ia], &b[..ib], lo),
+        || merge_rayon(&a[ia..], &b[ib..], hi),
+    );
+}
+
+fn sort_rayon(src: &mut [u64], buf: &mut [u64], into_buf: bool) {
+    if src.len() <= SORT_CUTOFF {
+        return sort_leaf(src, buf, into_buf);
+    }
+    let mid = src.len() / 2;
+    {
+        let (s1, s2) = src.split_at_mut(mid);
+        let (b1, b2) = buf.split_at_mut(mid);
+        rayon::join(
+            || sort_rayon(s1, b1, !into_buf),
+            || sort_rayon(s2, b2, !into_buf),
+        );
+    }
+    if into_buf {
+        merge_rayon(&src[..mid], &src[mid..], buf);
+    } else {
+        merge_rayon(&buf[..mid], &buf[mid..], src);
+    }
+}
+
+/// The same merge sort with `rayon::join`. Call inside `rayon::ThreadPool::install`.
+pub fn rayon_join(v: &mut [u64]) {
+    let mut buf = vec![0u64; v.len()];
+    sort_rayon(v, &mut buf, false);
+}
+
+// ---- chili --------------------------------------------------------------------------------------
+
+fn merge_chili(s: &mut chili::Scope<'_>, a: &[u64], b: &[u64], out: &mut [u64]) {
+    if out.len() <= MERGE_CUTOFF {
+        return merge_seq(a, b, out);
+    }
+    let (a, b, ia, ib) = merge_split(a, b);
+    let (lo, hi) = out.split_at_mut(ia + ib);
+    s.join(
+        |s| merge_chili(s, &a[..ia], &b[..ib], lo),
+        |s| merge_chili(s, &a[ia..], &b[ib..], hi),
+    );
+}
+
+fn sort_chili(s: &mut chili::Scope<'_>, src: &mut [u64], buf: &mut [u64], into_buf: bool) {
+    if src.len() <= SORT_CUTOFF {
+        return sort_leaf(src, buf, into_buf);
+    }
+    let mid = src.len() / 2;
+    {
+        let (s1, s2) = src.split_at_mut(mid);
+        let (b1, b2) = buf.split_at_mut(mid);
+        s.join(
+            |s| sort_chili(s, s1, b1, !into_buf),
+            |s| sort_chili(s, s2, b2, !into_buf),
+        );
+    }
+    if into_buf {
+        merge_chili(s, &src[..mid], &src[mid..], buf);
+    } else {
+        merge_chili(s, &buf[..mid], &buf[mid..], src);
+    }
+}
+
+/// The same merge sort with `chili::Scope::join`.
+pub fn chili_join(s: &mut chili::Scope<'_>, v: &mut [u64]) {
+    let mut buf = vec![0u64; v.len()];
+    sort_chili(s, v, &mut buf, false);
+}
+
+// ---- verification ------------------------------------------------------------------------------
+
+/// Order-independent digest of a multiset of keys: count, wrapping sum, xor, wrapping sum of
+/// squares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+struct Digest {
+    len: u64,
+    sum: u64,
+    xor: u64,
+    sum_sq: u64,
+}
+
+impl Digest {
+    fn of(keys: impl Iterator<Item = u64>) -> Digest {
+        keys.fold(Digest::default(), |d, x| Digest {
+            len: d.len + 1,
+            sum: d.sum.wrapping_add(x),
+            xor: d.xor ^ x,
+            sum_sq: d.sum_sq.wrapping_add(x.wrapping_mul(x)),
+        })
+    }
+}
+
+/// Checks that `v` is sorted and is a permutation of `input(n)` (by length and an
+/// order-independent checksum of the keys, recomputed from the key stream).
+pub fn verify(n: u64, v: &[u64]) -> Result<(), String> {
+    if v.len() as u64 != n {
+        return Err(format!("sort({n}): got {} keys, expected {n}", v.len()));
+    }
+    if let Some(i) = v.windows(2).position(|w| w[0] > w[1]) {
+        return Err(format!(
+            "sort({n}): not sorted at index {i}: {} > {}",
+            v[i],
+            v[i + 1]
+        ));
+    }
+    let want = Digest::of(keys(n));
+    let got = Digest::of(v.iter().copied());
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!(
+            "sort({n}): sorted, but not a permutation of the input (checksum {:#x}/{:#x}/{:#x}, \
+             expected {:#x}/{:#x}/{:#x})",
+            got.sum, got.xor, got.sum_sq, want.sum, want.xor, want.sum_sq
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs every version on a copy of `keys` and checks each against `slice::sort`.
+    fn all_versions_sort(keys: &[u64]) {
+        let mut want = keys.to_vec();
+        want.sort();
+        let mut v = keys.to_vec();
+        serial(&mut v);
+        assert_eq!(v, want, "serial, len {}", keys.len());
+        for w in [1, 2] {
+            for p in [
+                magpie::Policy::WorkFirst,
+                magpie::Policy::HelpFirst,
+                magpie::Policy::Adaptive,
+            ] {
+                let pool = magpie::Pool::builder()
+                    .workers(w)
+                    .policy(p)
+                    .build()
+                    .unwrap();
+                let mut v = keys.to_vec();
+                pool.install(|| parallel(&mut v));
+                assert_eq!(v, want, "magpie {p} x{w}, len {}", keys.len());
+            }
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(w)
+                .build()
+                .unwrap();
+            let mut v = keys.to_vec();
+            pool.install(|| rayon_join(&mut v));
+            assert_eq!(v, want, "rayon x{w}, len {}", keys.len());
+            let pool = chili::ThreadPool::with_config(chili::Config {
+                thread_count: std::num::NonZero::new(w),
+                ..Default::default()
+            });
+            let mut v = keys.to_vec();
+            chili_join(&mut pool.scope(), &mut v);
+            assert_eq!(v, want, "chili x{w}, len {}", keys.len());
+        }
+    }
+
+    #[test]
+    fn input_is_deterministic() {
+        assert_eq!(input(1000), input(1000));
+        assert_eq!(input(10)[..], input(1000)[..10]);
+        assert_ne!(input(2)[0], input(2)[1]);
+    }
+
+    #[test]
+    fn serial_twin_verifies() {
+        let mut v = input(CI);
+        serial(&mut v);
+        assert_eq!(verify(CI, &v), Ok(()));
+    }
+
+    #[test]
+    fn magpie_verifies_under_every_policy_and_width() {
+        for w in [1, 2] {
+            for p in [
+                magpie::Policy::WorkFirst,
+                magpie::Policy::HelpFirst,
+                magpie::Policy::Adaptive,
+            ] {
+                let pool = magpie::Pool::builder()
+                    .workers(w)
+                    .policy(p)
+                    .build()
+                    .unwrap();
+                let mut v = input(CI);
+                pool.install(|| parallel(&mut v));
+                assert_eq!(verify(CI, &v), Ok(()), "{p} x{w}");
+            }
+        }
+    }
+
+    #[test]
+    fn peers_verify() {
+        for w in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(w)
+                .build()
+                .unwrap();
+            let mut v = input(CI);
+            pool.install(|| rayon_join(&mut v));
+            assert_eq!(verify(CI, &v), Ok(()), "rayon x{w}");
+            let pool = chili::ThreadPool::with_config(chili::Config {
+                thread_count: std::num::NonZero::new(w),
+                ..Default::default()
+            });
+            let mut v = input(CI);
+            chili_join(&mut pool.scope(), &mut v);
+            assert_eq!(verify(CI, &v), Ok(()), "chili x{w}");
+        }
+    }
+
+    #[test]
+    fn edge_cases_sort() {
+        for n in 0..=3 {
+            all_versions_sort(&input(n));
+            let mut v = input(n);
+            serial(&mut v);
+            assert_eq!(verify(n, &v), Ok(()), "n = {n}");
+        }
+        // Past both cutoffs, so the recursive sort and the parallel merge both run.
+        let n = 3 * MERGE_CUTOFF + 17;
+        all_versions_sort(&vec![42; n]);
+        let ascending: Vec<u64> = (0..n as u64).collect();
+        all_versions_sort(&ascending);
+        let descending: Vec<u64> = (0..n as u64).rev().collect();
+        all_versions_sort(&descending);
+        // Few distinct keys: long runs of equal keys straddle the merge split points.
+        let few: Vec<u64> = input(n as u64).into_iter().map(|x| x % 3).collect();
+        all_versions_sort(&few);
+    }
+
+    #[test]
+    fn merge_split_and_merge_agree_with_sort() {
+        let a: Vec<u64> = (0..20_000u64).map(|x| x * 2).collect();
+        let mut b: Vec<u64> = (0..5_000u64).map(|x| x * 7 % 40_000).collect();
+        b.sort_unstable();
+        let mut out = vec![0; a.len() + b.len()];
+        merge_serial(&a, &b, &mut out);
+        let mut want = [&a[..], &b[..]].concat();
+        want.sort_unstable();
+        assert_eq!(out, want);
+        let (long, _, ia, ib) = merge_split(&b, &a);
+        assert_eq!(long.len(), a.len());
+        assert!(a[..ia].iter().chain(&b[..ib]).all(|&x| x < a[ia]));
+        assert!(b[ib..].iter().all(|&x| x >= a[ia]));
+    }
+
+    #[test]
+    fn wrong_results_are_rejected() {
+        let n = 1000;
+        let mut v = input(n);
+        let e = verify(n, &v).unwrap_err();
+        assert!(e.contains("not sorted"), "{e}");
+        v.sort_unstable();
+        assert_eq!(verify(n, &v), Ok(()));
+        // Sorted, right length, but one key replaced by a duplicate of its neighbour.
+        let mut w = v.clone();
+        w[500] = w[499];
+        let e = verify(n, &w).unwrap_err();
+        assert!(e.contains("not a permutation"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+        // Sorted, but a key missing.
+        let e = verify(n, &v[1..]).unwrap_err();
+        assert!(e.contains("999 keys"), "{e}");
+        assert!(verify(0, &[]).is_ok());
+        assert!(verify(1, &[0]).is_err());
+    }
+}
