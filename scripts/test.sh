@@ -10,6 +10,13 @@ if ! command -v cargo >/dev/null 2>&1; then
     exit 2
 fi
 
+echo "== C++ peers (TBB, OpenMP): scripts/build-peers.sh"
+# The peers are optional for magpie itself: if they cannot be built here (no root, no apt), their
+# tests and benchmarks say so and skip them.
+if ! bash scripts/build-peers.sh; then
+    echo "warning: the C++ peers could not be built; their tests will be skipped" >&2
+fi
+
 echo "== cargo test --workspace"
 cargo test --workspace --locked
 

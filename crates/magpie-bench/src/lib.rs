@@ -19,6 +19,7 @@ pub mod fib;
 pub mod fj;
 pub mod harness;
 pub mod matmul;
+pub mod native;
 pub mod nqueens;
 pub mod pdfs;
 pub mod runner;
@@ -145,12 +146,14 @@ impl Kernel {
         }
     }
 
-    /// Peer runtimes measured for this kernel.
+    /// Peer runtimes measured for this kernel (see [`Peer::unavailable_reason`] for the C++ ones,
+    /// which need `scripts/build-peers.sh`).
     pub fn peers(self) -> &'static [Peer] {
         match self {
-            Kernel::Fib => &[Peer::RayonJoin, Peer::ChiliJoin],
-            Kernel::Fj => &[Peer::RayonScope],
-            Kernel::NQueens | Kernel::Uts => &[Peer::RayonScope, Peer::ChiliJoin],
+            Kernel::Fib => &[Peer::RayonJoin, Peer::ChiliJoin, Peer::Tbb, Peer::OpenMp],
+            Kernel::Fj => &[Peer::RayonScope, Peer::Tbb, Peer::OpenMp],
+            Kernel::NQueens => &[Peer::RayonScope, Peer::ChiliJoin, Peer::Tbb, Peer::OpenMp],
+            Kernel::Uts => &[Peer::RayonScope, Peer::ChiliJoin],
             Kernel::Sort | Kernel::Matmul => &[Peer::RayonJoin, Peer::ChiliJoin],
             Kernel::FjRec | Kernel::Pdfs => &[],
         }
@@ -239,6 +242,10 @@ pub enum Peer {
     RayonScope,
     /// Fib, nqueens, UTS, sort and matmul on `chili::Scope::join`.
     ChiliJoin,
+    /// Fib, FJ and nqueens on Intel oneTBB's `task_group` (C++, `peers/`).
+    Tbb,
+    /// Fib, FJ and nqueens on OpenMP tasks (GCC, `peers/`).
+    OpenMp,
 }
 
 impl Peer {
@@ -248,7 +255,32 @@ impl Peer {
             Peer::RayonJoin => "rayon-join",
             Peer::RayonScope => "rayon-scope",
             Peer::ChiliJoin => "chili-join",
+            Peer::Tbb => "tbb-task-group",
+            Peer::OpenMp => "openmp-task",
         }
+    }
+
+    /// The C++ program behind a native peer.
+    pub fn native(self) -> Option<native::Native> {
+        match self {
+            Peer::Tbb => Some(native::Native::Tbb),
+            Peer::OpenMp => Some(native::Native::OpenMp),
+            _ => None,
+        }
+    }
+
+    /// Why this peer cannot be measured on this machine, if it cannot: the C++ peers need their
+    /// programs built (`scripts/build-peers.sh`, which installs TBB when missing). Callers list
+    /// such peers as not measured, with this reason, rather than as failures.
+    pub fn unavailable_reason(self) -> Option<String> {
+        let n = self.native()?;
+        (!n.available()).then(|| {
+            format!(
+                "{} is not built here ({} missing): run scripts/build-peers.sh",
+                n.name(),
+                n.binary().display()
+            )
+        })
     }
 }
 

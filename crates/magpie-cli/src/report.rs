@@ -230,7 +230,13 @@ pub fn run(a: ReportArgs) -> Result<(), Failure> {
                 .map(|&p| magpie::Pool::builder().workers(w).policy(p).build())
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(Failure::from_magpie)?;
-            let peers = kernel.peers();
+            // C++ peers that are not built here are listed as not measured, not as failures.
+            let peers: Vec<Peer> = kernel
+                .peers()
+                .iter()
+                .copied()
+                .filter(|p| p.unavailable_reason().is_none())
+                .collect();
             let mut accs: Vec<_> = pools.iter().map(|_| None).collect();
             let mut peer_accs: Vec<_> = peers.iter().map(|_| None).collect();
             // Rounds: one run of every runtime per round (see `runner::merge`); the serial twin
@@ -244,7 +250,7 @@ pub fn run(a: ReportArgs) -> Result<(), Failure> {
                         runner::merge(acc, runner::run_magpie(pool, kernel, n, 1));
                     }
                 }
-                for (acc, &peer) in peer_accs.iter_mut().zip(peers) {
+                for (acc, &peer) in peer_accs.iter_mut().zip(&peers) {
                     if !runner::failed(acc) {
                         runner::merge(acc, runner::run_peer(peer, kernel, n, w, 1));
                     }
@@ -259,7 +265,7 @@ pub fn run(a: ReportArgs) -> Result<(), Failure> {
                     outcome,
                 });
             }
-            for (acc, &peer) in peer_accs.into_iter().zip(peers) {
+            for (acc, &peer) in peer_accs.into_iter().zip(&peers) {
                 let outcome = Outcome::from_run(acc.expect("runs >= 1"));
                 progress(&format!("{kernel} n={n} {peer} x{w}"), &outcome);
                 rows.push(Row {
@@ -428,6 +434,11 @@ fn render(a: &ReportArgs, sections: &[Section], idle_pct: f64, elapsed: f64) -> 
         let _ = writeln!(o);
         for (name, reason) in s.kernel.unavailable_peers() {
             let _ = writeln!(o, "Not measured: {name} — {reason}.\n");
+        }
+        for p in s.kernel.peers() {
+            if let Some(reason) = p.unavailable_reason() {
+                let _ = writeln!(o, "Not measured: {p} — {reason}.\n");
+            }
         }
         if pdfs {
             let _ = writeln!(

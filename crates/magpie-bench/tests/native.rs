@@ -1,0 +1,69 @@
+//! The native (C++) peers: every kernel at CI size on 1 and 2 threads, verified, when
+//! `scripts/build-peers.sh` has built them; skipped (and passing) where it has not, so machines
+//! without TBB still pass. The missing-binary error is checked everywhere.
+
+use magpie_bench::native::{self, Native};
+use std::path::Path;
+
+#[test]
+fn missing_binary_says_how_to_build_it() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("no-such-dir/tbb_kernels");
+    let e = native::run_binary(&path, "fib", 10, 1, 1).unwrap_err();
+    assert!(e.contains("scripts/build-peers.sh"), "{e}");
+    assert!(e.contains("no-such-dir"), "{e}");
+}
+
+#[test]
+fn bad_requests_are_errors_before_anything_runs() {
+    let path = Path::new("/nonexistent/omp_kernels");
+    let e = native::run_binary(path, "uts", 10, 1, 1).unwrap_err();
+    assert!(e.contains("unknown kernel 'uts'"), "{e}");
+    assert!(native::run_binary(path, "fib", 10, 0, 1).is_err());
+    assert!(native::run_binary(path, "fib", 10, 1, 0).is_err());
+}
+
+/// The peers that are built; prints which are skipped.
+fn built() -> Vec<Native> {
+    Native::ALL
+        .into_iter()
+        .filter(|p| {
+            let ok = p.available();
+            if !ok {
+                eprintln!(
+                    "skipped: {} peer not built ({} missing; run scripts/build-peers.sh)",
+                    p.name(),
+                    p.binary().display()
+                );
+            }
+            ok
+        })
+        .collect()
+}
+
+#[test]
+fn kernels_verify_at_ci_sizes() {
+    for peer in built() {
+        for (kernel, n) in [("fib", 20), ("fj", 4), ("nqueens", 10)] {
+            for threads in [1, 2] {
+                let runs = peer
+                    .run(kernel, n, threads, 2)
+                    .unwrap_or_else(|e| panic!("{peer} {kernel} n={n} threads={threads}: {e}"));
+                assert_eq!(runs.len(), 2, "{peer} {kernel}");
+                for (secs, verified) in runs {
+                    assert!(verified, "{peer} {kernel} n={n} threads={threads}");
+                    assert!(secs >= 0.0 && secs.is_finite());
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn out_of_range_sizes_are_errors() {
+    for peer in built() {
+        let e = peer.run("nqueens", 17, 1, 1).unwrap_err();
+        assert!(e.contains("rejected its arguments"), "{e}");
+        let e = peer.run("fib", 61, 1, 1).unwrap_err();
+        assert!(e.contains("bad n"), "{e}");
+    }
+}

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Builds the C++ peer runtimes that magpie is measured against side by side: Intel oneTBB
+# (`tbb::task_group`) and OpenMP tasks (GCC's libgomp), each running the fib, fj and nqueens
+# kernels (sources in peers/). The binaries go to target/peers/tbb_kernels and
+# target/peers/omp_kernels; `magpie_bench::native` runs them.
+#
+# Idempotent: checks for g++, the TBB headers and library (Debian: libtbb-dev) and OpenMP
+# (libgomp, which comes with g++), installs g++ / libtbb-dev with apt-get when missing (as root;
+# otherwise it says what to install and exits 1), and rebuilds a binary only when it is older
+# than its source, common.hpp or this script.
+#
+# Usage: scripts/build-peers.sh [--force]   (--force rebuilds even when up to date)
+# Environment: CXX (default g++), CXXFLAGS (appended to -O2 -std=c++17).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+force=0
+for arg in "$@"; do
+    case "$arg" in
+        --force) force=1 ;;
+        -h | --help)
+            sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
+            exit 0
+            ;;
+        *)
+            echo "error: unknown argument '$arg' (usage: scripts/build-peers.sh [--force])" >&2
+            exit 2
+            ;;
+    esac
+done
+
+CXX="${CXX:-g++}"
+# Word splitting of CXXFLAGS is intended (several flags in one variable).
+read -r -a extra_flags <<<"${CXXFLAGS:-}"
+base_flags=(-O2 -std=c++17 -Wall -Wextra ${extra_flags[@]+"${extra_flags[@]}"})
+out=target/peers
+src=peers
+mkdir -p "$out" "$out/checks"
+
+die() {
+    echo "error: $*" >&2
+    exit 1
+}
+
+# Installs Debian packages with apt-get; needs root.
+apt_install() {
+    if [ "$(id -u)" -ne 0 ]; then
+        die "installing $* needs root; run this as root, or: sudo apt-get update && sudo apt-get install -y $*"
+    fi
+    if ! command -v apt-get >/dev/null 2>&1; then
+        die "apt-get not found; install $* (or the equivalent) with this system's package manager"
+    fi
+    echo "installing: apt-get install -y $*"
+    if ! (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "$@"); then
+        die "apt-get install $* failed; install it by hand and run this again"
+    fi
+}
+
+# --- g++ -------------------------------------------------------------------------------------
+if ! command -v "$CXX" >/dev/null 2>&1; then
+    if [ "$CXX" = g++ ]; then
+        echo "g++ not found (Debian package g++)"
+        apt_install g++
+    else
+        die "C++ compiler '$CXX' not found; install it or unset CXX to use g++"
+    fi
+fi
+
+# Compiles and links a tiny program with the given flags; returns non-zero if that fails.
+try_compile() {
+    local name=$1 code=$2
+    shift 2
+    printf '%s\n' "$code" >"$out/checks/$name.cpp"
+    "$CXX" -std=c++17 "$out/checks/$name.cpp" -o "$out/checks/$name" "$@" \
+        >"$out/checks/$name.log" 2>&1
+}
+
+tbb_probe='#include <oneapi/tbb/task_group.h>
+#include <oneapi/tbb/global_control.h>
+int main() { tbb::task_group g; int x = 0; g.run([&] { x = 1; }); g.wait(); return x == 1 ? 0 : 1; }'
+
+omp_probe='#include <omp.h>
+int main() { int x = 0;
+#pragma omp parallel num_threads(2)
+#pragma omp single
+{
+#pragma omp task shared(x)
+  x = 1;
+#pragma omp taskwait
+}
+  return x == 1 ? 0 : 1; }'
+
+# --- TBB -------------------------------------------------------------------------------------
+if ! try_compile tbb_probe "$tbb_probe" -ltbb; then
+    echo "oneTBB headers/library not found (Debian package libtbb-dev)"
+    apt_install libtbb-dev
+    try_compile tbb_probe "$tbb_probe" -ltbb ||
+        die "libtbb-dev is installed but a TBB test program still does not build; see $out/checks/tbb_probe.log"
+fi
+echo "ok: oneTBB (task_group) builds and links with -ltbb"
+
+# --- OpenMP ----------------------------------------------------------------------------------
+if ! try_compile omp_probe "$omp_probe" -fopenmp; then
+    die "'$CXX -fopenmp' cannot build an OpenMP task program (GCC's libgomp missing?); see $out/checks/omp_probe.log"
+fi
+echo "ok: OpenMP tasks build with -fopenmp"
+
+# --- build -----------------------------------------------------------------------------------
+# Rebuilds $out/$1 from $src/$2 (+ the shared header) unless the binary is newer than all of them.
+build() {
+    local bin=$out/$1 source=$src/$2
+    shift 2
+    local deps=("$source" "$src/common.hpp" "$0")
+    local stale=$force
+    if [ ! -x "$bin" ]; then
+        stale=1
+    else
+        for d in "${deps[@]}"; do
+            if [ "$d" -nt "$bin" ]; then stale=1; fi
+        done
+    fi
+    if [ "$stale" -eq 0 ]; then
+        echo "up to date: $bin"
+        return
+    fi
+    echo "building: $CXX ${base_flags[*]} $source -o $bin $*"
+    "$CXX" "${base_flags[@]}" "$source" -o "$bin.tmp" "$@"
+    mv -f "$bin.tmp" "$bin"
+}
+
+build tbb_kernels tbb_kernels.cpp -ltbb
+build omp_kernels omp_kernels.cpp -fopenmp
+
+echo
+echo "peer binaries:"
+echo "  $(pwd)/$out/tbb_kernels   (oneTBB task_group)"
+echo "  $(pwd)/$out/omp_kernels   (OpenMP tasks, libgomp)"
+echo "usage: <binary> <fib|fj|nqueens> <n> <threads> <runs>"
