@@ -1,26 +1,45 @@
-//! The command line of `magpie` (clap derive): `bench`, `report` and `idle`, and the parsers that turn
-//! bad values into one-line errors.
+//! The command line of `magpie` (clap derive): `suite` (also what `magpie` alone runs), `bench`,
+//! `report` and `idle`, and the parsers that turn bad values into one-line errors.
 
 use clap::{Args, Parser, Subcommand};
-use magpie_bench::{Kernel, Size};
+use magpie_bench::{Kernel, Peer, Size};
 use std::path::PathBuf;
 
 /// Benchmarks of the magpie work-stealing runtime (SLAW's Fib, FJ and PDFS).
 #[derive(Parser, Debug)]
-#[command(name = "magpie", version, about)]
+#[command(
+    name = "magpie",
+    version,
+    about,
+    after_help = "Without a command, `magpie` runs `magpie suite` (default size, every kernel, \
+                  policy and peer at 1 and all available workers)."
+)]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Run every kernel, policy and peer at 1 and all workers; print a table and write
+    /// results.json and index.html with charts (the default command).
+    Suite(SuiteArgs),
     /// Time one kernel on magpie, its serial twin and its peers (rayon, chili).
     Bench(BenchArgs),
     /// Run every kernel under every policy and worker count and write a Markdown report.
     Report(ReportArgs),
     /// Measure the CPU an idle pool uses (workers sleep when there is nothing to steal).
     Idle(IdleArgs),
+}
+
+impl Command {
+    /// `magpie suite` with every option at its default (what `magpie` alone runs).
+    pub fn default_suite() -> Command {
+        match Cli::parse_from(["magpie", "suite"]).command {
+            Some(c) => c,
+            None => unreachable!("`magpie suite` parses to a command"),
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -92,6 +111,47 @@ pub struct ReportArgs {
     pub out: PathBuf,
 }
 
+#[derive(Args, Debug, Clone)]
+pub struct SuiteArgs {
+    /// Kernels, comma-separated: fib, fj, fj-rec, pdfs, nqueens, uts, sort, matmul [default: all].
+    #[arg(long, value_parser = parse_kernel_list)]
+    pub kernels: Option<KernelList>,
+    /// magpie policies, comma-separated: work-first, help-first, adaptive [default: all three].
+    #[arg(long, value_parser = parse_policy_list)]
+    pub policies: Option<PolicyList>,
+    /// Worker counts, comma-separated, 1 to 4096 [default: 1 and the available parallelism].
+    #[arg(long, value_parser = parse_suite_workers)]
+    pub workers: Option<WorkersList>,
+    /// Peers, comma-separated: rayon, chili (or a variant: rayon-join, rayon-scope, chili-join),
+    /// or none [default: all].
+    #[arg(long, value_parser = parse_peer_list)]
+    pub peers: Option<PeerList>,
+    /// Size preset: ci, default or paper.
+    #[arg(long, default_value = "default", value_parser = parse_size)]
+    pub size: Size,
+    /// Timed runs of each configuration.
+    #[arg(long, default_value_t = 5, value_parser = parse_runs)]
+    pub runs: usize,
+    /// Print results.json on stdout instead of the table (the report folder is still written).
+    #[arg(long)]
+    pub json: bool,
+    /// The report folder (results.json and index.html).
+    #[arg(long, default_value = "magpie-report")]
+    pub out: PathBuf,
+}
+
+/// A list of kernels, without repeats.
+#[derive(Clone, Debug)]
+pub struct KernelList(pub Vec<Kernel>);
+
+/// A list of magpie policies, without repeats.
+#[derive(Clone, Debug)]
+pub struct PolicyList(pub Vec<magpie::Policy>);
+
+/// A list of peer versions (empty for `none`), without repeats.
+#[derive(Clone, Debug)]
+pub struct PeerList(pub Vec<Peer>);
+
 /// A list of worker counts.
 #[derive(Clone, Debug)]
 pub struct WorkersList(pub Vec<usize>);
@@ -149,5 +209,111 @@ fn parse_workers_list(s: &str) -> Result<WorkersList, String> {
         .map(parse_workers)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|_| "expected comma-separated worker counts ≥ 1, like 1,2".to_string())?;
+    Ok(WorkersList(v))
+}
+
+fn push_new<T: PartialEq>(v: &mut Vec<T>, x: T) {
+    if !v.contains(&x) {
+        v.push(x);
+    }
+}
+
+fn parse_kernel_list(s: &str) -> Result<KernelList, String> {
+    let mut v = vec![];
+    for name in s.split(',') {
+        let name = name.trim();
+        let k = name.parse::<Kernel>().map_err(|_| {
+            let names: Vec<&str> = Kernel::ALL.iter().map(|k| k.name()).collect();
+            format!(
+                "unknown kernel `{name}`: expected a comma-separated list of {}",
+                names.join(", ")
+            )
+        })?;
+        push_new(&mut v, k);
+    }
+    Ok(KernelList(v))
+}
+
+const POLICY_NAMES: &str = "work-first, help-first, adaptive";
+
+fn parse_policy_list(s: &str) -> Result<PolicyList, String> {
+    let mut v = vec![];
+    for p in s.split(',') {
+        let p = p.trim();
+        let policy = p.parse::<magpie::Policy>().map_err(|_| {
+            format!("unknown policy `{p}`: expected a comma-separated list of {POLICY_NAMES}")
+        })?;
+        push_new(&mut v, policy);
+    }
+    Ok(PolicyList(v))
+}
+
+/// Every peer version some kernel has, in kernel order.
+pub fn all_peers() -> Vec<Peer> {
+    let mut v = vec![];
+    for k in Kernel::ALL {
+        for &p in k.peers() {
+            push_new(&mut v, p);
+        }
+    }
+    v
+}
+
+/// A peer's runtime (`rayon`, `chili`) and variant (`join`, `scope`), from its name.
+pub fn peer_parts(p: Peer) -> (&'static str, Option<&'static str>) {
+    match p.name().split_once('-') {
+        Some((runtime, variant)) => (runtime, Some(variant)),
+        None => (p.name(), None),
+    }
+}
+
+fn parse_peer_list(s: &str) -> Result<PeerList, String> {
+    let all = all_peers();
+    if s.trim() == "none" {
+        return Ok(PeerList(vec![]));
+    }
+    let mut v = vec![];
+    for name in s.split(',') {
+        let name = name.trim();
+        let found: Vec<Peer> = all
+            .iter()
+            .copied()
+            .filter(|&p| p.name() == name || peer_parts(p).0 == name)
+            .collect();
+        if found.is_empty() {
+            let mut valid: Vec<&str> = vec![];
+            for &p in &all {
+                push_new(&mut valid, peer_parts(p).0);
+            }
+            for &p in &all {
+                push_new(&mut valid, p.name());
+            }
+            return Err(format!(
+                "unknown peer `{name}`: expected a comma-separated list of {}, or none",
+                valid.join(", ")
+            ));
+        }
+        for p in found {
+            push_new(&mut v, p);
+        }
+    }
+    Ok(PeerList(v))
+}
+
+fn parse_suite_workers(s: &str) -> Result<WorkersList, String> {
+    let mut v = vec![];
+    for w in s.split(',') {
+        match w.trim().parse::<usize>() {
+            Ok(n) if (1..=4096).contains(&n) => push_new(&mut v, n),
+            _ => {
+                return Err(format!(
+                    "invalid worker count `{}`: expected comma-separated worker counts \
+                     between 1 and 4096, like 1,2",
+                    w.trim()
+                ))
+            }
+        }
+    }
+    v.sort_unstable();
     Ok(WorkersList(v))
 }

@@ -1,14 +1,18 @@
 //! `magpie`: the command-line front end of the magpie benchmarks. `magpie bench` times one
 //! kernel (SLAW (Guo et al., IPDPS 2010) §V: Fib, FJ, PDFS) on magpie, its serial twin and its
-//! peers, and prints a table or one JSON object; `magpie report` runs every kernel under every
-//! policy and worker count and writes a Markdown report; `magpie idle` measures the CPU an idle
-//! pool uses. Exit codes: 0 success, 1 a run failed
+//! peers, and prints a table or one JSON object; `magpie suite` (what `magpie` alone runs) runs
+//! every kernel under every policy at 1 and all workers with the peers, prints a table and writes
+//! a report folder (results.json, index.html with SVG charts); `magpie report` runs every kernel
+//! under every policy and worker count and writes a Markdown report; `magpie idle` measures the
+//! CPU an idle pool uses. Exit codes: 0 success, 1 a run failed
 //! verification (or crashed), 2 bad input, 3 magpie stopped the kernel at its stack limit.
 
 mod bench;
 mod cli;
+mod html;
 mod idle;
 mod report;
+mod suite;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -84,7 +88,7 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-                    eprintln!("error: missing command: expected `bench`, `report` or `idle` (see `magpie --help`)");
+                    eprintln!("error: missing command: expected `suite`, `bench`, `report` or `idle` (see `magpie --help`)");
                     ExitCode::from(2)
                 }
                 _ => {
@@ -94,7 +98,10 @@ fn main() -> ExitCode {
             };
         }
     };
-    let r = match args.command {
+    // `magpie` alone is `magpie suite` with its defaults.
+    let command = args.command.unwrap_or_else(cli::Command::default_suite);
+    let r = match command {
+        cli::Command::Suite(a) => suite::run(a),
         cli::Command::Bench(a) => bench::run(a),
         cli::Command::Report(a) => report::run(a),
         cli::Command::Idle(a) => idle::run(a),

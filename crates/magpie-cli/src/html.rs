@@ -1,0 +1,873 @@
+//! `index.html` of `magpie suite`: one self-contained page (inline CSS, inline SVG, no scripts)
+//! with, per kernel, a bar chart of the speedup over the serial twin of each runtime and policy
+//! at each worker count, a bar chart of magpie's time relative to each peer's, and the suite's
+//! table. The SVG is drawn here: rects, axis ticks, labels and a legend.
+
+use crate::suite::{duration, kernel_heading, table_cells, Results, Row, TABLE_HEAD};
+use std::fmt::Write;
+
+/// Escapes text for HTML and SVG content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// One bar of a chart.
+#[derive(Clone, Debug, Default)]
+pub struct Bar {
+    /// Its height in the chart's unit; `None` draws no bar.
+    pub value: Option<f64>,
+    /// Written upright in place of a bar that has no value (`stopped`, `failed`).
+    pub missing: Option<&'static str>,
+    /// Hover text.
+    pub tip: String,
+}
+
+/// A grouped bar chart: one group per worker count, one bar per series in each group.
+#[derive(Clone, Debug)]
+pub struct Chart {
+    /// Drawn at the top left.
+    pub title: String,
+    /// Along the y axis.
+    pub y_label: String,
+    /// Labels under the groups.
+    pub groups: Vec<String>,
+    /// Series: legend name and fill colour (and an optional outline colour).
+    pub series: Vec<(String, String, Option<String>)>,
+    /// `bars[series][group]`.
+    pub bars: Vec<Vec<Bar>>,
+    /// A dashed horizontal line at this value, labelled at its right end.
+    pub reference: Option<(f64, String)>,
+    /// A logarithmic y axis with bars from 1 (for ratios); else linear with bars from 0.
+    pub log: bool,
+    /// Labels under runs of groups (`1 worker` under the peers measured with 1 worker) and how
+    /// many groups each spans; empty for none.
+    pub supergroups: Vec<(String, usize)>,
+}
+
+/// The y axis of a chart: where values go and the ticks.
+struct Scale {
+    log: bool,
+    lo: f64,
+    hi: f64,
+    /// The pixel rows of `lo` and `hi`.
+    y_lo: f64,
+    y_hi: f64,
+    ticks: Vec<(f64, String)>,
+}
+
+impl Scale {
+    /// From 0 to a round value above `vmax`.
+    fn linear(vmax: f64, y_lo: f64, y_hi: f64) -> Scale {
+        let vmax = if vmax > 0.0 { vmax } else { 1.0 };
+        let step = nice_step(vmax * 1.08, 5.0);
+        let hi = ((vmax * 1.08) / step).ceil() * step;
+        let ticks = (0..=(hi / step).round() as usize)
+            .map(|t| (t as f64 * step, tick_label(t as f64 * step, step)))
+            .collect();
+        Scale {
+            log: false,
+            lo: 0.0,
+            hi,
+            y_lo,
+            y_hi,
+            ticks,
+        }
+    }
+
+    /// Logarithmic, from below `vmin` to above `vmax`, and at least from 0.5 to 2; ticks at
+    /// the 1-2-5 values inside (only the powers of ten when there would be too many).
+    fn log(vmin: f64, vmax: f64, y_lo: f64, y_hi: f64) -> Scale {
+        let lo = (vmin / 1.25).min(0.5);
+        let hi = (vmax * 1.25).max(2.0);
+        let mut ticks: Vec<(f64, i32)> = vec![];
+        let mut e = lo.log10().floor() as i32;
+        while 10f64.powi(e) <= hi {
+            for m in [1.0, 2.0, 5.0] {
+                let v = m * 10f64.powi(e);
+                if (lo..=hi).contains(&v) {
+                    ticks.push((v, e));
+                }
+            }
+            e += 1;
+        }
+        if ticks.len() > 10 {
+            ticks.retain(|&(v, e)| (v / 10f64.powi(e) - 1.0).abs() < 1e-9);
+        }
+        Scale {
+            log: true,
+            lo,
+            hi,
+            y_lo,
+            y_hi,
+            ticks: ticks
+                .into_iter()
+                .map(|(v, e)| {
+                    let decimals = (-e).max(0) as usize;
+                    (v, format!("{v:.decimals$}"))
+                })
+                .collect(),
+        }
+    }
+
+    fn y(&self, v: f64) -> f64 {
+        let f = if self.log {
+            let v = v.clamp(self.lo, self.hi);
+            (v.ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
+        } else {
+            (v.clamp(0.0, self.hi) - self.lo) / (self.hi - self.lo)
+        };
+        self.y_lo - f * (self.y_lo - self.y_hi)
+    }
+
+    /// Where bars start.
+    fn origin(&self) -> f64 {
+        if self.log {
+            1.0
+        } else {
+            0.0
+        }
+    }
+}
+
+const BAR_W: f64 = 28.0;
+const BAR_GAP: f64 = 3.0;
+const GROUP_GAP: f64 = 28.0;
+const LEFT: f64 = 66.0;
+const RIGHT: f64 = 54.0;
+const PLOT_H: f64 = 240.0;
+const TITLE_H: f64 = 34.0;
+const LEGEND_ROW: f64 = 20.0;
+const VALUE_ROOM: f64 = 18.0;
+const BOTTOM: f64 = 40.0;
+/// Charts wider than this get narrower gaps between groups.
+const MAX_W: f64 = 1080.0;
+/// Rough advance of one character at the given font size (sans-serif, mixed text).
+fn text_w(s: &str, size: f64) -> f64 {
+    s.chars().count() as f64 * size * 0.58
+}
+
+/// A tick step of 1, 2 or 5 times a power of ten giving about `target` ticks up to `max`.
+fn nice_step(max: f64, target: f64) -> f64 {
+    let raw = max / target;
+    let mag = 10f64.powf(raw.log10().floor());
+    let norm = raw / mag;
+    let m = if norm <= 1.0 {
+        1.0
+    } else if norm <= 2.0 {
+        2.0
+    } else if norm <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    m * mag
+}
+
+/// A value on a bar in at most four characters up to 999: `.054` below 0.1, then two decimals
+/// below 10, one below 100, none above.
+pub fn short(v: f64) -> String {
+    if v < 0.0995 {
+        let t = format!("{v:.3}");
+        t.strip_prefix('0').unwrap_or(&t).to_string()
+    } else if v < 9.995 {
+        format!("{v:.2}")
+    } else if v < 99.95 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+fn tick_label(v: f64, step: f64) -> String {
+    let decimals = if step >= 1.0 {
+        0
+    } else {
+        (-step.log10()).ceil() as usize
+    };
+    format!("{v:.decimals$}")
+}
+
+impl Chart {
+    /// The chart as one `<svg>` element, sized in pixels for its content.
+    pub fn svg(&self) -> String {
+        let g = self.groups.len().max(1) as f64;
+        let s = self.series.len().max(1) as f64;
+        let group_w = s * BAR_W + (s - 1.0) * BAR_GAP;
+        // Each group's slot is wide enough for its bars and for its label.
+        let label_w = self
+            .groups
+            .iter()
+            .map(|l| text_w(l, 12.0) + 12.0)
+            .fold(0.0, f64::max);
+        // Narrower gaps between groups where the chart would not fit a page (down to what the
+        // labels need).
+        let fit = (MAX_W - LEFT - RIGHT) / g - group_w;
+        let gap = GROUP_GAP.min(fit).max(12.0);
+        let mut plot_w = (g * (group_w + gap).max(label_w)).max(360.0);
+        // The legend: swatch, name, spacing; flowed into rows.
+        let items: Vec<f64> = self
+            .series
+            .iter()
+            .map(|(name, ..)| 12.0 + 6.0 + text_w(name, 12.0) + 18.0)
+            .collect();
+        let widest_item = items.iter().copied().fold(0.0, f64::max);
+        let title_w = text_w(&self.title, 15.0) * 1.05 + 24.0;
+        plot_w = plot_w
+            .max(title_w - LEFT - RIGHT)
+            .max(widest_item - LEFT - RIGHT + 24.0);
+        let width = (LEFT + plot_w + RIGHT).ceil();
+        let legend_w = width - 24.0;
+        let mut rows: Vec<Vec<usize>> = vec![vec![]];
+        let mut x = 0.0;
+        for (i, &w) in items.iter().enumerate() {
+            if x + w > legend_w && !rows.last().is_some_and(|r| r.is_empty()) {
+                rows.push(vec![]);
+                x = 0.0;
+            }
+            rows.last_mut().expect("a row").push(i);
+            x += w;
+        }
+        let legend_h = rows.len() as f64 * LEGEND_ROW;
+        let top = TITLE_H + legend_h + VALUE_ROOM;
+        let base = top + PLOT_H;
+        let bottom = if self.supergroups.is_empty() {
+            BOTTOM
+        } else {
+            BOTTOM + 20.0
+        };
+        let height = (base + bottom).ceil();
+
+        let values = || {
+            self.bars
+                .iter()
+                .flatten()
+                .filter_map(|b| b.value)
+                .filter(|v| v.is_finite() && *v > 0.0)
+        };
+        let vmax = values()
+            .chain(self.reference.as_ref().map(|r| r.0))
+            .fold(0.0, f64::max);
+        let scale = if self.log {
+            let vmin = values().fold(1.0, f64::min);
+            // Room under the bottom of the range for the labels of bars that hang down to it.
+            Scale::log(vmin, vmax, base - 16.0, top)
+        } else {
+            Scale::linear(vmax, base, top)
+        };
+        let y = |v: f64| scale.y(v);
+
+        let mut o = String::new();
+        let _ = write!(
+            o,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{}" font-family="system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif">"#,
+            esc(&self.title)
+        );
+        let _ = write!(
+            o,
+            r##"<rect x="0" y="0" width="{width}" height="{height}" fill="#fff"/>"##
+        );
+        let _ = write!(
+            o,
+            r##"<text x="12" y="22" font-size="15" font-weight="600" fill="#222">{}</text>"##,
+            esc(&self.title)
+        );
+        // Legend.
+        for (r, row) in rows.iter().enumerate() {
+            let ly = TITLE_H + r as f64 * LEGEND_ROW;
+            let mut lx = 12.0;
+            for &i in row {
+                let (name, fill, stroke) = &self.series[i];
+                let stroke = stroke.as_ref().map_or(String::new(), |s| {
+                    format!(r#" stroke="{s}" stroke-width="1""#)
+                });
+                let _ = write!(
+                    o,
+                    r##"<rect x="{lx}" y="{}" width="12" height="12" rx="2" fill="{fill}"{stroke}/><text x="{}" y="{}" font-size="12" fill="#333">{}</text>"##,
+                    ly,
+                    lx + 18.0,
+                    ly + 10.5,
+                    esc(name)
+                );
+                lx += items[i];
+            }
+        }
+        // Grid and y ticks, then the x axis.
+        for (v, label) in &scale.ticks {
+            let ty = y(*v);
+            let _ = write!(
+                o,
+                r##"<line x1="{LEFT}" x2="{}" y1="{ty:.1}" y2="{ty:.1}" stroke="#e6e6e6" stroke-width="1"/><text x="{}" y="{:.1}" font-size="11" fill="#555" text-anchor="end">{label}</text>"##,
+                LEFT + plot_w,
+                LEFT - 6.0,
+                ty + 4.0,
+            );
+        }
+        let _ = write!(
+            o,
+            r##"<line x1="{LEFT}" x2="{}" y1="{base}" y2="{base}" stroke="#888" stroke-width="1"/>"##,
+            LEFT + plot_w,
+        );
+        let _ = write!(
+            o,
+            r##"<text transform="translate(16 {:.1}) rotate(-90)" font-size="12" fill="#444" text-anchor="middle">{}</text>"##,
+            top + PLOT_H / 2.0,
+            esc(&self.y_label)
+        );
+        // Bars, group by group.
+        let slot = plot_w / g;
+        for (gi, label) in self.groups.iter().enumerate() {
+            let gx = LEFT + slot * gi as f64 + (slot - group_w) / 2.0;
+            for (si, (_, fill, stroke)) in self.series.iter().enumerate() {
+                let Some(bar) = self.bars.get(si).and_then(|b| b.get(gi)) else {
+                    continue;
+                };
+                let bx = gx + si as f64 * (BAR_W + BAR_GAP);
+                let cx = bx + BAR_W / 2.0;
+                match (bar.value, bar.missing) {
+                    (Some(v), _) if v.is_finite() && v > 0.0 => {
+                        let (y0, y1) = (y(scale.origin()), y(v));
+                        let h = (y0 - y1).abs().max(1.0);
+                        let rect_y = if v >= scale.origin() { y0 - h } else { y0 };
+                        let label_y = if v >= scale.origin() {
+                            y1 - 4.0
+                        } else {
+                            y1 + 13.0
+                        };
+                        let stroke = stroke.as_ref().map_or(String::new(), |s| {
+                            format!(r#" stroke="{s}" stroke-width="1""#)
+                        });
+                        let _ = write!(
+                            o,
+                            r##"<rect x="{bx:.1}" y="{rect_y:.1}" width="{BAR_W}" height="{h:.1}" fill="{fill}"{stroke}><title>{}</title></rect><text x="{cx:.1}" y="{label_y:.1}" font-size="11" fill="#222" text-anchor="middle" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
+                            esc(&bar.tip),
+                            short(v)
+                        );
+                    }
+                    (_, Some(word)) => {
+                        let _ = write!(
+                            o,
+                            r##"<g><title>{}</title><rect x="{bx:.1}" y="{:.1}" width="{BAR_W}" height="{:.1}" fill="none" stroke="{fill}" stroke-dasharray="3 3"/><text transform="translate({:.1} {:.1}) rotate(-90)" font-size="11" fill="#666">{word}</text></g>"##,
+                            esc(&bar.tip),
+                            base - 60.0,
+                            60.0,
+                            cx + 4.0,
+                            base - 6.0
+                        );
+                    }
+                    _ => {}
+                }
+            }
+            let _ = write!(
+                o,
+                r##"<text x="{:.1}" y="{:.1}" font-size="12" fill="#333" text-anchor="middle">{}</text>"##,
+                LEFT + slot * (gi as f64 + 0.5),
+                base + 18.0,
+                esc(label)
+            );
+        }
+        // Supergroups: a label centred under their groups, separated by thin rules.
+        let mut first = 0;
+        for (i, (label, count)) in self.supergroups.iter().enumerate() {
+            let x0 = LEFT + slot * first as f64;
+            let x1 = LEFT + slot * (first + count) as f64;
+            if i > 0 {
+                let _ = write!(
+                    o,
+                    r##"<line x1="{x0:.1}" x2="{x0:.1}" y1="{top}" y2="{:.1}" stroke="#c8c8c8" stroke-width="1"/>"##,
+                    base + 42.0
+                );
+            }
+            let _ = write!(
+                o,
+                r##"<text x="{:.1}" y="{:.1}" font-size="12" font-weight="600" fill="#333" text-anchor="middle">{}</text>"##,
+                (x0 + x1) / 2.0,
+                base + 38.0,
+                esc(label)
+            );
+            first += count;
+        }
+        if let Some((v, label)) = &self.reference {
+            let ry = y(*v);
+            let _ = write!(
+                o,
+                r##"<line x1="{LEFT}" x2="{}" y1="{ry:.1}" y2="{ry:.1}" stroke="#444" stroke-width="1.2" stroke-dasharray="5 4"/><text x="{}" y="{:.1}" font-size="11" fill="#444">{}</text>"##,
+                LEFT + plot_w,
+                LEFT + plot_w + 5.0,
+                ry + 4.0,
+                esc(label)
+            );
+        }
+        o.push_str("</svg>");
+        o
+    }
+}
+
+const POLICY_COLORS: [(&str, &str); 3] = [
+    ("work-first", "#2f6db5"),
+    ("help-first", "#8e5cc9"),
+    ("adaptive", "#2e9e48"),
+];
+const PEER_COLORS: [(&str, &str); 4] = [
+    ("rayon", "#e8871e"),
+    ("chili", "#cf3b33"),
+    ("tbb", "#1a9fb0"),
+    ("openmp", "#8a5a44"),
+];
+const OTHER_COLORS: [&str; 4] = ["#7f7f7f", "#bcbd22", "#17becf", "#8c564b"];
+
+fn policy_color(p: &str) -> &'static str {
+    POLICY_COLORS
+        .iter()
+        .find(|(n, _)| *n == p)
+        .map_or(OTHER_COLORS[0], |c| c.1)
+}
+
+fn peer_color(runtime: &str, i: usize) -> &'static str {
+    PEER_COLORS
+        .iter()
+        .find(|(n, _)| *n == runtime)
+        .map_or(OTHER_COLORS[i % OTHER_COLORS.len()], |c| c.1)
+}
+
+fn workers_label(w: usize) -> String {
+    if w == 1 {
+        "1 worker".into()
+    } else {
+        format!("{w} workers")
+    }
+}
+
+fn missing_word(r: &Row) -> &'static str {
+    if r.stopped {
+        "stopped"
+    } else {
+        "failed"
+    }
+}
+
+/// The peers measured for a kernel, in measurement order, as (label, runtime).
+fn peers_of(rows: &[&Row]) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = vec![];
+    for r in rows.iter().filter(|r| r.is_peer()) {
+        if !v.iter().any(|(l, _)| *l == r.label()) {
+            v.push((r.label(), r.runtime.clone()));
+        }
+    }
+    v
+}
+
+fn speedup_chart(res: &Results, rows: &[&Row]) -> Chart {
+    let mut series = vec![];
+    for p in &res.policies {
+        series.push((format!("magpie {p}"), policy_color(p).to_string(), None));
+    }
+    for (i, (label, runtime)) in peers_of(rows).into_iter().enumerate() {
+        series.push((label, peer_color(&runtime, i).to_string(), None));
+    }
+    let bars = series
+        .iter()
+        .map(|(label, ..)| {
+            res.workers
+                .iter()
+                .map(
+                    |&w| match rows.iter().find(|r| r.workers == w && r.label() == *label) {
+                        None => Bar::default(),
+                        Some(r) => Bar {
+                            value: r.speedup,
+                            missing: r.speedup.is_none().then(|| missing_word(r)),
+                            tip: match (r.speedup, r.median_s) {
+                                (Some(s), Some(m)) => format!(
+                                    "{}, {}: {s:.2}× the serial twin's speed (median {m:.6} s)",
+                                    r.label(),
+                                    workers_label(w)
+                                ),
+                                _ => format!(
+                                    "{}, {}: {}",
+                                    r.label(),
+                                    workers_label(w),
+                                    r.error.as_deref().unwrap_or("no time")
+                                ),
+                            },
+                        },
+                    },
+                )
+                .collect()
+        })
+        .collect();
+    Chart {
+        title: "Speedup over the serial twin (higher is better)".into(),
+        y_label: "serial time ÷ time".into(),
+        groups: res.workers.iter().map(|&w| workers_label(w)).collect(),
+        series,
+        bars,
+        reference: Some((1.0, "serial".into())),
+        log: false,
+        supergroups: vec![],
+    }
+}
+
+fn ratio_chart(res: &Results, rows: &[&Row]) -> Option<Chart> {
+    let peers = peers_of(rows);
+    if peers.is_empty() || res.policies.is_empty() {
+        return None;
+    }
+    let series = res
+        .policies
+        .iter()
+        .map(|p| (format!("magpie {p}"), policy_color(p).to_string(), None))
+        .collect();
+    let mut bars: Vec<Vec<Bar>> = vec![vec![]; res.policies.len()];
+    let mut groups = vec![];
+    let mut supergroups = vec![];
+    for &w in &res.workers {
+        supergroups.push((workers_label(w), peers.len()));
+        for (peer, _) in &peers {
+            groups.push(peer.clone());
+            for (line, p) in bars.iter_mut().zip(&res.policies) {
+                let m = rows
+                    .iter()
+                    .find(|r| r.workers == w && r.policy.as_deref() == Some(p));
+                let q = rows
+                    .iter()
+                    .find(|r| r.workers == w && r.is_peer() && r.label() == *peer);
+                let (Some(m), Some(q)) = (m, q) else {
+                    line.push(Bar::default());
+                    continue;
+                };
+                line.push(match (m.median_s, q.median_s) {
+                    (Some(a), Some(b)) if b > 0.0 && m.verified && q.verified => Bar {
+                        value: Some(a / b),
+                        missing: None,
+                        tip: format!(
+                            "magpie {p} ÷ {peer}, {}: {:.2} ({} vs {})",
+                            workers_label(w),
+                            a / b,
+                            duration(a),
+                            duration(b)
+                        ),
+                    },
+                    _ => {
+                        let bad = if m.verified { q } else { m };
+                        Bar {
+                            value: None,
+                            missing: Some(missing_word(bad)),
+                            tip: format!(
+                                "{}, {}: {}",
+                                bad.label(),
+                                workers_label(w),
+                                bad.error.as_deref().unwrap_or("no time")
+                            ),
+                        }
+                    }
+                });
+            }
+        }
+    }
+    Some(Chart {
+        title: "magpie's time ÷ each peer's (lower is better)".into(),
+        y_label: "magpie time ÷ peer time (log scale)".into(),
+        groups,
+        series,
+        bars,
+        reference: Some((1.0, "parity".into())),
+        log: true,
+        supergroups,
+    })
+}
+
+const CSS: &str = r#"
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
+  color: #222; background: #f6f7f9; max-width: 1180px; margin: 24px auto; padding: 0 20px; }
+h1 { font-size: 26px; margin: 0 0 6px; }
+h2 { font-size: 20px; margin: 0 0 10px; }
+h2 small { font-weight: normal; color: #666; font-size: 14px; }
+section { background: #fff; border: 1px solid #dde1e6; border-radius: 8px; padding: 16px 18px;
+  margin: 18px 0; }
+.meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 10px 0;
+  font-size: 14px; }
+.meta dt { color: #666; }
+.meta dd { margin: 0; }
+code { font: 13px ui-monospace, "DejaVu Sans Mono", monospace; background: #eef0f3;
+  padding: 1px 5px; border-radius: 4px; }
+.charts { display: flex; flex-wrap: wrap; gap: 14px; margin-bottom: 12px; }
+.charts figure { margin: 0; overflow-x: auto; max-width: 100%; }
+.charts svg { border: 1px solid #e3e6ea; border-radius: 6px; display: block; }
+.note { color: #555; font-size: 14px; margin: 6px 0; }
+table { border-collapse: collapse; font-size: 13px; font-variant-numeric: tabular-nums; }
+th, td { padding: 3px 10px; border-bottom: 1px solid #eceef1; text-align: left;
+  vertical-align: top; }
+th { background: #f2f4f7; font-weight: 600; }
+td.num, th.num { text-align: right; white-space: nowrap; }
+tr.stopped td { color: #8a6100; }
+tr.failed td { color: #b3001b; font-weight: 600; }
+td.msg { color: #666; max-width: 420px; }
+"#;
+
+/// The whole report page.
+pub fn page(res: &Results) -> String {
+    let m = &res.machine;
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>magpie suite: {} size, {}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        esc(&res.size),
+        esc(&m.date_utc)
+    );
+    let _ = writeln!(o, "<h1>magpie suite</h1>");
+    let meta: Vec<(&str, String)> = vec![
+        (
+            "machine",
+            format!(
+                "{} — {} CPUs available, {}/{}",
+                m.hostname.as_deref().unwrap_or("(unknown host)"),
+                m.cpus,
+                m.os,
+                m.arch
+            ),
+        ),
+        ("CPU", m.cpu_model.clone().unwrap_or_else(|| "–".into())),
+        (
+            "run",
+            format!(
+                "{} (UTC), magpie-cli {}, {:.1} s",
+                m.date_utc, m.magpie_cli_version, res.elapsed_s
+            ),
+        ),
+        (
+            "size",
+            format!(
+                "{}, {} timed run{} per configuration",
+                res.size,
+                res.runs,
+                if res.runs == 1 { "" } else { "s" }
+            ),
+        ),
+    ];
+    let _ = writeln!(o, "<dl class=\"meta\">");
+    for (k, v) in meta {
+        let _ = writeln!(o, "<dt>{k}</dt><dd>{}</dd>", esc(&v));
+    }
+    let _ = writeln!(
+        o,
+        "<dt>command</dt><dd><code>{}</code></dd>\n</dl>",
+        esc(&res.command)
+    );
+    let _ = writeln!(
+        o,
+        "<p class=\"note\">Times are wall-clock medians of the timed runs; every run is verified \
+         against its serial twin or a known answer. Runtimes are measured in interleaved rounds \
+         (one run of each per round). <b>Speedup</b> = the serial twin's median ÷ the median. \
+         <b>vs best peer</b> = the median ÷ the fastest peer's median at the same worker count \
+         (below 1: faster than every peer). A work-first run that magpie stops at its stack \
+         limit is an expected outcome, shown as “stopped”. Hover a bar for its numbers; the \
+         raw data is in <code>results.json</code>.</p>"
+    );
+
+    for k in &res.kernels {
+        let rows: Vec<&Row> = res.kernel_rows(k).collect();
+        let heading = kernel_heading(res, k);
+        let (name, rest) = heading.split_once(' ').unwrap_or((&heading, ""));
+        let _ = writeln!(
+            o,
+            "<section id=\"{0}\">\n<h2>{0} <small>{1}</small></h2>",
+            esc(name),
+            esc(rest)
+        );
+        let _ = writeln!(o, "<div class=\"charts\">");
+        let serial_ok = rows
+            .iter()
+            .any(|r| r.runtime == "serial" && r.median_s.is_some() && r.verified);
+        if serial_ok {
+            let _ = writeln!(o, "<figure>{}</figure>", speedup_chart(res, &rows).svg());
+        } else {
+            let _ = writeln!(
+                o,
+                "<p class=\"note\">No speedup chart: the serial twin has no verified time.</p>"
+            );
+        }
+        match ratio_chart(res, &rows) {
+            Some(c) => {
+                let _ = writeln!(o, "<figure>{}</figure>", c.svg());
+            }
+            None => {
+                let _ = writeln!(
+                    o,
+                    "<p class=\"note\">No peer comparison: no selected peer has a version of \
+                     {}.</p>",
+                    esc(k)
+                );
+            }
+        }
+        let _ = writeln!(o, "</div>");
+        let _ = writeln!(o, "<table>\n<thead><tr>");
+        for (i, h) in TABLE_HEAD.iter().enumerate() {
+            let class = if (1..=4).contains(&i) {
+                " class=\"num\""
+            } else {
+                ""
+            };
+            let _ = write!(o, "<th{class}>{}</th>", esc(h));
+        }
+        let _ = writeln!(o, "</tr></thead>\n<tbody>");
+        for r in &rows {
+            let class = if r.stopped {
+                " class=\"stopped\""
+            } else if r.failed() {
+                " class=\"failed\""
+            } else {
+                ""
+            };
+            let _ = write!(o, "<tr{class}>");
+            for (i, c) in table_cells(r).iter().enumerate() {
+                let class = match i {
+                    1..=4 => " class=\"num\"",
+                    5 => " class=\"msg\"",
+                    _ => "",
+                };
+                let _ = write!(o, "<td{class}>{}</td>", esc(c));
+            }
+            let _ = writeln!(o, "</tr>");
+        }
+        let _ = writeln!(o, "</tbody>\n</table>");
+        for nm in res.not_measured.iter().filter(|x| x.kernel == *k) {
+            let _ = writeln!(
+                o,
+                "<p class=\"note\">Not measured: {} — {}.</p>",
+                esc(&nm.runtime),
+                esc(&nm.reason)
+            );
+        }
+        let _ = writeln!(o, "</section>");
+    }
+    o.push_str("</body>\n</html>\n");
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helpers() {
+        assert_eq!(esc("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+        assert_eq!(nice_step(10.0, 5.0), 2.0);
+        assert_eq!(nice_step(1.3, 5.0), 0.5);
+        assert_eq!(short(1.234), "1.23");
+        assert_eq!(short(0.0543), ".054");
+        assert_eq!(short(0.0996), "0.10");
+        assert_eq!(short(12.34), "12.3");
+        assert_eq!(short(123.4), "123");
+        assert_eq!(tick_label(0.5, 0.5), "0.5");
+        assert_eq!(tick_label(4.0, 2.0), "4");
+        let labels = |s: Scale| s.ticks.into_iter().map(|t| t.1).collect::<Vec<_>>();
+        assert_eq!(labels(Scale::log(0.9, 1.1, 100.0, 0.0)), ["0.5", "1", "2"]);
+        assert_eq!(labels(Scale::log(0.3, 1.1, 100.0, 0.0)), ["0.5", "1", "2"]);
+        assert_eq!(
+            labels(Scale::log(0.03, 21.0, 100.0, 0.0)),
+            ["0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "20"]
+        );
+        assert_eq!(
+            labels(Scale::log(0.002, 300.0, 100.0, 0.0)),
+            ["0.01", "0.1", "1", "10", "100"]
+        );
+        let lin = Scale::linear(2.2, 100.0, 0.0);
+        assert_eq!(labels(lin), ["0.0", "0.5", "1.0", "1.5", "2.0", "2.5"]);
+    }
+
+    #[test]
+    fn chart_draws_bars_ticks_and_legend() {
+        let chart = Chart {
+            title: "t".into(),
+            y_label: "y".into(),
+            groups: vec!["1 worker".into(), "2 workers".into()],
+            series: (0..8)
+                .map(|i| (format!("series {i}"), "#123456".to_string(), None))
+                .collect(),
+            bars: (0..8)
+                .map(|i| {
+                    vec![
+                        Bar {
+                            value: Some(i as f64 + 0.5),
+                            missing: None,
+                            tip: "x".into(),
+                        },
+                        Bar {
+                            value: None,
+                            missing: Some("stopped"),
+                            tip: "s".into(),
+                        },
+                    ]
+                })
+                .collect(),
+            reference: Some((1.0, "serial".into())),
+            log: false,
+            supergroups: vec![],
+        };
+        let svg = chart.svg();
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+        assert_eq!(svg.matches(">series ").count(), 8);
+        assert_eq!(svg.matches(">stopped</text>").count(), 8);
+        assert!(svg.contains(">7.50</text>") && svg.contains(">serial</text>"));
+    }
+
+    fn row(
+        runtime: &str,
+        variant: Option<&str>,
+        policy: Option<&str>,
+        w: usize,
+        m: Option<f64>,
+    ) -> serde_json::Value {
+        serde_json::json!({
+            "kernel": "pdfs", "size": "ci", "n": 64, "runtime": runtime, "variant": variant,
+            "policy": policy, "workers": w, "runs": 1, "median_s": m, "min_s": m, "max_s": m,
+            "times_s": m.into_iter().collect::<Vec<_>>(), "verified": m.is_some(),
+            "stopped": m.is_none() && policy == Some("work-first"),
+            "speedup": m.map(|m| 0.001 / m), "ratio_to_best_peer": null, "best_peer": null,
+            "error": if m.is_none() { Some("stopped: stack limit reached <here>") } else { None },
+            "stats": null, "peak_rss_kib": null
+        })
+    }
+
+    #[test]
+    fn page_shows_stopped_and_failed_runs() {
+        let rows = vec![
+            row("serial", None, None, 1, Some(0.001)),
+            row("magpie", None, Some("work-first"), 1, None),
+            row("magpie", None, Some("adaptive"), 1, Some(0.0005)),
+            row("rayon", Some("join"), None, 1, None),
+            row("magpie", None, Some("work-first"), 2, None),
+            row("magpie", None, Some("adaptive"), 2, Some(0.0004)),
+            row("rayon", Some("join"), None, 2, Some(0.0008)),
+        ];
+        let res: Results = serde_json::from_value(serde_json::json!({
+            "machine": {
+                "hostname": null, "cpus": 2, "os": "linux", "arch": "x86_64", "cpu_model": null,
+                "magpie_cli_version": "0", "unix_time": 0, "date_utc": "1970-01-01T00:00:00Z"
+            },
+            "size": "ci", "runs": 1, "command": "magpie suite", "kernels": ["pdfs"],
+            "workers": [1, 2], "policies": ["work-first", "adaptive"], "peers": ["rayon-join"],
+            "elapsed_s": 1.0, "rows": rows, "not_measured": []
+        }))
+        .unwrap();
+        let html = page(&res);
+        assert_eq!(html.matches("<svg").count(), 2);
+        // Two stopped work-first bars in each chart; the failed peer in the ratio chart.
+        assert_eq!(html.matches(">stopped</text>").count(), 4);
+        assert_eq!(html.matches(">failed</text>").count(), 2);
+        assert!(html.contains("<tr class=\"stopped\">") && html.contains("<tr class=\"failed\">"));
+        assert!(html.contains("&lt;here&gt;") && !html.contains("<here>"));
+    }
+}

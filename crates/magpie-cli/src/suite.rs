@@ -1,0 +1,912 @@
+//! `magpie suite` (also what `magpie` alone runs): every kernel under each magpie policy at each
+//! worker count, with the serial twin and the peers, measured in interleaved rounds like `magpie
+//! report` (one run of every runtime per round, see `runner::merge`); PDFS configurations run in
+//! a child process so that each one's peak RSS is its own. While it runs, a progress bar (or, when
+//! stderr is not a terminal, one line per finished configuration); at the end a table (or
+//! results.json with `--json`) and a report folder with `results.json` and `index.html`.
+
+use crate::cli::{self, SuiteArgs};
+use crate::Failure;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use magpie::Policy;
+use magpie_bench::harness::{Measured, RunError};
+use magpie_bench::runner::{self, BenchRecord};
+use magpie_bench::{Kernel, Peer, Size};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// The three policies, in report order.
+pub const POLICIES: [Policy; 3] = [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive];
+
+/// The machine the suite ran on.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Machine {
+    /// Host name, when it can be read.
+    pub hostname: Option<String>,
+    /// `std::thread::available_parallelism`.
+    pub cpus: usize,
+    /// `std::env::consts::OS`.
+    pub os: String,
+    /// `std::env::consts::ARCH`.
+    pub arch: String,
+    /// The first `model name` of /proc/cpuinfo, when present.
+    pub cpu_model: Option<String>,
+    /// This binary's version.
+    pub magpie_cli_version: String,
+    /// When the suite started, seconds since the Unix epoch (UTC).
+    pub unix_time: u64,
+    /// The same, as `YYYY-MM-DDTHH:MM:SSZ`.
+    pub date_utc: String,
+}
+
+/// One measurement: a kernel on one runtime (and policy) at one worker count.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Row {
+    /// Kernel name.
+    pub kernel: String,
+    /// Size preset.
+    pub size: String,
+    /// Problem size.
+    pub n: u64,
+    /// `magpie`, `serial`, `rayon` or `chili`.
+    pub runtime: String,
+    /// A peer's variant (`join`, `scope`); `null` for magpie and serial.
+    pub variant: Option<String>,
+    /// magpie's policy; `null` for the others.
+    pub policy: Option<String>,
+    /// Worker threads (1 for serial).
+    pub workers: usize,
+    /// Timed runs that completed.
+    pub runs: usize,
+    /// Median wall time of a run, seconds (`null` when no run completed).
+    pub median_s: Option<f64>,
+    /// Fastest run.
+    pub min_s: Option<f64>,
+    /// Slowest run.
+    pub max_s: Option<f64>,
+    /// Every run's time, in run order.
+    pub times_s: Vec<f64>,
+    /// Whether every run completed and passed its verifier.
+    pub verified: bool,
+    /// Whether magpie stopped the kernel at its stack limit (an expected outcome, not a failure).
+    pub stopped: bool,
+    /// Serial median / this median.
+    pub speedup: Option<f64>,
+    /// This median / the fastest peer's median at the same worker count.
+    pub ratio_to_best_peer: Option<f64>,
+    /// The fastest peer at the same worker count (`rayon-join`, ...).
+    pub best_peer: Option<String>,
+    /// What went wrong, in one line; `null` when nothing did.
+    pub error: Option<String>,
+    /// magpie's counters over the timed runs (magpie rows only).
+    pub stats: Option<magpie::Stats>,
+    /// Peak RSS of the child process that ran this configuration, KiB (PDFS only).
+    pub peak_rss_kib: Option<u64>,
+}
+
+impl Row {
+    fn new(kernel: Kernel, size: Size, n: u64, who: Who, workers: usize) -> Row {
+        let (runtime, variant, policy) = match who {
+            Who::Serial => ("serial", None, None),
+            Who::Magpie(p) => ("magpie", None, Some(p.name().to_string())),
+            Who::Peer(p) => {
+                let (rt, v) = cli::peer_parts(p);
+                (rt, v.map(str::to_string), None)
+            }
+        };
+        Row {
+            kernel: kernel.name().into(),
+            size: size.name().into(),
+            n,
+            runtime: runtime.into(),
+            variant,
+            policy,
+            workers,
+            runs: 0,
+            median_s: None,
+            min_s: None,
+            max_s: None,
+            times_s: vec![],
+            verified: false,
+            stopped: false,
+            speedup: None,
+            ratio_to_best_peer: None,
+            best_peer: None,
+            error: None,
+            stats: None,
+            peak_rss_kib: None,
+        }
+    }
+
+    /// `serial`, `magpie work-first`, `rayon-join`, ...
+    pub fn label(&self) -> String {
+        match (&self.policy, &self.variant) {
+            (Some(p), _) => format!("{} {p}", self.runtime),
+            (None, Some(v)) => format!("{}-{v}", self.runtime),
+            (None, None) => self.runtime.clone(),
+        }
+    }
+
+    /// Whether this is a peer's row.
+    pub fn is_peer(&self) -> bool {
+        self.runtime != "magpie" && self.runtime != "serial"
+    }
+
+    /// Failed verification or crashed (a stop at the stack limit is not a failure).
+    pub fn failed(&self) -> bool {
+        !self.verified && !self.stopped
+    }
+
+    fn fill(&mut self, r: Result<Measured, RunError>) {
+        match r {
+            Ok(m) => {
+                self.set_times(m.timing.times_s);
+                self.verified = m.verified && self.median_s.is_some();
+                self.error = match (m.failure, self.median_s) {
+                    (Some(f), _) => Some(format!("failed verification: {f}")),
+                    (None, None) => Some("no runs".into()),
+                    _ => None,
+                };
+                self.stats = m.stats;
+            }
+            Err(RunError::Stopped(m)) => {
+                self.stopped = true;
+                self.error = Some(format!("stopped: {m}"));
+            }
+            Err(e) => self.error = Some(e.to_string()),
+        }
+    }
+
+    fn fill_record(&mut self, r: BenchRecord) {
+        self.set_times(r.times_s);
+        self.stopped = r.stopped;
+        self.verified = r.verified && !r.stopped && self.median_s.is_some();
+        self.error = match (r.error, r.stopped, self.verified) {
+            (Some(e), true, _) => Some(format!("stopped: {e}")),
+            (Some(e), false, _) => Some(e),
+            (None, _, false) => Some("the child reported no verified runs".into()),
+            (None, _, true) => None,
+        };
+        self.stats = Some(r.stats);
+        self.peak_rss_kib = r.peak_rss_kib;
+    }
+
+    fn set_times(&mut self, times: Vec<f64>) {
+        let t = magpie_bench::harness::Timing { times_s: times };
+        self.median_s = t.median();
+        self.min_s = t.min();
+        self.max_s = t.max();
+        self.runs = t.times_s.len();
+        self.times_s = t.times_s;
+    }
+}
+
+/// A peer that has no version of a kernel.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct NotMeasured {
+    /// Kernel name.
+    pub kernel: String,
+    /// The peer runtime.
+    pub runtime: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// Everything the suite measured: `results.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Results {
+    /// Where it ran.
+    pub machine: Machine,
+    /// Size preset.
+    pub size: String,
+    /// Timed runs of each configuration.
+    pub runs: usize,
+    /// The command line that reproduces this run.
+    pub command: String,
+    /// Kernels measured.
+    pub kernels: Vec<String>,
+    /// Worker counts measured.
+    pub workers: Vec<usize>,
+    /// magpie policies measured.
+    pub policies: Vec<String>,
+    /// Peer versions selected.
+    pub peers: Vec<String>,
+    /// Wall time of the whole suite, seconds.
+    pub elapsed_s: f64,
+    /// One row per measurement.
+    pub rows: Vec<Row>,
+    /// Peers without a faithful version of a kernel.
+    pub not_measured: Vec<NotMeasured>,
+}
+
+impl Results {
+    /// The rows of one kernel, in measurement order.
+    pub fn kernel_rows<'a>(&'a self, kernel: &'a str) -> impl Iterator<Item = &'a Row> + 'a {
+        self.rows.iter().filter(move |r| r.kernel == kernel)
+    }
+}
+
+/// Who ran a measurement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Who {
+    Serial,
+    Magpie(Policy),
+    Peer(Peer),
+}
+
+/// What the suite will run.
+struct Plan {
+    kernels: Vec<Kernel>,
+    policies: Vec<Policy>,
+    workers: Vec<usize>,
+    peers: Vec<Peer>,
+    size: Size,
+    runs: usize,
+}
+
+impl Plan {
+    fn from_args(a: &SuiteArgs) -> Plan {
+        let cpus = available_cpus();
+        let workers = match &a.workers {
+            Some(w) => w.0.clone(),
+            None if cpus > 1 => vec![1, cpus],
+            None => vec![1],
+        };
+        Plan {
+            kernels: match &a.kernels {
+                Some(k) => Kernel::ALL
+                    .into_iter()
+                    .filter(|x| k.0.contains(x))
+                    .collect(),
+                None => Kernel::ALL.to_vec(),
+            },
+            policies: match &a.policies {
+                Some(p) => POLICIES.into_iter().filter(|x| p.0.contains(x)).collect(),
+                None => POLICIES.to_vec(),
+            },
+            workers,
+            peers: match &a.peers {
+                Some(p) => p.0.clone(),
+                None => cli::all_peers(),
+            },
+            size: a.size,
+            runs: a.runs,
+        }
+    }
+
+    fn peers_of(&self, k: Kernel) -> Vec<Peer> {
+        k.peers()
+            .iter()
+            .copied()
+            .filter(|p| self.peers.contains(p))
+            .collect()
+    }
+
+    /// Configurations (rows) and single timed runs in the whole suite.
+    fn totals(&self) -> (usize, u64) {
+        let mut configs = 0;
+        for &k in &self.kernels {
+            configs += 1 + self.workers.len() * (self.policies.len() + self.peers_of(k).len());
+        }
+        (configs, (configs * self.runs) as u64)
+    }
+
+    fn command(&self) -> String {
+        let join = |v: Vec<String>| v.join(",");
+        let mut c = format!(
+            "magpie suite --size {} --runs {} --workers {}",
+            self.size,
+            self.runs,
+            join(self.workers.iter().map(|w| w.to_string()).collect())
+        );
+        if self.kernels.len() != Kernel::ALL.len() {
+            let _ = write!(
+                c,
+                " --kernels {}",
+                join(self.kernels.iter().map(|k| k.to_string()).collect())
+            );
+        }
+        if self.policies.len() != POLICIES.len() {
+            let _ = write!(
+                c,
+                " --policies {}",
+                join(self.policies.iter().map(|p| p.to_string()).collect())
+            );
+        }
+        let all = cli::all_peers();
+        if self.peers.is_empty() {
+            c.push_str(" --peers none");
+        } else if self.peers.len() != all.len() {
+            let _ = write!(
+                c,
+                " --peers {}",
+                join(self.peers.iter().map(|p| p.to_string()).collect())
+            );
+        }
+        c
+    }
+}
+
+fn available_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Progress on stderr: a bar on a terminal, else one line per finished configuration.
+struct Progress {
+    bar: Option<ProgressBar>,
+    started: Instant,
+    done: usize,
+    total: usize,
+}
+
+impl Progress {
+    fn new(total_configs: usize, total_runs: u64) -> Progress {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::with_draw_target(Some(total_runs), ProgressDrawTarget::stderr());
+            let style = ProgressStyle::with_template(
+                "{elapsed:>4} [{bar:36.cyan/blue}] {pos}/{len} runs  {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+            bar.set_style(style);
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar
+        });
+        Progress {
+            bar,
+            started: Instant::now(),
+            done: 0,
+            total: total_configs,
+        }
+    }
+
+    fn at(&self, what: &str) {
+        if let Some(b) = &self.bar {
+            b.set_message(what.to_string());
+        }
+    }
+
+    fn ran(&self, runs: usize) {
+        if let Some(b) = &self.bar {
+            b.inc(runs as u64);
+        }
+    }
+
+    fn finished(&mut self, r: &Row, serial_median: Option<f64>) {
+        self.done += 1;
+        let outcome = match (r.median_s, &r.error) {
+            (_, Some(e)) if r.stopped => e.clone(),
+            (_, Some(e)) => format!("FAILED: {e}"),
+            (Some(m), None) => match serial_median {
+                Some(s) if r.runtime != "serial" => format!("{m:.6} s, {:.2}× serial", s / m),
+                _ => format!("{m:.6} s"),
+            },
+            (None, None) => "no runs".into(),
+        };
+        let line = format!(
+            "[{:>6.1} s] {}/{} {} n={} {} x{}: {outcome}",
+            self.started.elapsed().as_secs_f64(),
+            self.done,
+            self.total,
+            r.kernel,
+            r.n,
+            r.label(),
+            r.workers
+        );
+        match &self.bar {
+            None => eprintln!("{line}"),
+            Some(b) if r.error.is_some() => b.println(line),
+            Some(_) => {}
+        }
+    }
+
+    fn not_measured(&mut self, kernel: Kernel, peer: Peer, reason: &str) {
+        self.done += 1;
+        let line = format!(
+            "[{:>6.1} s] {}/{} {kernel} {peer}: not measured: {reason}",
+            self.started.elapsed().as_secs_f64(),
+            self.done,
+            self.total,
+        );
+        match &self.bar {
+            None => eprintln!("{line}"),
+            Some(b) => b.println(line),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// One PDFS configuration in a child process (`magpie bench pdfs ... --json`), so that its peak
+/// RSS is its own.
+fn pdfs_child(row: &mut Row, n: u64, w: usize, p: Policy, runs: usize) {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            row.error = Some(format!("cannot find the magpie executable: {e}"));
+            return;
+        }
+    };
+    let out = Command::new(exe)
+        .args(["bench", "pdfs", "--n", &n.to_string()])
+        .args(["--workers", &w.to_string(), "--policy", p.name()])
+        .args(["--runs", &runs.to_string()])
+        .args(["--json", "--no-peers", "--no-serial"])
+        .env_remove("MAGPIE_WORKERS")
+        .env_remove("MAGPIE_POLICY")
+        .output();
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => {
+            row.error = Some(format!("cannot run the child: {e}"));
+            return;
+        }
+    };
+    match serde_json::from_slice::<BenchRecord>(&out.stdout) {
+        Ok(rec) => row.fill_record(rec),
+        Err(_) => {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let last = stderr
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            row.error = Some(format!("child {}: {last}", out.status));
+        }
+    }
+}
+
+/// Measures one kernel at every worker count of the plan; the serial twin joins the rounds of the
+/// first worker count. Rows come out serial first, then per worker count magpie's policies and the
+/// peers.
+/// A peer that cannot be set up here (e.g. a native peer whose program is not built) is listed in
+/// `not_measured` instead of as a failed row.
+fn measure_kernel(
+    plan: &Plan,
+    kernel: Kernel,
+    prog: &mut Progress,
+    not_measured: &mut Vec<NotMeasured>,
+) -> Result<Vec<Row>, Failure> {
+    let n = kernel.size_n(plan.size);
+    let runs = plan.runs;
+    let peers = plan.peers_of(kernel);
+    let mut rows = vec![];
+    let mut serial_median = None;
+    for (i, &w) in plan.workers.iter().enumerate() {
+        let mut serial_acc = None;
+        let mut group = vec![];
+        let mut skipped = vec![];
+        if kernel == Kernel::Pdfs {
+            if i == 0 {
+                for round in 1..=runs {
+                    prog.at(&format!("{kernel} serial, round {round}/{runs}"));
+                    if !runner::failed(&serial_acc) {
+                        runner::merge(&mut serial_acc, runner::run_serial(kernel, n, 1));
+                    }
+                    prog.ran(1);
+                }
+            }
+            for &p in &plan.policies {
+                prog.at(&format!("{kernel} magpie {p} x{w} (child process)"));
+                let mut row = Row::new(kernel, plan.size, n, Who::Magpie(p), w);
+                pdfs_child(&mut row, n, w, p, runs);
+                prog.ran(runs);
+                group.push(row);
+            }
+        } else {
+            let pools = plan
+                .policies
+                .iter()
+                .map(|&p| magpie::Pool::builder().workers(w).policy(p).build())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(Failure::from_magpie)?;
+            let mut accs: Vec<_> = pools.iter().map(|_| None).collect();
+            let mut peer_accs: Vec<_> = peers.iter().map(|_| None).collect();
+            // Rounds: one run of every runtime per round, so that drift in the machine's speed
+            // falls on every runtime alike.
+            for round in 1..=runs {
+                prog.at(&format!("{kernel} x{w}, round {round}/{runs}"));
+                if i == 0 {
+                    if !runner::failed(&serial_acc) {
+                        runner::merge(&mut serial_acc, runner::run_serial(kernel, n, 1));
+                    }
+                    prog.ran(1);
+                }
+                for (acc, pool) in accs.iter_mut().zip(&pools) {
+                    if !runner::failed(acc) {
+                        runner::merge(acc, runner::run_magpie(pool, kernel, n, 1));
+                    }
+                    prog.ran(1);
+                }
+                for (acc, &peer) in peer_accs.iter_mut().zip(&peers) {
+                    if !runner::failed(acc) {
+                        runner::merge(acc, runner::run_peer(peer, kernel, n, w, 1));
+                    }
+                    prog.ran(1);
+                }
+            }
+            for (acc, &p) in accs.into_iter().zip(&plan.policies) {
+                let mut row = Row::new(kernel, plan.size, n, Who::Magpie(p), w);
+                row.fill(acc.expect("runs >= 1"));
+                group.push(row);
+            }
+            for (acc, &peer) in peer_accs.into_iter().zip(&peers) {
+                match acc.expect("runs >= 1") {
+                    Err(RunError::Setup(reason)) => {
+                        skipped.push((peer, reason.clone()));
+                        if !not_measured
+                            .iter()
+                            .any(|x| x.kernel == kernel.name() && x.runtime == peer.name())
+                        {
+                            not_measured.push(NotMeasured {
+                                kernel: kernel.name().into(),
+                                runtime: peer.name().into(),
+                                reason,
+                            });
+                        }
+                    }
+                    r => {
+                        let mut row = Row::new(kernel, plan.size, n, Who::Peer(peer), w);
+                        row.fill(r);
+                        group.push(row);
+                    }
+                }
+            }
+        }
+        if let Some(acc) = serial_acc {
+            let mut row = Row::new(kernel, plan.size, n, Who::Serial, 1);
+            row.fill(acc);
+            serial_median = row.median_s;
+            prog.finished(&row, serial_median);
+            rows.push(row);
+        }
+        for row in group {
+            prog.finished(&row, serial_median);
+            rows.push(row);
+        }
+        for (peer, reason) in skipped {
+            prog.not_measured(kernel, peer, &reason);
+        }
+    }
+    Ok(rows)
+}
+
+/// Fills in each row's speedup over its kernel's serial twin and its ratio to the fastest peer at
+/// the same worker count.
+fn derive(rows: &mut [Row]) {
+    let snapshot: Vec<Row> = rows.to_vec();
+    for r in rows.iter_mut() {
+        let serial = snapshot
+            .iter()
+            .find(|s| s.kernel == r.kernel && s.runtime == "serial")
+            .and_then(|s| s.median_s);
+        r.speedup = match (serial, r.median_s) {
+            (Some(s), Some(m)) if m > 0.0 => Some(s / m),
+            _ => None,
+        };
+        if r.runtime == "serial" {
+            continue;
+        }
+        let best = snapshot
+            .iter()
+            .filter(|p| p.kernel == r.kernel && p.workers == r.workers && p.is_peer())
+            .filter_map(|p| Some((p.label(), p.median_s?)))
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        if let (Some((name, b)), Some(m)) = (best, r.median_s) {
+            if b > 0.0 {
+                r.ratio_to_best_peer = Some(m / b);
+                r.best_peer = Some(name);
+            }
+        }
+    }
+}
+
+/// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian, UTC).
+pub fn utc_date(unix: u64) -> String {
+    let days = (unix / 86_400) as i64;
+    let secs = unix % 86_400;
+    // Days to civil date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+fn machine() -> Machine {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    let hostname = read("/proc/sys/kernel/hostname")
+        .or_else(|| read("/etc/hostname"))
+        .or_else(|| std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty()));
+    let cpu_model = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| {
+        s.lines()
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.trim() == "model name")
+            .map(|(_, v)| v.trim().to_string())
+    });
+    let unix_time = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    Machine {
+        hostname,
+        cpus: available_cpus(),
+        os: std::env::consts::OS.into(),
+        arch: std::env::consts::ARCH.into(),
+        cpu_model,
+        magpie_cli_version: env!("CARGO_PKG_VERSION").into(),
+        unix_time,
+        date_utc: utc_date(unix_time),
+    }
+}
+
+/// A ratio as `N.NN×` (three decimals below 0.1), or empty.
+fn times(x: Option<f64>) -> String {
+    match x {
+        Some(x) if x < 0.1 => format!("{x:.3}×"),
+        Some(x) => format!("{x:.2}×"),
+        None => String::new(),
+    }
+}
+
+/// A duration in seconds as µs, ms or s with three or four significant digits.
+pub fn duration(s: f64) -> String {
+    if s < 1e-3 {
+        format!("{:.1} µs", s * 1e6)
+    } else if s < 1.0 {
+        format!("{:.3} ms", s * 1e3)
+    } else {
+        format!("{s:.3} s")
+    }
+}
+
+/// The table's column headings.
+pub const TABLE_HEAD: [&str; 6] = [
+    "runtime",
+    "workers",
+    "median",
+    "speedup",
+    "vs best peer",
+    "note",
+];
+
+/// One row of the table: the cells under [`TABLE_HEAD`].
+pub fn table_cells(r: &Row) -> [String; 6] {
+    let median = match (r.median_s, r.stopped, r.verified) {
+        (_, true, _) => "stopped".into(),
+        (Some(m), _, true) => duration(m),
+        _ => "FAILED".into(),
+    };
+    let vs_peer = match (&r.ratio_to_best_peer, &r.best_peer) {
+        (Some(_), Some(p)) if r.is_peer() && r.label() == *p => "fastest peer".into(),
+        (Some(x), Some(p)) => format!("{x:.2}× {p}"),
+        _ => String::new(),
+    };
+    [
+        r.label(),
+        r.workers.to_string(),
+        median,
+        times(r.speedup),
+        vs_peer,
+        r.error.clone().unwrap_or_default(),
+    ]
+}
+
+/// A kernel's heading: `fib (n = 20: fib(n))`.
+pub fn kernel_heading(res: &Results, kernel: &str) -> String {
+    let n = res.kernel_rows(kernel).next().map_or(0, |r| r.n);
+    let meaning = kernel.parse::<Kernel>().map_or("", |k| k.n_meaning());
+    format!("{kernel} (n = {n}: {meaning})")
+}
+
+/// The table printed at the end (and shown in index.html).
+pub fn table(res: &Results) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "magpie suite: size {}, {} timed run{} per configuration, workers {}; {} CPUs{}; {:.1} s",
+        res.size,
+        res.runs,
+        if res.runs == 1 { "" } else { "s" },
+        res.workers
+            .iter()
+            .map(|w| w.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+        res.machine.cpus,
+        res.machine
+            .cpu_model
+            .as_deref()
+            .map_or(String::new(), |m| format!(" ({m})")),
+        res.elapsed_s
+    );
+    let _ = writeln!(
+        o,
+        "speedup = serial median / median (higher is better); vs best peer = median / the \
+         fastest peer's median at the same workers (below 1: faster)"
+    );
+    for k in &res.kernels {
+        let _ = writeln!(o, "\n{}", kernel_heading(res, k));
+        let rows: Vec<[String; 6]> = res.kernel_rows(k).map(table_cells).collect();
+        let mut width = TABLE_HEAD.map(|h| h.chars().count());
+        for r in &rows {
+            for (w, c) in width.iter_mut().zip(r) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        let mut line = |cells: [&str; 6]| {
+            let mut s = String::from(" ");
+            for (i, (c, w)) in cells.iter().zip(width).enumerate() {
+                let pad = w - c.chars().count();
+                match i {
+                    0 | 5 => {
+                        s.push_str(c);
+                        s.push_str(&" ".repeat(pad));
+                    }
+                    _ => {
+                        s.push_str(&" ".repeat(pad));
+                        s.push_str(c);
+                    }
+                }
+                s.push_str("  ");
+            }
+            let _ = writeln!(o, "{}", s.trim_end());
+        };
+        line(TABLE_HEAD);
+        for r in &rows {
+            line(r.each_ref().map(String::as_str));
+        }
+        for nm in res.not_measured.iter().filter(|x| x.kernel == *k) {
+            let _ = writeln!(o, "  not measured: {}: {}", nm.runtime, nm.reason);
+        }
+    }
+    o
+}
+
+pub fn run(a: SuiteArgs) -> Result<(), Failure> {
+    // Bad MAGPIE_* variables are bad input here too, though the suite sets workers and policy.
+    magpie::Builder::default()
+        .from_env()
+        .map_err(Failure::from_magpie)?;
+    let plan = Plan::from_args(&a);
+    let machine = machine();
+    let (configs, total_runs) = plan.totals();
+    let mut prog = Progress::new(configs, total_runs);
+    let mut rows = vec![];
+    let mut not_measured = vec![];
+    for &k in &plan.kernels {
+        match measure_kernel(&plan, k, &mut prog, &mut not_measured) {
+            Ok(r) => rows.extend(r),
+            Err(e) => {
+                prog.finish();
+                return Err(e);
+            }
+        }
+    }
+    prog.finish();
+    derive(&mut rows);
+    // Peers with no faithful version of a kernel (the kernel's own list), after those that
+    // could not be set up here.
+    for &k in &plan.kernels {
+        for (name, reason) in k.unavailable_peers() {
+            if plan.peers.iter().any(|&p| cli::peer_parts(p).0 == *name) {
+                not_measured.push(NotMeasured {
+                    kernel: k.name().into(),
+                    runtime: name.to_string(),
+                    reason: reason.to_string(),
+                });
+            }
+        }
+    }
+    let res = Results {
+        machine,
+        size: plan.size.name().into(),
+        runs: plan.runs,
+        command: plan.command(),
+        kernels: plan.kernels.iter().map(|k| k.name().into()).collect(),
+        workers: plan.workers.clone(),
+        policies: plan.policies.iter().map(|p| p.name().into()).collect(),
+        peers: plan.peers.iter().map(|p| p.name().into()).collect(),
+        elapsed_s: prog.started.elapsed().as_secs_f64(),
+        rows,
+        not_measured,
+    };
+
+    let json = serde_json::to_string_pretty(&res)
+        .map_err(|e| Failure::Failed(format!("cannot serialize the results: {e}")))?;
+    let write = |name: &str, text: &str| {
+        let p = a.out.join(name);
+        std::fs::write(&p, text)
+            .map_err(|e| Failure::Failed(format!("cannot write {}: {e}", p.display())))
+    };
+    std::fs::create_dir_all(&a.out)
+        .map_err(|e| Failure::Failed(format!("cannot create {}: {e}", a.out.display())))?;
+    write("results.json", &json)?;
+    write("index.html", &crate::html::page(&res))?;
+    if a.json {
+        println!("{json}");
+    } else {
+        print!("{}", table(&res));
+    }
+    eprintln!(
+        "report written to {} (index.html, results.json)",
+        a.out.display()
+    );
+
+    let failed: Vec<String> = res
+        .rows
+        .iter()
+        .filter(|r| r.failed())
+        .map(|r| format!("{} {} x{}", r.kernel, r.label(), r.workers))
+        .collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Failed(format!(
+            "{} configuration(s) failed (see the report): {}",
+            failed.len(),
+            failed.join(", ")
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc_date(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_date(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(utc_date(1_700_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(duration(0.0000062), "6.2 µs");
+        assert_eq!(duration(0.0123456), "12.346 ms");
+        assert_eq!(duration(2.5), "2.500 s");
+    }
+
+    #[test]
+    fn speedup_and_best_peer() {
+        let mk = |who, w, m: f64| {
+            let mut r = Row::new(Kernel::Fib, Size::Ci, 20, who, w);
+            r.set_times(vec![m]);
+            r.verified = true;
+            r
+        };
+        let mut rows = vec![
+            mk(Who::Serial, 1, 4.0),
+            mk(Who::Magpie(Policy::Adaptive), 2, 2.0),
+            mk(Who::Peer(Peer::RayonJoin), 2, 1.0),
+            mk(Who::Peer(Peer::ChiliJoin), 2, 0.5),
+        ];
+        derive(&mut rows);
+        assert_eq!(rows[0].speedup, Some(1.0));
+        assert_eq!(rows[0].ratio_to_best_peer, None);
+        assert_eq!(rows[1].speedup, Some(2.0));
+        assert_eq!(rows[1].ratio_to_best_peer, Some(4.0));
+        assert_eq!(rows[1].best_peer.as_deref(), Some("chili-join"));
+        assert_eq!(rows[2].runtime, "rayon");
+        assert_eq!(rows[2].variant.as_deref(), Some("join"));
+        assert_eq!(table_cells(&rows[3])[4], "fastest peer");
+    }
+}

@@ -1,0 +1,251 @@
+//! End-to-end tests of `magpie suite` at `ci` size with one run per configuration: the JSON rows,
+//! the report folder, bad filters, and `magpie` alone being the suite.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn magpie_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_magpie"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("MAGPIE_WORKERS")
+        .env_remove("MAGPIE_POLICY")
+        .output()
+        .expect("run magpie")
+}
+
+/// A fresh, empty folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("suite-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch folder");
+    d
+}
+
+const ROW_KEYS: [&str; 14] = [
+    "kernel", "size", "n", "runtime", "variant", "policy", "workers", "median_s", "min_s", "max_s",
+    "verified", "speedup", "error", "stats",
+];
+
+#[test]
+fn json_has_magpie_serial_and_peer_rows() {
+    let dir = scratch("json");
+    let o = magpie_in(
+        &dir,
+        &[
+            "suite",
+            "--size",
+            "ci",
+            "--runs",
+            "1",
+            "--kernels",
+            "fib,nqueens",
+            "--workers",
+            "1,2",
+            "--json",
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}):\n{}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    });
+    assert_eq!(v["size"], "ci");
+    assert_eq!(v["runs"], 1);
+    for k in [
+        "hostname",
+        "cpus",
+        "os",
+        "arch",
+        "magpie_cli_version",
+        "unix_time",
+    ] {
+        assert!(
+            v["machine"].get(k).is_some(),
+            "machine lacks {k}: {}",
+            v["machine"]
+        );
+    }
+    assert!(v["machine"]["cpus"].as_u64().unwrap() >= 1);
+    let rows = v["rows"].as_array().expect("rows");
+    for r in rows {
+        for k in ROW_KEYS {
+            assert!(r.get(k).is_some(), "row lacks {k}: {r}");
+        }
+        assert_eq!(r["verified"], true, "{r}");
+        assert!(r["error"].is_null(), "{r}");
+        assert!(r["median_s"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["speedup"].as_f64().unwrap() > 0.0, "{r}");
+        assert_eq!(r["size"], "ci");
+    }
+    let has = |kernel: &str, runtime: &str, policy: Option<&str>, workers: u64| {
+        rows.iter().any(|r| {
+            r["kernel"] == kernel
+                && r["runtime"] == runtime
+                && r["policy"].as_str() == policy
+                && r["workers"] == workers
+        })
+    };
+    for kernel in ["fib", "nqueens"] {
+        assert!(has(kernel, "serial", None, 1), "{kernel} serial");
+        for w in [1, 2] {
+            for p in ["work-first", "help-first", "adaptive"] {
+                assert!(has(kernel, "magpie", Some(p), w), "{kernel} {p} x{w}");
+            }
+            assert!(has(kernel, "rayon", None, w), "{kernel} rayon x{w}");
+            assert!(has(kernel, "chili", None, w), "{kernel} chili x{w}");
+        }
+    }
+    // One row per configuration, and each peer at every worker count.
+    let key = |r: &serde_json::Value| {
+        format!(
+            "{} {} {} {} {}",
+            r["kernel"], r["runtime"], r["variant"], r["policy"], r["workers"]
+        )
+    };
+    let mut keys: Vec<String> = rows.iter().map(key).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), rows.len(), "repeated rows");
+    let count = |w: u64| rows.iter().filter(|r| r["workers"] == w).count();
+    assert_eq!(count(1), count(2) + 2, "serial rows are at 1 worker");
+    for r in rows {
+        let magpie = r["runtime"] == "magpie";
+        assert_eq!(r["stats"].is_object(), magpie, "{r}");
+        assert_eq!(r["policy"].is_string(), magpie, "{r}");
+        if r["runtime"] == "serial" {
+            assert_eq!(r["workers"], 1);
+            assert_eq!(r["speedup"], 1.0);
+        }
+        if r["runtime"] == "rayon" || r["runtime"] == "chili" {
+            assert!(r["variant"].is_string(), "{r}");
+        }
+    }
+    let fib_rayon = rows
+        .iter()
+        .find(|r| r["kernel"] == "fib" && r["runtime"] == "rayon")
+        .unwrap();
+    assert_eq!(fib_rayon["variant"], "join");
+    // The report folder is written in the working directory by default.
+    assert!(dir.join("magpie-report/results.json").is_file());
+    assert!(dir.join("magpie-report/index.html").is_file());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn report_folder_has_results_and_charts() {
+    let dir = scratch("out");
+    let out = dir.join("report");
+    let o = magpie_in(
+        &dir,
+        &[
+            "suite",
+            "--size",
+            "ci",
+            "--runs",
+            "1",
+            "--kernels",
+            "fib",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // Stderr is not a terminal here: one progress line per finished configuration.
+    assert!(err.contains("fib n=20 serial x1"), "{err}");
+    let table = String::from_utf8_lossy(&o.stdout);
+    for s in [
+        "fib (n = 20",
+        "serial",
+        "magpie adaptive",
+        "rayon-join",
+        "speedup",
+    ] {
+        assert!(table.contains(s), "table lacks {s}:\n{table}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
+            .expect("results.json is JSON");
+    assert!(json["rows"].as_array().is_some_and(|r| !r.is_empty()));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("<svg"), "no chart");
+    assert_eq!(html.matches("<svg").count(), 2, "speedup and peer charts");
+    assert!(html.contains("magpie adaptive") && html.contains("chili-join"));
+    // Self-contained: no scripts, style sheets, images or fonts from elsewhere.
+    for s in ["<script", "<link", " src=", "url("] {
+        assert!(!html.contains(s), "index.html has {s}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_filters_exit_2_naming_the_valid_values() {
+    let dir = scratch("bad");
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["--kernels", "fib,fibo"], &["fibo", "fj-rec", "matmul"]),
+        (&["--size", "huge"], &["huge", "ci", "default", "paper"]),
+        (
+            &["--policies", "adaptive,eager"],
+            &["eager", "work-first", "help-first", "adaptive"],
+        ),
+        (
+            &["--peers", "rayon,tbx"],
+            &["tbx", "rayon", "chili", "none"],
+        ),
+        (&["--workers", "1,0"], &["0", "between 1 and 4096"]),
+        (&["--workers", "5000"], &["5000", "between 1 and 4096"]),
+        (&["--runs", "0"], &["runs"]),
+    ];
+    for (args, needles) in cases {
+        // Bad values fail while parsing; `--size ci` keeps a mistaken case short.
+        let mut all = vec!["suite"];
+        all.extend_from_slice(args);
+        if !args.contains(&"--size") {
+            all.extend(["--size", "ci", "--runs", "1", "--kernels", "fib"]);
+        }
+        let o = magpie_in(&dir, &all);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: not one line: {err}");
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+        for n in *needles {
+            assert!(err.contains(n), "{args:?}: {err} lacks {n}");
+        }
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    // Nothing was measured, so no report folder.
+    assert!(!dir.join("magpie-report").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn help_names_suite_as_the_default() {
+    let dir = scratch("help");
+    let o = magpie_in(&dir, &["--help"]);
+    assert!(o.status.success());
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert!(help.contains("suite"), "{help}");
+    assert!(help.contains("Without a command"), "{help}");
+    let o = magpie_in(&dir, &["suite", "--help"]);
+    assert!(o.status.success());
+    let help = String::from_utf8_lossy(&o.stdout);
+    for opt in [
+        "--kernels",
+        "--policies",
+        "--workers",
+        "--peers",
+        "--size",
+        "--runs",
+        "--json",
+        "--out",
+    ] {
+        assert!(help.contains(opt), "suite --help lacks {opt}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
