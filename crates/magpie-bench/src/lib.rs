@@ -17,6 +17,7 @@
 
 pub mod fib;
 pub mod fj;
+pub mod fork;
 pub mod harness;
 pub mod matmul;
 pub mod native;

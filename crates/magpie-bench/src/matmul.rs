@@ -16,6 +16,8 @@
 //! ([`serial`]), rayon ([`rayon_join`]) and chili ([`chili_join`]); [`verify`] checks a product by
 //! Freivalds' method in O(n²).
 
+use crate::fork::{Fork, Magpie, Rayon, Serial};
+
 /// `n` for `--size ci`.
 pub const CI: u64 = 128;
 /// `n` for `--size default`.
@@ -143,29 +145,7 @@ fn prepare<'c>(n: u64, a: &[f64], b: &[f64], c: &'c mut [f64]) -> (usize, Rows<'
     (n, c.chunks_mut(n).collect())
 }
 
-fn serial_rec(m: usize, a: View<'_>, b: View<'_>, c: &mut [&mut [f64]]) {
-    if m <= THRESHOLD {
-        return leaf(m, a, b, c);
-    }
-    let h = m / 2;
-    let [mut c11, mut c12, mut c21, mut c22] = quadrants(c, h);
-    for k in 0..2 {
-        serial_rec(h, a.quad(h, 0, k), b.quad(h, k, 0), &mut c11);
-        serial_rec(h, a.quad(h, 0, k), b.quad(h, k, 1), &mut c12);
-        serial_rec(h, a.quad(h, 1, k), b.quad(h, k, 0), &mut c21);
-        serial_rec(h, a.quad(h, 1, k), b.quad(h, k, 1), &mut c22);
-    }
-}
-
-/// The serial twin: C = A·B (C is overwritten) by the same recursive blocking, without a runtime.
-/// Matrices are `n`×`n` row-major; panics unless `n` passes [`check_n`] and each slice has `n * n`
-/// entries.
-pub fn serial(n: u64, a: &[f64], b: &[f64], c: &mut [f64]) {
-    let (n, mut rows) = prepare(n, a, b, c);
-    serial_rec(n, View::whole(a, n), View::whole(b, n), &mut rows);
-}
-
-fn magpie_rec(m: usize, a: View<'_>, b: View<'_>, c: &mut [&mut [f64]]) {
+fn rec<F: Fork>(f: &mut F, m: usize, a: View<'_>, b: View<'_>, c: &mut [&mut [f64]]) {
     if m <= THRESHOLD {
         return leaf(m, a, b, c);
     }
@@ -173,58 +153,44 @@ fn magpie_rec(m: usize, a: View<'_>, b: View<'_>, c: &mut [&mut [f64]]) {
     let [mut c11, mut c12, mut c21, mut c22] = quadrants(c, h);
     // Round k: the four quadrant products with the k-th half of the inner dimension.
     for k in 0..2 {
-        magpie::join(
-            || {
-                magpie::join(
-                    || magpie_rec(h, a.quad(h, 0, k), b.quad(h, k, 0), &mut c11),
-                    || magpie_rec(h, a.quad(h, 0, k), b.quad(h, k, 1), &mut c12),
+        f.join(
+            |f| {
+                f.join(
+                    |f| rec(f, h, a.quad(h, 0, k), b.quad(h, k, 0), &mut c11),
+                    |f| rec(f, h, a.quad(h, 0, k), b.quad(h, k, 1), &mut c12),
                 )
             },
-            || {
-                magpie::join(
-                    || magpie_rec(h, a.quad(h, 1, k), b.quad(h, k, 0), &mut c21),
-                    || magpie_rec(h, a.quad(h, 1, k), b.quad(h, k, 1), &mut c22),
+            |f| {
+                f.join(
+                    |f| rec(f, h, a.quad(h, 1, k), b.quad(h, k, 0), &mut c21),
+                    |f| rec(f, h, a.quad(h, 1, k), b.quad(h, k, 1), &mut c22),
                 )
             },
         );
     }
+}
+
+fn multiply_with<F: Fork>(mut f: F, n: u64, a: &[f64], b: &[f64], c: &mut [f64]) {
+    let (n, mut rows) = prepare(n, a, b, c);
+    rec(&mut f, n, View::whole(a, n), View::whole(b, n), &mut rows);
+}
+
+/// The serial twin: C = A·B (C is overwritten) by the same recursive blocking, without a runtime.
+/// Matrices are `n`×`n` row-major; panics unless `n` passes [`check_n`] and each slice has `n * n`
+/// entries.
+pub fn serial(n: u64, a: &[f64], b: &[f64], c: &mut [f64]) {
+    multiply_with(Serial, n, a, b, c)
 }
 
 /// C = A·B with `magpie::join`: two rounds of four quadrant products per level. Call inside
 /// `Pool::install`. Same arguments and result as [`serial`].
 pub fn parallel(n: u64, a: &[f64], b: &[f64], c: &mut [f64]) {
-    let (n, mut rows) = prepare(n, a, b, c);
-    magpie_rec(n, View::whole(a, n), View::whole(b, n), &mut rows);
-}
-
-fn rayon_rec(m: usize, a: View<'_>, b: View<'_>, c: &mut [&mut [f64]]) {
-    if m <= THRESHOLD {
-        return leaf(m, a, b, c);
-    }
-    let h = m / 2;
-    let [mut c11, mut c12, mut c21, mut c22] = quadrants(c, h);
-    for k in 0..2 {
-        rayon::join(
-            || {
-                rayon::join(
-                    || rayon_rec(h, a.quad(h, 0, k), b.quad(h, k, 0), &mut c11),
-                    || rayon_rec(h, a.quad(h, 0, k), b.quad(h, k, 1), &mut c12),
-                )
-            },
-            || {
-                rayon::join(
-                    || rayon_rec(h, a.quad(h, 1, k), b.quad(h, k, 0), &mut c21),
-                    || rayon_rec(h, a.quad(h, 1, k), b.quad(h, k, 1), &mut c22),
-                )
-            },
-        );
-    }
+    multiply_with(Magpie, n, a, b, c)
 }
 
 /// The same computation with `rayon::join`. Call inside a rayon pool's `install`.
 pub fn rayon_join(n: u64, a: &[f64], b: &[f64], c: &mut [f64]) {
-    let (n, mut rows) = prepare(n, a, b, c);
-    rayon_rec(n, View::whole(a, n), View::whole(b, n), &mut rows);
+    multiply_with(Rayon, n, a, b, c)
 }
 
 fn chili_rec(s: &mut chili::Scope<'_>, m: usize, a: View<'_>, b: View<'_>, c: &mut [&mut [f64]]) {

@@ -10,6 +10,8 @@
 //! recursion with the two calls made one after the other), rayon ([`rayon_join`]) and chili
 //! ([`chili_join`]); [`verify`] checks the result is sorted and a permutation of the input.
 
+use crate::fork::{Fork, Magpie, Rayon, Serial};
+
 /// Keys for `--size ci`.
 pub const CI: u64 = 100_000;
 /// Keys for `--size default` (about a second serially here).
@@ -81,21 +83,23 @@ fn sort_leaf(src: &mut [u64], buf: &mut [u64], into_buf: bool) {
     }
 }
 
-// ---- serial twin -------------------------------------------------------------------------------
+// ---- the sort, once, for every `Fork` -----------------------------------------------------------
 
-fn merge_serial(a: &[u64], b: &[u64], out: &mut [u64]) {
+fn merge_rec<F: Fork>(f: &mut F, a: &[u64], b: &[u64], out: &mut [u64]) {
     if out.len() <= MERGE_CUTOFF {
         return merge_seq(a, b, out);
     }
     let (a, b, ia, ib) = merge_split(a, b);
     let (lo, hi) = out.split_at_mut(ia + ib);
-    merge_serial(&a[..ia], &b[..ib], lo);
-    merge_serial(&a[ia..], &b[ib..], hi);
+    f.join(
+        |f| merge_rec(f, &a[..ia], &b[..ib], lo),
+        |f| merge_rec(f, &a[ia..], &b[ib..], hi),
+    );
 }
 
 /// Sorts `src` (with `buf` as scratch of the same length); the result is in `buf` when
 /// `into_buf`, else in `src`.
-fn sort_serial(src: &mut [u64], buf: &mut [u64], into_buf: bool) {
+fn sort_rec<F: Fork>(f: &mut F, src: &mut [u64], buf: &mut [u64], into_buf: bool) {
     if src.len() <= SORT_CUTOFF {
         return sort_leaf(src, buf, into_buf);
     }
@@ -103,102 +107,38 @@ fn sort_serial(src: &mut [u64], buf: &mut [u64], into_buf: bool) {
     {
         let (s1, s2) = src.split_at_mut(mid);
         let (b1, b2) = buf.split_at_mut(mid);
-        sort_serial(s1, b1, !into_buf);
-        sort_serial(s2, b2, !into_buf);
+        f.join(
+            |f| sort_rec(f, s1, b1, !into_buf),
+            |f| sort_rec(f, s2, b2, !into_buf),
+        );
     }
     if into_buf {
-        merge_serial(&src[..mid], &src[mid..], buf);
+        merge_rec(f, &src[..mid], &src[mid..], buf);
     } else {
-        merge_serial(&buf[..mid], &buf[mid..], src);
+        merge_rec(f, &buf[..mid], &buf[mid..], src);
     }
+}
+
+fn sort_with<F: Fork>(mut f: F, v: &mut [u64]) {
+    let mut buf = vec![0u64; v.len()];
+    sort_rec(&mut f, v, &mut buf, false);
 }
 
 /// The serial twin: the same merge sort (same cutoffs, same parallel-shaped merge) with the two
 /// halves of every split done one after the other, no runtime.
 pub fn serial(v: &mut [u64]) {
-    let mut buf = vec![0u64; v.len()];
-    sort_serial(v, &mut buf, false);
-}
-
-// ---- magpie -------------------------------------------------------------------------------------
-
-fn merge_magpie(a: &[u64], b: &[u64], out: &mut [u64]) {
-    if out.len() <= MERGE_CUTOFF {
-        return merge_seq(a, b, out);
-    }
-    let (a, b, ia, ib) = merge_split(a, b);
-    let (lo, hi) = out.split_at_mut(ia + ib);
-    magpie::join(
-        || merge_magpie(&a[..ia], &b[..ib], lo),
-        || merge_magpie(&a[ia..], &b[ib..], hi),
-    );
-}
-
-fn sort_magpie(src: &mut [u64], buf: &mut [u64], into_buf: bool) {
-    if src.len() <= SORT_CUTOFF {
-        return sort_leaf(src, buf, into_buf);
-    }
-    let mid = src.len() / 2;
-    {
-        let (s1, s2) = src.split_at_mut(mid);
-        let (b1, b2) = buf.split_at_mut(mid);
-        magpie::join(
-            || sort_magpie(s1, b1, !into_buf),
-            || sort_magpie(s2, b2, !into_buf),
-        );
-    }
-    if into_buf {
-        merge_magpie(&src[..mid], &src[mid..], buf);
-    } else {
-        merge_magpie(&buf[..mid], &buf[mid..], src);
-    }
+    sort_with(Serial, v)
 }
 
 /// Sorts `v` with `magpie::join` for both the recursive sort and the merge. Call inside
 /// `Pool::install`.
 pub fn parallel(v: &mut [u64]) {
-    let mut buf = vec![0u64; v.len()];
-    sort_magpie(v, &mut buf, false);
-}
-
-// ---- rayon --------------------------------------------------------------------------------------
-
-fn merge_rayon(a: &[u64], b: &[u64], out: &mut [u64]) {
-    if out.len() <= MERGE_CUTOFF {
-        return merge_seq(a, b, out);
-    }
-    let (a, b, ia, ib) = merge_split(a, b);
-    let (lo, hi) = out.split_at_mut(ia + ib);
-    rayon::join(
-        || merge_rayon(&a[..ia], &b[..ib], lo),
-        || merge_rayon(&a[ia..], &b[ib..], hi),
-    );
-}
-
-fn sort_rayon(src: &mut [u64], buf: &mut [u64], into_buf: bool) {
-    if src.len() <= SORT_CUTOFF {
-        return sort_leaf(src, buf, into_buf);
-    }
-    let mid = src.len() / 2;
-    {
-        let (s1, s2) = src.split_at_mut(mid);
-        let (b1, b2) = buf.split_at_mut(mid);
-        rayon::join(
-            || sort_rayon(s1, b1, !into_buf),
-            || sort_rayon(s2, b2, !into_buf),
-        );
-    }
-    if into_buf {
-        merge_rayon(&src[..mid], &src[mid..], buf);
-    } else {
-        merge_rayon(&buf[..mid], &buf[mid..], src);
-    }
+    sort_with(Magpie, v)
 }
 
 /// The same merge sort with `rayon::join`. Call inside `rayon::ThreadPool::install`.
 pub fn rayon_join(v: &mut [u64]) {
-    let mut buf = vec![0u64; v.len()];
-    sort_rayon(v, &mut buf, false);
+    sort_with(Rayon, v)
 }
 
 // ---- chili --------------------------------------------------------------------------------------
@@ -413,7 +353,7 @@ mod tests {
         let mut b: Vec<u64> = (0..5_000u64).map(|x| x * 7 % 40_000).collect();
         b.sort_unstable();
         let mut out = vec![0; a.len() + b.len()];
-        merge_serial(&a, &b, &mut out);
+        merge_rec(&mut Serial, &a, &b, &mut out);
         let mut want = [&a[..], &b[..]].concat();
         want.sort_unstable();
         assert_eq!(out, want);
