@@ -8,11 +8,8 @@ use crate::bench::{nanos, secs, times};
 use crate::cli::ReportArgs;
 use crate::Failure;
 use magpie::Policy;
-use magpie_bench::harness::{Measured, RunError};
-use magpie_bench::runner::{self, BenchRecord};
 use magpie_bench::{Kernel, Peer};
 use std::fmt::Write;
-use std::process::Command;
 use std::time::Instant;
 
 const POLICIES: [Policy; 3] = [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive];
@@ -34,43 +31,6 @@ enum Outcome {
 }
 
 impl Outcome {
-    fn from_run(r: Result<Measured, RunError>) -> Outcome {
-        match r {
-            Ok(m) => match (m.failure, m.timing.median(), m.timing.min(), m.timing.max()) {
-                (Some(f), ..) => Outcome::Failed(format!("failed verification: {f}")),
-                (None, Some(median), Some(min), Some(max)) => Outcome::Done {
-                    median,
-                    min,
-                    max,
-                    stats: m.stats,
-                    peak_rss_kib: None,
-                },
-                _ => Outcome::Failed("no runs".into()),
-            },
-            Err(RunError::Stopped(m)) => Outcome::Stopped(m),
-            Err(e) => Outcome::Failed(e.to_string()),
-        }
-    }
-
-    fn from_record(r: &BenchRecord) -> Outcome {
-        if r.stopped {
-            return Outcome::Stopped(r.error.clone().unwrap_or_default());
-        }
-        if !r.verified {
-            return Outcome::Failed(r.error.clone().unwrap_or("failed verification".into()));
-        }
-        match (r.median_s, r.min_s, r.max_s) {
-            (Some(median), Some(min), Some(max)) => Outcome::Done {
-                median,
-                min,
-                max,
-                stats: Some(r.stats),
-                peak_rss_kib: r.peak_rss_kib,
-            },
-            _ => Outcome::Failed("the child reported no times".into()),
-        }
-    }
-
     fn median(&self) -> Option<f64> {
         match self {
             Outcome::Done { median, .. } => Some(*median),
@@ -153,40 +113,56 @@ fn workers_word(w: usize) -> String {
     }
 }
 
-fn pdfs_child(n: u64, w: usize, p: Policy, runs: usize) -> Outcome {
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
-        Err(e) => return Outcome::Failed(format!("cannot find the magpie executable: {e}")),
-    };
-    let out = Command::new(exe)
-        .args([
-            "bench",
-            "pdfs",
-            "--n",
-            &n.to_string(),
-            "--workers",
-            &w.to_string(),
-        ])
-        .args(["--policy", p.name(), "--runs", &runs.to_string()])
-        .args(["--json", "--no-peers", "--no-serial"])
-        .env_remove("MAGPIE_WORKERS")
-        .env_remove("MAGPIE_POLICY")
-        .output();
-    let out = match out {
-        Ok(o) => o,
-        Err(e) => return Outcome::Failed(format!("cannot run the child: {e}")),
-    };
-    match serde_json::from_slice::<BenchRecord>(&out.stdout) {
-        Ok(rec) => Outcome::from_record(&rec),
-        Err(_) => {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            let last = stderr
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("");
-            Outcome::Failed(format!("child {}: {last}", out.status))
-        }
+/// A measurement of the suite as one of the report's outcomes.
+fn outcome_of(r: &crate::suite::Row) -> Outcome {
+    match (&r.error, r.median_s, r.min_s, r.max_s) {
+        (Some(e), ..) if r.stopped => Outcome::Stopped(e.clone()),
+        (Some(e), ..) => Outcome::Failed(e.clone()),
+        (None, Some(median), Some(min), Some(max)) if r.verified => Outcome::Done {
+            median,
+            min,
+            max,
+            stats: r.stats,
+            peak_rss_kib: r.peak_rss_kib,
+        },
+        _ => Outcome::Failed("failed verification".into()),
+    }
+}
+
+/// The report's section of one kernel, from the suite's rows.
+fn section_from(kernel: Kernel, n: u64, rows: &[crate::suite::Row]) -> Section {
+    let mine = rows.iter().filter(|r| r.kernel == kernel.name());
+    let mut serial = Outcome::Failed("the serial twin did not run".into());
+    let mut out = vec![];
+    for r in mine {
+        let runtime = match (r.runtime.as_str(), &r.policy) {
+            ("serial", _) => {
+                serial = outcome_of(r);
+                continue;
+            }
+            ("magpie", Some(p)) => match p.parse::<Policy>() {
+                Ok(p) => Runtime::Magpie(p),
+                Err(_) => continue,
+            },
+            (rt, _) => match crate::cli::all_peers()
+                .into_iter()
+                .find(|&p| crate::cli::peer_parts(p) == (rt, r.variant.as_deref()))
+            {
+                Some(p) => Runtime::Peer(p),
+                None => continue,
+            },
+        };
+        out.push(Row {
+            runtime,
+            workers: r.workers,
+            outcome: outcome_of(r),
+        });
+    }
+    Section {
+        kernel,
+        n,
+        serial,
+        rows: out,
     }
 }
 
@@ -198,95 +174,18 @@ pub fn run(a: ReportArgs) -> Result<(), Failure> {
     let workers = a.workers_list.0.clone();
     let runs = a.runs;
     let started = Instant::now();
-    let progress = |what: &str, o: &Outcome| {
-        eprintln!(
-            "[{:>7.1} s] {what}: {}",
-            started.elapsed().as_secs_f64(),
-            o.describe()
-        );
-    };
-
-    let mut sections = vec![];
-    for kernel in Kernel::ALL {
-        let n = kernel.size_n(a.size);
-        let mut serial_acc = None;
-        let mut rows = vec![];
-        for &w in &workers {
-            if kernel == Kernel::Pdfs {
-                // Each configuration in a child process, so its peak RSS is its own.
-                for p in POLICIES {
-                    let outcome = pdfs_child(n, w, p, runs);
-                    progress(&format!("{kernel} n={n} magpie {p} x{w}"), &outcome);
-                    rows.push(Row {
-                        runtime: Runtime::Magpie(p),
-                        workers: w,
-                        outcome,
-                    });
-                }
-                continue;
-            }
-            let pools = POLICIES
-                .iter()
-                .map(|&p| magpie::Pool::builder().workers(w).policy(p).build())
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(Failure::from_magpie)?;
-            // C++ peers that are not built here are listed as not measured, not as failures.
-            let peers: Vec<Peer> = kernel
-                .peers()
-                .iter()
-                .copied()
-                .filter(|p| p.unavailable_reason().is_none())
-                .collect();
-            let mut accs: Vec<_> = pools.iter().map(|_| None).collect();
-            let mut peer_accs: Vec<_> = peers.iter().map(|_| None).collect();
-            // Rounds: one run of every runtime per round (see `runner::merge`); the serial twin
-            // joins the rounds of the first worker count.
-            for _ in 0..runs {
-                if w == workers[0] && !runner::failed(&serial_acc) {
-                    runner::merge(&mut serial_acc, runner::run_serial(kernel, n, 1));
-                }
-                for (acc, pool) in accs.iter_mut().zip(&pools) {
-                    if !runner::failed(acc) {
-                        runner::merge(acc, runner::run_magpie(pool, kernel, n, 1));
-                    }
-                }
-                for (acc, &peer) in peer_accs.iter_mut().zip(&peers) {
-                    if !runner::failed(acc) {
-                        runner::merge(acc, runner::run_peer(peer, kernel, n, w, 1));
-                    }
-                }
-            }
-            for (acc, &p) in accs.into_iter().zip(POLICIES.iter()) {
-                let outcome = Outcome::from_run(acc.expect("runs >= 1"));
-                progress(&format!("{kernel} n={n} magpie {p} x{w}"), &outcome);
-                rows.push(Row {
-                    runtime: Runtime::Magpie(p),
-                    workers: w,
-                    outcome,
-                });
-            }
-            for (acc, &peer) in peer_accs.into_iter().zip(&peers) {
-                let outcome = Outcome::from_run(acc.expect("runs >= 1"));
-                progress(&format!("{kernel} n={n} {peer} x{w}"), &outcome);
-                rows.push(Row {
-                    runtime: Runtime::Peer(peer),
-                    workers: w,
-                    outcome,
-                });
-            }
-        }
-        let serial = match serial_acc {
-            Some(r) => Outcome::from_run(r),
-            None => Outcome::from_run(runner::run_serial(kernel, n, runs)),
-        };
-        progress(&format!("{kernel} n={n} serial twin"), &serial);
-        sections.push(Section {
-            kernel,
-            n,
-            serial,
-            rows,
-        });
-    }
+    let (rows, _) = crate::suite::measure_all(
+        Kernel::ALL.to_vec(),
+        POLICIES.to_vec(),
+        workers,
+        crate::cli::all_peers(),
+        a.size,
+        runs,
+    )?;
+    let sections: Vec<Section> = Kernel::ALL
+        .iter()
+        .map(|&k| section_from(k, k.size_n(a.size), &rows))
+        .collect();
 
     // The idle pool: CPU used over one second by 2 sleeping workers.
     let idle = crate::idle::measure(2, 1.0, std::time::Duration::from_millis(100))?;

@@ -424,6 +424,42 @@ impl Progress {
     }
 }
 
+/// Measures the given kernels, policies, worker counts and peers exactly as the suite does
+/// (rounds, PDFS in child processes, peers that cannot run here listed as not measured), with the
+/// suite's progress output. `magpie report` measures through this too.
+pub fn measure_all(
+    kernels: Vec<Kernel>,
+    policies: Vec<Policy>,
+    workers: Vec<usize>,
+    peers: Vec<Peer>,
+    size: Size,
+    runs: usize,
+) -> Result<(Vec<Row>, Vec<NotMeasured>), Failure> {
+    let plan = Plan {
+        kernels,
+        policies,
+        workers,
+        peers,
+        size,
+        runs,
+    };
+    let (configs, total_runs) = plan.totals();
+    let mut prog = Progress::new(configs, total_runs);
+    let mut rows = vec![];
+    let mut not_measured = vec![];
+    for &k in &plan.kernels {
+        match measure_kernel(&plan, k, &mut prog, &mut not_measured) {
+            Ok(r) => rows.extend(r),
+            Err(e) => {
+                prog.finish();
+                return Err(e);
+            }
+        }
+    }
+    prog.finish();
+    Ok((rows, not_measured))
+}
+
 /// One PDFS configuration in a child process (`magpie bench pdfs ... --json`), so that its peak
 /// RSS is its own.
 fn pdfs_child(row: &mut Row, n: u64, w: usize, p: Policy, runs: usize) {
@@ -791,20 +827,15 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
         .map_err(Failure::from_magpie)?;
     let plan = Plan::from_args(&a);
     let machine = machine();
-    let (configs, total_runs) = plan.totals();
-    let mut prog = Progress::new(configs, total_runs);
-    let mut rows = vec![];
-    let mut not_measured = vec![];
-    for &k in &plan.kernels {
-        match measure_kernel(&plan, k, &mut prog, &mut not_measured) {
-            Ok(r) => rows.extend(r),
-            Err(e) => {
-                prog.finish();
-                return Err(e);
-            }
-        }
-    }
-    prog.finish();
+    let started = Instant::now();
+    let (mut rows, mut not_measured) = measure_all(
+        plan.kernels.clone(),
+        plan.policies.clone(),
+        plan.workers.clone(),
+        plan.peers.clone(),
+        plan.size,
+        plan.runs,
+    )?;
     derive(&mut rows);
     // Peers with no faithful version of a kernel (the kernel's own list), after those that
     // could not be set up here.
@@ -828,7 +859,7 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
         workers: plan.workers.clone(),
         policies: plan.policies.iter().map(|p| p.name().into()).collect(),
         peers: plan.peers.iter().map(|p| p.name().into()).collect(),
-        elapsed_s: prog.started.elapsed().as_secs_f64(),
+        elapsed_s: started.elapsed().as_secs_f64(),
         rows,
         not_measured,
     };
