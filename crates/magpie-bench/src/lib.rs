@@ -1,5 +1,6 @@
 //! magpie-bench: the benchmark kernels of SLAW (Guo et al., IPDPS 2010) §V — Fib, FJ (flat and
-//! recursive), PDFS, sort and matmul — of CAB/DWS (nqueens) and Friendly Barriers (UTS), written
+//! recursive), PDFS, sort and matmul — of CAB/DWS (nqueens, heat) and Friendly Barriers (UTS,
+//! jacobi), written
 //! against magpie, each with a serial twin (plain Rust, no
 //! runtime), a verifier, and `ci` / `default` / `paper` sizes; peer versions of Fib and FJ on
 //! rayon and chili; and a timing harness ([`harness`]) with a runner ([`runner`]) that the
@@ -19,6 +20,8 @@ pub mod fib;
 pub mod fj;
 pub mod fork;
 pub mod harness;
+pub mod heat;
+pub mod jacobi;
 pub mod matmul;
 pub mod native;
 pub mod nqueens;
@@ -49,11 +52,15 @@ pub enum Kernel {
     Sort,
     /// Recursive `n`×`n` matrix multiplication (blocks of 64).
     Matmul,
+    /// 2-D heat diffusion, five-point stencil, on an `n`×`n` grid.
+    Heat,
+    /// Jacobi iteration on an `n`×`n` grid, 10 steps.
+    Jacobi,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 8] = [
+    pub const ALL: [Kernel; 10] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -62,6 +69,8 @@ impl Kernel {
         Kernel::Uts,
         Kernel::Sort,
         Kernel::Matmul,
+        Kernel::Heat,
+        Kernel::Jacobi,
     ];
 
     /// The name used on the command line and in reports.
@@ -75,6 +84,8 @@ impl Kernel {
             Kernel::Uts => "uts",
             Kernel::Sort => "sort",
             Kernel::Matmul => "matmul",
+            Kernel::Heat => "heat",
+            Kernel::Jacobi => "jacobi",
         }
     }
 
@@ -88,6 +99,7 @@ impl Kernel {
             Kernel::Uts => "depth of the T1 tree family: -t 1 -a 3 -b 4 -r 19 -d n; 10 is T1",
             Kernel::Sort => "keys",
             Kernel::Matmul => "matrix side, a power of two",
+            Kernel::Heat | Kernel::Jacobi => "grid side",
         }
     }
 
@@ -101,6 +113,8 @@ impl Kernel {
             Kernel::Uts => (6, 10, 13),
             Kernel::Sort => (sort::CI, sort::DEFAULT, sort::PAPER),
             Kernel::Matmul => (matmul::CI, matmul::DEFAULT, matmul::PAPER),
+            Kernel::Heat => (heat::CI, heat::DEFAULT, heat::PAPER),
+            Kernel::Jacobi => (jacobi::CI, jacobi::DEFAULT, jacobi::PAPER),
         };
         match size {
             Size::Ci => ci,
@@ -119,13 +133,18 @@ impl Kernel {
             Kernel::Uts => 14,
             Kernel::Sort => sort::MAX_N,
             Kernel::Matmul => matmul::MAX_N,
+            Kernel::Heat => heat::MAX_N,
+            Kernel::Jacobi => jacobi::MAX_N,
         }
     }
 
     /// Checks `n` for this kernel; the error is one line.
     pub fn check_n(self, n: u64) -> Result<(), String> {
-        if self == Kernel::Matmul && (1..=self.max_n()).contains(&n) {
-            return matmul::check_n(n);
+        match self {
+            Kernel::Matmul if (1..=self.max_n()).contains(&n) => return matmul::check_n(n),
+            Kernel::Heat => return heat::check_n(n),
+            Kernel::Jacobi => return jacobi::check_n(n),
+            _ => {}
         }
         if (1..=self.max_n()).contains(&n) {
             Ok(())
@@ -155,7 +174,9 @@ impl Kernel {
             Kernel::Fj => &[Peer::RayonScope, Peer::Tbb, Peer::OpenMp],
             Kernel::NQueens => &[Peer::RayonScope, Peer::ChiliJoin, Peer::Tbb, Peer::OpenMp],
             Kernel::Uts => &[Peer::RayonScope, Peer::ChiliJoin],
-            Kernel::Sort | Kernel::Matmul => &[Peer::RayonJoin, Peer::ChiliJoin],
+            Kernel::Sort | Kernel::Matmul | Kernel::Heat | Kernel::Jacobi => {
+                &[Peer::RayonJoin, Peer::ChiliJoin]
+            }
             Kernel::FjRec | Kernel::Pdfs => &[],
         }
     }
@@ -237,11 +258,11 @@ impl FromStr for Size {
 /// A peer runtime's version of a kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Peer {
-    /// Fib, sort and matmul on `rayon::join`.
+    /// Fib, sort, matmul, heat and jacobi on `rayon::join`.
     RayonJoin,
     /// FJ, nqueens and UTS on `rayon::scope` + `Scope::spawn`.
     RayonScope,
-    /// Fib, nqueens, UTS, sort and matmul on `chili::Scope::join`.
+    /// Fib, nqueens, UTS, sort, matmul, heat and jacobi on `chili::Scope::join`.
     ChiliJoin,
     /// Fib, FJ and nqueens on Intel oneTBB's `task_group` (C++, `peers/`).
     Tbb,
@@ -315,7 +336,11 @@ mod tests {
         for k in Kernel::ALL {
             assert!(k.check_n(0).is_err());
             assert!(k.check_n(k.max_n() + 1).is_err());
-            assert!(k.check_n(1).is_ok());
+            assert!(k.check_n(k.size_n(Size::Ci)).is_ok());
+        }
+        // The stencils need an interior: n >= 3.
+        for k in [Kernel::Heat, Kernel::Jacobi] {
+            assert!(k.check_n(2).is_err() && k.check_n(3).is_ok());
         }
     }
 }

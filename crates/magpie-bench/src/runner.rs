@@ -4,7 +4,7 @@
 //! CLI prints (as a table or as JSON).
 
 use crate::harness::{self, measure, Measured, RunError};
-use crate::{fib, fj, matmul, nqueens, pdfs, sort, uts, Kernel, Peer};
+use crate::{fib, fj, heat, jacobi, matmul, nqueens, pdfs, sort, uts, Kernel, Peer};
 use serde::{Deserialize, Serialize};
 use std::num::NonZero;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -40,6 +40,78 @@ impl<'p> UtsCheck<'p> {
     }
 }
 
+/// The serial twin's heat grid, computed once per measurement: every version computes each point
+/// by the same expression, so a run is verified by bit-for-bit equality with it.
+fn heat_expected(n: u64) -> Vec<f64> {
+    let mut g = heat::input(n);
+    heat::serial(n, &mut g);
+    g
+}
+
+fn heat_check(want: &[f64], got: &[f64]) -> Result<(), String> {
+    match want
+        .iter()
+        .zip(got)
+        .position(|(a, b)| a.to_bits() != b.to_bits())
+    {
+        None if want.len() == got.len() => Ok(()),
+        None => Err(format!(
+            "heat: {} points, expected {}",
+            got.len(),
+            want.len()
+        )),
+        Some(i) => Err(format!(
+            "heat: point {i} is {}, the serial twin's is {}",
+            got[i], want[i]
+        )),
+    }
+}
+
+/// The serial twin's jacobi grid and residual, computed once per measurement (see
+/// [`heat_expected`]).
+fn jacobi_expected(n: u64) -> (Vec<f64>, f64) {
+    let mut p = jacobi::input(n);
+    let r = jacobi::serial(n, &mut p);
+    (p.grid, r)
+}
+
+fn jacobi_check(want: &(Vec<f64>, f64), got: &jacobi::Problem, r: f64) -> Result<(), String> {
+    if r.to_bits() != want.1.to_bits() {
+        return Err(format!(
+            "jacobi: residual {r}, the serial twin's is {}",
+            want.1
+        ));
+    }
+    heat_check(&want.0, &got.grid).map_err(|e| e.replacen("heat", "jacobi", 1))
+}
+
+/// Times a stencil kernel's version `run` against the serial twin's result.
+fn measure_stencil(
+    kernel: Kernel,
+    n: u64,
+    runs: usize,
+    mut heat_run: impl FnMut(&mut Vec<f64>),
+    mut jacobi_run: impl FnMut(&mut jacobi::Problem) -> f64,
+) -> Result<Measured, RunError> {
+    if kernel == Kernel::Heat {
+        let want = heat_expected(n);
+        measure(
+            runs,
+            || heat::input(n),
+            |g| heat_run(g),
+            |g, ()| heat_check(&want, g),
+        )
+    } else {
+        let want = jacobi_expected(n);
+        measure(
+            runs,
+            || jacobi::input(n),
+            |p| jacobi_run(p),
+            |p, r| jacobi_check(&want, p, r),
+        )
+    }
+}
+
 fn counts_of(counters: &[AtomicU32]) -> Vec<u32> {
     counters.iter().map(|c| c.load(Ordering::Relaxed)).collect()
 }
@@ -64,6 +136,13 @@ pub fn run_serial(kernel: Kernel, n: u64, runs: usize) -> Result<Measured, RunEr
             || sort::input(n),
             |v| sort::serial(v),
             |v, ()| sort::verify(n, v),
+        ),
+        Kernel::Heat | Kernel::Jacobi => measure_stencil(
+            kernel,
+            n,
+            runs,
+            |g| heat::serial(n, g),
+            |p| jacobi::serial(n, p),
         ),
         Kernel::Matmul => {
             let (a, b) = matmul::inputs(n);
@@ -146,6 +225,13 @@ pub fn run_magpie_with_stats(
             || sort::input(n),
             |v| pool.install(|| sort::parallel(v)),
             |v, ()| sort::verify(n, v),
+        ),
+        Kernel::Heat | Kernel::Jacobi => measure_stencil(
+            kernel,
+            n,
+            runs,
+            |g| pool.install(|| heat::parallel(n, g)),
+            |p| pool.install(|| jacobi::parallel(n, p)),
         ),
         Kernel::Matmul => {
             let (a, b) = matmul::inputs(n);
@@ -244,6 +330,13 @@ pub fn run_peer(
                     |_| pool.install(|| fib::rayon_join(n)),
                     |_, r| fib::verify(n, r),
                 ),
+                (Peer::RayonJoin, Kernel::Heat | Kernel::Jacobi) => measure_stencil(
+                    kernel,
+                    n,
+                    runs,
+                    |g| pool.install(|| heat::rayon_join(n, g)),
+                    |p| pool.install(|| jacobi::rayon_join(n, p)),
+                ),
                 (Peer::RayonJoin, Kernel::Sort) => measure(
                     runs,
                     || sort::input(n),
@@ -291,7 +384,13 @@ pub fn run_peer(
         Peer::ChiliJoin => {
             if !matches!(
                 kernel,
-                Kernel::Fib | Kernel::NQueens | Kernel::Uts | Kernel::Sort | Kernel::Matmul
+                Kernel::Fib
+                    | Kernel::NQueens
+                    | Kernel::Uts
+                    | Kernel::Sort
+                    | Kernel::Matmul
+                    | Kernel::Heat
+                    | Kernel::Jacobi
             ) {
                 return unsupported();
             }
@@ -300,6 +399,16 @@ pub fn run_peer(
                 ..Default::default()
             });
             let mut scope = pool.scope();
+            if matches!(kernel, Kernel::Heat | Kernel::Jacobi) {
+                let scope = std::cell::RefCell::new(scope);
+                return measure_stencil(
+                    kernel,
+                    n,
+                    runs,
+                    |g| heat::chili_join(&mut scope.borrow_mut(), n, g),
+                    |p| jacobi::chili_join(&mut scope.borrow_mut(), n, p),
+                );
+            }
             if kernel == Kernel::Sort {
                 return measure(
                     runs,

@@ -1,0 +1,374 @@
+//! Heat: 2-D heat diffusion by the explicit five-point stencil, the "heat" benchmark of CAB (Chen
+//! et al., ICPP 2011, §V). The grid is `n`×`n` `f64`, row-major; its boundary (first and last row
+//! and column) is held fixed and every interior point is updated, for [`STEPS`] time steps, from
+//! the previous grid:
+//!
+//! ```text
+//! new[i][j] = old[i][j] + K * (old[i-1][j] + old[i+1][j] + old[i][j-1] + old[i][j+1] - 4 * old[i][j])
+//! ```
+//!
+//! with `K` = 0.1 (stable: the explicit scheme needs `K` ≤ 1/4). Two buffers are ping-ponged: a
+//! step reads the old grid through a shared slice and writes the new one. The parallelism is per
+//! step: the interior rows are split in halves recursively with `join` down to [`GRAIN_ROWS`]
+//! rows, and each half writes its own rows of the new grid (split off with `split_at_mut`), all in
+//! safe Rust. The steps are separated by the joins themselves: a step starts after the previous
+//! one has returned.
+//!
+//! Every point is computed by the same expression from the same old values in every version (Rust
+//! does not contract `a * b + c` into a fused multiply-add), and nothing is summed across tasks, so
+//! all versions give bit-for-bit the same grid. Versions: magpie ([`parallel`], `magpie::join`),
+//! the serial twin ([`serial`]: the same recursion with the two halves done one after the other),
+//! rayon ([`rayon_join`]) and chili ([`chili_join`]); [`verify`] compares a grid bit-for-bit with
+//! the serial twin's, which it computes.
+
+use crate::fork::{Fork, Magpie, Rayon, Serial};
+
+/// `n` (grid side) for `--size ci`.
+pub const CI: u64 = 128;
+/// `n` for `--size default` (about 0.6 s serially here, release build).
+pub const DEFAULT: u64 = 4096;
+/// `n` for `--size paper` (this crate's paper-style size, about 2.2 s serially here; not a figure
+/// from the paper).
+pub const PAPER: u64 = 8192;
+/// Largest `n` accepted (two 16384×16384 grids take 4 GiB).
+pub const MAX_N: u64 = 16384;
+/// Time steps of one run.
+pub const STEPS: usize = 20;
+/// Row blocks of at most this many rows are updated by one task (at [`DEFAULT`], 8 rows of 4096
+/// points take roughly 25–60 µs here, warm or cold in cache).
+pub const GRAIN_ROWS: usize = 8;
+
+/// The diffusion constant of the stencil (the explicit scheme is stable for `K` ≤ 1/4).
+const K: f64 = 0.1;
+/// The temperature of the hot edge (row 0); the other edges are 0.
+const HOT: f64 = 100.0;
+
+/// Checks `n`: from 3 (one interior point) to [`MAX_N`]. The error is one line.
+pub fn check_n(n: u64) -> Result<(), String> {
+    if (3..=MAX_N).contains(&n) {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid n `{n}` for heat: expected a whole number between 3 and {MAX_N} (grid side)"
+        ))
+    }
+}
+
+/// A small deterministic generator (SplitMix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1), a multiple of 2^-53.
+    fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
+/// The initial `n`×`n` grid, row-major: row 0 is hot (100), the other boundary points are 0 and
+/// the interior is deterministic pseudo-random in [0, 1). Panics unless `n` passes [`check_n`].
+pub fn input(n: u64) -> Vec<f64> {
+    assert!(
+        check_n(n).is_ok(),
+        "heat: n = {n} is not between 3 and {MAX_N}"
+    );
+    let n = n as usize;
+    let mut rng = Rng(0x6865_6174_0000_0001 ^ n as u64);
+    let mut grid = vec![0.0; n * n];
+    grid[..n].fill(HOT);
+    for row in grid[n..(n - 1) * n].chunks_exact_mut(n) {
+        for x in &mut row[1..n - 1] {
+            *x = rng.next_f64();
+        }
+    }
+    grid
+}
+
+/// Updates the interior points of one row: `out` from `mid` and its neighbours `up` and `down`
+/// (all of length `n`). `out`'s first and last points (boundary) are left alone.
+#[inline]
+fn update_row(up: &[f64], mid: &[f64], down: &[f64], out: &mut [f64]) {
+    let n = mid.len();
+    let (up, down, out) = (&up[..n], &down[..n], &mut out[..n]);
+    for j in 1..n - 1 {
+        let c = mid[j];
+        out[j] = c + K * (up[j] + down[j] + mid[j - 1] + mid[j + 1] - 4.0 * c);
+    }
+}
+
+/// Updates rows `first..first + out.len() / n` of the new grid (`out`, whole rows) from `old`.
+fn update_rows(old: &[f64], n: usize, first: usize, out: &mut [f64]) {
+    for (r, row) in out.chunks_exact_mut(n).enumerate() {
+        let i = first + r;
+        update_row(
+            &old[(i - 1) * n..i * n],
+            &old[i * n..(i + 1) * n],
+            &old[(i + 1) * n..(i + 2) * n],
+            row,
+        );
+    }
+}
+
+/// Checks the arguments and returns `n` and the second buffer (a copy of the grid, so its
+/// boundary holds the fixed values too).
+fn prepare(n: u64, grid: &[f64]) -> (usize, Vec<f64>) {
+    assert!(
+        check_n(n).is_ok(),
+        "heat: n = {n} is not between 3 and {MAX_N}"
+    );
+    let n = n as usize;
+    assert!(
+        grid.len() == n * n,
+        "heat: the grid must have n * n = {} points, got {}",
+        n * n,
+        grid.len()
+    );
+    (n, grid.to_vec())
+}
+
+// ---- the kernel, once, for every `Fork` ---------------------------------------------------------
+
+/// One step for the rows `first..` that `out` covers, split in halves down to [`GRAIN_ROWS`].
+fn step_rec<F: Fork>(f: &mut F, old: &[f64], n: usize, first: usize, out: &mut [f64]) {
+    let rows = out.len() / n;
+    if rows <= GRAIN_ROWS {
+        return update_rows(old, n, first, out);
+    }
+    let half = rows / 2;
+    let (lo, hi) = out.split_at_mut(half * n);
+    f.join(
+        |f| step_rec(f, old, n, first, lo),
+        |f| step_rec(f, old, n, first + half, hi),
+    );
+}
+
+fn run_with<F: Fork>(mut f: F, n: u64, grid: &mut Vec<f64>) {
+    let (n, mut next) = prepare(n, grid);
+    for _ in 0..STEPS {
+        step_rec(&mut f, grid, n, 1, &mut next[n..(n - 1) * n]);
+        std::mem::swap(grid, &mut next);
+    }
+}
+
+/// The serial twin: [`STEPS`] steps on `grid` (`n`×`n`, row-major; the result replaces it) by the
+/// same row splitting, without a runtime. Panics unless `n` passes [`check_n`] and `grid` has
+/// `n * n` points.
+pub fn serial(n: u64, grid: &mut Vec<f64>) {
+    run_with(Serial, n, grid)
+}
+
+/// [`STEPS`] steps with `magpie::join` splitting the rows of each step. Call inside
+/// `Pool::install`. Same arguments and result as [`serial`].
+pub fn parallel(n: u64, grid: &mut Vec<f64>) {
+    run_with(Magpie, n, grid)
+}
+
+/// The same computation with `rayon::join`. Call inside a rayon pool's `install`.
+pub fn rayon_join(n: u64, grid: &mut Vec<f64>) {
+    run_with(Rayon, n, grid)
+}
+
+// ---- chili --------------------------------------------------------------------------------------
+
+fn step_chili(s: &mut chili::Scope<'_>, old: &[f64], n: usize, first: usize, out: &mut [f64]) {
+    let rows = out.len() / n;
+    if rows <= GRAIN_ROWS {
+        return update_rows(old, n, first, out);
+    }
+    let half = rows / 2;
+    let (lo, hi) = out.split_at_mut(half * n);
+    s.join(
+        |s| step_chili(s, old, n, first, lo),
+        |s| step_chili(s, old, n, first + half, hi),
+    );
+}
+
+/// The same computation with `chili::Scope::join`.
+pub fn chili_join(s: &mut chili::Scope<'_>, n: u64, grid: &mut Vec<f64>) {
+    let (n, mut next) = prepare(n, grid);
+    for _ in 0..STEPS {
+        step_chili(s, grid, n, 1, &mut next[n..(n - 1) * n]);
+        std::mem::swap(grid, &mut next);
+    }
+}
+
+/// Checks `got` against the serial twin run on [`input`]`(n)`, bit for bit (every version computes
+/// each point by the same expression from the same values, so any difference is an error). Costs
+/// one serial run. The error is one line and names the first differing point.
+pub fn verify(n: u64, got: &[f64]) -> Result<(), String> {
+    check_n(n)?;
+    let side = n as usize;
+    if got.len() != side * side {
+        return Err(format!(
+            "heat({n}): expected n * n = {} points, got {}",
+            side * side,
+            got.len()
+        ));
+    }
+    let mut want = input(n);
+    serial(n, &mut want);
+    match got
+        .iter()
+        .zip(&want)
+        .position(|(x, y)| x.to_bits() != y.to_bits())
+    {
+        None => Ok(()),
+        Some(k) => Err(format!(
+            "heat({n}): point ({}, {}) is {:e}, the serial twin gives {:e}",
+            k / side,
+            k % side,
+            got[k],
+            want[k]
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sizes tested: CI and a small odd side whose interior (35 rows) splits unevenly.
+    const SIZES: [u64; 2] = [CI, 37];
+
+    fn serial_result(n: u64) -> Vec<f64> {
+        let mut g = input(n);
+        serial(n, &mut g);
+        g
+    }
+
+    fn same_bits(a: &[f64], b: &[f64]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+    }
+
+    #[test]
+    fn serial_matches_plain_loop_and_keeps_boundary() {
+        for n in [3, 4, 37, CI] {
+            let got = serial_result(n);
+            assert_eq!(verify(n, &got), Ok(()), "n = {n}");
+            // A plain double-buffered loop, no splitting.
+            let s = n as usize;
+            let mut a = input(n);
+            let mut b = a.clone();
+            for _ in 0..STEPS {
+                for i in 1..s - 1 {
+                    for j in 1..s - 1 {
+                        let c = a[i * s + j];
+                        b[i * s + j] = c + K
+                            * (a[(i - 1) * s + j]
+                                + a[(i + 1) * s + j]
+                                + a[i * s + j - 1]
+                                + a[i * s + j + 1]
+                                - 4.0 * c);
+                    }
+                }
+                std::mem::swap(&mut a, &mut b);
+            }
+            assert!(same_bits(&got, &a), "n = {n}");
+            // The boundary is unchanged; the interior changed and stays within [0, HOT].
+            let init = input(n);
+            for i in 0..s {
+                for j in 0..s {
+                    let k = i * s + j;
+                    if i == 0 || j == 0 || i == s - 1 || j == s - 1 {
+                        assert_eq!(got[k].to_bits(), init[k].to_bits(), "n = {n}, ({i}, {j})");
+                    } else {
+                        assert!((0.0..=HOT).contains(&got[k]), "n = {n}, ({i}, {j})");
+                    }
+                }
+            }
+            assert_ne!(got, init);
+        }
+    }
+
+    #[test]
+    fn parallel_equals_serial_under_every_policy_and_width() {
+        for n in SIZES {
+            let want = serial_result(n);
+            for p in [
+                magpie::Policy::WorkFirst,
+                magpie::Policy::HelpFirst,
+                magpie::Policy::Adaptive,
+            ] {
+                for w in [1, 2] {
+                    let pool = magpie::Pool::builder()
+                        .workers(w)
+                        .policy(p)
+                        .build()
+                        .unwrap();
+                    let mut g = input(n);
+                    pool.install(|| parallel(n, &mut g));
+                    assert!(
+                        same_bits(&g, &want),
+                        "n = {n}, {p:?}, {w} workers: not bit-for-bit equal to serial"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn peers_equal_serial() {
+        for n in SIZES {
+            let want = serial_result(n);
+            for w in [1, 2] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(w)
+                    .build()
+                    .unwrap();
+                let mut g = input(n);
+                pool.install(|| rayon_join(n, &mut g));
+                assert!(same_bits(&g, &want), "rayon, n = {n}, {w} threads");
+                let pool = chili::ThreadPool::with_config(chili::Config {
+                    thread_count: std::num::NonZero::new(w),
+                    ..Default::default()
+                });
+                let mut g = input(n);
+                chili_join(&mut pool.scope(), n, &mut g);
+                assert!(same_bits(&g, &want), "chili, n = {n}, {w} threads");
+            }
+        }
+    }
+
+    #[test]
+    fn wrong_grids_are_rejected() {
+        let good = serial_result(CI);
+        for (k, delta) in [(0, 1.0), (77 * 128 + 5, 1e-12), (good.len() - 1, -1e-3)] {
+            let mut bad = good.clone();
+            bad[k] += delta;
+            let e = verify(CI, &bad).unwrap_err();
+            assert!(e.contains(&format!("({}, {})", k / 128, k % 128)), "{e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        let mut bad = good.clone();
+        bad[300] = f64::NAN;
+        assert!(verify(CI, &bad).is_err());
+        assert!(verify(CI, &good[1..]).is_err());
+        // The initial grid (no steps) is not the result.
+        assert!(verify(CI, &input(CI)).is_err());
+    }
+
+    #[test]
+    fn n_is_checked() {
+        for n in [0, 1, 2, MAX_N + 1, u64::MAX] {
+            assert!(check_n(n).unwrap_err().contains("between 3"), "n = {n}");
+            assert!(verify(n, &[]).is_err());
+        }
+        for n in [3, CI, DEFAULT, PAPER, MAX_N] {
+            assert_eq!(check_n(n), Ok(()), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn input_is_deterministic() {
+        let g = input(37);
+        assert_eq!(g, input(37));
+        assert!(g[..37].iter().all(|&x| x == HOT));
+        assert!(g[37..].iter().all(|x| (0.0..1.0).contains(x)));
+    }
+}
