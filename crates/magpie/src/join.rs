@@ -88,7 +88,11 @@ where
         // (it still counts this spawn towards its interval).
         let wf = match wt.policy {
             Policy::Adaptive => wt.decide_in_place(depth),
-            p => wt.decide(p, depth, fresh),
+            p => {
+                let wf = wt.decide(p, depth, fresh);
+                wt.count_spawn(wf);
+                wf
+            }
         };
         fl.depth.set(depth + 1);
         let r = if wf {
@@ -120,7 +124,9 @@ where
         return join_deep(wt, a, b);
     }
     let depth = fl.depth.get();
-    if wt.decide(wt.policy, depth, wt.deque.bottom() - t) {
+    let wf = wt.decide(wt.policy, depth, wt.deque.bottom() - t);
+    wt.count_spawn(wf);
+    if wf {
         let job = StackJob::new(b);
         fork(wt, fl, t, &job, a, true)
     } else {
@@ -280,10 +286,12 @@ where
             });
         }
         wt.decide(Policy::WorkFirst, depth, 0);
+        wt.count_spawn(true);
         let job = StackJob::new(b);
         return fork(wt, fl, wt.deque.top(), &job, a, true);
     }
     wt.decide(Policy::HelpFirst, depth, 0);
+    wt.count_spawn(false);
     let ja = StackJob::new(a);
     let jb = StackJob::new(b);
     for j in [ja.as_job_ref(), jb.as_job_ref()] {

@@ -114,9 +114,7 @@ impl<'scope> Scope<'scope> {
         // `wanted` is what tells it so), not whether to publish work nobody asked for.
         let adaptive_in_place = policy == Policy::Adaptive && depth < wt.thresholds.stack;
         if (wf || adaptive_in_place) && in_place {
-            if !wf {
-                wt.recount_as_work_first();
-            }
+            wt.count_spawn(true);
             // Lazy publication (see `join`): thieves already have KEEP items and want no more,
             // so the child runs now as a plain call (SLAW's sequential-call work-first spawn)
             // and its continuation is not published. It finishes before we go on, so the scope's
@@ -135,7 +133,6 @@ impl<'scope> Scope<'scope> {
             // preempting work-first spawn costs a fiber switch where publishing the child costs a
             // push. So publish the child. The fresh-task bound (fresh ≥ F) still gets a real
             // work-first spawn below, which is what keeps the heap bounded.
-            wt.recount_as_help_first();
         } else if wf && wt.fiber_limit_reached() {
             // A preempting spawn runs the child on a fresh fiber, so a full stack here is no
             // obstacle; only the cap on fibers is.
@@ -151,9 +148,9 @@ impl<'scope> Scope<'scope> {
                     ),
                 });
             }
-            // Adaptive: the stack bound wins, as in SLAW's stack condition.
-            wt.recount_as_help_first();
+            // Adaptive: the stack bound wins, as in SLAW's stack condition: publish the child.
         } else if wf {
+            wt.count_spawn(true);
             self.count.increment();
             let frame = WfFrame {
                 f: UnsafeCell::new(Some(self.task(f))),
@@ -162,6 +159,7 @@ impl<'scope> Scope<'scope> {
             // Resumed as a continuation: the child has moved the closure out of `frame`.
             return;
         }
+        wt.count_spawn(false);
         self.count.increment();
         wt.push(Work::Task {
             job: HeapJob::into_job_ref(self.task(f)),

@@ -93,10 +93,8 @@ impl Counter {
     }
     #[inline]
     pub(crate) fn add(&self, n: u64) {
-        self.0.store(
-            self.0.load(Ordering::Relaxed).wrapping_add(n),
-            Ordering::Relaxed,
-        )
+        self.0
+            .store(self.0.load(Ordering::Relaxed) + n, Ordering::Relaxed)
     }
     #[inline]
     pub(crate) fn max(&self, v: u64) {

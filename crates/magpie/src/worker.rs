@@ -347,21 +347,27 @@ impl WorkerThread {
     }
 
     /// Decides one spawn at frame depth `depth` with `fresh` tasks in the deque: true for
-    /// work-first. Counts the spawn.
+    /// work-first. The caller counts the spawn ([`count_spawn`](Self::count_spawn)) once it knows
+    /// how the spawn is carried out.
     #[inline(always)]
     pub(crate) fn decide(&self, requested: Policy, depth: u32, fresh: isize) -> bool {
         self.stats().max_frames.max(depth as u64 + 1);
-        let wf = match requested {
+        match requested {
             Policy::WorkFirst => true,
             Policy::HelpFirst => false,
             Policy::Adaptive => self.decide_adaptive(depth, fresh),
-        };
-        if wf {
+        }
+    }
+
+    /// Counts one spawn as carried out: work-first (the child ran first, in place or on a fresh
+    /// fiber) or help-first (the child was published).
+    #[inline(always)]
+    pub(crate) fn count_spawn(&self, work_first: bool) {
+        if work_first {
             self.stats().spawns_wf.bump()
         } else {
             self.stats().spawns_hf.bump()
         }
-        wf
     }
 
     /// Records that a task of the scope counted by `count` finished here; the count is subtracted
@@ -405,22 +411,8 @@ impl WorkerThread {
         }
     }
 
-    /// A spawn decided help-first that ran in place after all (adaptive lazy publication).
-    pub(crate) fn recount_as_work_first(&self) {
-        let s = self.stats();
-        s.spawns_hf.add(u64::MAX); // wrapping: minus one
-        s.spawns_wf.bump();
-    }
-
-    /// A spawn decided work-first that the stack bound turned help-first.
-    pub(crate) fn recount_as_help_first(&self) {
-        let s = self.stats();
-        s.spawns_wf.add(u64::MAX); // wrapping: minus one
-        s.spawns_hf.bump();
-    }
-
     /// An adaptive spawn that runs in place (lazy publication): a work-first spawn that only
-    /// ticks the heuristic's interval. Returns true (work-first).
+    /// ticks the heuristic's interval. Counts it; returns true (work-first).
     #[inline(always)]
     pub(crate) fn decide_in_place(&self, depth: u32) -> bool {
         self.stats().max_frames.max(depth as u64 + 1);
