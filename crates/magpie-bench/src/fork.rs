@@ -1,7 +1,7 @@
 //! Writing a fork-join kernel once: [`Fork::join`] is `join` on magpie ([`Magpie`]), on rayon
 //! ([`Rayon`]), or the two closures one after the other ([`Serial`], for serial twins that must
-//! be the same algorithm without a runtime). chili's `join` hands its closures a scope with a
-//! fresh lifetime, which does not fit this one signature, so chili versions are written out.
+//! be the same algorithm without a runtime), or `chili::Scope::join` ([`Chili`]). The kernels
+//! written before [`Chili`] existed still have their chili versions written out by hand.
 
 /// A way to run two closures, possibly in parallel.
 pub trait Fork: Sized {
@@ -55,5 +55,58 @@ impl Fork for Rayon {
         RB: Send,
     {
         rayon::join(|| a(&mut Rayon), || b(&mut Rayon))
+    }
+}
+
+/// `chili::Scope::join`. chili hands each closure a `&mut Scope<'_>` with a fresh lifetime, which
+/// the one signature of [`Fork::join`] cannot name, so this adapter keeps a raw pointer to the
+/// scope and gives each closure a new adapter around the scope chili handed it.
+pub struct Chili<'a, 's> {
+    scope: *mut chili::Scope<'s>,
+    _borrow: std::marker::PhantomData<&'a mut chili::Scope<'s>>,
+}
+
+impl<'a, 's> Chili<'a, 's> {
+    /// An adapter around `scope`, borrowed for as long as the adapter lives.
+    pub fn new(scope: &'a mut chili::Scope<'s>) -> Self {
+        Chili {
+            scope,
+            _borrow: std::marker::PhantomData,
+        }
+    }
+}
+
+impl Fork for Chili<'_, '_> {
+    fn join<A, B, RA, RB>(&mut self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce(&mut Self) -> RA + Send,
+        B: FnOnce(&mut Self) -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        // SAFETY: `self.scope` comes from a `&mut Scope` that outlives `self` (`new` borrows it for
+        // `'a`, or it is the scope chili passed to the closure running this call), and nothing
+        // else uses that scope while this call runs. The scopes chili hands the closures are cast
+        // to the outer scope's lifetime parameter only to fit `Self`: chili's `join` puts no bound
+        // tying its closures or their scopes to that parameter, and each adapter made here lives
+        // only inside its closure, so no scope is used after chili is done with it.
+        unsafe {
+            (*self.scope).join(
+                |s| {
+                    let mut f = Chili {
+                        scope: s as *mut chili::Scope<'_> as *mut _,
+                        _borrow: std::marker::PhantomData,
+                    };
+                    a(&mut f)
+                },
+                |s| {
+                    let mut f = Chili {
+                        scope: s as *mut chili::Scope<'_> as *mut _,
+                        _borrow: std::marker::PhantomData,
+                    };
+                    b(&mut f)
+                },
+            )
+        }
     }
 }

@@ -27,8 +27,10 @@ pub mod native;
 pub mod nqueens;
 pub mod pdfs;
 pub mod runner;
+pub mod sor;
 pub mod sort;
 pub mod uts;
+pub mod workload;
 
 use std::fmt;
 use std::str::FromStr;
@@ -56,11 +58,13 @@ pub enum Kernel {
     Heat,
     /// Jacobi iteration on an `n`×`n` grid, 10 steps.
     Jacobi,
+    /// Red-black successive over-relaxation ([`sor`]).
+    Sor,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 10] = [
+    pub const ALL: [Kernel; 11] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -71,10 +75,44 @@ impl Kernel {
         Kernel::Matmul,
         Kernel::Heat,
         Kernel::Jacobi,
+        Kernel::Sor,
     ];
+
+    /// Calls `v` with this kernel's [`Workload`](workload::Workload), for the kernels written as
+    /// one (`None` for the others).
+    pub fn visit<V: workload::Visitor>(self, v: V) -> Option<V::Out> {
+        Some(match self {
+            Kernel::Sor => v.visit::<sor::Sor>(),
+            _ => return None,
+        })
+    }
+
+    /// Names and sizes of a kernel written as a [`Workload`](workload::Workload).
+    pub fn info(self) -> Option<workload::Info> {
+        self.visit(workload::GetInfo)
+    }
+
+    /// The default grain of a kernel that has one (`None` for the kernels without a grain
+    /// parameter).
+    pub fn default_grain(self) -> Option<u64> {
+        self.info().map(|i| i.grain)
+    }
+
+    /// Checks a grain for this kernel; the error is one line.
+    pub fn check_grain(self, grain: u64) -> Result<(), String> {
+        self.visit(workload::CheckGrain(grain)).unwrap_or_else(|| {
+            Err(format!(
+                "{} has no grain parameter (only the kernels written as workloads do)",
+                self.name()
+            ))
+        })
+    }
 
     /// The name used on the command line and in reports.
     pub fn name(self) -> &'static str {
+        if let Some(i) = self.info() {
+            return i.name;
+        }
         match self {
             Kernel::Fib => "fib",
             Kernel::Fj => "fj",
@@ -86,11 +124,15 @@ impl Kernel {
             Kernel::Matmul => "matmul",
             Kernel::Heat => "heat",
             Kernel::Jacobi => "jacobi",
+            _ => unreachable!("a workload kernel"),
         }
     }
 
     /// What `n` means for this kernel.
     pub fn n_meaning(self) -> &'static str {
+        if let Some(i) = self.info() {
+            return i.n_meaning;
+        }
         match self {
             Kernel::Fib => "fib(n)",
             Kernel::Fj | Kernel::FjRec => "repetitions of 1024 tasks",
@@ -100,12 +142,17 @@ impl Kernel {
             Kernel::Sort => "keys",
             Kernel::Matmul => "matrix side, a power of two",
             Kernel::Heat | Kernel::Jacobi => "grid side",
+            _ => unreachable!("a workload kernel"),
         }
     }
 
     /// The problem size `n` for a size preset.
     pub fn size_n(self, size: Size) -> u64 {
         let (ci, default, paper) = match self {
+            _ if self.info().is_some() => {
+                let i = self.info().expect("a workload");
+                (i.ci, i.default, i.paper)
+            }
             Kernel::Fib => (fib::CI, fib::DEFAULT, fib::PAPER),
             Kernel::Fj | Kernel::FjRec => (fj::CI, fj::DEFAULT, fj::PAPER),
             Kernel::Pdfs => (pdfs::CI, pdfs::DEFAULT, pdfs::PAPER),
@@ -115,6 +162,7 @@ impl Kernel {
             Kernel::Matmul => (matmul::CI, matmul::DEFAULT, matmul::PAPER),
             Kernel::Heat => (heat::CI, heat::DEFAULT, heat::PAPER),
             Kernel::Jacobi => (jacobi::CI, jacobi::DEFAULT, jacobi::PAPER),
+            _ => unreachable!("a workload kernel"),
         };
         match size {
             Size::Ci => ci,
@@ -125,6 +173,9 @@ impl Kernel {
 
     /// The largest `n` this kernel accepts.
     pub fn max_n(self) -> u64 {
+        if let Some(i) = self.info() {
+            return i.max_n;
+        }
         match self {
             Kernel::Fib => fib::MAX_N,
             Kernel::Fj | Kernel::FjRec => fj::MAX_REPS,
@@ -135,11 +186,15 @@ impl Kernel {
             Kernel::Matmul => matmul::MAX_N,
             Kernel::Heat => heat::MAX_N,
             Kernel::Jacobi => jacobi::MAX_N,
+            _ => unreachable!("a workload kernel"),
         }
     }
 
     /// Checks `n` for this kernel; the error is one line.
     pub fn check_n(self, n: u64) -> Result<(), String> {
+        if let Some(r) = self.visit(workload::CheckN(n)) {
+            return r;
+        }
         match self {
             Kernel::Matmul if (1..=self.max_n()).contains(&n) => return matmul::check_n(n),
             Kernel::Heat => return heat::check_n(n),
@@ -178,6 +233,8 @@ impl Kernel {
                 &[Peer::RayonJoin, Peer::ChiliJoin]
             }
             Kernel::FjRec | Kernel::Pdfs => &[],
+            // Every workload is written once over `Fork`, so rayon and chili run the same code.
+            _ => &[Peer::RayonJoin, Peer::ChiliJoin],
         }
     }
 

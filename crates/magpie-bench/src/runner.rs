@@ -4,7 +4,7 @@
 //! CLI prints (as a table or as JSON).
 
 use crate::harness::{self, measure, Measured, RunError};
-use crate::{fib, fj, heat, jacobi, matmul, nqueens, pdfs, sort, uts, Kernel, Peer};
+use crate::{fib, fj, heat, jacobi, matmul, nqueens, pdfs, sort, uts, workload, Kernel, Peer};
 use serde::{Deserialize, Serialize};
 use std::num::NonZero;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -118,6 +118,15 @@ fn counts_of(counters: &[AtomicU32]) -> Vec<u32> {
 
 /// Times the serial twin of `kernel` `runs` times and verifies each result.
 pub fn run_serial(kernel: Kernel, n: u64, runs: usize) -> Result<Measured, RunError> {
+    let rt = workload::Runtime::Serial;
+    if let Some(r) = kernel.visit(workload::Measure {
+        rt: &rt,
+        n,
+        grain: None,
+        runs,
+    }) {
+        return r;
+    }
     match kernel {
         Kernel::Fib => measure(runs, || (), |_| fib::serial(n), |_, r| fib::verify(n, r)),
         Kernel::NQueens => measure(
@@ -175,6 +184,7 @@ pub fn run_serial(kernel: Kernel, n: u64, runs: usize) -> Result<Measured, RunEr
                 |p, ()| pdfs::verify(t, p),
             )
         }
+        _ => unreachable!("workload kernels are measured above"),
     }
 }
 
@@ -197,7 +207,15 @@ pub fn run_magpie_with_stats(
     runs: usize,
 ) -> (Result<Measured, RunError>, magpie::Stats) {
     let before = pool.stats();
+    let rt = workload::Runtime::Magpie(pool);
+    let visited = kernel.visit(workload::Measure {
+        rt: &rt,
+        n,
+        grain: None,
+        runs,
+    });
     let r = match kernel {
+        _ if visited.is_some() => visited.expect("a workload"),
         Kernel::Fib => measure(
             runs,
             || (),
@@ -268,6 +286,7 @@ pub fn run_magpie_with_stats(
                 |p, ()| pdfs::verify_atomic(t, p),
             )
         }
+        _ => unreachable!("workload kernels are measured above"),
     };
     let stats = pool.stats() - before;
     (
@@ -293,6 +312,37 @@ pub fn run_peer(
             "{peer} has no version of {kernel}"
         )))
     };
+    if kernel.info().is_some() && matches!(peer, Peer::RayonJoin | Peer::ChiliJoin) {
+        let r;
+        let rt = if peer == Peer::RayonJoin {
+            r = rayon::ThreadPoolBuilder::new()
+                .num_threads(workers)
+                .build()
+                .map_err(|e| RunError::Setup(e.to_string()))?;
+            workload::Runtime::Rayon(&r)
+        } else {
+            let c = chili::ThreadPool::with_config(chili::Config {
+                thread_count: NonZero::new(workers),
+                ..Default::default()
+            });
+            return kernel
+                .visit(workload::Measure {
+                    rt: &workload::Runtime::Chili(&c),
+                    n,
+                    grain: None,
+                    runs,
+                })
+                .expect("a workload");
+        };
+        return kernel
+            .visit(workload::Measure {
+                rt: &rt,
+                n,
+                grain: None,
+                runs,
+            })
+            .expect("a workload");
+    }
     match peer {
         Peer::Tbb | Peer::OpenMp => {
             let native = peer.native().expect("a native peer");

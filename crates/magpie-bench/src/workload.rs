@@ -1,0 +1,270 @@
+//! Kernels written once: a [`Workload`] states its sizes, builds its input, runs over any
+//! [`Fork`] (the serial twin is the same code on [`Serial`]) and verifies a result; [`measure`]
+//! times it on any runtime — the serial twin, a magpie pool, rayon or chili — so a kernel needs no
+//! per-runtime code beyond its one generic `run`.
+//!
+//! The grain (the papers' cutoff) decides where the recursion stops forking, never the order of
+//! the arithmetic, wherever a kernel can arrange that: its results are then bit-for-bit the same
+//! on every runtime and at every grain, and verifiers compare bits. Kernels whose arithmetic
+//! cannot be kept in one order say so and verify within a stated tolerance.
+
+use crate::fork::{Chili, Fork, Magpie, Rayon, Serial};
+use crate::harness::{self, Measured, RunError};
+
+/// What the command line and the reports need to know about a kernel.
+#[derive(Clone, Copy, Debug)]
+pub struct Info {
+    /// The name on the command line and in reports.
+    pub name: &'static str,
+    /// The paper (and its table or section) the kernel comes from.
+    pub source: &'static str,
+    /// What `n` means.
+    pub n_meaning: &'static str,
+    /// `n` for `--size ci` (well under a second serially).
+    pub ci: u64,
+    /// `n` for `--size default` (about 0.5–2 s serially on a 2-core machine).
+    pub default: u64,
+    /// `n` for `--size paper` (the paper's size where it fits in memory).
+    pub paper: u64,
+    /// The smallest `n` accepted.
+    pub min_n: u64,
+    /// The largest `n` accepted.
+    pub max_n: u64,
+    /// The default grain.
+    pub grain: u64,
+    /// What the grain means (the cutoff below which the kernel stops forking).
+    pub grain_meaning: &'static str,
+}
+
+/// A benchmark kernel written once over [`Fork`].
+pub trait Workload {
+    /// Names, sizes and the default grain.
+    const INFO: Info;
+    /// Read-only data every run uses (a matrix, a graph), built once per measurement.
+    type Shared: Sync;
+    /// What one run works on and may change (built before each run, untimed).
+    type Input: Send;
+    /// What one run returns.
+    type Output: Send;
+    /// What [`Workload::verify`] compares against, computed once per measurement (untimed).
+    type Expected;
+
+    /// Checks `n`; the error is one line. The default accepts `min_n..=max_n`.
+    fn check_n(n: u64) -> Result<(), String> {
+        let i = Self::INFO;
+        if (i.min_n..=i.max_n).contains(&n) {
+            Ok(())
+        } else {
+            Err(format!(
+                "invalid n `{n}` for {}: expected a whole number between {} and {} ({})",
+                i.name, i.min_n, i.max_n, i.n_meaning
+            ))
+        }
+    }
+    /// Checks a grain; the error is one line. The default accepts any grain from 1.
+    fn check_grain(grain: u64) -> Result<(), String> {
+        if grain >= 1 {
+            Ok(())
+        } else {
+            Err(format!(
+                "invalid grain `{grain}` for {}: expected a whole number from 1 ({})",
+                Self::INFO.name,
+                Self::INFO.grain_meaning
+            ))
+        }
+    }
+    /// Builds the read-only data for size `n` (which passed [`Workload::check_n`]).
+    fn shared(n: u64) -> Self::Shared;
+    /// Builds one run's input.
+    fn input(n: u64, shared: &Self::Shared) -> Self::Input;
+    /// The kernel: runs on `f`, forking down to `grain`.
+    fn run<F: Fork>(
+        f: &mut F,
+        n: u64,
+        grain: u64,
+        shared: &Self::Shared,
+        input: &mut Self::Input,
+    ) -> Self::Output;
+    /// What a correct run gives: usually the serial twin's result, or a known answer.
+    fn expected(n: u64, shared: &Self::Shared) -> Self::Expected;
+    /// Checks one run's result (`input` as the run left it, and its output); the error is one
+    /// line and says what differs.
+    fn verify(
+        n: u64,
+        shared: &Self::Shared,
+        want: &Self::Expected,
+        input: &Self::Input,
+        out: Self::Output,
+    ) -> Result<(), String>;
+}
+
+/// Where [`measure`] runs a workload.
+pub enum Runtime<'p> {
+    /// The serial twin ([`Serial`]).
+    Serial,
+    /// A magpie pool.
+    Magpie(&'p magpie::Pool),
+    /// A rayon pool.
+    Rayon(&'p rayon::ThreadPool),
+    /// A chili pool.
+    Chili(&'p chili::ThreadPool),
+}
+
+/// Times `runs` runs of `W` at size `n` and grain `grain` on `rt`, verifying each one.
+pub fn measure<W: Workload>(
+    rt: &Runtime<'_>,
+    n: u64,
+    grain: u64,
+    runs: usize,
+) -> Result<Measured, RunError> {
+    W::check_n(n).map_err(RunError::Setup)?;
+    W::check_grain(grain).map_err(RunError::Setup)?;
+    let shared = W::shared(n);
+    let want = W::expected(n, &shared);
+    let sh = &shared;
+    let setup = || W::input(n, sh);
+    let check = |i: &W::Input, o| W::verify(n, sh, &want, i, o);
+    match rt {
+        Runtime::Serial => {
+            harness::measure(runs, setup, |i| W::run(&mut Serial, n, grain, sh, i), check)
+        }
+        Runtime::Magpie(pool) => harness::measure(
+            runs,
+            setup,
+            |i| pool.install(|| W::run(&mut Magpie, n, grain, sh, i)),
+            check,
+        ),
+        Runtime::Rayon(pool) => harness::measure(
+            runs,
+            setup,
+            |i| pool.install(|| W::run(&mut Rayon, n, grain, sh, i)),
+            check,
+        ),
+        Runtime::Chili(pool) => {
+            let mut scope = pool.scope();
+            harness::measure(
+                runs,
+                setup,
+                |i| W::run(&mut Chili::new(&mut scope), n, grain, sh, i),
+                check,
+            )
+        }
+    }
+}
+
+/// Something done with a workload's type: [`crate::Kernel::visit`] calls it with the kernel's
+/// [`Workload`].
+pub trait Visitor {
+    /// The result.
+    type Out;
+    /// Does it for `W`.
+    fn visit<W: Workload>(self) -> Self::Out;
+}
+
+/// A visitor returning [`Workload::INFO`].
+pub(crate) struct GetInfo;
+
+impl Visitor for GetInfo {
+    type Out = Info;
+    fn visit<W: Workload>(self) -> Info {
+        W::INFO
+    }
+}
+
+/// A visitor running [`Workload::check_n`].
+pub(crate) struct CheckN(pub u64);
+
+impl Visitor for CheckN {
+    type Out = Result<(), String>;
+    fn visit<W: Workload>(self) -> Result<(), String> {
+        W::check_n(self.0)
+    }
+}
+
+/// A visitor running [`Workload::check_grain`].
+pub(crate) struct CheckGrain(pub u64);
+
+impl Visitor for CheckGrain {
+    type Out = Result<(), String>;
+    fn visit<W: Workload>(self) -> Result<(), String> {
+        W::check_grain(self.0)
+    }
+}
+
+/// A visitor running [`measure`].
+pub(crate) struct Measure<'r, 'p> {
+    pub rt: &'r Runtime<'p>,
+    pub n: u64,
+    pub grain: Option<u64>,
+    pub runs: usize,
+}
+
+impl Visitor for Measure<'_, '_> {
+    type Out = Result<Measured, RunError>;
+    fn visit<W: Workload>(self) -> Self::Out {
+        measure::<W>(
+            self.rt,
+            self.n,
+            self.grain.unwrap_or(W::INFO.grain),
+            self.runs,
+        )
+    }
+}
+
+/// Test support: runs `W` at each size in `sizes` and a few grains on the serial twin, on magpie
+/// under every policy at 1 and 2 workers, on rayon and on chili at 1 and 2 threads, and asserts
+/// that every run verifies; also that the sizes' presets pass `check_n` and that 0 and
+/// `max_n + 1` do not.
+#[cfg(test)]
+pub(crate) fn check_everywhere<W: Workload>(sizes: &[u64], grains: &[u64]) {
+    let i = W::INFO;
+    for n in [i.ci, i.default, i.paper, i.min_n, i.max_n] {
+        assert_eq!(W::check_n(n), Ok(()), "{}: n = {n}", i.name);
+    }
+    for n in [i.min_n.wrapping_sub(1), i.max_n + 1] {
+        let e = W::check_n(n).unwrap_err();
+        assert!(e.contains(i.name) && !e.contains('\n'), "{e}");
+    }
+    assert!(W::check_grain(0).is_err());
+    assert_eq!(W::check_grain(i.grain), Ok(()));
+    let ok = |what: &str, n: u64, g: u64, r: Result<Measured, RunError>| match r {
+        Ok(m) => assert!(
+            m.verified,
+            "{} n={n} grain={g} {what}: {:?}",
+            i.name, m.failure
+        ),
+        Err(e) => panic!("{} n={n} grain={g} {what}: {e}", i.name),
+    };
+    for &n in sizes {
+        for &g in grains {
+            ok("serial", n, g, measure::<W>(&Runtime::Serial, n, g, 1));
+            for p in [
+                magpie::Policy::WorkFirst,
+                magpie::Policy::HelpFirst,
+                magpie::Policy::Adaptive,
+            ] {
+                for w in [1, 2] {
+                    let pool = magpie::Pool::builder()
+                        .workers(w)
+                        .policy(p)
+                        .build()
+                        .unwrap();
+                    let what = format!("magpie {p:?} {w}w");
+                    ok(&what, n, g, measure::<W>(&Runtime::Magpie(&pool), n, g, 2));
+                }
+            }
+            for w in [1, 2] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(w)
+                    .build()
+                    .unwrap();
+                ok("rayon", n, g, measure::<W>(&Runtime::Rayon(&pool), n, g, 1));
+                let pool = chili::ThreadPool::with_config(chili::Config {
+                    thread_count: std::num::NonZero::new(w),
+                    ..Default::default()
+                });
+                ok("chili", n, g, measure::<W>(&Runtime::Chili(&pool), n, g, 1));
+            }
+        }
+    }
+}
