@@ -188,7 +188,7 @@ impl Workload for Sor {
 
     fn check_n(n: u64) -> Result<(), String> {
         let i = Self::INFO;
-        if (i.min_n..=i.max_n).contains(&n) && n % 2 == 0 {
+        if (i.min_n..=i.max_n).contains(&n) && n.is_multiple_of(2) {
             Ok(())
         } else {
             Err(format!(
