@@ -22,6 +22,18 @@ pub fn parallel(n: u64) -> u64 {
     a + b
 }
 
+/// fib(n) with `magpie::join` down to fib(`cutoff`), below which the recursion is serial.
+pub fn parallel_cutoff(n: u64, cutoff: u64) -> u64 {
+    if n < cutoff.max(2) {
+        return serial(n);
+    }
+    let (a, b) = magpie::join(
+        || parallel_cutoff(n - 1, cutoff),
+        || parallel_cutoff(n - 2, cutoff),
+    );
+    a + b
+}
+
 /// The serial twin: the same recursion, no runtime, compiled as a plain Rust program would be
 /// (the harness hides `n` from the optimiser at the call; inside, LLVM may optimise the recursion
 /// as it would for any user, which is the baseline a user compares against).
@@ -38,6 +50,30 @@ pub fn rayon_join(n: u64) -> u64 {
         return n;
     }
     let (a, b) = rayon::join(|| rayon_join(n - 1), || rayon_join(n - 2));
+    a + b
+}
+
+/// fib(n) with `rayon::join` down to fib(`cutoff`).
+pub fn rayon_join_cutoff(n: u64, cutoff: u64) -> u64 {
+    if n < cutoff.max(2) {
+        return serial(n);
+    }
+    let (a, b) = rayon::join(
+        || rayon_join_cutoff(n - 1, cutoff),
+        || rayon_join_cutoff(n - 2, cutoff),
+    );
+    a + b
+}
+
+/// fib(n) with `chili::Scope::join` down to fib(`cutoff`).
+pub fn chili_join_cutoff(s: &mut chili::Scope<'_>, n: u64, cutoff: u64) -> u64 {
+    if n < cutoff.max(2) {
+        return serial(n);
+    }
+    let (a, b) = s.join(
+        |s| chili_join_cutoff(s, n - 1, cutoff),
+        |s| chili_join_cutoff(s, n - 2, cutoff),
+    );
     a + b
 }
 

@@ -7,9 +7,10 @@
 //! `magpie` CLI drives.
 //!
 //! ```
-//! use magpie_bench::{runner, Kernel, Size};
+//! use magpie_bench::{runner::{self, Case}, Kernel, Size};
 //! let pool = magpie::Pool::builder().workers(1).build()?;
-//! let m = runner::run_magpie(&pool, Kernel::Fib, Kernel::Fib.size_n(Size::Ci), 1).unwrap();
+//! let case = Case::new(Kernel::Fib, Kernel::Fib.size_n(Size::Ci));
+//! let m = runner::run_magpie(&pool, &case, 1).unwrap();
 //! assert!(m.verified);
 //! # Ok::<(), magpie::Error>(())
 //! ```
@@ -93,13 +94,25 @@ impl Kernel {
     }
 
     /// The default grain of a kernel that has one (`None` for the kernels without a grain
-    /// parameter).
+    /// parameter, and for fib, whose default is no cutoff).
     pub fn default_grain(self) -> Option<u64> {
         self.info().map(|i| i.grain)
     }
 
     /// Checks a grain for this kernel; the error is one line.
     pub fn check_grain(self, grain: u64) -> Result<(), String> {
+        if self == Kernel::Fib {
+            // fib's grain is a cutoff: below fib(grain) the recursion is serial.
+            return if (1..=fib::MAX_N).contains(&grain) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "invalid grain `{grain}` for fib: expected a whole number between 1 and {} \
+                     (below fib(grain) the recursion is serial)",
+                    fib::MAX_N
+                ))
+            };
+        }
         self.visit(workload::CheckGrain(grain)).unwrap_or_else(|| {
             Err(format!(
                 "{} has no grain parameter (only the kernels written as workloads do)",

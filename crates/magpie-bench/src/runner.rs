@@ -9,6 +9,63 @@ use serde::{Deserialize, Serialize};
 use std::num::NonZero;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// One instance of a kernel: the kernel, its size, and the optional knobs (a grain for the kernels
+/// that have one, the tree for UTS).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Case {
+    /// The kernel.
+    pub kernel: Kernel,
+    /// Its problem size (ignored by UTS when `tree` is given).
+    pub n: u64,
+    /// The grain, for kernels with a grain parameter ([`Kernel::check_grain`]); `None` is the
+    /// kernel's default (fib: no cutoff).
+    pub grain: Option<u64>,
+    /// UTS only: the tree to search; `None` is the T1 family at depth `n`.
+    pub tree: Option<uts::Params>,
+}
+
+impl Case {
+    /// `kernel` at size `n` with its default knobs.
+    pub fn new(kernel: Kernel, n: u64) -> Case {
+        Case {
+            kernel,
+            n,
+            grain: None,
+            tree: None,
+        }
+    }
+
+    /// The UTS tree this case searches.
+    pub fn uts_params(&self) -> uts::Params {
+        self.tree.unwrap_or_else(|| uts::t1_family(self.n))
+    }
+
+    /// Checks the knobs against the kernel; the error is one line.
+    pub fn check(&self) -> Result<(), String> {
+        if self.tree.is_some() && self.kernel != Kernel::Uts {
+            return Err(format!(
+                "--tree is for uts only, not {}",
+                self.kernel.name()
+            ));
+        }
+        if self.tree.is_none() {
+            self.kernel.check_n(self.n)?;
+        }
+        match self.grain {
+            Some(g) => self.kernel.check_grain(g),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A key for [`workload::cached`] values of the UTS tree `p` (its parameters, hashed).
+fn uts_key(p: &uts::Params) -> (&'static str, u64) {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    p.to_string().hash(&mut h);
+    ("uts-serial-counts", h.finish())
+}
+
 /// Verifies UTS counts against the published count of a named tree, or else against the serial
 /// twin's counts, computed once (the first time a run needs them) rather than once per run.
 struct UtsCheck<'p> {
@@ -27,7 +84,10 @@ impl<'p> UtsCheck<'p> {
         if uts::expected_nodes(self.p).is_some() {
             return uts::verify(self.p, got, None);
         }
-        let want = *self.serial.get_or_init(|| uts::serial(self.p));
+        let p = self.p;
+        let want = *self
+            .serial
+            .get_or_init(|| *workload::cached(uts_key(p), || uts::serial(p)));
         uts::verify(self.p, got, Some(want.nodes))?;
         if *got == want {
             Ok(())
@@ -94,7 +154,7 @@ fn measure_stencil(
     mut jacobi_run: impl FnMut(&mut jacobi::Problem) -> f64,
 ) -> Result<Measured, RunError> {
     if kernel == Kernel::Heat {
-        let want = heat_expected(n);
+        let want = workload::cached(("heat-expected", n), || heat_expected(n));
         measure(
             runs,
             || heat::input(n),
@@ -102,7 +162,7 @@ fn measure_stencil(
             |g, ()| heat_check(&want, g),
         )
     } else {
-        let want = jacobi_expected(n);
+        let want = workload::cached(("jacobi-expected", n), || jacobi_expected(n));
         measure(
             runs,
             || jacobi::input(n),
@@ -117,12 +177,16 @@ fn counts_of(counters: &[AtomicU32]) -> Vec<u32> {
 }
 
 /// Times the serial twin of `kernel` `runs` times and verifies each result.
-pub fn run_serial(kernel: Kernel, n: u64, runs: usize) -> Result<Measured, RunError> {
+pub fn run_serial(case: &Case, runs: usize) -> Result<Measured, RunError> {
+    let Case {
+        kernel, n, grain, ..
+    } = *case;
+    case.check().map_err(RunError::Setup)?;
     let rt = workload::Runtime::Serial;
     if let Some(r) = kernel.visit(workload::Measure {
         rt: &rt,
         n,
-        grain: None,
+        grain,
         runs,
     }) {
         return r;
@@ -136,7 +200,7 @@ pub fn run_serial(kernel: Kernel, n: u64, runs: usize) -> Result<Measured, RunEr
             |_, r| nqueens::verify(n, r),
         ),
         Kernel::Uts => {
-            let p = uts::t1_family(n);
+            let p = case.uts_params();
             let check = UtsCheck::new(&p);
             measure(runs, || (), |_| uts::serial(&p), |_, c| check.verify(&c))
         }
@@ -154,7 +218,9 @@ pub fn run_serial(kernel: Kernel, n: u64, runs: usize) -> Result<Measured, RunEr
             |p| jacobi::serial(n, p),
         ),
         Kernel::Matmul => {
-            let (a, b) = matmul::inputs(n);
+            let (a, b) = workload::cached(("matmul-inputs", n), || matmul::inputs(n))
+                .as_ref()
+                .clone();
             let len = (n * n) as usize;
             measure(
                 runs,
@@ -190,28 +256,28 @@ pub fn run_serial(kernel: Kernel, n: u64, runs: usize) -> Result<Measured, RunEr
 
 /// Times `kernel` on `pool` `runs` times, verifies each result, and records the pool's counter
 /// delta over the runs (also when a run stops early, in which case the error is returned).
-pub fn run_magpie(
-    pool: &magpie::Pool,
-    kernel: Kernel,
-    n: u64,
-    runs: usize,
-) -> Result<Measured, RunError> {
-    run_magpie_with_stats(pool, kernel, n, runs).0
+pub fn run_magpie(pool: &magpie::Pool, case: &Case, runs: usize) -> Result<Measured, RunError> {
+    run_magpie_with_stats(pool, case, runs).0
 }
 
 /// [`run_magpie`], also returning the counter delta when the measurement stopped early.
 pub fn run_magpie_with_stats(
     pool: &magpie::Pool,
-    kernel: Kernel,
-    n: u64,
+    case: &Case,
     runs: usize,
 ) -> (Result<Measured, RunError>, magpie::Stats) {
+    let Case {
+        kernel, n, grain, ..
+    } = *case;
+    if let Err(e) = case.check() {
+        return (Err(RunError::Setup(e)), magpie::Stats::default());
+    }
     let before = pool.stats();
     let rt = workload::Runtime::Magpie(pool);
     let visited = kernel.visit(workload::Measure {
         rt: &rt,
         n,
-        grain: None,
+        grain,
         runs,
     });
     let r = match kernel {
@@ -219,7 +285,10 @@ pub fn run_magpie_with_stats(
         Kernel::Fib => measure(
             runs,
             || (),
-            |_| pool.install(|| fib::parallel(n)),
+            |_| match grain {
+                None => pool.install(|| fib::parallel(n)),
+                Some(g) => pool.install(|| fib::parallel_cutoff(n, g)),
+            },
             |_, r| fib::verify(n, r),
         ),
         Kernel::NQueens => measure(
@@ -229,7 +298,7 @@ pub fn run_magpie_with_stats(
             |_, r| nqueens::verify(n, r),
         ),
         Kernel::Uts => {
-            let p = uts::t1_family(n);
+            let p = case.uts_params();
             let check = UtsCheck::new(&p);
             measure(
                 runs,
@@ -252,7 +321,9 @@ pub fn run_magpie_with_stats(
             |p| pool.install(|| jacobi::parallel(n, p)),
         ),
         Kernel::Matmul => {
-            let (a, b) = matmul::inputs(n);
+            let (a, b) = workload::cached(("matmul-inputs", n), || matmul::inputs(n))
+                .as_ref()
+                .clone();
             let len = (n * n) as usize;
             measure(
                 runs,
@@ -302,11 +373,14 @@ pub fn run_magpie_with_stats(
 /// measurement and dropped after it.
 pub fn run_peer(
     peer: Peer,
-    kernel: Kernel,
-    n: u64,
+    case: &Case,
     workers: usize,
     runs: usize,
 ) -> Result<Measured, RunError> {
+    let Case {
+        kernel, n, grain, ..
+    } = *case;
+    case.check().map_err(RunError::Setup)?;
     let unsupported = || {
         Err(RunError::Setup(format!(
             "{peer} has no version of {kernel}"
@@ -329,7 +403,7 @@ pub fn run_peer(
                 .visit(workload::Measure {
                     rt: &workload::Runtime::Chili(&c),
                     n,
-                    grain: None,
+                    grain,
                     runs,
                 })
                 .expect("a workload");
@@ -338,7 +412,7 @@ pub fn run_peer(
             .visit(workload::Measure {
                 rt: &rt,
                 n,
-                grain: None,
+                grain,
                 runs,
             })
             .expect("a workload");
@@ -348,6 +422,12 @@ pub fn run_peer(
             let native = peer.native().expect("a native peer");
             if !native.kernels().contains(&kernel.name()) {
                 return unsupported();
+            }
+            if grain.is_some() || case.tree.is_some() {
+                return Err(RunError::Setup(format!(
+                    "the {} program takes no grain or tree: it runs the kernel's default form",
+                    native.name()
+                )));
             }
             let results = native
                 .run(kernel.name(), n, workers, runs)
@@ -377,7 +457,10 @@ pub fn run_peer(
                 (Peer::RayonJoin, Kernel::Fib) => measure(
                     runs,
                     || (),
-                    |_| pool.install(|| fib::rayon_join(n)),
+                    |_| match grain {
+                        None => pool.install(|| fib::rayon_join(n)),
+                        Some(g) => pool.install(|| fib::rayon_join_cutoff(n, g)),
+                    },
                     |_, r| fib::verify(n, r),
                 ),
                 (Peer::RayonJoin, Kernel::Heat | Kernel::Jacobi) => measure_stencil(
@@ -394,7 +477,9 @@ pub fn run_peer(
                     |v, ()| sort::verify(n, v),
                 ),
                 (Peer::RayonJoin, Kernel::Matmul) => {
-                    let (a, b) = matmul::inputs(n);
+                    let (a, b) = workload::cached(("matmul-inputs", n), || matmul::inputs(n))
+                        .as_ref()
+                        .clone();
                     let len = (n * n) as usize;
                     measure(
                         runs,
@@ -404,7 +489,7 @@ pub fn run_peer(
                     )
                 }
                 (Peer::RayonScope, Kernel::Uts) => {
-                    let p = uts::t1_family(n);
+                    let p = case.uts_params();
                     let check = UtsCheck::new(&p);
                     measure(
                         runs,
@@ -468,7 +553,9 @@ pub fn run_peer(
                 );
             }
             if kernel == Kernel::Matmul {
-                let (a, b) = matmul::inputs(n);
+                let (a, b) = workload::cached(("matmul-inputs", n), || matmul::inputs(n))
+                    .as_ref()
+                    .clone();
                 let len = (n * n) as usize;
                 return measure(
                     runs,
@@ -478,7 +565,7 @@ pub fn run_peer(
                 );
             }
             if kernel == Kernel::Uts {
-                let p = uts::t1_family(n);
+                let p = case.uts_params();
                 let check = UtsCheck::new(&p);
                 return measure(
                     runs,
@@ -498,7 +585,10 @@ pub fn run_peer(
             measure(
                 runs,
                 || (),
-                |_| fib::chili_join(&mut scope, n),
+                |_| match grain {
+                    None => fib::chili_join(&mut scope, n),
+                    Some(g) => fib::chili_join_cutoff(&mut scope, n, g),
+                },
                 |_, r| fib::verify(n, r),
             )
         }
@@ -518,6 +608,10 @@ pub struct BenchConfig {
     pub serial: bool,
     /// Whether to time the kernel's peers ([`Kernel::peers`]).
     pub peers: bool,
+    /// The grain ([`Case::grain`]).
+    pub grain: Option<u64>,
+    /// The UTS tree ([`Case::tree`]).
+    pub tree: Option<uts::Params>,
 }
 
 /// One peer's line in a [`BenchRecord`].
@@ -557,6 +651,12 @@ pub struct BenchRecord {
     pub kernel: String,
     /// Problem size.
     pub n: u64,
+    /// The grain, when one was given (`null`: the kernel's default).
+    #[serde(default)]
+    pub grain: Option<u64>,
+    /// UTS: the tree's parameters, when a tree was given instead of `n`.
+    #[serde(default)]
+    pub tree: Option<String>,
     /// magpie's spawning policy.
     pub policy: String,
     /// Workers (magpie's, and each peer's thread count).
@@ -668,6 +768,12 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
     let BenchConfig {
         kernel, n, runs, ..
     } = *cfg;
+    let case = Case {
+        kernel,
+        n,
+        grain: cfg.grain,
+        tree: cfg.tree,
+    };
     let workers = pool.workers();
     let mut errors: Vec<String> = vec![];
     let mut verified = true;
@@ -678,14 +784,22 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
             .peers()
             .iter()
             .copied()
-            .filter(|p| match p.unavailable_reason() {
-                None => true,
-                Some(reason) => {
-                    unavailable.push(Unavailable {
-                        name: p.name().to_string(),
-                        reason,
-                    });
-                    false
+            .filter(|p| {
+                match p.unavailable_reason().or_else(|| {
+                    let knobs = cfg.grain.is_some() || cfg.tree.is_some();
+                    (knobs && p.native().is_some()).then(|| {
+                        "the C++ program takes no grain or tree: it runs the kernel's default form"
+                            .to_string()
+                    })
+                }) {
+                    None => true,
+                    Some(reason) => {
+                        unavailable.push(Unavailable {
+                            name: p.name().to_string(),
+                            reason,
+                        });
+                        false
+                    }
                 }
             })
             .collect()
@@ -702,10 +816,10 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
         peer_list.iter().map(|_| None).collect();
     for _ in 0..runs {
         if cfg.serial && !failed(&serial_acc) {
-            merge(&mut serial_acc, run_serial(kernel, n, 1));
+            merge(&mut serial_acc, run_serial(&case, 1));
         }
         if !failed(&magpie_acc) {
-            let (r, s) = run_magpie_with_stats(&pool, kernel, n, 1);
+            let (r, s) = run_magpie_with_stats(&pool, &case, 1);
             stats = stats + s;
             merge(&mut magpie_acc, r);
         }
@@ -714,7 +828,7 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
         }
         for (acc, &peer) in peer_acc.iter_mut().zip(&peer_list) {
             if !failed(acc) {
-                merge(acc, run_peer(peer, kernel, n, workers, 1));
+                merge(acc, run_peer(peer, &case, workers, 1));
             }
         }
     }
@@ -801,6 +915,8 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
     BenchRecord {
         kernel: kernel.name().into(),
         n,
+        grain: cfg.grain,
+        tree: cfg.tree.map(|t| t.to_string()),
         policy,
         workers,
         runs,
@@ -843,13 +959,18 @@ mod tests {
     #[test]
     fn every_kernel_policy_and_width_verifies() {
         for k in Kernel::ALL {
-            let n = k.size_n(Size::Ci);
-            let s = run_serial(k, n, 1).unwrap();
+            let case = Case::new(k, k.size_n(Size::Ci));
+            let s = run_serial(&case, 1).unwrap();
             assert!(s.verified, "{k} serial: {:?}", s.failure);
-            for p in POLICIES {
-                for w in [1, 2] {
+            // Workloads test every policy and width in their own modules; here, the runner's path.
+            let (policies, widths) = match k.info() {
+                Some(_) => (&POLICIES[2..], &[2][..]),
+                None => (&POLICIES[..], &[1, 2][..]),
+            };
+            for &p in policies {
+                for &w in widths {
                     let pool = Pool::builder().workers(w).policy(p).build().unwrap();
-                    let m = run_magpie(&pool, k, n, 2).unwrap();
+                    let m = run_magpie(&pool, &case, 2).unwrap();
                     assert!(m.verified, "{k} {p} x{w}: {:?}", m.failure);
                     assert_eq!(m.timing.times_s.len(), 2);
                     let st = m.stats.unwrap();
@@ -862,26 +983,102 @@ mod tests {
     #[test]
     fn peers_verify_and_others_are_refused() {
         for k in Kernel::ALL {
-            let n = k.size_n(Size::Ci);
+            let case = Case::new(k, k.size_n(Size::Ci));
             for &peer in k.peers() {
                 if let Some(why) = peer.unavailable_reason() {
                     eprintln!("skipped {peer} on {k}: {why}");
                     continue;
                 }
-                for w in [1, 2] {
-                    let m = run_peer(peer, k, n, w, 1).unwrap();
+                let widths = if k.info().is_some() {
+                    &[2][..]
+                } else {
+                    &[1, 2]
+                };
+                for &w in widths {
+                    let m = run_peer(peer, &case, w, 1).unwrap();
                     assert!(m.verified, "{peer} {k} x{w}");
                 }
             }
         }
         assert!(matches!(
-            run_peer(Peer::ChiliJoin, Kernel::Fj, 1, 1, 1),
+            run_peer(Peer::ChiliJoin, &Case::new(Kernel::Fj, 1), 1, 1),
             Err(RunError::Setup(_))
         ));
         assert!(matches!(
-            run_peer(Peer::RayonScope, Kernel::Pdfs, 1, 1, 1),
+            run_peer(Peer::RayonScope, &Case::new(Kernel::Pdfs, 1), 1, 1),
             Err(RunError::Setup(_))
         ));
+    }
+
+    #[test]
+    fn grains_and_trees_reach_the_kernels() {
+        // fib with a cutoff, on every runtime.
+        let case = Case {
+            grain: Some(12),
+            ..Case::new(Kernel::Fib, 22)
+        };
+        let pool = Pool::builder().workers(2).build().unwrap();
+        assert!(run_serial(&case, 1).unwrap().verified);
+        let m = run_magpie(&pool, &case, 1).unwrap();
+        assert!(m.verified);
+        // fib(22) with fib(12) and below serial: far fewer spawns than the ~28,000 without.
+        let st = m.stats.unwrap();
+        assert!(st.spawns_work_first + st.spawns_help_first < 1000, "{st:?}");
+        for peer in [Peer::RayonJoin, Peer::ChiliJoin] {
+            assert!(run_peer(peer, &case, 2, 1).unwrap().verified, "{peer}");
+        }
+        // The C++ programs take no grain: a setup error (listed as not measured), not a wrong run.
+        let e = run_peer(Peer::Tbb, &case, 2, 1).unwrap_err();
+        assert!(matches!(e, RunError::Setup(_)), "{e}");
+        // A workload's grain.
+        let case = Case {
+            grain: Some(3),
+            ..Case::new(Kernel::Sor, 64)
+        };
+        assert!(run_magpie(&pool, &case, 1).unwrap().verified);
+        // A named UTS tree instead of the T1 family; n is then ignored.
+        let case = Case {
+            tree: Some(uts::named("T3XS").unwrap()),
+            ..Case::new(Kernel::Uts, 0)
+        };
+        assert!(run_serial(&case, 1).unwrap().verified);
+        assert!(run_magpie(&pool, &case, 1).unwrap().verified);
+        assert!(run_peer(Peer::ChiliJoin, &case, 2, 1).unwrap().verified);
+        // Knobs that do not fit the kernel are refused with one line.
+        for (case, what) in [
+            (
+                Case {
+                    grain: Some(0),
+                    ..Case::new(Kernel::Fib, 20)
+                },
+                "grain",
+            ),
+            (
+                Case {
+                    grain: Some(0),
+                    ..Case::new(Kernel::Sor, 64)
+                },
+                "grain",
+            ),
+            (
+                Case {
+                    grain: Some(4),
+                    ..Case::new(Kernel::NQueens, 8)
+                },
+                "no grain",
+            ),
+            (
+                Case {
+                    tree: Some(uts::named("T1XS").unwrap()),
+                    ..Case::new(Kernel::Fib, 20)
+                },
+                "--tree",
+            ),
+        ] {
+            let e = run_magpie(&pool, &case, 1).unwrap_err().to_string();
+            assert!(e.contains(what) && !e.contains('\n'), "{e}");
+            assert!(run_serial(&case, 1).is_err());
+        }
     }
 
     #[test]
@@ -893,6 +1090,8 @@ mod tests {
             runs: 3,
             serial: true,
             peers: true,
+            grain: None,
+            tree: None,
         };
         let r = bench(&cfg, pool);
         assert!(r.verified && r.error.is_none() && !r.stopped, "{r:?}");
@@ -938,6 +1137,8 @@ mod tests {
             runs: 1,
             serial: false,
             peers: true,
+            grain: None,
+            tree: None,
         };
         let r = bench(&cfg, pool);
         assert!(r.stopped && !r.verified, "{r:?}");

@@ -41,13 +41,13 @@ pub trait Workload {
     /// Names, sizes and the default grain.
     const INFO: Info;
     /// Read-only data every run uses (a matrix, a graph), built once per measurement.
-    type Shared: Sync;
+    type Shared: Send + Sync + 'static;
     /// What one run works on and may change (built before each run, untimed).
     type Input: Send;
     /// What one run returns.
     type Output: Send;
     /// What [`Workload::verify`] compares against, computed once per measurement (untimed).
-    type Expected;
+    type Expected: Send + Sync + 'static;
 
     /// Checks `n`; the error is one line. The default accepts `min_n..=max_n`.
     fn check_n(n: u64) -> Result<(), String> {
@@ -119,11 +119,15 @@ pub fn measure<W: Workload>(
 ) -> Result<Measured, RunError> {
     W::check_n(n).map_err(RunError::Setup)?;
     W::check_grain(grain).map_err(RunError::Setup)?;
-    let shared = W::shared(n);
-    let want = W::expected(n, &shared);
-    let sh = &shared;
+    let prepared = cached((W::INFO.name, n), || {
+        let shared = W::shared(n);
+        let want = W::expected(n, &shared);
+        (shared, want)
+    });
+    let (shared, want) = &*prepared;
+    let sh = shared;
     let setup = || W::input(n, sh);
-    let check = |i: &W::Input, o| W::verify(n, sh, &want, i, o);
+    let check = |i: &W::Input, o| W::verify(n, sh, want, i, o);
     match rt {
         Runtime::Serial => {
             harness::measure(runs, setup, |i| W::run(&mut Serial, n, grain, sh, i), check)
@@ -150,6 +154,34 @@ pub fn measure<W: Workload>(
             )
         }
     }
+}
+
+/// The value `make` builds for `key`, kept for the next call with the same key: the suite
+/// measures one run at a time, and an input or an expected result that costs a serial run must not
+/// be rebuilt for each. One value is kept (the last key's), so memory holds one kernel's data.
+pub fn cached<T: Send + Sync + 'static>(
+    key: (&'static str, u64),
+    make: impl FnOnce() -> T,
+) -> std::sync::Arc<T> {
+    use std::any::Any;
+    use std::sync::{Arc, Mutex};
+    type Entry = ((&'static str, u64), Arc<dyn Any + Send + Sync>);
+    static LAST: Mutex<Option<Entry>> = Mutex::new(None);
+    let hit = {
+        let last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+        match &*last {
+            Some((k, v)) if *k == key => v.clone().downcast::<T>().ok(),
+            _ => None,
+        }
+    };
+    if let Some(v) = hit {
+        return v;
+    }
+    // Drop the old value before building the new one, so that two never take memory at once.
+    *LAST.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    let v = Arc::new(make());
+    *LAST.lock().unwrap_or_else(|e| e.into_inner()) = Some((key, v.clone()));
+    v
 }
 
 /// Something done with a workload's type: [`crate::Kernel::visit`] calls it with the kernel's

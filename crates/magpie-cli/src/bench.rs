@@ -56,8 +56,22 @@ pub fn run(a: BenchArgs) -> Result<(), Failure> {
     if let Some(f) = a.max_fibers {
         builder = builder.max_fibers(f);
     }
-    let n = a.n.unwrap_or_else(|| a.kernel.size_n(a.size));
-    a.kernel.check_n(n).map_err(Failure::Usage)?;
+    if a.tree.is_some() && a.n.is_some() {
+        return Err(Failure::Usage(
+            "give uts either --n (a depth of the T1 family) or --tree, not both".into(),
+        ));
+    }
+    let n = match a.tree {
+        Some(_) => 0,
+        None => a.n.unwrap_or_else(|| a.kernel.size_n(a.size)),
+    };
+    let case = runner::Case {
+        kernel: a.kernel,
+        n,
+        grain: a.grain,
+        tree: a.tree,
+    };
+    case.check().map_err(Failure::Usage)?;
     let pool = builder.build().map_err(Failure::from_magpie)?;
     let cfg = BenchConfig {
         kernel: a.kernel,
@@ -65,6 +79,8 @@ pub fn run(a: BenchArgs) -> Result<(), Failure> {
         runs: a.runs,
         serial: !a.no_serial,
         peers: !a.no_peers,
+        grain: a.grain,
+        tree: a.tree,
     };
     let mut rec = runner::bench(&cfg, pool);
     rec.peak_rss_kib = peak_rss_kib();
@@ -89,8 +105,16 @@ fn table(r: &BenchRecord) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{} n={} workers={} policy={} runs={}\n",
-        r.kernel, r.n, r.workers, r.policy, r.runs
+        "{} {}{} workers={} policy={} runs={}\n",
+        r.kernel,
+        match &r.tree {
+            Some(t) => format!("tree {t}"),
+            None => format!("n={}", r.n),
+        },
+        r.grain.map_or(String::new(), |g| format!(" grain={g}")),
+        r.workers,
+        r.policy,
+        r.runs
     );
     let _ = write!(
         o,

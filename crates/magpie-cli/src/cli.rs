@@ -93,6 +93,14 @@ pub struct BenchArgs {
     /// Bytes of stack per fiber in magpie's pool [magpie's default: 2 MiB; 65536 to 1073741824].
     #[arg(long, value_parser = parse_stack_size)]
     pub stack_size: Option<usize>,
+    /// The grain (cutoff) for kernels that have one: fib (below fib(G) serial; default: no
+    /// cutoff) and the kernels written as workloads (see `magpie suite --help` for the list).
+    #[arg(long)]
+    pub grain: Option<u64>,
+    /// uts only: a named tree (T1, T3, T1L, T3L, T1XS, T3XS) or the standard parameters in
+    /// quotes, e.g. "-t 1 -a 3 -d 10 -b 4 -r 19" [default: the T1 family at depth n].
+    #[arg(long, value_parser = parse_tree, allow_hyphen_values = true)]
+    pub tree: Option<magpie_bench::uts::Params>,
 }
 
 #[derive(Args, Debug)]
@@ -158,6 +166,17 @@ pub struct WorkersList(pub Vec<usize>);
 
 fn parse_kernel(s: &str) -> Result<Kernel, String> {
     s.parse()
+}
+
+fn parse_tree(s: &str) -> Result<magpie_bench::uts::Params, String> {
+    match magpie_bench::uts::named(s.trim()) {
+        Some(p) => Ok(p),
+        None if s.trim_start().starts_with('-') => magpie_bench::uts::Params::parse(s),
+        None => Err(format!(
+            "unknown tree `{s}`: expected T1, T3, T1L, T3L, T1XS, T3XS or parameters such as \
+             \"-t 1 -a 3 -d 10 -b 4 -r 19\""
+        )),
+    }
 }
 
 fn parse_size(s: &str) -> Result<Size, String> {

@@ -524,7 +524,10 @@ fn measure_kernel(
                 for round in 1..=runs {
                     prog.at(&format!("{kernel} serial, round {round}/{runs}"));
                     if !runner::failed(&serial_acc) {
-                        runner::merge(&mut serial_acc, runner::run_serial(kernel, n, 1));
+                        runner::merge(
+                            &mut serial_acc,
+                            runner::run_serial(&runner::Case::new(kernel, n), 1),
+                        );
                     }
                     prog.ran(1);
                 }
@@ -551,19 +554,28 @@ fn measure_kernel(
                 prog.at(&format!("{kernel} x{w}, round {round}/{runs}"));
                 if i == 0 {
                     if !runner::failed(&serial_acc) {
-                        runner::merge(&mut serial_acc, runner::run_serial(kernel, n, 1));
+                        runner::merge(
+                            &mut serial_acc,
+                            runner::run_serial(&runner::Case::new(kernel, n), 1),
+                        );
                     }
                     prog.ran(1);
                 }
                 for (acc, pool) in accs.iter_mut().zip(&pools) {
                     if !runner::failed(acc) {
-                        runner::merge(acc, runner::run_magpie(pool, kernel, n, 1));
+                        runner::merge(
+                            acc,
+                            runner::run_magpie(pool, &runner::Case::new(kernel, n), 1),
+                        );
                     }
                     prog.ran(1);
                 }
                 for (acc, &peer) in peer_accs.iter_mut().zip(&peers) {
                     if !runner::failed(acc) {
-                        runner::merge(acc, runner::run_peer(peer, kernel, n, w, 1));
+                        runner::merge(
+                            acc,
+                            runner::run_peer(peer, &runner::Case::new(kernel, n), w, 1),
+                        );
                     }
                     prog.ran(1);
                 }

@@ -136,6 +136,17 @@ fn bad_input_exits_2_with_one_line_on_stderr() {
         (&["bench", "fib", "--size", "huge"], &[], "size"),
         (&["bench", "fib", "--frobnicate"], &[], "frobnicate"),
         (&["bench"], &[], "KERNEL"),
+        (&["bench", "uts", "--tree", "T9"], &[], "unknown tree"),
+        (&["bench", "uts", "--tree", "-t 1 -a 3 -d"], &[], "--tree"),
+        (
+            &["bench", "uts", "--tree", "T1", "--n", "4"],
+            &[],
+            "not both",
+        ),
+        (&["bench", "fib", "--tree", "T1"], &[], "uts only"),
+        (&["bench", "nqueens", "--grain", "3"], &[], "no grain"),
+        (&["bench", "sor", "--grain", "0"], &[], "invalid grain"),
+        (&["bench", "fib", "--grain", "61"], &[], "invalid grain"),
         (
             &["bench", "fib", "--size", "ci"],
             &[("MAGPIE_WORKERS", "zero")],
@@ -256,4 +267,67 @@ fn idle_reports_cpu_share_as_json() {
         .is_some_and(|p| p >= 0.0));
     let bad = magpie(&["idle", "--seconds", "-1"]);
     assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn uts_takes_a_tree_and_kernels_take_a_grain() {
+    // A named tree, then the same tree by its parameters: the same record.
+    let named = magpie(&[
+        "bench",
+        "uts",
+        "--tree",
+        "T3XS",
+        "--runs",
+        "1",
+        "--json",
+        "--no-peers",
+    ]);
+    assert!(
+        named.status.success(),
+        "{}",
+        String::from_utf8_lossy(&named.stderr)
+    );
+    let v = json(&named);
+    assert_eq!(v["verified"], true);
+    let tree = v["tree"].as_str().unwrap().to_string();
+    assert!(tree.starts_with("-t 0 "), "{tree}");
+    let by_params = magpie(&[
+        "bench",
+        "uts",
+        "--tree",
+        &tree,
+        "--runs",
+        "1",
+        "--json",
+        "--no-peers",
+    ]);
+    assert!(by_params.status.success());
+    let w = json(&by_params);
+    assert_eq!(
+        (w["tree"].as_str(), &w["verified"]),
+        (Some(tree.as_str()), &v["verified"])
+    );
+    // fib with a cutoff, and a workload's grain; the grain is in the record.
+    for (kernel, n, grain) in [("fib", "24", "12"), ("sor", "64", "2")] {
+        let o = magpie(&[
+            "bench",
+            kernel,
+            "--n",
+            n,
+            "--grain",
+            grain,
+            "--runs",
+            "1",
+            "--json",
+            "--no-peers",
+        ]);
+        assert!(
+            o.status.success(),
+            "{kernel}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v = json(&o);
+        assert_eq!(v["verified"], true, "{kernel}");
+        assert_eq!(v["grain"].as_u64(), grain.parse().ok(), "{kernel}");
+    }
 }
