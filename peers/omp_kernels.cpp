@@ -1,5 +1,6 @@
-// The fib, fj and nqueens kernels on OpenMP tasks (GCC's libgomp), a peer that magpie is measured
-// against side by side (see scripts/build-peers.sh and magpie_bench::native).
+// The fib, fj, nqueens, uts, sort, matmul and heat kernels on OpenMP tasks (GCC's libgomp), a peer
+// that magpie is measured against side by side (see scripts/build-peers.sh and
+// magpie_bench::native).
 //
 // Every run is one `parallel num_threads(threads)` region (dynamic adjustment off, so the team has
 // exactly `threads` threads) whose `single` thread creates the tasks; libgomp keeps its threads
@@ -12,6 +13,11 @@
 //   nqueens  one `taskgroup` for the whole search (the scope): each placement on the first 5 rows
 //            is a task, each task creating its own children; the rest of a board is searched
 //            serially (as nqueens::parallel).
+//   uts      one `taskgroup` for the whole tree (the scope): visiting a node counts it in its
+//            thread's stripe and creates a task visiting each child (as uts::parallel).
+//   sort, matmul, heat
+//            the fork-join kernels of common.hpp with `join(a, b)` as a task for `b`, `a` run by
+//            the creating thread, then `taskwait` (as `join` on magpie and rayon).
 
 #include "common.hpp"
 
@@ -47,6 +53,27 @@ void nq_visit(Board b, std::atomic<uint64_t> *total) {
         Board child = b.place(bit);
 #pragma omp task firstprivate(child, total)
         nq_visit(child, total);
+    }
+}
+
+// `join` on OpenMP: `b` becomes a task, `a` runs here, then `taskwait`.
+struct OmpFork {
+    template <class A, class B> void join(A &&a, B &&b) const {
+        auto *bp = &b;
+#pragma omp task firstprivate(bp)
+        (*bp)();
+        a();
+#pragma omp taskwait
+    }
+};
+
+void uts_visit(const peers::UtsParams *p, peers::UtsTally *tally, const peers::UtsNode &node) {
+    uint32_t n = peers::uts_num_children(*p, node);
+    tally->add(omp_get_thread_num(), node.height, n == 0);
+    for (uint32_t i = 0; i < n; ++i) {
+        peers::UtsNode child = node.child(i);
+#pragma omp task firstprivate(p, tally, child)
+        uts_visit(p, tally, child);
     }
 }
 
@@ -110,6 +137,43 @@ struct OmpRuntime {
             }
         }
         return total.load(std::memory_order_relaxed);
+    }
+
+    peers::UtsCounts uts(const peers::UtsParams &p) {
+        std::unique_ptr<peers::UtsTally> tally(new peers::UtsTally());
+        const peers::UtsParams *pp = &p;
+        peers::UtsTally *tp = tally.get();
+#pragma omp parallel num_threads(threads)
+        {
+#pragma omp single
+            {
+                peers::UtsNode root = peers::UtsNode::root(*pp);
+#pragma omp taskgroup
+                uts_visit(pp, tp, root);
+            }
+        }
+        return tally->total();
+    }
+
+    // The fork-join kernels: one parallel region, whose single thread runs the kernel.
+    template <class Body> void fork_join(Body body) {
+#pragma omp parallel num_threads(threads)
+        {
+#pragma omp single
+            body(OmpFork{});
+        }
+    }
+
+    void sort(uint64_t *v, std::size_t n) {
+        fork_join([&](const OmpFork &f) { peers::sort_with(f, v, n); });
+    }
+
+    void matmul(std::size_t n, const double *a, const double *b, double *c) {
+        fork_join([&](const OmpFork &f) { peers::matmul_with(f, n, a, b, c); });
+    }
+
+    void heat(std::size_t n, std::vector<double> &grid) {
+        fork_join([&](const OmpFork &f) { peers::heat_with(f, n, grid); });
     }
 };
 

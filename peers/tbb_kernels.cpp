@@ -1,5 +1,6 @@
-// The fib, fj and nqueens kernels on Intel oneTBB's `tbb::task_group`, a peer that magpie is
-// measured against side by side (see scripts/build-peers.sh and magpie_bench::native).
+// The fib, fj, nqueens, uts, sort, matmul and heat kernels on Intel oneTBB's `tbb::task_group`, a
+// peer that magpie is measured against side by side (see scripts/build-peers.sh and
+// magpie_bench::native).
 //
 // The worker count is fixed twice over: `tbb::global_control(max_allowed_parallelism, threads)`
 // caps TBB's global thread pool, and every kernel runs inside a `tbb::task_arena(threads)`, whose
@@ -12,6 +13,11 @@
 //   nqueens  one task_group for the whole search (the scope): each placement on the first 5 rows
 //            is `run` as a task into it, each task adding its own children; the rest of a board
 //            is searched serially (as nqueens::parallel).
+//   uts      one task_group for the whole tree (the scope): visiting a node counts it in its
+//            thread's stripe and `run`s a visit of each child into the group (as uts::parallel).
+//   sort, matmul, heat
+//            the fork-join kernels of common.hpp with `join(a, b)` as a task_group into which `b`
+//            is `run` while the caller runs `a`, then `wait` (as `join` on magpie and rayon).
 
 #include "common.hpp"
 
@@ -46,6 +52,26 @@ void nq_visit(tbb::task_group &g, Board b, std::atomic<uint64_t> *total) {
         free ^= bit;
         Board child = b.place(bit);
         g.run([&g, child, total] { nq_visit(g, child, total); });
+    }
+}
+
+// `join` on TBB: `b` is offered to the other threads, `a` runs here, then both are waited for.
+struct TbbFork {
+    template <class A, class B> void join(A &&a, B &&b) const {
+        tbb::task_group g;
+        g.run([&b] { b(); });
+        a();
+        g.wait();
+    }
+};
+
+void uts_visit(tbb::task_group &g, const peers::UtsParams &p, peers::UtsTally &tally,
+               const peers::UtsNode &node) {
+    uint32_t n = peers::uts_num_children(p, node);
+    tally.add(tbb::this_task_arena::current_thread_index(), node.height, n == 0);
+    for (uint32_t i = 0; i < n; ++i) {
+        peers::UtsNode child = node.child(i);
+        g.run([&g, &p, &tally, child] { uts_visit(g, p, tally, child); });
     }
 }
 
@@ -86,6 +112,29 @@ struct TbbRuntime {
             g.wait();
         });
         return total.load(std::memory_order_relaxed);
+    }
+
+    peers::UtsCounts uts(const peers::UtsParams &p) {
+        std::unique_ptr<peers::UtsTally> tally(new peers::UtsTally());
+        arena.execute([&] {
+            peers::UtsNode root = peers::UtsNode::root(p);
+            tbb::task_group g;
+            uts_visit(g, p, *tally, root);
+            g.wait();
+        });
+        return tally->total();
+    }
+
+    void sort(uint64_t *v, std::size_t n) {
+        arena.execute([&] { peers::sort_with(TbbFork{}, v, n); });
+    }
+
+    void matmul(std::size_t n, const double *a, const double *b, double *c) {
+        arena.execute([&] { peers::matmul_with(TbbFork{}, n, a, b, c); });
+    }
+
+    void heat(std::size_t n, std::vector<double> &grid) {
+        arena.execute([&] { peers::heat_with(TbbFork{}, n, grid); });
     }
 };
 

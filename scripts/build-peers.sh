@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the C++ peer runtimes that magpie is measured against side by side: Intel oneTBB
-# (`tbb::task_group`) and OpenMP tasks (GCC's libgomp), each running the fib, fj and nqueens
-# kernels (sources in peers/). The binaries go to target/peers/tbb_kernels and
+# (`tbb::task_group`) and OpenMP tasks (GCC's libgomp), each running the fib, fj, nqueens, uts,
+# sort, matmul and heat kernels (sources in peers/). The binaries go to target/peers/tbb_kernels and
 # target/peers/omp_kernels; `magpie_bench::native` runs them.
 #
 # Idempotent: checks for g++, the TBB headers and library (Debian: libtbb-dev) and OpenMP
@@ -10,7 +10,12 @@
 # than its source, common.hpp or this script.
 #
 # Usage: scripts/build-peers.sh [--force]   (--force rebuilds even when up to date)
-# Environment: CXX (default g++), CXXFLAGS (appended to -O2 -std=c++17).
+# Environment: CXX (default g++), CXXFLAGS (appended to -O3 -std=c++17 -ffp-contract=off).
+#
+# -O3, as the Rust kernels' release builds (opt-level 3): GCC's -O2 leaves the inner loops of
+# matmul and heat unvectorized, which would measure the compilers rather than the runtimes.
+# -ffp-contract=off (and no -ffast-math): no fused multiply-adds, so matmul and heat compute each
+# entry with the same roundings as the Rust kernels, bit for bit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,7 +37,7 @@ done
 CXX="${CXX:-g++}"
 # Word splitting of CXXFLAGS is intended (several flags in one variable).
 read -r -a extra_flags <<<"${CXXFLAGS:-}"
-base_flags=(-O2 -std=c++17 -Wall -Wextra ${extra_flags[@]+"${extra_flags[@]}"})
+base_flags=(-O3 -std=c++17 -ffp-contract=off -Wall -Wextra ${extra_flags[@]+"${extra_flags[@]}"})
 out=target/peers
 src=peers
 mkdir -p "$out" "$out/checks"
@@ -135,4 +140,4 @@ echo
 echo "peer binaries:"
 echo "  $(pwd)/$out/tbb_kernels   (oneTBB task_group)"
 echo "  $(pwd)/$out/omp_kernels   (OpenMP tasks, libgomp)"
-echo "usage: <binary> <fib|fj|nqueens> <n> <threads> <runs>"
+echo "usage: <binary> <fib|fj|nqueens|uts|sort|matmul|heat> <n> <threads> <runs>"

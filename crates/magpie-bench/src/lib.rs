@@ -241,10 +241,11 @@ impl Kernel {
             Kernel::Fib => &[Peer::RayonJoin, Peer::ChiliJoin, Peer::Tbb, Peer::OpenMp],
             Kernel::Fj => &[Peer::RayonScope, Peer::Tbb, Peer::OpenMp],
             Kernel::NQueens => &[Peer::RayonScope, Peer::ChiliJoin, Peer::Tbb, Peer::OpenMp],
-            Kernel::Uts => &[Peer::RayonScope, Peer::ChiliJoin],
-            Kernel::Sort | Kernel::Matmul | Kernel::Heat | Kernel::Jacobi => {
-                &[Peer::RayonJoin, Peer::ChiliJoin]
+            Kernel::Uts => &[Peer::RayonScope, Peer::ChiliJoin, Peer::Tbb, Peer::OpenMp],
+            Kernel::Sort | Kernel::Matmul | Kernel::Heat => {
+                &[Peer::RayonJoin, Peer::ChiliJoin, Peer::Tbb, Peer::OpenMp]
             }
+            Kernel::Jacobi => &[Peer::RayonJoin, Peer::ChiliJoin],
             Kernel::FjRec | Kernel::Pdfs => &[],
             // Every workload is written once over `Fork`, so rayon and chili run the same code.
             _ => &[Peer::RayonJoin, Peer::ChiliJoin],
@@ -334,9 +335,11 @@ pub enum Peer {
     RayonScope,
     /// Fib, nqueens, UTS, sort, matmul, heat and jacobi on `chili::Scope::join`.
     ChiliJoin,
-    /// Fib, FJ and nqueens on Intel oneTBB's `task_group` (C++, `peers/`).
+    /// Fib, FJ, nqueens, UTS, sort, matmul and heat on Intel oneTBB's `task_group` (C++,
+    /// `peers/`; see [`native`]).
     Tbb,
-    /// Fib, FJ and nqueens on OpenMP tasks (GCC, `peers/`).
+    /// Fib, FJ, nqueens, UTS, sort, matmul and heat on OpenMP tasks (GCC's libgomp, `peers/`;
+    /// see [`native`]).
     OpenMp,
 }
 

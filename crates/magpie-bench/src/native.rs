@@ -1,16 +1,38 @@
-//! Native peers: the fib, fj and nqueens kernels on two C++ task runtimes, Intel oneTBB
-//! (`tbb::task_group`) and OpenMP tasks (GCC's libgomp: `task`, `taskwait`, `taskgroup`), so that
-//! magpie can be measured side by side with the runtimes the magpie issue names, not only with the
-//! Rust peers (rayon, chili).
+//! Native peers: the fib, fj, nqueens, uts, sort, matmul and heat kernels on two C++ task
+//! runtimes, Intel oneTBB (`tbb::task_group`) and OpenMP tasks (GCC's libgomp: `task`,
+//! `taskwait`, `taskgroup`), so that magpie can be measured side by side with the runtimes the
+//! magpie issue names, not only with the Rust peers (rayon, chili).
 //!
 //! The peers are separate C++ programs (sources in `peers/` at the workspace root), built by
 //! `scripts/build-peers.sh` into `target/peers/tbb_kernels` and `target/peers/omp_kernels`. Each
-//! mirrors the Rust kernel exactly (fib: one spawn per call, no cutoff; fj: 1024 tasks per
-//! repetition into one scope, each bumping its own counter; nqueens: tasks for the first
-//! [`PAR_ROWS`](crate::nqueens::PAR_ROWS) rows), verifies every run itself (fib against the
-//! iteration, fj's counters, nqueens against the known counts) and prints one line per run,
-//! `time_s=<seconds> verified=<1|0>`. [`Native::run`] starts the program as a child process and
-//! parses those lines.
+//! mirrors the Rust kernel exactly: the same input, the same decomposition and the same check.
+//!
+//! - fib: one spawn per call, no cutoff; checked against the iteration.
+//! - fj: 1024 tasks per repetition into one scope, each bumping its own counter; the counters are
+//!   checked.
+//! - nqueens: tasks for the first [`PAR_ROWS`](crate::nqueens::PAR_ROWS) rows; checked against
+//!   the known counts.
+//! - uts: the T1 family ([`uts::t1_family`](crate::uts::t1_family)), one scope with a task per
+//!   node, on the program's own SHA-1 (on the x86 SHA extensions where the CPU has them, as the
+//!   Rust sha1 crate); the counts are checked against T1's known ones at depth 10, else against
+//!   the program's serial count (computed once per process), and equal the Rust serial twin's.
+//! - sort: the same splitmix64 keys, merge sort with `join` down to
+//!   [`SORT_CUTOFF`](crate::sort::SORT_CUTOFF) and parallel merges down to
+//!   [`MERGE_CUTOFF`](crate::sort::MERGE_CUTOFF); checked against `std::sort` of the input.
+//! - matmul: the same inputs, the same quadrant recursion with blocks of
+//!   [`THRESHOLD`](crate::matmul::THRESHOLD); checked by Freivalds' method as
+//!   [`matmul::verify`](crate::matmul::verify); bit for bit the Rust product.
+//! - heat: the same grid, [`STEPS`](crate::heat::STEPS) steps with rows split by `join` down to
+//!   [`GRAIN_ROWS`](crate::heat::GRAIN_ROWS); checked bit for bit against the program's serial
+//!   run (computed once per process), which is bit for bit the Rust serial twin's.
+//!
+//! A `join(a, b)` is a `task_group` into which `b` is `run` while `a` runs on the caller (TBB), or
+//! a `task` for `b`, `a`, then `taskwait` (OpenMP). Each program verifies every run itself and
+//! prints one line per run, `time_s=<seconds> verified=<1|0>`; [`Native::run`] starts the
+//! program as a child process and parses those lines. With `MAGPIE_PEERS_REPORT=1` in its
+//! environment a program also prints what each run computed on stderr (`report run=<k>
+//! nodes=.. leaves=.. max_depth=..` for uts, `report run=<k> fnv1a=<hex>` for sort, matmul and
+//! heat: FNV-1a over the result's 64-bit words), which the tests compare with the Rust kernels.
 //!
 //! ```no_run
 //! use magpie_bench::native::Native;
@@ -25,8 +47,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The kernels every native peer implements.
-pub const KERNELS: &[&str] = &["fib", "fj", "nqueens"];
+/// The kernels every native peer implements (named as [`Kernel::name`](crate::Kernel::name)).
+pub const KERNELS: &[&str] = &["fib", "fj", "nqueens", "uts", "sort", "matmul", "heat"];
 
 /// What to tell a user whose peer binaries are missing.
 const BUILD_HINT: &str = "run scripts/build-peers.sh to build the TBB and OpenMP peers";
@@ -37,7 +59,7 @@ pub enum Native {
     /// Intel oneTBB, `tbb::task_group` (`run` + `wait`) in a `tbb::task_arena` of the given width.
     Tbb,
     /// OpenMP tasks under GCC's libgomp: one `parallel` + `single` region per run, `task` with
-    /// `taskwait` (fib) or `taskgroup` (fj, nqueens).
+    /// `taskwait` (fib, and the joins of sort, matmul and heat) or `taskgroup` (fj, nqueens, uts).
     OpenMp,
 }
 
@@ -72,7 +94,7 @@ impl Native {
         is_executable(&self.binary())
     }
 
-    /// The kernels the peer implements: fib, fj and nqueens.
+    /// The kernels the peer implements: fib, fj, nqueens, uts, sort, matmul and heat.
     pub fn kernels(self) -> &'static [&'static str] {
         KERNELS
     }
@@ -267,7 +289,12 @@ mod tests {
         assert!(Native::OpenMp
             .binary()
             .ends_with("target/peers/omp_kernels"));
-        assert_eq!(Native::OpenMp.kernels(), &["fib", "fj", "nqueens"]);
+        assert_eq!(Native::OpenMp.kernels(), KERNELS);
+        for k in KERNELS {
+            let kernel: crate::Kernel = k.parse().unwrap();
+            assert!(kernel.peers().contains(&crate::Peer::Tbb), "{k}");
+            assert!(kernel.peers().contains(&crate::Peer::OpenMp), "{k}");
+        }
     }
 
     #[test]
@@ -321,5 +348,211 @@ mod tests {
             .unwrap_err()
             .contains("exit status 134"));
         assert!(interpret(None, "", "", 1).unwrap_err().contains("signal"));
+    }
+
+    // ---- the programs themselves (skipped where scripts/build-peers.sh has not built them) ----
+
+    /// The peers that are built; prints a note for each that is not, whose checks are skipped.
+    fn built() -> Vec<Native> {
+        Native::ALL
+            .into_iter()
+            .filter(|p| {
+                let ok = p.available();
+                if !ok {
+                    eprintln!(
+                        "skipped: {} peer not built ({} missing; run scripts/build-peers.sh)",
+                        p.name(),
+                        p.binary().display()
+                    );
+                }
+                ok
+            })
+            .collect()
+    }
+
+    /// Runs `peer`'s program with `MAGPIE_PEERS_REPORT=1` (and `env`), checks that its result
+    /// lines still parse and that every run verified, and returns each run's report: the
+    /// `key=value` fields of its `report run=<k> ...` line on stderr.
+    fn reports(
+        peer: Native,
+        kernel: &str,
+        n: u64,
+        threads: usize,
+        runs: usize,
+        env: &[(&str, &str)],
+    ) -> Vec<std::collections::HashMap<String, String>> {
+        let out = Command::new(peer.binary())
+            .args([
+                kernel.to_string(),
+                n.to_string(),
+                threads.to_string(),
+                runs.to_string(),
+            ])
+            .env("MAGPIE_PEERS_REPORT", "1")
+            .envs(env.iter().copied())
+            .output()
+            .unwrap_or_else(|e| panic!("{peer}: cannot start: {e}"));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let what = format!("{peer} {kernel} n={n} threads={threads}");
+        let results = interpret(out.status.code(), &stdout, &stderr, runs)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(results.iter().all(|r| r.1), "{what}: {stderr}");
+        let reports: Vec<_> = stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("report "))
+            .map(|l| {
+                l.split_whitespace()
+                    .filter_map(|f| f.split_once('='))
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect()
+            })
+            .collect();
+        assert_eq!(reports.len(), runs, "{what}: {stderr}");
+        reports
+    }
+
+    /// FNV-1a over 64-bit words, as the programs' reports print it.
+    fn fnv1a(words: impl IntoIterator<Item = u64>) -> String {
+        let h = words.into_iter().fold(0xCBF2_9CE4_8422_2325_u64, |h, w| {
+            (h ^ w).wrapping_mul(0x0000_0100_0000_01B3)
+        });
+        format!("{h:016x}")
+    }
+
+    #[test]
+    fn uts_sort_matmul_heat_verify_on_both_peers() {
+        for peer in built() {
+            for (kernel, n) in [
+                ("uts", 1),
+                ("uts", 6),
+                ("sort", 1),
+                ("sort", 3 * 8192 + 17),
+                ("sort", 100_000),
+                ("matmul", 1),
+                ("matmul", 64),
+                ("matmul", 256),
+                ("heat", 3),
+                ("heat", 37),
+                ("heat", 128),
+            ] {
+                for threads in [1, 2] {
+                    let runs = peer
+                        .run(kernel, n, threads, 2)
+                        .unwrap_or_else(|e| panic!("{peer} {kernel} n={n} threads={threads}: {e}"));
+                    assert_eq!(runs.len(), 2, "{peer} {kernel} n={n}");
+                    for (secs, verified) in runs {
+                        assert!(verified, "{peer} {kernel} n={n} threads={threads}");
+                        assert!(secs >= 0.0 && secs.is_finite());
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn uts_counts_equal_the_rust_serial_twin() {
+        for peer in built() {
+            for depth in [1, 3, 6, 7] {
+                let want = crate::uts::serial(&crate::uts::t1_family(depth));
+                // The SHA extensions where the CPU has them, and the portable SHA-1.
+                for env in [&[][..], &[("MAGPIE_PEERS_SHA1", "portable")][..]] {
+                    for threads in [1, 2] {
+                        for r in reports(peer, "uts", depth, threads, 2, env) {
+                            let what = format!("{peer} uts depth {depth} x{threads} {env:?}");
+                            assert_eq!(r["nodes"], want.nodes.to_string(), "{what}");
+                            assert_eq!(r["leaves"], want.leaves.to_string(), "{what}");
+                            assert_eq!(r["max_depth"], want.max_depth.to_string(), "{what}");
+                            if !env.is_empty() {
+                                assert_eq!(r["sha1"], "portable", "{what}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn t1_counts_the_programs_check_against_are_the_rust_serial_twins() {
+        // At depth 10 (T1) the programs check the published node count and the leaves and depth
+        // they hold as constants; those must be the Rust serial twin's counts.
+        let peers = built();
+        if peers.is_empty() {
+            return;
+        }
+        let want = crate::uts::serial(&crate::uts::t1_family(10));
+        assert_eq!(
+            Some(want.nodes),
+            crate::uts::expected_nodes(&crate::uts::t1_family(10))
+        );
+        for peer in peers {
+            for r in reports(peer, "uts", 10, 2, 1, &[]) {
+                assert_eq!(r["nodes"], want.nodes.to_string(), "{peer}");
+                assert_eq!(r["leaves"], want.leaves.to_string(), "{peer}");
+                assert_eq!(r["max_depth"], want.max_depth.to_string(), "{peer}");
+            }
+        }
+    }
+
+    #[test]
+    fn sort_matmul_heat_results_equal_the_rust_kernels_bit_for_bit() {
+        let n = 3 * crate::sort::MERGE_CUTOFF as u64 + 17;
+        let mut keys = crate::sort::input(n);
+        crate::sort::serial(&mut keys);
+        let sort_want = fnv1a(keys);
+        let mut matmul_want = vec![];
+        for side in [64, 128] {
+            let (a, b) = crate::matmul::inputs(side);
+            let mut c = vec![0.0; a.len()];
+            crate::matmul::serial(side, &a, &b, &mut c);
+            matmul_want.push((side, fnv1a(c.iter().map(|x| x.to_bits()))));
+        }
+        let mut heat_want = vec![];
+        for side in [37, 128] {
+            let mut g = crate::heat::input(side);
+            crate::heat::serial(side, &mut g);
+            heat_want.push((side, fnv1a(g.iter().map(|x| x.to_bits()))));
+        }
+        for peer in built() {
+            for threads in [1, 2] {
+                for r in reports(peer, "sort", n, threads, 1, &[]) {
+                    assert_eq!(r["fnv1a"], sort_want, "{peer} sort x{threads}");
+                }
+                for (side, want) in &matmul_want {
+                    for r in reports(peer, "matmul", *side, threads, 1, &[]) {
+                        assert_eq!(&r["fnv1a"], want, "{peer} matmul {side} x{threads}");
+                    }
+                }
+                for (side, want) in &heat_want {
+                    for r in reports(peer, "heat", *side, threads, 1, &[]) {
+                        assert_eq!(&r["fnv1a"], want, "{peer} heat {side} x{threads}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sizes_the_rust_kernels_reject_are_rejected() {
+        for peer in built() {
+            for (kernel, n) in [
+                ("uts", 0),
+                ("uts", 15),
+                ("sort", 0),
+                ("matmul", 0),
+                ("matmul", 96),
+                ("matmul", 16384),
+                ("heat", 2),
+                ("heat", 16385),
+            ] {
+                let e = peer.run(kernel, n, 1, 1).unwrap_err();
+                assert!(
+                    e.contains("rejected its arguments"),
+                    "{peer} {kernel} {n}: {e}"
+                );
+                assert!(e.contains("bad n"), "{peer} {kernel} {n}: {e}");
+            }
+        }
     }
 }

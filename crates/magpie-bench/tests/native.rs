@@ -16,8 +16,8 @@ fn missing_binary_says_how_to_build_it() {
 #[test]
 fn bad_requests_are_errors_before_anything_runs() {
     let path = Path::new("/nonexistent/omp_kernels");
-    let e = native::run_binary(path, "uts", 10, 1, 1).unwrap_err();
-    assert!(e.contains("unknown kernel 'uts'"), "{e}");
+    let e = native::run_binary(path, "jacobi", 10, 1, 1).unwrap_err();
+    assert!(e.contains("unknown kernel 'jacobi'"), "{e}");
     assert!(native::run_binary(path, "fib", 10, 0, 1).is_err());
     assert!(native::run_binary(path, "fib", 10, 1, 0).is_err());
 }
@@ -43,7 +43,15 @@ fn built() -> Vec<Native> {
 #[test]
 fn kernels_verify_at_ci_sizes() {
     for peer in built() {
-        for (kernel, n) in [("fib", 20), ("fj", 4), ("nqueens", 10)] {
+        for (kernel, n) in [
+            ("fib", 20),
+            ("fj", 4),
+            ("nqueens", 10),
+            ("uts", 6),
+            ("sort", 100_000),
+            ("matmul", 128),
+            ("heat", 128),
+        ] {
             for threads in [1, 2] {
                 let runs = peer
                     .run(kernel, n, threads, 2)
