@@ -24,6 +24,7 @@ pub mod harness;
 pub mod heat;
 pub mod jacobi;
 pub mod matmul;
+pub mod mergesort;
 pub mod native;
 pub mod nqueens;
 pub mod pdfs;
@@ -63,11 +64,13 @@ pub enum Kernel {
     Sor,
     /// Graph colouring: the proper 3-colourings of a random graph, by backtracking ([`gc`]).
     Gc,
+    /// Merge sort of `n` random keys, halves in parallel, sequential merge ([`mergesort`]).
+    Mergesort,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 12] = [
+    pub const ALL: [Kernel; 13] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -80,6 +83,7 @@ impl Kernel {
         Kernel::Jacobi,
         Kernel::Sor,
         Kernel::Gc,
+        Kernel::Mergesort,
     ];
 
     /// Calls `v` with this kernel's [`Workload`](workload::Workload), for the kernels written as
@@ -88,6 +92,7 @@ impl Kernel {
         Some(match self {
             Kernel::Sor => v.visit::<sor::Sor>(),
             Kernel::Gc => v.visit::<gc::Gc>(),
+            Kernel::Mergesort => v.visit::<mergesort::Mergesort>(),
             _ => return None,
         })
     }

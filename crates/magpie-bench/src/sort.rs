@@ -47,7 +47,7 @@ pub fn input(n: u64) -> Vec<u64> {
 
 /// Merges the sorted runs `a` and `b` into `out` (`out.len() == a.len() + b.len()`). The loop
 /// selects without a data-dependent branch (random keys would mispredict half the time).
-fn merge_seq(a: &[u64], b: &[u64], out: &mut [u64]) {
+pub fn merge_seq(a: &[u64], b: &[u64], out: &mut [u64]) {
     debug_assert_eq!(a.len() + b.len(), out.len());
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
