@@ -16,6 +16,7 @@
 
 #![warn(missing_docs)]
 
+pub mod cilksort;
 pub mod fib;
 pub mod fj;
 pub mod fork;
@@ -66,11 +67,14 @@ pub enum Kernel {
     Gc,
     /// Merge sort of `n` random keys, halves in parallel, sequential merge ([`mergesort`]).
     Mergesort,
+    /// Cilk's cilksort of `n` random keys: 4-way split, quicksort leaves, parallel merges
+    /// ([`cilksort`]).
+    Cilksort,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 13] = [
+    pub const ALL: [Kernel; 14] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -84,6 +88,7 @@ impl Kernel {
         Kernel::Sor,
         Kernel::Gc,
         Kernel::Mergesort,
+        Kernel::Cilksort,
     ];
 
     /// Calls `v` with this kernel's [`Workload`](workload::Workload), for the kernels written as
@@ -93,6 +98,7 @@ impl Kernel {
             Kernel::Sor => v.visit::<sor::Sor>(),
             Kernel::Gc => v.visit::<gc::Gc>(),
             Kernel::Mergesort => v.visit::<mergesort::Mergesort>(),
+            Kernel::Cilksort => v.visit::<cilksort::Cilksort>(),
             _ => return None,
         })
     }
