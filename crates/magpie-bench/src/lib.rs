@@ -29,6 +29,7 @@ pub mod mergesort;
 pub mod native;
 pub mod nqueens;
 pub mod pdfs;
+pub mod prefix_scan;
 pub mod runner;
 pub mod sor;
 pub mod sort;
@@ -70,11 +71,13 @@ pub enum Kernel {
     /// Cilk's cilksort of `n` random keys: 4-way split, quicksort leaves, parallel merges
     /// ([`cilksort`]).
     Cilksort,
+    /// Inclusive prefix sum of `n` `u64`, two-pass tree scan ([`prefix_scan`]).
+    PrefixScan,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 14] = [
+    pub const ALL: [Kernel; 15] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -89,6 +92,7 @@ impl Kernel {
         Kernel::Gc,
         Kernel::Mergesort,
         Kernel::Cilksort,
+        Kernel::PrefixScan,
     ];
 
     /// Calls `v` with this kernel's [`Workload`](workload::Workload), for the kernels written as
@@ -99,6 +103,7 @@ impl Kernel {
             Kernel::Gc => v.visit::<gc::Gc>(),
             Kernel::Mergesort => v.visit::<mergesort::Mergesort>(),
             Kernel::Cilksort => v.visit::<cilksort::Cilksort>(),
+            Kernel::PrefixScan => v.visit::<prefix_scan::PrefixScan>(),
             _ => return None,
         })
     }
