@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod cilksort;
+pub mod fft;
 pub mod fib;
 pub mod fj;
 pub mod fork;
@@ -73,11 +74,13 @@ pub enum Kernel {
     Cilksort,
     /// Inclusive prefix sum of `n` `u64`, two-pass tree scan ([`prefix_scan`]).
     PrefixScan,
+    /// Recursive radix-2 FFT of `n` complex points ([`fft`]).
+    Fft,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 15] = [
+    pub const ALL: [Kernel; 16] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -93,6 +96,7 @@ impl Kernel {
         Kernel::Mergesort,
         Kernel::Cilksort,
         Kernel::PrefixScan,
+        Kernel::Fft,
     ];
 
     /// Calls `v` with this kernel's [`Workload`](workload::Workload), for the kernels written as
@@ -104,6 +108,7 @@ impl Kernel {
             Kernel::Mergesort => v.visit::<mergesort::Mergesort>(),
             Kernel::Cilksort => v.visit::<cilksort::Cilksort>(),
             Kernel::PrefixScan => v.visit::<prefix_scan::PrefixScan>(),
+            Kernel::Fft => v.visit::<fft::Fft>(),
             _ => return None,
         })
     }
