@@ -17,16 +17,21 @@
 
 #![warn(missing_docs)]
 
+pub mod cilksort;
+pub mod fft;
 pub mod fib;
 pub mod fj;
 pub mod fork;
+pub mod gc;
 pub mod harness;
 pub mod heat;
 pub mod jacobi;
 pub mod matmul;
+pub mod mergesort;
 pub mod native;
 pub mod nqueens;
 pub mod pdfs;
+pub mod prefix_scan;
 pub mod runner;
 pub mod sor;
 pub mod sort;
@@ -61,11 +66,22 @@ pub enum Kernel {
     Jacobi,
     /// Red-black successive over-relaxation ([`sor`]).
     Sor,
+    /// Graph colouring: the proper 3-colourings of a random graph, by backtracking ([`gc`]).
+    Gc,
+    /// Merge sort of `n` random keys, halves in parallel, sequential merge ([`mergesort`]).
+    Mergesort,
+    /// Cilk's cilksort of `n` random keys: 4-way split, quicksort leaves, parallel merges
+    /// ([`cilksort`]).
+    Cilksort,
+    /// Inclusive prefix sum of `n` `u64`, two-pass tree scan ([`prefix_scan`]).
+    PrefixScan,
+    /// Recursive radix-2 FFT of `n` complex points ([`fft`]).
+    Fft,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 11] = [
+    pub const ALL: [Kernel; 16] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -77,6 +93,11 @@ impl Kernel {
         Kernel::Heat,
         Kernel::Jacobi,
         Kernel::Sor,
+        Kernel::Gc,
+        Kernel::Mergesort,
+        Kernel::Cilksort,
+        Kernel::PrefixScan,
+        Kernel::Fft,
     ];
 
     /// Calls `v` with this kernel's [`Workload`](workload::Workload), for the kernels written as
@@ -84,6 +105,11 @@ impl Kernel {
     pub fn visit<V: workload::Visitor>(self, v: V) -> Option<V::Out> {
         Some(match self {
             Kernel::Sor => v.visit::<sor::Sor>(),
+            Kernel::Gc => v.visit::<gc::Gc>(),
+            Kernel::Mergesort => v.visit::<mergesort::Mergesort>(),
+            Kernel::Cilksort => v.visit::<cilksort::Cilksort>(),
+            Kernel::PrefixScan => v.visit::<prefix_scan::PrefixScan>(),
+            Kernel::Fft => v.visit::<fft::Fft>(),
             _ => return None,
         })
     }

@@ -47,7 +47,7 @@ pub fn input(n: u64) -> Vec<u64> {
 
 /// Merges the sorted runs `a` and `b` into `out` (`out.len() == a.len() + b.len()`). The loop
 /// selects without a data-dependent branch (random keys would mispredict half the time).
-fn merge_seq(a: &[u64], b: &[u64], out: &mut [u64]) {
+pub fn merge_seq(a: &[u64], b: &[u64], out: &mut [u64]) {
     debug_assert_eq!(a.len() + b.len(), out.len());
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
@@ -85,7 +85,10 @@ fn sort_leaf(src: &mut [u64], buf: &mut [u64], into_buf: bool) {
 
 // ---- the sort, once, for every `Fork` -----------------------------------------------------------
 
-fn merge_rec<F: Fork>(f: &mut F, a: &[u64], b: &[u64], out: &mut [u64]) {
+/// Merges the sorted runs `a` and `b` into `out` (`out.len() == a.len() + b.len()`) in parallel:
+/// the longer run is cut at its midpoint, the other at that key by binary search, and the two
+/// pairs are merged with `join`, down to [`MERGE_CUTOFF`] keys.
+pub fn merge_rec<F: Fork>(f: &mut F, a: &[u64], b: &[u64], out: &mut [u64]) {
     if out.len() <= MERGE_CUTOFF {
         return merge_seq(a, b, out);
     }
