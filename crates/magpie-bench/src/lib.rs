@@ -16,6 +16,7 @@
 
 #![warn(missing_docs)]
 
+pub mod cg;
 pub mod fib;
 pub mod fj;
 pub mod fork;
@@ -60,11 +61,13 @@ pub enum Kernel {
     Jacobi,
     /// Red-black successive over-relaxation ([`sor`]).
     Sor,
+    /// Conjugate gradient, 25 iterations on a sparse SPD matrix, NPB-CG-like ([`cg`]).
+    Cg,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 11] = [
+    pub const ALL: [Kernel; 12] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -76,6 +79,7 @@ impl Kernel {
         Kernel::Heat,
         Kernel::Jacobi,
         Kernel::Sor,
+        Kernel::Cg,
     ];
 
     /// Calls `v` with this kernel's [`Workload`](workload::Workload), for the kernels written as
@@ -83,6 +87,7 @@ impl Kernel {
     pub fn visit<V: workload::Visitor>(self, v: V) -> Option<V::Out> {
         Some(match self {
             Kernel::Sor => v.visit::<sor::Sor>(),
+            Kernel::Cg => v.visit::<cg::Cg>(),
             _ => return None,
         })
     }
