@@ -23,6 +23,7 @@ pub mod fork;
 pub mod harness;
 pub mod heat;
 pub mod jacobi;
+pub mod lu;
 pub mod matmul;
 pub mod native;
 pub mod nqueens;
@@ -63,11 +64,13 @@ pub enum Kernel {
     Sor,
     /// Conjugate gradient, 25 iterations on a sparse SPD matrix, NPB-CG-like ([`cg`]).
     Cg,
+    /// Recursive LU decomposition without pivoting, blocks of 64 ([`lu`]).
+    Lu,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 12] = [
+    pub const ALL: [Kernel; 13] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -80,6 +83,7 @@ impl Kernel {
         Kernel::Jacobi,
         Kernel::Sor,
         Kernel::Cg,
+        Kernel::Lu,
     ];
 
     /// Calls `v` with this kernel's [`Workload`](workload::Workload), for the kernels written as
@@ -88,6 +92,7 @@ impl Kernel {
         Some(match self {
             Kernel::Sor => v.visit::<sor::Sor>(),
             Kernel::Cg => v.visit::<cg::Cg>(),
+            Kernel::Lu => v.visit::<lu::Lu>(),
             _ => return None,
         })
     }
