@@ -20,6 +20,7 @@ pub mod cg;
 pub mod fib;
 pub mod fj;
 pub mod fork;
+pub mod ge;
 pub mod harness;
 pub mod heat;
 pub mod jacobi;
@@ -66,11 +67,13 @@ pub enum Kernel {
     Cg,
     /// Recursive LU decomposition without pivoting, blocks of 64 ([`lu`]).
     Lu,
+    /// Gaussian elimination solving A x = b, rows below each pivot in parallel ([`ge`]).
+    Ge,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 13] = [
+    pub const ALL: [Kernel; 14] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -84,6 +87,7 @@ impl Kernel {
         Kernel::Sor,
         Kernel::Cg,
         Kernel::Lu,
+        Kernel::Ge,
     ];
 
     /// Calls `v` with this kernel's [`Workload`](workload::Workload), for the kernels written as
@@ -93,6 +97,7 @@ impl Kernel {
             Kernel::Sor => v.visit::<sor::Sor>(),
             Kernel::Cg => v.visit::<cg::Cg>(),
             Kernel::Lu => v.visit::<lu::Lu>(),
+            Kernel::Ge => v.visit::<ge::Ge>(),
             _ => return None,
         })
     }
