@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod cg;
+pub mod cholesky;
 pub mod fib;
 pub mod fj;
 pub mod fork;
@@ -69,11 +70,13 @@ pub enum Kernel {
     Lu,
     /// Gaussian elimination solving A x = b, rows below each pivot in parallel ([`ge`]).
     Ge,
+    /// Recursive Cholesky factorization of an SPD matrix, blocks of 64 ([`cholesky`]).
+    Cholesky,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 14] = [
+    pub const ALL: [Kernel; 15] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -88,6 +91,7 @@ impl Kernel {
         Kernel::Cg,
         Kernel::Lu,
         Kernel::Ge,
+        Kernel::Cholesky,
     ];
 
     /// Calls `v` with this kernel's [`Workload`](workload::Workload), for the kernels written as
@@ -98,6 +102,7 @@ impl Kernel {
             Kernel::Cg => v.visit::<cg::Cg>(),
             Kernel::Lu => v.visit::<lu::Lu>(),
             Kernel::Ge => v.visit::<ge::Ge>(),
+            Kernel::Cholesky => v.visit::<cholesky::Cholesky>(),
             _ => return None,
         })
     }
