@@ -17,15 +17,19 @@
 
 #![warn(missing_docs)]
 
+pub mod cg;
+pub mod cholesky;
 pub mod cilksort;
 pub mod fft;
 pub mod fib;
 pub mod fj;
 pub mod fork;
 pub mod gc;
+pub mod ge;
 pub mod harness;
 pub mod heat;
 pub mod jacobi;
+pub mod lu;
 pub mod matmul;
 pub mod mergesort;
 pub mod native;
@@ -77,11 +81,19 @@ pub enum Kernel {
     PrefixScan,
     /// Recursive radix-2 FFT of `n` complex points ([`fft`]).
     Fft,
+    /// Conjugate gradient, 25 iterations on a sparse SPD matrix, NPB-CG-like ([`cg`]).
+    Cg,
+    /// Recursive LU decomposition without pivoting, blocks of 64 ([`lu`]).
+    Lu,
+    /// Gaussian elimination solving A x = b, rows below each pivot in parallel ([`ge`]).
+    Ge,
+    /// Recursive Cholesky factorization of an SPD matrix, blocks of 64 ([`cholesky`]).
+    Cholesky,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 16] = [
+    pub const ALL: [Kernel; 20] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -98,6 +110,10 @@ impl Kernel {
         Kernel::Cilksort,
         Kernel::PrefixScan,
         Kernel::Fft,
+        Kernel::Cg,
+        Kernel::Lu,
+        Kernel::Ge,
+        Kernel::Cholesky,
     ];
 
     /// Calls `v` with this kernel's [`Workload`](workload::Workload), for the kernels written as
@@ -110,6 +126,10 @@ impl Kernel {
             Kernel::Cilksort => v.visit::<cilksort::Cilksort>(),
             Kernel::PrefixScan => v.visit::<prefix_scan::PrefixScan>(),
             Kernel::Fft => v.visit::<fft::Fft>(),
+            Kernel::Cg => v.visit::<cg::Cg>(),
+            Kernel::Lu => v.visit::<lu::Lu>(),
+            Kernel::Ge => v.visit::<ge::Ge>(),
+            Kernel::Cholesky => v.visit::<cholesky::Cholesky>(),
             _ => return None,
         })
     }

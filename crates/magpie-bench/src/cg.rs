@@ -1,0 +1,508 @@
+//! CG: [`ITERATIONS`] iterations of the conjugate gradient method on a sparse symmetric positive
+//! definite `n`×`n` matrix, after the CG kernel of the NAS Parallel Benchmarks (Bailey et al.,
+//! NASA RNR-94-007, 1994, kernel CG: 25 CG iterations per outer step, its inner loop). It solves
+//! A x = b from x = 0 by the textbook recurrence
+//!
+//! ```text
+//! q = A p;  α = ρ / (p·q);  x += α p;  r -= α q;  ρ' = r·r;  p = r + (ρ'/ρ) p;  ρ = ρ'
+//! ```
+//!
+//! and ends, like NPB, with the explicit residual norm ‖b − A x‖.
+//!
+//! The matrix is not NPB's (`makea` builds it from sums of random sparse outer products); it is
+//! a deterministic random one with exactly [`NONZEROS`] entries per row, stored in CSR with a
+//! fixed row length ([`Matrix`]). Its pattern is a circulant graph — position `q` is joined to
+//! `q ± d` (mod n) for [`OFFSETS`] random distances `d` — relabelled by a random permutation, so
+//! that a row's columns are scattered over the whole vector as in NPB. Each edge has a random
+//! weight in (-1, 0] (the same in both rows it appears in, so A is symmetric), and the diagonal is
+//! the row's sum of |off-diagonal| plus [`MARGIN`]: A is a weighted graph Laplacian plus
+//! `MARGIN`·I, strictly diagonally dominant with a positive diagonal, hence SPD. Its smallest
+//! eigenvalue is `MARGIN`, so 25 iterations leave a residual well above rounding: ‖b − A x‖ falls
+//! by a factor of 10⁴ to 10⁶ at the sizes used. b has random entries in [-1, 1) (NPB's is all
+//! ones, which here would be an eigenvector, solved in one step).
+//!
+//! Every vector operation walks the rows with one recursive function ([`pass`]): a range of rows
+//! is cut into leaf blocks of [`BLOCK`] rows and split in halves by block count, with `join` while
+//! the range is longer than `grain` rows and plain calls below; each leaf does its rows in order
+//! and returns its partial sum, and the two halves' sums are added. So a dot product is the same
+//! tree of additions — in-order sums over fixed blocks, combined by the same halving — whatever
+//! the grain or the runtime, and every version gives bit-for-bit the same x and residual. The
+//! three passes of an iteration fuse what NPB loops over separately: q = A p with p·q; the two
+//! updates with r·r; and the new p.
+//!
+//! [`Cg::expected`] runs [`plain`], an independent serial CG with plain loops that sums each dot
+//! product over the same blocks and combines the block sums by the same halving ([`tree_sum`]);
+//! [`Cg::verify`] requires x and the residual norm bit for bit, and the residual to have fallen
+//! below [`DROP`] × ‖b‖.
+
+use crate::fork::Fork;
+use crate::workload::{Info, Workload};
+
+/// CG iterations of one run (NPB's inner loop).
+pub const ITERATIONS: usize = 25;
+/// Random distances of the circulant pattern: each row has two entries per distance.
+pub const OFFSETS: usize = 7;
+/// Entries per row: the diagonal and two per distance.
+pub const NONZEROS: usize = 2 * OFFSETS + 1;
+/// The diagonal exceeds the row's sum of |off-diagonal| by this much.
+pub const MARGIN: f64 = 0.1;
+/// Rows per leaf block of every pass: dot products sum each block in order, then combine the
+/// blocks' sums pairwise by halving.
+pub const BLOCK: usize = 256;
+/// A run must end with ‖b − A x‖ below this fraction of ‖b‖.
+pub const DROP: f64 = 0.01;
+
+/// A small deterministic generator (SplitMix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..m` (`m` ≥ 1; the slight bias of the modulus does not matter here).
+    fn below(&mut self, m: usize) -> usize {
+        (self.next_u64() % m as u64) as usize
+    }
+    /// Uniform in [0, 1), a multiple of 2^-53.
+    fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
+/// The system: a sparse `n`×`n` matrix in CSR with exactly [`NONZEROS`] entries per row (row
+/// `i`'s columns, ascending, and values are `cols[i * NONZEROS..][..NONZEROS]` and the same range
+/// of `vals`) and the right-hand side `b`.
+#[derive(Clone, Debug)]
+pub struct Matrix {
+    n: usize,
+    cols: Vec<u32>,
+    vals: Vec<f64>,
+    b: Vec<f64>,
+}
+
+impl Matrix {
+    /// The matrix of size `n` (`n` ≥ `2 * OFFSETS + 1`, so that the `2 * OFFSETS` neighbours of a
+    /// row are distinct).
+    pub fn new(n: usize) -> Matrix {
+        assert!(n > 2 * OFFSETS && n <= u32::MAX as usize, "cg: n = {n}");
+        let mut rng = Rng(0x4347_5350_4d56_0000 ^ n as u64);
+        // Distinct distances in 1..=(n - 1) / 2: then q + d and q - d differ mod n, and so do
+        // the neighbours through different distances.
+        let mut dist: Vec<usize> = Vec::with_capacity(OFFSETS);
+        while dist.len() < OFFSETS {
+            let d = 1 + rng.below((n - 1) / 2);
+            if !dist.contains(&d) {
+                dist.push(d);
+            }
+        }
+        // node[q]: the row at circulant position q (a Fisher–Yates shuffle); pos its inverse.
+        let mut node: Vec<usize> = (0..n).collect();
+        for q in (1..n).rev() {
+            node.swap(q, rng.below(q + 1));
+        }
+        let mut pos = vec![0; n];
+        for (q, &i) in node.iter().enumerate() {
+            pos[i] = q;
+        }
+        // weight[k * n + q]: the edge between positions q and q + dist[k].
+        let weight: Vec<f64> = (0..OFFSETS * n).map(|_| -rng.unit()).collect();
+        let mut cols = Vec::with_capacity(n * NONZEROS);
+        let mut vals = Vec::with_capacity(n * NONZEROS);
+        let mut row: Vec<(usize, f64)> = Vec::with_capacity(NONZEROS);
+        for (i, &q) in pos.iter().enumerate() {
+            row.clear();
+            for (k, &d) in dist.iter().enumerate() {
+                let back = (q + n - d) % n;
+                row.push((node[(q + d) % n], weight[k * n + q]));
+                row.push((node[back], weight[k * n + back]));
+            }
+            let diag = row.iter().map(|&(_, v)| v.abs()).sum::<f64>() + MARGIN;
+            row.push((i, diag));
+            row.sort_by_key(|&(j, _)| j);
+            cols.extend(row.iter().map(|&(j, _)| j as u32));
+            vals.extend(row.iter().map(|&(_, v)| v));
+        }
+        let b = (0..n).map(|_| 2.0 * rng.unit() - 1.0).collect();
+        Matrix { n, cols, vals, b }
+    }
+
+    /// ‖b‖.
+    pub fn norm_b(&self) -> f64 {
+        self.b.iter().map(|x| x * x).sum::<f64>().sqrt()
+    }
+
+    /// The size.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Row `i`: (column, value) in ascending column order.
+    pub fn row(&self, i: usize) -> impl Iterator<Item = (usize, f64)> + '_ {
+        let r = i * NONZEROS..(i + 1) * NONZEROS;
+        self.cols[r.clone()]
+            .iter()
+            .zip(&self.vals[r])
+            .map(|(&j, &v)| (j as usize, v))
+    }
+
+    /// Row `i` times `x`, summed in column order from 0.
+    #[inline]
+    fn row_dot(&self, i: usize, x: &[f64]) -> f64 {
+        let r = i * NONZEROS..(i + 1) * NONZEROS;
+        let mut s = 0.0;
+        for (&j, &v) in self.cols[r.clone()].iter().zip(&self.vals[r]) {
+            s += v * x[j as usize];
+        }
+        s
+    }
+}
+
+/// Vectors one pass walks together, cut at a row.
+pub trait Rows: Send + Sized {
+    /// The rows before `mid` and the rest.
+    fn split(self, mid: usize) -> (Self, Self);
+}
+
+impl Rows for &[f64] {
+    fn split(self, mid: usize) -> (Self, Self) {
+        self.split_at(mid)
+    }
+}
+
+impl Rows for &mut [f64] {
+    fn split(self, mid: usize) -> (Self, Self) {
+        self.split_at_mut(mid)
+    }
+}
+
+impl<A: Rows, B: Rows> Rows for (A, B) {
+    fn split(self, mid: usize) -> (Self, Self) {
+        let (a0, a1) = self.0.split(mid);
+        let (b0, b1) = self.1.split(mid);
+        ((a0, b0), (a1, b1))
+    }
+}
+
+/// One pass over `len` rows starting at row `first` (a multiple of [`BLOCK`]): `leaf(first,
+/// rows)` does a block of at most [`BLOCK`] rows and returns its partial sum; longer ranges are
+/// split after half their blocks, with `join` while longer than `grain` rows, and the two halves'
+/// sums added. The tree of additions depends on `len` only.
+pub fn pass<F, R, L>(f: &mut F, first: usize, len: usize, rows: R, grain: usize, leaf: &L) -> f64
+where
+    F: Fork,
+    R: Rows,
+    L: Fn(usize, R) -> f64 + Sync,
+{
+    if len <= BLOCK {
+        return leaf(first, rows);
+    }
+    let mid = len.div_ceil(BLOCK) / 2 * BLOCK;
+    let (lo, hi) = rows.split(mid);
+    let (a, b) = if len > grain {
+        f.join(
+            |f| pass(f, first, mid, lo, grain, leaf),
+            |f| pass(f, first + mid, len - mid, hi, grain, leaf),
+        )
+    } else {
+        (
+            pass(f, first, mid, lo, grain, leaf),
+            pass(f, first + mid, len - mid, hi, grain, leaf),
+        )
+    };
+    a + b
+}
+
+/// One run's vectors: the iterate `x`, the residual `r`, the direction `p` and `q = A p`.
+#[derive(Clone, Debug)]
+pub struct Vectors {
+    /// The iterate (the solution when the run is done).
+    pub x: Vec<f64>,
+    r: Vec<f64>,
+    p: Vec<f64>,
+    q: Vec<f64>,
+}
+
+impl Vectors {
+    /// The start: x = 0, r = p = b.
+    pub fn start(a: &Matrix) -> Vectors {
+        Vectors {
+            x: vec![0.0; a.n],
+            r: a.b.clone(),
+            p: a.b.clone(),
+            q: vec![0.0; a.n],
+        }
+    }
+}
+
+/// The kernel over any [`Fork`]: [`ITERATIONS`] CG iterations from `v`, which must be
+/// [`Vectors::start`]; returns ‖b − A x‖.
+pub fn run<F: Fork>(f: &mut F, a: &Matrix, v: &mut Vectors, grain: u64) -> f64 {
+    let n = a.n;
+    let grain = grain.clamp(1, n as u64) as usize;
+    let Vectors { x, r, p, q } = v;
+    let mut rho = pass(f, 0, n, &r[..], grain, &|_, r: &[f64]| {
+        r.iter().fold(0.0, |s, &ri| s + ri * ri)
+    });
+    for _ in 0..ITERATIONS {
+        // q = A p, and p·q: a leaf writes its rows of q and reads all of p.
+        let p_all: &[f64] = p;
+        let pq = pass(f, 0, n, (&mut q[..], p_all), grain, &|first, (q, p)| {
+            let mut s = 0.0;
+            for (k, (qi, &pi)) in q.iter_mut().zip(p).enumerate() {
+                *qi = a.row_dot(first + k, p_all);
+                s += pi * *qi;
+            }
+            s
+        });
+        let alpha = rho / pq;
+        // x += α p, r -= α q, and r·r.
+        let rr = pass(
+            f,
+            0,
+            n,
+            ((&mut x[..], &mut r[..]), (&p[..], &q[..])),
+            grain,
+            &|_, ((x, r), (p, q))| {
+                let mut s = 0.0;
+                for (((xi, ri), &pi), &qi) in x.iter_mut().zip(r.iter_mut()).zip(p).zip(q) {
+                    *xi += alpha * pi;
+                    *ri -= alpha * qi;
+                    s += *ri * *ri;
+                }
+                s
+            },
+        );
+        let beta = rr / rho;
+        rho = rr;
+        // p = r + β p.
+        pass(f, 0, n, (&mut p[..], &r[..]), grain, &|_, (p, r)| {
+            for (pi, &ri) in p.iter_mut().zip(r) {
+                *pi = ri + beta * *pi;
+            }
+            0.0
+        });
+    }
+    // ‖b − A x‖.
+    let x = &x[..];
+    let d2 = pass(f, 0, n, x, grain, &|first, xb: &[f64]| {
+        let mut s = 0.0;
+        for k in 0..xb.len() {
+            let d = a.b[first + k] - a.row_dot(first + k, x);
+            s += d * d;
+        }
+        s
+    });
+    d2.sqrt()
+}
+
+/// Adds block sums pairwise by halving: the tree [`pass`] builds.
+pub fn tree_sum(s: &[f64]) -> f64 {
+    if s.len() == 1 {
+        return s[0];
+    }
+    let (lo, hi) = s.split_at(s.len() / 2);
+    tree_sum(lo) + tree_sum(hi)
+}
+
+/// Σ term(i) over `0..n`: in order within each block of [`BLOCK`] rows, the blocks' sums by
+/// [`tree_sum`].
+fn block_sum(n: usize, term: impl FnMut(usize) -> f64) -> f64 {
+    let mut term = term;
+    let sums: Vec<f64> = (0..n)
+        .step_by(BLOCK)
+        .map(|b| (b..n.min(b + BLOCK)).fold(0.0, |s, i| s + term(i)))
+        .collect();
+    tree_sum(&sums)
+}
+
+/// The plain serial CG: plain loops, dot products by [`block_sum`]. Returns x and ‖b − A x‖.
+pub fn plain(a: &Matrix) -> (Vec<f64>, f64) {
+    let n = a.n;
+    let b = &a.b;
+    let mut x = vec![0.0; n];
+    let mut r = b.clone();
+    let mut p = b.clone();
+    let mut q = vec![0.0; n];
+    let mut rho = block_sum(n, |i| r[i] * r[i]);
+    for _ in 0..ITERATIONS {
+        for (i, qi) in q.iter_mut().enumerate() {
+            *qi = a.row_dot(i, &p);
+        }
+        let alpha = rho / block_sum(n, |i| p[i] * q[i]);
+        for i in 0..n {
+            x[i] += alpha * p[i];
+            r[i] -= alpha * q[i];
+        }
+        let rr = block_sum(n, |i| r[i] * r[i]);
+        let beta = rr / rho;
+        rho = rr;
+        for i in 0..n {
+            p[i] = r[i] + beta * p[i];
+        }
+    }
+    let resid = block_sum(n, |i| {
+        let d = b[i] - a.row_dot(i, &x);
+        d * d
+    })
+    .sqrt();
+    (x, resid)
+}
+
+/// The CG workload.
+pub struct Cg;
+
+impl Workload for Cg {
+    const INFO: Info = Info {
+        name: "cg",
+        source: "NAS Parallel Benchmarks, kernel CG (Bailey et al. 1994): 25 CG iterations",
+        n_meaning: "matrix order (rows), 15 nonzeros per row",
+        ci: 16_384,
+        default: 300_000,
+        // NPB class C's order; its matrix has more nonzeros per row than this one.
+        paper: 150_000,
+        min_n: 2 * OFFSETS as u64 + 1,
+        max_n: 1 << 26,
+        grain: 4096,
+        grain_meaning: "rows below which a pass stops forking",
+    };
+    type Shared = Matrix;
+    type Input = Vectors;
+    type Output = f64;
+    type Expected = (Vec<f64>, f64);
+
+    fn shared(n: u64) -> Matrix {
+        Matrix::new(n as usize)
+    }
+    fn input(_: u64, a: &Matrix) -> Vectors {
+        Vectors::start(a)
+    }
+    fn run<F: Fork>(f: &mut F, _: u64, grain: u64, a: &Matrix, v: &mut Vectors) -> f64 {
+        run(f, a, v, grain)
+    }
+    fn expected(_: u64, a: &Matrix) -> (Vec<f64>, f64) {
+        plain(a)
+    }
+    fn verify(
+        n: u64,
+        a: &Matrix,
+        (want_x, want_res): &(Vec<f64>, f64),
+        got: &Vectors,
+        res: f64,
+    ) -> Result<(), String> {
+        if got.x.len() != want_x.len() {
+            return Err(format!(
+                "cg({n}): x has {} entries, expected {}",
+                got.x.len(),
+                want_x.len()
+            ));
+        }
+        if let Some(i) = got
+            .x
+            .iter()
+            .zip(want_x)
+            .position(|(a, b)| a.to_bits() != b.to_bits())
+        {
+            return Err(format!(
+                "cg({n}): x[{i}] is {:e}, the plain serial CG gives {:e}",
+                got.x[i], want_x[i]
+            ));
+        }
+        if res.to_bits() != want_res.to_bits() {
+            return Err(format!(
+                "cg({n}): residual norm {res:e}, the plain serial CG gives {want_res:e}"
+            ));
+        }
+        let limit = DROP * a.norm_b();
+        if res.is_nan() || res >= limit {
+            return Err(format!(
+                "cg({n}): the residual norm did not fall: ‖b − A x‖ = {res:e}, above {DROP} × ‖b‖ \
+                 = {limit:e}"
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fork::Serial;
+
+    #[test]
+    fn every_version_matches_the_plain_cg() {
+        crate::workload::check_everywhere::<Cg>(&[15, 1000, 3000], &[1, 300, 1024, 1 << 20]);
+    }
+
+    #[test]
+    fn matrix_is_symmetric_and_diagonally_dominant() {
+        for n in [15, 16, 101, 1000] {
+            let a = Matrix::new(n);
+            let mut entries = std::collections::HashMap::new();
+            for i in 0..n {
+                let row: Vec<_> = a.row(i).collect();
+                assert_eq!(row.len(), NONZEROS);
+                assert!(
+                    row.windows(2).all(|w| w[0].0 < w[1].0),
+                    "row {i} not sorted"
+                );
+                let diag = row.iter().find(|&&(j, _)| j == i).unwrap().1;
+                let off: f64 = row
+                    .iter()
+                    .filter(|&&(j, _)| j != i)
+                    .map(|e| e.1.abs())
+                    .sum();
+                assert!(diag > off, "row {i}");
+                for (j, v) in row {
+                    entries.insert((i, j), v);
+                }
+            }
+            for (&(i, j), &v) in &entries {
+                assert_eq!(entries.get(&(j, i)), Some(&v), "n={n} ({i}, {j})");
+            }
+        }
+    }
+
+    #[test]
+    fn residual_falls_and_matches_its_recomputation() {
+        let n = 5000;
+        let a = Matrix::new(n);
+        let mut v = Vectors::start(&a);
+        let res = run(&mut Serial, &a, &mut v, 64);
+        // Recompute ‖b − A x‖ by a plain sequential sum: equal up to rounding.
+        let direct = (0..n)
+            .map(|i| (a.b[i] - a.row_dot(i, &v.x)).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        assert!((res - direct).abs() <= 1e-12 * direct, "{res} vs {direct}");
+        let norm_b = a.norm_b();
+        assert!(res < DROP * norm_b && res > 1e-10 * norm_b, "{res}");
+    }
+
+    #[test]
+    fn wrong_results_and_sizes_are_rejected() {
+        let n = 1000;
+        let a = Cg::shared(n);
+        let want = Cg::expected(n, &a);
+        let mut v = Cg::input(n, &a);
+        let res = run(&mut Serial, &a, &mut v, 100);
+        assert_eq!(Cg::verify(n, &a, &want, &v, res), Ok(()));
+        let e = Cg::verify(n, &a, &want, &v, res * (1.0 + 1e-15)).unwrap_err();
+        assert!(e.contains("residual norm"), "{e}");
+        v.x[417] += 1e-14;
+        let e = Cg::verify(n, &a, &want, &v, res).unwrap_err();
+        assert!(e.contains("x[417]") && !e.contains('\n'), "{e}");
+        // The untouched start is not the result.
+        assert!(Cg::verify(n, &a, &want, &Cg::input(n, &a), res).is_err());
+        // A residual that did not fall is rejected even when it matches.
+        let stuck = (want.0.clone(), 1.0);
+        let mut v = Cg::input(n, &a);
+        v.x.clone_from(&want.0);
+        let e = Cg::verify(n, &a, &stuck, &v, 1.0).unwrap_err();
+        assert!(e.contains("did not fall"), "{e}");
+        assert!(Cg::check_n(14).unwrap_err().contains("cg"));
+    }
+}
