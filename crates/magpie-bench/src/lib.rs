@@ -18,6 +18,7 @@
 
 pub mod fib;
 pub mod fj;
+pub mod floyd_warshall;
 pub mod fork;
 pub mod harness;
 pub mod heat;
@@ -60,11 +61,13 @@ pub enum Kernel {
     Jacobi,
     /// Red-black successive over-relaxation ([`sor`]).
     Sor,
+    /// Floyd–Warshall all-pairs shortest paths ([`floyd_warshall`]).
+    FloydWarshall,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 11] = [
+    pub const ALL: [Kernel; 12] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -76,6 +79,7 @@ impl Kernel {
         Kernel::Heat,
         Kernel::Jacobi,
         Kernel::Sor,
+        Kernel::FloydWarshall,
     ];
 
     /// Calls `v` with this kernel's [`Workload`](workload::Workload), for the kernels written as
@@ -83,6 +87,7 @@ impl Kernel {
     pub fn visit<V: workload::Visitor>(self, v: V) -> Option<V::Out> {
         Some(match self {
             Kernel::Sor => v.visit::<sor::Sor>(),
+            Kernel::FloydWarshall => v.visit::<floyd_warshall::FloydWarshall>(),
             _ => return None,
         })
     }
