@@ -16,6 +16,7 @@
 
 #![warn(missing_docs)]
 
+pub mod fdtd2d;
 pub mod fib;
 pub mod fj;
 pub mod floyd_warshall;
@@ -63,11 +64,13 @@ pub enum Kernel {
     Sor,
     /// Floyd–Warshall all-pairs shortest paths ([`floyd_warshall`]).
     FloydWarshall,
+    /// The PolyBench FDTD-2D stencil ([`fdtd2d`]).
+    Fdtd2d,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 12] = [
+    pub const ALL: [Kernel; 13] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -80,6 +83,7 @@ impl Kernel {
         Kernel::Jacobi,
         Kernel::Sor,
         Kernel::FloydWarshall,
+        Kernel::Fdtd2d,
     ];
 
     /// Calls `v` with this kernel's [`Workload`](workload::Workload), for the kernels written as
@@ -88,6 +92,7 @@ impl Kernel {
         Some(match self {
             Kernel::Sor => v.visit::<sor::Sor>(),
             Kernel::FloydWarshall => v.visit::<floyd_warshall::FloydWarshall>(),
+            Kernel::Fdtd2d => v.visit::<fdtd2d::Fdtd2d>(),
             _ => return None,
         })
     }
