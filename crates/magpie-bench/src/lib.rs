@@ -26,6 +26,7 @@ pub mod heat;
 pub mod jacobi;
 pub mod matmul;
 pub mod native;
+pub mod nbody;
 pub mod nqueens;
 pub mod pdfs;
 pub mod runner;
@@ -66,11 +67,13 @@ pub enum Kernel {
     FloydWarshall,
     /// The PolyBench FDTD-2D stencil ([`fdtd2d`]).
     Fdtd2d,
+    /// Direct O(n²) gravitational N-body simulation, leapfrog steps ([`nbody`]).
+    NBody,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 13] = [
+    pub const ALL: [Kernel; 14] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -84,6 +87,7 @@ impl Kernel {
         Kernel::Sor,
         Kernel::FloydWarshall,
         Kernel::Fdtd2d,
+        Kernel::NBody,
     ];
 
     /// Calls `v` with this kernel's [`Workload`](workload::Workload), for the kernels written as
@@ -93,6 +97,7 @@ impl Kernel {
             Kernel::Sor => v.visit::<sor::Sor>(),
             Kernel::FloydWarshall => v.visit::<floyd_warshall::FloydWarshall>(),
             Kernel::Fdtd2d => v.visit::<fdtd2d::Fdtd2d>(),
+            Kernel::NBody => v.visit::<nbody::NBody>(),
             _ => return None,
         })
     }
