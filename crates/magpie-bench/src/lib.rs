@@ -24,6 +24,7 @@ pub mod fork;
 pub mod harness;
 pub mod heat;
 pub mod jacobi;
+pub mod lud;
 pub mod matmul;
 pub mod native;
 pub mod nbody;
@@ -69,11 +70,13 @@ pub enum Kernel {
     Fdtd2d,
     /// Direct O(n²) gravitational N-body simulation, leapfrog steps ([`nbody`]).
     NBody,
+    /// Blocked LU decomposition without pivoting ([`lud`]).
+    Lud,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 14] = [
+    pub const ALL: [Kernel; 15] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -88,6 +91,7 @@ impl Kernel {
         Kernel::FloydWarshall,
         Kernel::Fdtd2d,
         Kernel::NBody,
+        Kernel::Lud,
     ];
 
     /// Calls `v` with this kernel's [`Workload`](workload::Workload), for the kernels written as
@@ -98,6 +102,7 @@ impl Kernel {
             Kernel::FloydWarshall => v.visit::<floyd_warshall::FloydWarshall>(),
             Kernel::Fdtd2d => v.visit::<fdtd2d::Fdtd2d>(),
             Kernel::NBody => v.visit::<nbody::NBody>(),
+            Kernel::Lud => v.visit::<lud::Lud>(),
             _ => return None,
         })
     }
