@@ -16,6 +16,7 @@
 
 #![warn(missing_docs)]
 
+pub mod barnes_hut;
 pub mod fdtd2d;
 pub mod fib;
 pub mod fj;
@@ -72,11 +73,13 @@ pub enum Kernel {
     NBody,
     /// Blocked LU decomposition without pivoting ([`lud`]).
     Lud,
+    /// Two-dimensional Barnes–Hut gravitational simulation ([`barnes_hut`]).
+    BarnesHut,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 15] = [
+    pub const ALL: [Kernel; 16] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -92,6 +95,7 @@ impl Kernel {
         Kernel::Fdtd2d,
         Kernel::NBody,
         Kernel::Lud,
+        Kernel::BarnesHut,
     ];
 
     /// Calls `v` with this kernel's [`Workload`](workload::Workload), for the kernels written as
@@ -103,6 +107,7 @@ impl Kernel {
             Kernel::Fdtd2d => v.visit::<fdtd2d::Fdtd2d>(),
             Kernel::NBody => v.visit::<nbody::NBody>(),
             Kernel::Lud => v.visit::<lud::Lud>(),
+            Kernel::BarnesHut => v.visit::<barnes_hut::BarnesHut>(),
             _ => return None,
         })
     }
