@@ -34,6 +34,7 @@ pub mod pdfs;
 pub mod runner;
 pub mod sor;
 pub mod sort;
+pub mod strassen;
 pub mod uts;
 pub mod workload;
 
@@ -75,11 +76,13 @@ pub enum Kernel {
     Lud,
     /// Two-dimensional Barnes–Hut gravitational simulation ([`barnes_hut`]).
     BarnesHut,
+    /// Strassen matrix multiplication, the seven products in parallel ([`strassen`]).
+    Strassen,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 16] = [
+    pub const ALL: [Kernel; 17] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -96,6 +99,7 @@ impl Kernel {
         Kernel::NBody,
         Kernel::Lud,
         Kernel::BarnesHut,
+        Kernel::Strassen,
     ];
 
     /// Calls `v` with this kernel's [`Workload`](workload::Workload), for the kernels written as
@@ -108,6 +112,7 @@ impl Kernel {
             Kernel::NBody => v.visit::<nbody::NBody>(),
             Kernel::Lud => v.visit::<lud::Lud>(),
             Kernel::BarnesHut => v.visit::<barnes_hut::BarnesHut>(),
+            Kernel::Strassen => v.visit::<strassen::Strassen>(),
             _ => return None,
         })
     }
