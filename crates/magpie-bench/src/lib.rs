@@ -17,12 +17,15 @@
 
 #![warn(missing_docs)]
 
+pub mod barnes_hut;
 pub mod cg;
 pub mod cholesky;
 pub mod cilksort;
+pub mod fdtd2d;
 pub mod fft;
 pub mod fib;
 pub mod fj;
+pub mod floyd_warshall;
 pub mod fork;
 pub mod gc;
 pub mod ge;
@@ -30,15 +33,18 @@ pub mod harness;
 pub mod heat;
 pub mod jacobi;
 pub mod lu;
+pub mod lud;
 pub mod matmul;
 pub mod mergesort;
 pub mod native;
+pub mod nbody;
 pub mod nqueens;
 pub mod pdfs;
 pub mod prefix_scan;
 pub mod runner;
 pub mod sor;
 pub mod sort;
+pub mod strassen;
 pub mod uts;
 pub mod workload;
 
@@ -89,11 +95,23 @@ pub enum Kernel {
     Ge,
     /// Recursive Cholesky factorization of an SPD matrix, blocks of 64 ([`cholesky`]).
     Cholesky,
+    /// Floyd–Warshall all-pairs shortest paths ([`floyd_warshall`]).
+    FloydWarshall,
+    /// The PolyBench FDTD-2D stencil ([`fdtd2d`]).
+    Fdtd2d,
+    /// Direct O(n²) gravitational N-body simulation, leapfrog steps ([`nbody`]).
+    NBody,
+    /// Blocked LU decomposition without pivoting ([`lud`]).
+    Lud,
+    /// Two-dimensional Barnes–Hut gravitational simulation ([`barnes_hut`]).
+    BarnesHut,
+    /// Strassen matrix multiplication, the seven products in parallel ([`strassen`]).
+    Strassen,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 20] = [
+    pub const ALL: [Kernel; 26] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -114,6 +132,12 @@ impl Kernel {
         Kernel::Lu,
         Kernel::Ge,
         Kernel::Cholesky,
+        Kernel::FloydWarshall,
+        Kernel::Fdtd2d,
+        Kernel::NBody,
+        Kernel::Lud,
+        Kernel::BarnesHut,
+        Kernel::Strassen,
     ];
 
     /// Calls `v` with this kernel's [`Workload`](workload::Workload), for the kernels written as
@@ -130,6 +154,12 @@ impl Kernel {
             Kernel::Lu => v.visit::<lu::Lu>(),
             Kernel::Ge => v.visit::<ge::Ge>(),
             Kernel::Cholesky => v.visit::<cholesky::Cholesky>(),
+            Kernel::FloydWarshall => v.visit::<floyd_warshall::FloydWarshall>(),
+            Kernel::Fdtd2d => v.visit::<fdtd2d::Fdtd2d>(),
+            Kernel::NBody => v.visit::<nbody::NBody>(),
+            Kernel::Lud => v.visit::<lud::Lud>(),
+            Kernel::BarnesHut => v.visit::<barnes_hut::BarnesHut>(),
+            Kernel::Strassen => v.visit::<strassen::Strassen>(),
             _ => return None,
         })
     }
