@@ -55,12 +55,27 @@ pub struct IdleArgs {
     pub json: bool,
 }
 
+/// The kernels, what `n` means for each, and their default grains, for `magpie bench --help`.
+fn kernels_help() -> String {
+    let mut s = String::from("Kernels (n: what it means; grain: the default):\n");
+    for k in Kernel::ALL {
+        let grain = match k.info() {
+            Some(i) => format!("; grain {} ({})", i.grain, i.grain_meaning),
+            None if k == Kernel::Fib => "; grain: none (no cutoff)".into(),
+            None => String::new(),
+        };
+        s.push_str(&format!("  {:<15} n: {}{grain}\n", k.name(), k.n_meaning()));
+    }
+    s
+}
+
 #[derive(Args, Debug)]
+#[command(after_long_help = kernels_help())]
 pub struct BenchArgs {
-    /// fib, fj, fj-rec or pdfs.
+    /// The kernel (`--help` lists them all).
     #[arg(value_parser = parse_kernel)]
     pub kernel: Kernel,
-    /// Problem size: fib(n); FJ repetitions of 1024 tasks; PDFS torus side (default: from --size).
+    /// Problem size (`--help` says what it means for each kernel; default: from --size).
     #[arg(long)]
     pub n: Option<u64>,
     /// Worker threads (default: MAGPIE_WORKERS, else available parallelism).
