@@ -177,7 +177,7 @@ impl Kernel {
     }
 
     /// The default grain of a kernel that has one (`None` for the kernels without a grain
-    /// parameter, and for fib, whose default is no cutoff).
+    /// parameter, and for fib and uts, whose default is no cutoff: a task per node).
     pub fn default_grain(self) -> Option<u64> {
         self.info().map(|i| i.grain)
     }
@@ -193,6 +193,18 @@ impl Kernel {
                     "invalid grain `{grain}` for fib: expected a whole number between 1 and {} \
                      (below fib(grain) the recursion is serial)",
                     fib::MAX_N
+                ))
+            };
+        }
+        if self == Kernel::Uts {
+            // uts's grain is the reference implementation's chunk size.
+            return if (1..=1 << 20).contains(&grain) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "invalid grain `{grain}` for uts: expected a whole number between 1 and {} \
+                     (nodes per released chunk)",
+                    1 << 20
                 ))
             };
         }

@@ -303,7 +303,10 @@ pub fn run_magpie_with_stats(
             measure(
                 runs,
                 || (),
-                |_| pool.install(|| uts::parallel(&p)),
+                |_| match grain {
+                    None => pool.install(|| uts::parallel(&p)),
+                    Some(c) => pool.install(|| uts::parallel_chunked(&p, c as usize)),
+                },
                 |_, c| check.verify(&c),
             )
         }
@@ -494,7 +497,10 @@ pub fn run_peer(
                     measure(
                         runs,
                         || (),
-                        |_| pool.install(|| uts::rayon(&p)),
+                        |_| match grain {
+                            None => pool.install(|| uts::rayon(&p)),
+                            Some(c) => pool.install(|| uts::rayon_chunked(&p, c as usize)),
+                        },
                         |_, c| check.verify(&c),
                     )
                 }
@@ -563,6 +569,12 @@ pub fn run_peer(
                     |c| matmul::chili_join(&mut scope, n, &a, &b, c),
                     |c, ()| matmul::verify(n, &a, &b, c),
                 );
+            }
+            if kernel == Kernel::Uts && grain.is_some() {
+                return Err(RunError::Setup(
+                    "chili has only join, so no chunked UTS (one spawn per chunk needs a scope)"
+                        .into(),
+                ));
             }
             if kernel == Kernel::Uts {
                 let p = case.uts_params();
@@ -1044,6 +1056,15 @@ mod tests {
         assert!(run_serial(&case, 1).unwrap().verified);
         assert!(run_magpie(&pool, &case, 1).unwrap().verified);
         assert!(run_peer(Peer::ChiliJoin, &case, 2, 1).unwrap().verified);
+        // UTS in chunks (the reference's chunk size): magpie and rayon; chili has no scope.
+        let case = Case {
+            grain: Some(4),
+            ..case
+        };
+        assert!(run_magpie(&pool, &case, 1).unwrap().verified);
+        assert!(run_peer(Peer::RayonScope, &case, 2, 1).unwrap().verified);
+        let e = run_peer(Peer::ChiliJoin, &case, 2, 1).unwrap_err();
+        assert!(matches!(e, RunError::Setup(_)), "{e}");
         // Knobs that do not fit the kernel are refused with one line.
         for (case, what) in [
             (

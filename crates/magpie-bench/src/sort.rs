@@ -14,8 +14,8 @@ use crate::fork::{Fork, Magpie, Rayon, Serial};
 
 /// Keys for `--size ci`.
 pub const CI: u64 = 100_000;
-/// Keys for `--size default` (about a second serially here).
-pub const DEFAULT: u64 = 20_000_000;
+/// Keys for `--size default` (about half a second serially here).
+pub const DEFAULT: u64 = 10_000_000;
 /// Keys for `--size paper`.
 pub const PAPER: u64 = 50_000_000;
 /// Largest `n` accepted (the input and the scratch buffer take 16 bytes per key).

@@ -534,6 +534,14 @@ impl Tally {
         }
     }
 
+    /// Adds a task's counts.
+    fn add_counts(&self, thread: Option<usize>, c: Counts) {
+        let s = &self.stripes[thread.unwrap_or(0) % STRIPES];
+        s.nodes.fetch_add(c.nodes, Ordering::Relaxed);
+        s.leaves.fetch_add(c.leaves, Ordering::Relaxed);
+        s.max_depth.fetch_max(c.max_depth, Ordering::Relaxed);
+    }
+
     /// The totals; call after the search's scope has returned.
     fn total(&self) -> Counts {
         self.stripes.iter().fold(Counts::default(), |c, s| {
@@ -564,6 +572,74 @@ fn visit_magpie<'s>(s: &magpie::Scope<'s>, p: &'s Params, tally: &'s Tally, node
         let child = node.child(i, p);
         s.spawn(move |s| visit_magpie(s, p, tally, child));
     }
+}
+
+/// The search in chunks, as the reference UTS implementation does with its chunk size (`-c`):
+/// a task searches depth-first with its own stack of nodes, and whenever that stack holds
+/// `2 * chunk` nodes it spawns a task with the `chunk` oldest ones (nearest the root, so the
+/// likeliest to be large subtrees). A spawn then costs once per `chunk` nodes rather than once per
+/// node, and counts go to the tally once per task. The counts are exact and the same as
+/// [`serial`]'s. Call inside `Pool::install`; `chunk` ≥ 1.
+pub fn parallel_chunked(p: &Params, chunk: usize) -> Counts {
+    let tally = Tally::new();
+    let chunk = chunk.max(1);
+    magpie::scope(|s| explore_magpie(s, p, &tally, vec![Node::root(p)], chunk));
+    tally.total()
+}
+
+/// Searches from `stack` until it is empty, releasing chunks with `release`; returns the counts.
+#[inline]
+fn explore(
+    p: &Params,
+    mut stack: Vec<Node>,
+    chunk: usize,
+    mut release: impl FnMut(Vec<Node>),
+) -> Counts {
+    let mut c = Counts::default();
+    while let Some(node) = stack.pop() {
+        let n = p.num_children(&node);
+        c = c.merge(Counts::one(node.height, n == 0));
+        stack.extend((0..n).map(|i| node.child(i, p)));
+        if stack.len() >= 2 * chunk {
+            release(stack.drain(..chunk).collect());
+        }
+    }
+    c
+}
+
+fn explore_magpie<'s>(
+    s: &magpie::Scope<'s>,
+    p: &'s Params,
+    tally: &'s Tally,
+    stack: Vec<Node>,
+    chunk: usize,
+) {
+    let c = explore(p, stack, chunk, |part| {
+        s.spawn(move |s| explore_magpie(s, p, tally, part, chunk))
+    });
+    tally.add_counts(magpie::worker_index(), c);
+}
+
+/// [`parallel_chunked`] on rayon: one `rayon::scope`, a `spawn` per released chunk. Call inside
+/// `rayon::ThreadPool::install`.
+pub fn rayon_chunked(p: &Params, chunk: usize) -> Counts {
+    let tally = Tally::new();
+    let chunk = chunk.max(1);
+    ::rayon::scope(|s| explore_rayon(s, p, &tally, vec![Node::root(p)], chunk));
+    tally.total()
+}
+
+fn explore_rayon<'s>(
+    s: &::rayon::Scope<'s>,
+    p: &'s Params,
+    tally: &'s Tally,
+    stack: Vec<Node>,
+    chunk: usize,
+) {
+    let c = explore(p, stack, chunk, |part| {
+        s.spawn(move |s| explore_rayon(s, p, tally, part, chunk))
+    });
+    tally.add_counts(::rayon::current_thread_index(), c);
 }
 
 /// The same spawn tree on rayon: one `rayon::scope`, a `spawn` per child. Call inside
@@ -661,6 +737,37 @@ pub fn verify(p: &Params, got: &Counts, expected_nodes: Option<u64>) -> Result<(
 mod tests {
     use super::*;
     use sha1::{Digest, Sha1};
+
+    #[test]
+    fn chunked_search_counts_exactly() {
+        for name in ["T1XS", "T3XS"] {
+            let p = named(name).unwrap();
+            let want = serial(&p);
+            for chunk in [1, 2, 7, 64] {
+                for policy in [
+                    magpie::Policy::WorkFirst,
+                    magpie::Policy::HelpFirst,
+                    magpie::Policy::Adaptive,
+                ] {
+                    for w in [1, 2] {
+                        let pool = magpie::Pool::builder()
+                            .workers(w)
+                            .policy(policy)
+                            .build()
+                            .unwrap();
+                        let got = pool.install(|| parallel_chunked(&p, chunk));
+                        assert_eq!(got, want, "{name} chunk {chunk} {policy:?} x{w}");
+                    }
+                }
+                let pool = ::rayon::ThreadPoolBuilder::new()
+                    .num_threads(2)
+                    .build()
+                    .unwrap();
+                let got = pool.install(|| rayon_chunked(&p, chunk));
+                assert_eq!(got, want, "{name} chunk {chunk} rayon");
+            }
+        }
+    }
 
     #[test]
     fn one_block_sha1_matches_the_sha1_crate() {

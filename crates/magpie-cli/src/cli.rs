@@ -61,7 +61,10 @@ fn kernels_help() -> String {
     for k in Kernel::ALL {
         let grain = match k.info() {
             Some(i) => format!("; grain {} ({})", i.grain, i.grain_meaning),
-            None if k == Kernel::Fib => "; grain: none (no cutoff)".into(),
+            None if k == Kernel::Fib => "; grain: none (G: below fib(G) serial)".into(),
+            None if k == Kernel::Uts => {
+                "; grain: none, a task per node (G: chunks of G nodes)".into()
+            }
             None => String::new(),
         };
         s.push_str(&format!("  {:<15} n: {}{grain}\n", k.name(), k.n_meaning()));
@@ -152,8 +155,9 @@ pub struct SuiteArgs {
     /// Size preset: ci, default or paper.
     #[arg(long, default_value = "default", value_parser = parse_size)]
     pub size: Size,
-    /// Timed runs of each configuration.
-    #[arg(long, default_value_t = 5, value_parser = parse_runs)]
+    /// Timed runs of each configuration (the median is reported). Three keeps the whole suite
+    /// under 10 minutes on 2 cores; use 5 or more for figures you publish.
+    #[arg(long, default_value_t = 3, value_parser = parse_runs)]
     pub runs: usize,
     /// Print results.json on stdout instead of the table (the report folder is still written).
     #[arg(long)]
