@@ -27,6 +27,7 @@
 //! which [`BarnesHut::expected`] computes and the verifier compares with. The tests check the
 //! approximation against direct summation.
 
+use crate::common::SplitMix64;
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -58,14 +59,8 @@ pub struct Bodies {
 /// dense in the middle) in a uniform direction; velocities uniform in [-0.05, 0.05)²; masses in
 /// [0.5, 1.5) / n (the total is about 1).
 pub fn input(n: usize) -> Bodies {
-    let mut s = 0x4248_5554_0000_0000 ^ n as u64;
-    let mut unit = || {
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = s;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    };
+    let mut rng = SplitMix64(0x4248_5554_0000_0000 ^ n as u64);
+    let mut unit = || rng.next_f64();
     let centres: Vec<[f64; 2]> = (0..8)
         .map(|_| [2.0 * unit() - 1.0, 2.0 * unit() - 1.0])
         .collect();

@@ -22,6 +22,7 @@
 //! parallel, so every version is bit-for-bit equal to [`plain`], PolyBench's four loop nests run
 //! one after another, which [`Fdtd2d::expected`] computes and the verifier compares with.
 
+use crate::common::SplitMix64;
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -44,14 +45,8 @@ pub struct Fields {
 /// The initial fields: deterministic pseudo-random values in [0, 1) (SplitMix64), `ex`, then
 /// `ey`, then `hz`.
 pub fn input(n: usize) -> Fields {
-    let mut s = 0x4644_5444_3244_0000 ^ n as u64;
-    let mut next = || {
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = s;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    };
+    let mut rng = SplitMix64(0x4644_5444_3244_0000 ^ n as u64);
+    let mut next = || rng.next_f64();
     let mut field = || (0..n * n).map(|_| next()).collect::<Vec<f64>>();
     let ex = field();
     let ey = field();

@@ -23,6 +23,7 @@
 //! naive O(n²) DFT at small sizes, within a tolerance, and check that the inverse transform gives
 //! back the input.
 
+use crate::common::SplitMix64;
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -82,15 +83,10 @@ pub fn twiddles(n: usize) -> Vec<Complex> {
 
 /// The `n` input points: real and imaginary parts pseudo-random in [-1, 1) (SplitMix64).
 pub fn signal(n: usize) -> Vec<Complex> {
-    let mut s: u64 = 0x4646_5400_0000_0000;
-    let mut next = move || {
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = s;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 * (2.0 / (1u64 << 53) as f64) - 1.0
-    };
-    (0..n).map(|_| Complex::new(next(), next())).collect()
+    let mut rng = SplitMix64(0x4646_5400_0000_0000);
+    (0..n)
+        .map(|_| Complex::new(rng.next_signed_f64(), rng.next_signed_f64()))
+        .collect()
 }
 
 /// The butterflies `k0..k0 + lo.len()` of a transform whose twiddles are every `step`-th entry of

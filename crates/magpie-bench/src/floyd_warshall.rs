@@ -18,6 +18,7 @@
 //! every version gives exactly the same matrix; [`FloydWarshall::expected`] is the textbook triple
 //! loop (k, i, j) on the matrix in place, and the verifier compares every entry.
 
+use crate::common::SplitMix64;
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -28,24 +29,11 @@ pub const MAX_WEIGHT: u32 = 1000;
 /// An ordered pair (i, j), i ≠ j, has an edge with probability 1 / `SPARSITY`.
 const SPARSITY: u64 = 8;
 
-/// A small deterministic generator (SplitMix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
-
 /// The input: the `n`×`n` row-major weight matrix of a deterministic random digraph in which each
 /// ordered pair of distinct vertices has an edge with probability 1 / `sparsity` (weight uniform
 /// in 1..=[`MAX_WEIGHT`]), [`INF`] for a missing edge and 0 on the diagonal.
 pub fn graph(n: usize, sparsity: u64, seed: u64) -> Vec<u32> {
-    let mut rng = Rng(0x4657_0000_0000_0000 ^ seed);
+    let mut rng = SplitMix64(0x4657_0000_0000_0000 ^ seed);
     let mut d = vec![INF; n * n];
     for i in 0..n {
         for j in 0..n {

@@ -24,6 +24,7 @@
 //! neighbour lists, no masks, no forking); the tests also check both against chromatic
 //! polynomials (cycles, complete graphs, trees, empty graphs).
 
+use crate::common::SplitMix64;
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -75,13 +76,13 @@ impl Graph {
 
     /// The benchmark graph on `n` vertices (see the module docs), with [`COLOURS`] colours.
     pub fn random(n: usize) -> Graph {
-        let mut s = 0x4743_0000_0000_0000;
+        let mut rng = SplitMix64(0x4743_0000_0000_0000);
         let mut hidden = Vec::with_capacity(n);
         let mut edges = Vec::new();
         for v in 0..n {
-            hidden.push(splitmix(&mut s) % COLOURS as u64);
+            hidden.push(rng.next_u64() % COLOURS as u64);
             for u in v.saturating_sub(WINDOW)..v {
-                if (splitmix(&mut s) >> 32) % 100 < EDGE_PERCENT && hidden[u] != hidden[v] {
+                if (rng.next_u64() >> 32) % 100 < EDGE_PERCENT && hidden[u] != hidden[v] {
                     edges.push((u, v));
                 }
             }
@@ -98,15 +99,6 @@ impl Graph {
     pub fn edges(&self) -> usize {
         self.before.iter().map(|m| m.count_ones() as usize).sum()
     }
-}
-
-/// The next value of the SplitMix64 stream with state `s`.
-fn splitmix(s: &mut u64) -> u64 {
-    *s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *s;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// The state of a branch: `classes[c]` is the set of vertices coloured `c` so far.
@@ -279,9 +271,9 @@ mod tests {
                     &format!("empty, {what}"),
                 );
                 // A tree (each vertex joined to a pseudo-random earlier one): k (k-1)^(n-1).
-                let mut s = 7;
+                let mut rng = SplitMix64(7);
                 let tree: Vec<_> = (1..n)
-                    .map(|v| ((splitmix(&mut s) % v as u64) as usize, v))
+                    .map(|v| ((rng.next_u64() % v as u64) as usize, v))
                     .collect();
                 let want = k * (k - 1).pow(n as u32 - 1);
                 counts(&Graph::new(n, ku, &tree), want, &format!("tree, {what}"));

@@ -20,6 +20,7 @@
 //! so all versions give bit-for-bit the same x. [`Ge::expected`] runs [`plain`], an independent
 //! triple loop; [`Ge::verify`] compares x with it bit for bit and with x_true within [`TOLERANCE`].
 
+use crate::common::SplitMix64;
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -42,16 +43,8 @@ impl System {
     /// pseudo-random in [-1, 1) (SplitMix64), b = A·x_true summed in column order.
     pub fn new(n: usize) -> System {
         let a = crate::lu::dominant_matrix(n, 0x4745_0000_0000_0000);
-        let mut s = 0x4745_7874_7275_6500 ^ n as u64;
-        let x_true: Vec<f64> = (0..n)
-            .map(|_| {
-                s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                let mut z = s;
-                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-                ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 52) as f64) - 1.0
-            })
-            .collect();
+        let mut rng = SplitMix64(0x4745_7874_7275_6500 ^ n as u64);
+        let x_true: Vec<f64> = (0..n).map(|_| rng.next_signed_f64()).collect();
         let b = a
             .chunks_exact(n.max(1))
             .map(|row| row.iter().zip(&x_true).map(|(aij, xj)| aij * xj).sum())

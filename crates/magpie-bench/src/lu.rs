@@ -31,32 +31,16 @@
 //! on every runtime, and equal to [`plain`] (a test checks it). [`Lu::expected`] runs the serial
 //! twin (the same recursion on [`Serial`](crate::fork::Serial)); [`Lu::verify`] compares bits.
 
+use crate::common::SplitMix64;
 use crate::fork::{Fork, Serial};
 use crate::workload::{Info, Workload};
-
-/// A small deterministic generator (SplitMix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [-1, 1), a multiple of 2^-52.
-    fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 52) as f64) - 1.0
-    }
-}
 
 /// A deterministic `n`×`n` row-major matrix, strictly diagonally dominant by rows: off-diagonal
 /// entries pseudo-random in [-1, 1), each diagonal entry 1 more than its row's sum of
 /// |off-diagonal|. `seed` picks the kernel's stream.
 pub fn dominant_matrix(n: usize, seed: u64) -> Vec<f64> {
-    let mut rng = Rng(seed ^ n as u64);
-    let mut a: Vec<f64> = (0..n * n).map(|_| rng.next_f64()).collect();
+    let mut rng = SplitMix64(seed ^ n as u64);
+    let mut a: Vec<f64> = (0..n * n).map(|_| rng.next_signed_f64()).collect();
     for (i, row) in a.chunks_exact_mut(n.max(1)).enumerate() {
         let off: f64 = row
             .iter()

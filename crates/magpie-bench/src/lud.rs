@@ -29,6 +29,7 @@
 //! of `f64` is 32 KiB (cache-resident), its update is about 2.6 × 10⁵ multiply-subtracts, enough
 //! to repay a fork, and a 2048×2048 matrix still has 31² = 961 interior blocks in its first step.
 
+use crate::common::SplitMix64;
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -36,16 +37,8 @@ use crate::workload::{Info, Workload};
 /// on the diagonal, so it is strictly diagonally dominant by rows and columns and LU without
 /// pivoting is stable.
 pub fn input(n: usize) -> Vec<f64> {
-    let mut s = 0x4c55_4400_0000_0000 ^ n as u64;
-    let mut a: Vec<f64> = (0..n * n)
-        .map(|_| {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 52) as f64) - 1.0
-        })
-        .collect();
+    let mut rng = SplitMix64(0x4c55_4400_0000_0000 ^ n as u64);
+    let mut a: Vec<f64> = (0..n * n).map(|_| rng.next_signed_f64()).collect();
     for i in 0..n {
         a[i * n + i] += n as f64;
     }

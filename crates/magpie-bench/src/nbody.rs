@@ -21,6 +21,7 @@
 //! bit-for-bit equal to [`plain`] (the same steps as plain loops), which [`NBody::expected`]
 //! computes and the verifier compares with.
 
+use crate::common::SplitMix64;
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -47,14 +48,8 @@ pub struct Bodies {
 /// The initial bodies: positions uniform in the unit ball, small random velocities, masses in
 /// [0.5, 1.5) / n (the total is about 1), from SplitMix64.
 pub fn input(n: usize) -> Bodies {
-    let mut s = 0x4e42_4f44_5900_0000 ^ n as u64;
-    let mut unit = || {
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = s;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    };
+    let mut rng = SplitMix64(0x4e42_4f44_5900_0000 ^ n as u64);
+    let mut unit = || rng.next_f64();
     let mut b = Bodies {
         pos: Vec::with_capacity(n),
         vel: Vec::with_capacity(n),

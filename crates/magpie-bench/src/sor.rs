@@ -17,6 +17,7 @@
 //! [`Sor::expected`] is an independent plain loop over the ordinary row-major grid; every version
 //! must equal it bit for bit.
 
+use crate::common::SplitMix64;
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -66,16 +67,8 @@ impl Grid {
 /// The initial row-major grid: deterministic pseudo-random values in [0, 1) (SplitMix64), the
 /// boundary included (it stays fixed).
 pub fn input_row_major(n: usize) -> Vec<f64> {
-    let mut s = 0x534f_5200_0000_0000 ^ n as u64;
-    (0..n * n)
-        .map(|_| {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-        })
-        .collect()
+    let mut rng = SplitMix64(0x534f_5200_0000_0000 ^ n as u64);
+    (0..n * n).map(|_| rng.next_f64()).collect()
 }
 
 #[inline]

@@ -35,28 +35,12 @@
 //! entry off by less than the tolerance, but a real mistake — a wrong sign, a product left out,
 //! a quadrant misplaced — is off by order one.
 
+use crate::common::SplitMix64;
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
 /// The side at or below which a product is computed by the plain loop.
 pub const LEAF: usize = 64;
-
-/// A small deterministic generator (SplitMix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [-1, 1), a multiple of 2^-52.
-    fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 52) as f64) - 1.0
-    }
-}
 
 /// The inputs A and B: `n`×`n`, row-major, entries uniform in [-1, 1).
 #[derive(Clone, Debug)]
@@ -69,9 +53,9 @@ pub struct Inputs {
 
 /// Deterministic pseudo-random inputs of side `n`.
 pub fn inputs(n: usize) -> Inputs {
-    let mut rng = Rng(0x5354_5241_5353_0000 ^ n as u64);
-    let a = (0..n * n).map(|_| rng.next_f64()).collect();
-    let b = (0..n * n).map(|_| rng.next_f64()).collect();
+    let mut rng = SplitMix64(0x5354_5241_5353_0000 ^ n as u64);
+    let a = (0..n * n).map(|_| rng.next_signed_f64()).collect();
+    let b = (0..n * n).map(|_| rng.next_signed_f64()).collect();
     Inputs { a, b }
 }
 
@@ -364,7 +348,7 @@ pub fn check(n: usize, a: &[f64], b: &[f64]) -> Check {
             2.0 * n as f64 * entry + 8.0 * eps * s
         })
         .collect();
-    let mut rng = Rng(0x4652_4549_5641_4c44);
+    let mut rng = SplitMix64(0x4652_4549_5641_4c44);
     let mut rs = Vec::new();
     let mut abr = Vec::new();
     for _ in 0..VECTORS {
