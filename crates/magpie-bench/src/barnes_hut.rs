@@ -27,7 +27,7 @@
 //! which [`BarnesHut::expected`] computes and the verifier compares with. The tests check the
 //! approximation against direct summation.
 
-use crate::common::SplitMix64;
+use crate::common::{first_bit_difference, SplitMix64};
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -387,13 +387,12 @@ impl Workload for BarnesHut {
                 got.mass.len()
             ));
         }
-        let same =
-            |x: &[f64; 2], y: &[f64; 2]| x.iter().zip(y).all(|(a, b)| a.to_bits() == b.to_bits());
         for (what, g, w) in [
             ("position", &got.pos, &want.pos),
             ("velocity", &got.vel, &want.vel),
         ] {
-            if let Some(i) = g.iter().zip(w).position(|(x, y)| !same(x, y)) {
+            if let Some(k) = first_bit_difference(g.as_flattened(), w.as_flattened()) {
+                let i = k / 2;
                 return Err(format!(
                     "barnes-hut({n}): body {i}'s {what} is {:?}, the plain loops give {:?}",
                     g[i], w[i]

@@ -35,7 +35,7 @@
 //! [`Cg::verify`] requires x and the residual norm bit for bit, and the residual to have fallen
 //! below [`DROP`] × ‖b‖.
 
-use crate::common::SplitMix64;
+use crate::common::{first_bit_difference, SplitMix64};
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -380,12 +380,7 @@ impl Workload for Cg {
                 want_x.len()
             ));
         }
-        if let Some(i) = got
-            .x
-            .iter()
-            .zip(want_x)
-            .position(|(a, b)| a.to_bits() != b.to_bits())
-        {
+        if let Some(i) = first_bit_difference(&got.x, want_x) {
             return Err(format!(
                 "cg({n}): x[{i}] is {:e}, the plain serial CG gives {:e}",
                 got.x[i], want_x[i]

@@ -31,7 +31,7 @@
 //! and equal to [`plain`] (a test checks it). [`Cholesky::expected`] runs the serial twin (the
 //! same recursion on [`Serial`]); [`Cholesky::verify`] compares bits.
 
-use crate::common::SplitMix64;
+use crate::common::{self, SplitMix64};
 use crate::fork::{Fork, Serial};
 use crate::lu::{Block, View};
 use crate::workload::{Info, Workload};
@@ -247,15 +247,7 @@ impl Workload for Cholesky {
 
     fn check_n(n: u64) -> Result<(), String> {
         let i = Self::INFO;
-        if (i.min_n..=i.max_n).contains(&n) && n.is_power_of_two() {
-            Ok(())
-        } else {
-            Err(format!(
-                "invalid n `{n}` for cholesky: expected a power of two between {} and {} (matrix \
-                 side)",
-                i.min_n, i.max_n
-            ))
-        }
+        common::check_power_of_two(i.name, n, i.min_n, i.max_n, "matrix side")
     }
     fn shared(_: u64) {}
     fn input(n: u64, _: &()) -> Vec<f64> {

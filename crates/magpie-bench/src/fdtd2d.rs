@@ -22,7 +22,7 @@
 //! parallel, so every version is bit-for-bit equal to [`plain`], PolyBench's four loop nests run
 //! one after another, which [`Fdtd2d::expected`] computes and the verifier compares with.
 
-use crate::common::SplitMix64;
+use crate::common::{first_bit_difference, SplitMix64};
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -188,8 +188,8 @@ pub fn plain(g: &mut Fields) {
     }
 }
 
-/// The first point where two fields differ in their bits: the field's name, the index, the two
-/// values.
+/// The first point where two fields (of the same length) differ in their bits: the field's name,
+/// the index, the two values.
 fn first_difference(got: &Fields, want: &Fields) -> Option<(&'static str, usize, f64, f64)> {
     [
         ("ex", &got.ex, &want.ex),
@@ -197,12 +197,7 @@ fn first_difference(got: &Fields, want: &Fields) -> Option<(&'static str, usize,
         ("hz", &got.hz, &want.hz),
     ]
     .into_iter()
-    .find_map(|(name, a, b)| {
-        a.iter()
-            .zip(b)
-            .position(|(x, y)| x.to_bits() != y.to_bits())
-            .map(|k| (name, k, a[k], b[k]))
-    })
+    .find_map(|(name, a, b)| first_bit_difference(a, b).map(|k| (name, k, a[k], b[k])))
 }
 
 /// The FDTD-2D workload.

@@ -23,7 +23,7 @@
 //! naive O(n²) DFT at small sizes, within a tolerance, and check that the inverse transform gives
 //! back the input.
 
-use crate::common::SplitMix64;
+use crate::common::{self, SplitMix64};
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -204,14 +204,7 @@ impl Workload for Fft {
 
     fn check_n(n: u64) -> Result<(), String> {
         let i = Self::INFO;
-        if (i.min_n..=i.max_n).contains(&n) && n.is_power_of_two() {
-            Ok(())
-        } else {
-            Err(format!(
-                "invalid n `{n}` for fft: expected a power of two between {} and {} (points)",
-                i.min_n, i.max_n
-            ))
-        }
+        common::check_power_of_two(i.name, n, i.min_n, i.max_n, "points")
     }
     fn shared(n: u64) -> Vec<Complex> {
         twiddles(n as usize)

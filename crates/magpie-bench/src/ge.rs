@@ -20,7 +20,7 @@
 //! so all versions give bit-for-bit the same x. [`Ge::expected`] runs [`plain`], an independent
 //! triple loop; [`Ge::verify`] compares x with it bit for bit and with x_true within [`TOLERANCE`].
 
-use crate::common::SplitMix64;
+use crate::common::{first_bit_difference, SplitMix64};
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -199,11 +199,7 @@ impl Workload for Ge {
                 want.len()
             ));
         }
-        if let Some(i) = x
-            .iter()
-            .zip(want)
-            .position(|(a, b)| a.to_bits() != b.to_bits())
-        {
+        if let Some(i) = first_bit_difference(&x, want) {
             return Err(format!(
                 "ge({n}): x[{i}] is {:e}, the plain loop gives {:e}",
                 x[i], want[i]

@@ -31,7 +31,7 @@
 //! on every runtime, and equal to [`plain`] (a test checks it). [`Lu::expected`] runs the serial
 //! twin (the same recursion on [`Serial`](crate::fork::Serial)); [`Lu::verify`] compares bits.
 
-use crate::common::SplitMix64;
+use crate::common::{self, SplitMix64};
 use crate::fork::{Fork, Serial};
 use crate::workload::{Info, Workload};
 
@@ -316,14 +316,7 @@ impl Workload for Lu {
 
     fn check_n(n: u64) -> Result<(), String> {
         let i = Self::INFO;
-        if (i.min_n..=i.max_n).contains(&n) && n.is_power_of_two() {
-            Ok(())
-        } else {
-            Err(format!(
-                "invalid n `{n}` for lu: expected a power of two between {} and {} (matrix side)",
-                i.min_n, i.max_n
-            ))
-        }
+        common::check_power_of_two(i.name, n, i.min_n, i.max_n, "matrix side")
     }
     fn shared(_: u64) {}
     fn input(n: u64, _: &()) -> Vec<f64> {
@@ -343,9 +336,20 @@ impl Workload for Lu {
     }
 }
 
-/// Compares two `n`×`n` row-major results bit for bit; the error names the first entry that
-/// differs.
+/// Compares two `n`×`n` row-major results bit for bit, `want` being the serial twin's; the error
+/// names the first entry that differs.
 pub(crate) fn compare(name: &str, n: usize, want: &[f64], got: &[f64]) -> Result<(), String> {
+    compare_with(name, n, want, got, "the serial twin")
+}
+
+/// [`compare`] with `want` computed by `reference` (named in the error, as in "the plain loop").
+pub(crate) fn compare_with(
+    name: &str,
+    n: usize,
+    want: &[f64],
+    got: &[f64],
+    reference: &str,
+) -> Result<(), String> {
     if got.len() != want.len() {
         return Err(format!(
             "{name}({n}): {} entries, expected {}",
@@ -353,14 +357,10 @@ pub(crate) fn compare(name: &str, n: usize, want: &[f64], got: &[f64]) -> Result
             want.len()
         ));
     }
-    match got
-        .iter()
-        .zip(want)
-        .position(|(a, b)| a.to_bits() != b.to_bits())
-    {
+    match common::first_bit_difference(got, want) {
         None => Ok(()),
         Some(k) => Err(format!(
-            "{name}({n}): entry ({}, {}) is {:e}, the serial twin gives {:e}",
+            "{name}({n}): entry ({}, {}) is {:e}, {reference} gives {:e}",
             k / n,
             k % n,
             got[k],

@@ -181,18 +181,8 @@ pub fn run<F: Fork>(f: &mut F, n: usize, a: &mut [f64], grain: u64) {
     }
 }
 
-/// The plain loop: unblocked right-looking LU (k-i-j), in place.
-pub fn plain(n: usize, a: &mut [f64]) {
-    for k in 0..n {
-        for i in k + 1..n {
-            a[i * n + k] /= a[k * n + k];
-            let lik = a[i * n + k];
-            for j in k + 1..n {
-                a[i * n + j] -= lik * a[k * n + j];
-            }
-        }
-    }
-}
+// The plain loop, unblocked right-looking LU (k-i-j) in place, is LU's.
+pub use crate::lu::plain;
 
 /// The LUD workload.
 pub struct Lud;
@@ -230,28 +220,7 @@ impl Workload for Lud {
         a
     }
     fn verify(n: u64, _: &(), want: &Vec<f64>, got: &Vec<f64>, _: ()) -> Result<(), String> {
-        let n = n as usize;
-        if got.len() != want.len() {
-            return Err(format!(
-                "lud({n}): {} entries, expected {}",
-                got.len(),
-                want.len()
-            ));
-        }
-        match got
-            .iter()
-            .zip(want)
-            .position(|(a, b)| a.to_bits() != b.to_bits())
-        {
-            None => Ok(()),
-            Some(k) => Err(format!(
-                "lud({n}): entry ({}, {}) of L\\U is {:e}, the unblocked loop gives {:e}",
-                k / n,
-                k % n,
-                got[k],
-                want[k]
-            )),
-        }
+        crate::lu::compare_with("lud", n as usize, want, got, "the unblocked loop")
     }
 }
 

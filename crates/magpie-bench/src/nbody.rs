@@ -21,7 +21,7 @@
 //! bit-for-bit equal to [`plain`] (the same steps as plain loops), which [`NBody::expected`]
 //! computes and the verifier compares with.
 
-use crate::common::SplitMix64;
+use crate::common::{first_bit_difference, SplitMix64};
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -229,14 +229,13 @@ impl Workload for NBody {
                 got.mass.len()
             ));
         }
-        let same =
-            |x: &[f64; 3], y: &[f64; 3]| x.iter().zip(y).all(|(a, b)| a.to_bits() == b.to_bits());
         for (what, g, w) in [
             ("position", &got.pos, &want.pos),
             ("velocity", &got.vel, &want.vel),
             ("acceleration", &got.acc, &want.acc),
         ] {
-            if let Some(i) = g.iter().zip(w).position(|(x, y)| !same(x, y)) {
+            if let Some(k) = first_bit_difference(g.as_flattened(), w.as_flattened()) {
+                let i = k / 3;
                 return Err(format!(
                     "nbody({n}): body {i}'s {what} is {:?}, the plain loops give {:?}",
                     g[i], w[i]

@@ -17,7 +17,7 @@
 //! [`Sor::expected`] is an independent plain loop over the ordinary row-major grid; every version
 //! must equal it bit for bit.
 
-use crate::common::SplitMix64;
+use crate::common::{first_bit_difference, SplitMix64};
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -207,13 +207,9 @@ impl Workload for Sor {
     fn verify(n: u64, _: &(), want: &Vec<f64>, got: &Grid, _: ()) -> Result<(), String> {
         let got = got.to_row_major();
         let n = n as usize;
-        match got
-            .iter()
-            .zip(want)
-            .position(|(a, b)| a.to_bits() != b.to_bits())
-        {
-            None if got.len() == want.len() => Ok(()),
-            None => Err(format!(
+        match first_bit_difference(&got, want) {
+            None => Ok(()),
+            Some(_) if got.len() != want.len() => Err(format!(
                 "sor({n}): {} points, expected {}",
                 got.len(),
                 want.len()
