@@ -27,7 +27,7 @@
 //! which [`BarnesHut::expected`] computes and the verifier compares with. The tests check the
 //! approximation against direct summation.
 
-use crate::common::{first_bit_difference, SplitMix64};
+use crate::common::{first_bit_difference, for_row_bands, SplitMix64};
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -290,30 +290,20 @@ fn advance(x: &mut [f64; 2], v: &mut [f64; 2], a: [f64; 2]) {
     }
 }
 
-/// Forces and moves for bodies `first..` (the ones `pos` and `vel` hold), split in halves down to
-/// `grain` bodies.
+/// Forces and moves for all bodies, split in halves down to `grain` bodies ([`for_row_bands`]).
 fn forces<F: Fork>(
     f: &mut F,
     tree: &Tree,
-    first: usize,
     pos: &mut [[f64; 2]],
     vel: &mut [[f64; 2]],
     grain: usize,
 ) {
-    if pos.len() <= grain {
+    for_row_bands(f, (pos, vel), 0, grain, &|first, (pos, vel)| {
         for (k, (x, v)) in pos.iter_mut().zip(vel).enumerate() {
             let a = tree.acceleration(*x, first + k, THETA);
             advance(x, v, a);
         }
-        return;
-    }
-    let half = pos.len() / 2;
-    let (p_lo, p_hi) = pos.split_at_mut(half);
-    let (v_lo, v_hi) = vel.split_at_mut(half);
-    f.join(
-        |f| forces(f, tree, first, p_lo, v_lo, grain),
-        |f| forces(f, tree, first + half, p_hi, v_hi, grain),
-    );
+    });
 }
 
 /// The kernel over any [`Fork`]: [`STEPS`] steps.
@@ -324,7 +314,7 @@ pub fn run<F: Fork>(f: &mut F, b: &mut Bodies, grain: u64) {
     let grain = grain.max(1) as usize;
     for _ in 0..STEPS {
         let tree = Tree::build(&b.pos, &b.mass);
-        forces(f, &tree, 0, &mut b.pos, &mut b.vel, grain);
+        forces(f, &tree, &mut b.pos, &mut b.vel, grain);
     }
 }
 

@@ -22,7 +22,7 @@
 //! parallel, so every version is bit-for-bit equal to [`plain`], PolyBench's four loop nests run
 //! one after another, which [`Fdtd2d::expected`] computes and the verifier compares with.
 
-use crate::common::{first_bit_difference, SplitMix64};
+use crate::common::{first_bit_difference, for_row_bands, Rows, SplitMix64};
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -70,91 +70,61 @@ fn h_update(h: f64, ex_next: f64, ex: f64, ey_next: f64, ey: f64) -> f64 {
     h - 0.7 * (ex_next - ex + ey_next - ey)
 }
 
-/// The electric sweep over rows `first..` held by `ey` and `ex` (whole rows, the same ones).
-#[allow(clippy::too_many_arguments)]
-fn e_sweep<F: Fork>(
-    f: &mut F,
-    n: usize,
-    t: usize,
-    first: usize,
-    ey: &mut [f64],
-    ex: &mut [f64],
-    hz: &[f64],
-    grain: usize,
-) {
-    let count = ey.len() / n;
-    if count <= grain {
-        for (r, (ey_row, ex_row)) in ey
-            .chunks_exact_mut(n)
-            .zip(ex.chunks_exact_mut(n))
-            .enumerate()
-        {
-            let i = first + r;
-            let h = &hz[i * n..(i + 1) * n];
-            if i == 0 {
-                ey_row.fill(fict(t));
-            } else {
-                let h_up = &hz[(i - 1) * n..i * n];
-                for ((e, &h), &hp) in ey_row.iter_mut().zip(h).zip(h_up) {
-                    *e = e_update(*e, h, hp);
-                }
-            }
-            for j in 1..n {
-                ex_row[j] = e_update(ex_row[j], h[j], h[j - 1]);
+/// The electric update of step `t` on rows `first..` held by `ey` and `ex` (whole rows, the
+/// same ones).
+fn e_rows(n: usize, t: usize, first: usize, ey: &mut [f64], ex: &mut [f64], hz: &[f64]) {
+    for (r, (ey_row, ex_row)) in ey
+        .chunks_exact_mut(n)
+        .zip(ex.chunks_exact_mut(n))
+        .enumerate()
+    {
+        let i = first + r;
+        let h = &hz[i * n..(i + 1) * n];
+        if i == 0 {
+            ey_row.fill(fict(t));
+        } else {
+            let h_up = &hz[(i - 1) * n..i * n];
+            for ((e, &h), &hp) in ey_row.iter_mut().zip(h).zip(h_up) {
+                *e = e_update(*e, h, hp);
             }
         }
-        return;
-    }
-    let half = count / 2;
-    let (ey_lo, ey_hi) = ey.split_at_mut(half * n);
-    let (ex_lo, ex_hi) = ex.split_at_mut(half * n);
-    f.join(
-        |f| e_sweep(f, n, t, first, ey_lo, ex_lo, hz, grain),
-        |f| e_sweep(f, n, t, first + half, ey_hi, ex_hi, hz, grain),
-    );
-}
-
-/// The magnetic sweep over rows `first..` held by `hz` (whole rows; none is the last row).
-#[allow(clippy::too_many_arguments)]
-fn h_sweep<F: Fork>(
-    f: &mut F,
-    n: usize,
-    first: usize,
-    hz: &mut [f64],
-    ex: &[f64],
-    ey: &[f64],
-    grain: usize,
-) {
-    let count = hz.len() / n;
-    if count <= grain {
-        for (r, h_row) in hz.chunks_exact_mut(n).enumerate() {
-            let i = first + r;
-            let x = &ex[i * n..(i + 1) * n];
-            let y = &ey[i * n..(i + 1) * n];
-            let y_down = &ey[(i + 1) * n..(i + 2) * n];
-            for j in 0..n - 1 {
-                h_row[j] = h_update(h_row[j], x[j + 1], x[j], y_down[j], y[j]);
-            }
+        for j in 1..n {
+            ex_row[j] = e_update(ex_row[j], h[j], h[j - 1]);
         }
-        return;
     }
-    let half = count / 2;
-    let (lo, hi) = hz.split_at_mut(half * n);
-    f.join(
-        |f| h_sweep(f, n, first, lo, ex, ey, grain),
-        |f| h_sweep(f, n, first + half, hi, ex, ey, grain),
-    );
 }
 
-/// The kernel over any [`Fork`]: [`STEPS`] time steps on `g`.
+/// The magnetic update on rows `first..` held by `hz` (whole rows; none is the last row).
+fn h_rows(n: usize, first: usize, hz: &mut [f64], ex: &[f64], ey: &[f64]) {
+    for (r, h_row) in hz.chunks_exact_mut(n).enumerate() {
+        let i = first + r;
+        let x = &ex[i * n..(i + 1) * n];
+        let y = &ey[i * n..(i + 1) * n];
+        let y_down = &ey[(i + 1) * n..(i + 2) * n];
+        for j in 0..n - 1 {
+            h_row[j] = h_update(h_row[j], x[j + 1], x[j], y_down[j], y[j]);
+        }
+    }
+}
+
+/// The kernel over any [`Fork`]: [`STEPS`] time steps on `g`, each sweep's rows split in halves
+/// down to `grain` rows ([`for_row_bands`]).
 pub fn run<F: Fork>(f: &mut F, g: &mut Fields, grain: u64) {
     let n = g.n;
     let grain = grain.clamp(1, n as u64) as usize;
+    let Fields { ex, ey, hz, .. } = g;
     for t in 0..STEPS {
-        e_sweep(f, n, t, 0, &mut g.ey, &mut g.ex, &g.hz, grain);
+        let hz_all: &[f64] = hz;
+        let e_band = (Rows(&mut ey[..], n), Rows(&mut ex[..], n));
+        for_row_bands(f, e_band, 0, grain, &|first, (Rows(ey, _), Rows(ex, _))| {
+            e_rows(n, t, first, ey, ex, hz_all)
+        });
         // hz's last row is never updated.
-        let rows = (n - 1) * n;
-        h_sweep(f, n, 0, &mut g.hz[..rows], &g.ex, &g.ey, grain);
+        let (ex_all, ey_all): (&[f64], &[f64]) = (ex, ey);
+        let h_band = Rows(&mut hz[..(n - 1) * n], n);
+        for_row_bands(f, h_band, 0, grain, &|first, Rows(hz, _)| {
+            h_rows(n, first, hz, ex_all, ey_all)
+        });
     }
 }
 

@@ -23,7 +23,7 @@
 //! naive O(n²) DFT at small sizes, within a tolerance, and check that the inverse transform gives
 //! back the input.
 
-use crate::common::{self, SplitMix64};
+use crate::common::{self, for_row_bands, SplitMix64};
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -100,28 +100,6 @@ fn butterflies(lo: &mut [Complex], hi: &mut [Complex], tw: &[Complex], k0: usize
     }
 }
 
-/// The butterflies of [`butterflies`], split in halves with `join` down to `grain`.
-fn butterflies_par<F: Fork>(
-    f: &mut F,
-    lo: &mut [Complex],
-    hi: &mut [Complex],
-    tw: &[Complex],
-    k0: usize,
-    step: usize,
-    grain: usize,
-) {
-    if lo.len() <= grain {
-        return butterflies(lo, hi, tw, k0, step);
-    }
-    let h = lo.len() / 2;
-    let (lo1, lo2) = lo.split_at_mut(h);
-    let (hi1, hi2) = hi.split_at_mut(h);
-    f.join(
-        |f| butterflies_par(f, lo1, hi1, tw, k0, step, grain),
-        |f| butterflies_par(f, lo2, hi2, tw, k0 + h, step, grain),
-    );
-}
-
 /// The transform of the points `x[0], x[stride], x[2 stride], …` (as many as `y` is long, a power
 /// of two) into `y`, serially; `tw` is the twiddle table of the full size, whose every
 /// `stride`-th entry this size uses.
@@ -142,7 +120,8 @@ pub fn transform_serial(x: &[Complex], stride: usize, y: &mut [Complex], tw: &[C
     }
 }
 
-/// [`transform_serial`] with the half transforms and the butterflies forked down to `grain`.
+/// [`transform_serial`] with the half transforms forked down to `grain` points and the
+/// butterflies split in halves down to `grain` ([`for_row_bands`]: butterfly k is row k).
 fn transform<F: Fork>(
     f: &mut F,
     x: &[Complex],
@@ -160,7 +139,9 @@ fn transform<F: Fork>(
         |f| transform(f, x, 2 * stride, lo, tw, grain),
         |f| transform(f, &x[stride..], 2 * stride, hi, tw, grain),
     );
-    butterflies_par(f, lo, hi, tw, 0, stride, grain);
+    for_row_bands(f, (lo, hi), 0, grain, &|k0, (lo, hi)| {
+        butterflies(lo, hi, tw, k0, stride)
+    });
 }
 
 /// One run's data: the input points and the output buffer (same length).

@@ -18,7 +18,7 @@
 //! every version gives exactly the same matrix; [`FloydWarshall::expected`] is the textbook triple
 //! loop (k, i, j) on the matrix in place, and the verifier compares every entry.
 
-use crate::common::SplitMix64;
+use crate::common::{for_row_bands, Rows, SplitMix64};
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -57,30 +57,19 @@ fn relax_row(row: &mut [u32], k: usize, rk: &[u32]) {
     }
 }
 
-/// One step: relaxes every row in `rows` (whole rows of side `n`) through k, split in halves
-/// down to `grain` rows.
-fn step<F: Fork>(f: &mut F, n: usize, k: usize, rows: &mut [u32], rk: &[u32], grain: usize) {
-    let count = rows.len() / n;
-    if count <= grain {
-        for row in rows.chunks_exact_mut(n) {
-            relax_row(row, k, rk);
-        }
-        return;
-    }
-    let (lo, hi) = rows.split_at_mut(count / 2 * n);
-    f.join(
-        |f| step(f, n, k, lo, rk, grain),
-        |f| step(f, n, k, hi, rk, grain),
-    );
-}
-
-/// The kernel over any [`Fork`]: `d` (`n`×`n`, row-major) becomes the shortest distances.
+/// The kernel over any [`Fork`]: `d` (`n`×`n`, row-major) becomes the shortest distances. Each
+/// step relaxes the rows through k, split in halves down to `grain` rows ([`for_row_bands`]).
 pub fn run<F: Fork>(f: &mut F, n: usize, d: &mut [u32], grain: u64) {
     let grain = grain.clamp(1, n as u64) as usize;
     let mut rk = vec![0; n];
     for k in 0..n {
         rk.copy_from_slice(&d[k * n..(k + 1) * n]);
-        step(f, n, k, d, &rk, grain);
+        let rk = &rk[..];
+        for_row_bands(f, Rows(d, n), 0, grain, &|_, Rows(rows, _)| {
+            for row in rows.chunks_exact_mut(n) {
+                relax_row(row, k, rk);
+            }
+        });
     }
 }
 

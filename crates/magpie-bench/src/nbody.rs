@@ -21,7 +21,7 @@
 //! bit-for-bit equal to [`plain`] (the same steps as plain loops), which [`NBody::expected`]
 //! computes and the verifier compares with.
 
-use crate::common::{first_bit_difference, SplitMix64};
+use crate::common::{first_bit_difference, for_row_bands, SplitMix64};
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -104,13 +104,10 @@ fn kick(v: &mut [f64; 3], a: &[f64; 3], h: f64) {
     }
 }
 
-/// The force pass over bodies `first..` (the ones `acc` and `vel` hold), split in halves down to
-/// `grain` bodies; with `kick_after`, each body's velocity then gets half a step of its new
-/// acceleration.
-#[allow(clippy::too_many_arguments)]
+/// The force pass over all bodies, split in halves down to `grain` bodies ([`for_row_bands`]);
+/// with `kick_after`, each body's velocity then gets half a step of its new acceleration.
 fn forces<F: Fork>(
     f: &mut F,
-    first: usize,
     acc: &mut [[f64; 3]],
     vel: &mut [[f64; 3]],
     pos: &[[f64; 3]],
@@ -118,22 +115,14 @@ fn forces<F: Fork>(
     kick_after: bool,
     grain: usize,
 ) {
-    if acc.len() <= grain {
+    for_row_bands(f, (acc, vel), 0, grain, &|first, (acc, vel)| {
         for (k, (a, v)) in acc.iter_mut().zip(vel).enumerate() {
             *a = acceleration(first + k, pos, mass);
             if kick_after {
                 kick(v, a, 0.5 * DT);
             }
         }
-        return;
-    }
-    let half = acc.len() / 2;
-    let (a_lo, a_hi) = acc.split_at_mut(half);
-    let (v_lo, v_hi) = vel.split_at_mut(half);
-    f.join(
-        |f| forces(f, first, a_lo, v_lo, pos, mass, kick_after, grain),
-        |f| forces(f, first + half, a_hi, v_hi, pos, mass, kick_after, grain),
-    );
+    });
 }
 
 /// The first half of a leapfrog step: half a kick and a drift for every body.
@@ -155,7 +144,7 @@ pub fn run<F: Fork>(f: &mut F, b: &mut Bodies, grain: u64) {
         acc,
         mass,
     } = &mut *b;
-    forces(f, 0, acc, vel, pos, mass, false, grain);
+    forces(f, acc, vel, pos, mass, false, grain);
     for _ in 0..STEPS {
         kick_drift(b);
         let Bodies {
@@ -164,7 +153,7 @@ pub fn run<F: Fork>(f: &mut F, b: &mut Bodies, grain: u64) {
             acc,
             mass,
         } = &mut *b;
-        forces(f, 0, acc, vel, pos, mass, true, grain);
+        forces(f, acc, vel, pos, mass, true, grain);
     }
 }
 

@@ -17,7 +17,7 @@
 //! [`Sor::expected`] is an independent plain loop over the ordinary row-major grid; every version
 //! must equal it bit for bit.
 
-use crate::common::{first_bit_difference, SplitMix64};
+use crate::common::{first_bit_difference, for_row_bands, Rows, SplitMix64};
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -96,34 +96,18 @@ fn update_row(n: usize, i: usize, odd: bool, row: &mut [f64], other: &[f64]) {
     }
 }
 
-/// One half-sweep over rows `first..` covered by `rows` (whole rows of colour `red`), split in
-/// halves down to `grain` rows.
-fn sweep<F: Fork>(
-    f: &mut F,
-    n: usize,
-    red: bool,
-    first: usize,
-    rows: &mut [f64],
-    other: &[f64],
-    grain: usize,
-) {
+/// One half-sweep over the interior rows (whole rows of colour `red`, from row 1), split in
+/// halves down to `grain` rows ([`for_row_bands`]).
+fn sweep<F: Fork>(f: &mut F, n: usize, red: bool, rows: &mut [f64], other: &[f64], grain: usize) {
     let h = n / 2;
-    let count = rows.len() / h;
-    if count <= grain {
+    for_row_bands(f, Rows(rows, h), 1, grain, &|first, Rows(rows, _)| {
         for (r, row) in rows.chunks_exact_mut(h).enumerate() {
             let i = first + r;
             // Red points of row i sit at odd columns when i is odd.
             let odd = (i % 2 == 1) == red;
             update_row(n, i, odd, row, other);
         }
-        return;
-    }
-    let half = count / 2;
-    let (lo, hi) = rows.split_at_mut(half * h);
-    f.join(
-        |f| sweep(f, n, red, first, lo, other, grain),
-        |f| sweep(f, n, red, first + half, hi, other, grain),
-    );
+    });
 }
 
 /// The kernel over any [`Fork`].
@@ -132,8 +116,8 @@ pub fn run<F: Fork>(f: &mut F, g: &mut Grid, grain: u64) {
     let h = n / 2;
     let grain = grain.clamp(1, n as u64) as usize;
     for _ in 0..ITERATIONS {
-        sweep(f, n, true, 1, &mut g.red[h..(n - 1) * h], &g.black, grain);
-        sweep(f, n, false, 1, &mut g.black[h..(n - 1) * h], &g.red, grain);
+        sweep(f, n, true, &mut g.red[h..(n - 1) * h], &g.black, grain);
+        sweep(f, n, false, &mut g.black[h..(n - 1) * h], &g.red, grain);
     }
 }
 
