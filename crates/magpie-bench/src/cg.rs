@@ -345,7 +345,9 @@ impl Workload for Cg {
         // NPB class C's order; its matrix has more nonzeros per row than this one.
         paper: 150_000,
         min_n: 2 * OFFSETS as u64 + 1,
-        max_n: 1 << 26,
+        // About 230 bytes per row (the matrix, the run's vectors, the expected x): 2^23 rows take
+        // 2 GB; 25 iterations over them, twice (the run and `expected`), take a minute or so.
+        max_n: 1 << 23,
         grain: 4096,
         grain_meaning: "rows below which a pass stops forking",
     };
