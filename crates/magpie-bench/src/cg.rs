@@ -299,7 +299,8 @@ fn block_sum(n: usize, term: impl FnMut(usize) -> f64) -> f64 {
     tree_sum(&sums)
 }
 
-/// The plain serial CG: plain loops, dot products by [`block_sum`]. Returns x and ‖b − A x‖.
+/// The plain serial CG: plain loops, dot products summed over the same blocks as [`pass`] and
+/// combined by [`tree_sum`]. Returns x and ‖b − A x‖.
 pub fn plain(a: &Matrix) -> (Vec<f64>, f64) {
     let n = a.n;
     let b = &a.b;

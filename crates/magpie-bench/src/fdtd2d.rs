@@ -15,9 +15,8 @@
 //! PolyBench). The `ey` and `ex` updates only read `hz`, so they form one sweep over the rows: a
 //! task owns a band of rows of both `ey` and `ex` (split off with `split_at_mut`) and reads `hz`
 //! through a shared slice; the `hz` sweep then owns bands of `hz` rows and reads `ex` and `ey`.
-//! Each sweep halves its rows with `join` down to `grain` rows
-//! ([`for_row_bands`](crate::common::for_row_bands)), and ends when its root `join` returns — the
-//! barrier between the sweeps. All in safe Rust.
+//! Each sweep halves its rows with `join` down to `grain` rows ([`for_row_bands`]), and ends when
+//! its root `join` returns — the barrier between the sweeps. All in safe Rust.
 //!
 //! Every point is computed by the same expression from the same values whatever runs in
 //! parallel, so every version is bit-for-bit equal to [`plain`], PolyBench's four loop nests run

@@ -29,7 +29,7 @@
 //! subtracted one k at a time, then (below the diagonal) divided by `u_jj` — exactly what the plain
 //! right-looking loop ([`plain`]) computes. So the result is bit for bit the same at every grain,
 //! on every runtime, and equal to [`plain`] (a test checks it). [`Lu::expected`] runs the serial
-//! twin (the same recursion on [`Serial`](crate::fork::Serial)); [`Lu::verify`] compares bits.
+//! twin (the same recursion on [`Serial`]); [`Lu::verify`] compares bits.
 
 use crate::common::{self, SplitMix64};
 use crate::fork::{Fork, Serial};

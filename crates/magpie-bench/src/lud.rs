@@ -17,8 +17,8 @@
 //! a task holds exactly the row segments it writes and reads the others through shared slices.
 //! All in safe Rust.
 //!
-//! Every entry a[i][j] receives exactly the operations of the unblocked right-looking loop, in the
-//! same order: `a[i][j] -= l[i][k] * u[k][j]` for k = 0, 1, … in increasing order, then (below
+//! Every entry `a[i][j]` receives exactly the operations of the unblocked right-looking loop, in
+//! the same order: `a[i][j] -= l[i][k] * u[k][j]` for k = 0, 1, … in increasing order, then (below
 //! the diagonal) `a[i][j] /= u[j][j]` — blocking only changes which entries are updated between
 //! two operations on a given entry, never the operations on it. So every version, at every block
 //! size, is bit-for-bit equal to [`plain`], the unblocked k-i-j loop, which [`Lud::expected`]
