@@ -27,6 +27,7 @@
 //! which [`BarnesHut::expected`] computes and the verifier compares with. The tests check the
 //! approximation against direct summation.
 
+use crate::common::{first_bit_difference, for_row_bands, SplitMix64};
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -58,14 +59,8 @@ pub struct Bodies {
 /// dense in the middle) in a uniform direction; velocities uniform in [-0.05, 0.05)²; masses in
 /// [0.5, 1.5) / n (the total is about 1).
 pub fn input(n: usize) -> Bodies {
-    let mut s = 0x4248_5554_0000_0000 ^ n as u64;
-    let mut unit = || {
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = s;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    };
+    let mut rng = SplitMix64(0x4248_5554_0000_0000 ^ n as u64);
+    let mut unit = || rng.next_f64();
     let centres: Vec<[f64; 2]> = (0..8)
         .map(|_| [2.0 * unit() - 1.0, 2.0 * unit() - 1.0])
         .collect();
@@ -295,30 +290,20 @@ fn advance(x: &mut [f64; 2], v: &mut [f64; 2], a: [f64; 2]) {
     }
 }
 
-/// Forces and moves for bodies `first..` (the ones `pos` and `vel` hold), split in halves down to
-/// `grain` bodies.
+/// Forces and moves for all bodies, split in halves down to `grain` bodies ([`for_row_bands`]).
 fn forces<F: Fork>(
     f: &mut F,
     tree: &Tree,
-    first: usize,
     pos: &mut [[f64; 2]],
     vel: &mut [[f64; 2]],
     grain: usize,
 ) {
-    if pos.len() <= grain {
+    for_row_bands(f, (pos, vel), 0, grain, &|first, (pos, vel)| {
         for (k, (x, v)) in pos.iter_mut().zip(vel).enumerate() {
             let a = tree.acceleration(*x, first + k, THETA);
             advance(x, v, a);
         }
-        return;
-    }
-    let half = pos.len() / 2;
-    let (p_lo, p_hi) = pos.split_at_mut(half);
-    let (v_lo, v_hi) = vel.split_at_mut(half);
-    f.join(
-        |f| forces(f, tree, first, p_lo, v_lo, grain),
-        |f| forces(f, tree, first + half, p_hi, v_hi, grain),
-    );
+    });
 }
 
 /// The kernel over any [`Fork`]: [`STEPS`] steps.
@@ -329,7 +314,7 @@ pub fn run<F: Fork>(f: &mut F, b: &mut Bodies, grain: u64) {
     let grain = grain.max(1) as usize;
     for _ in 0..STEPS {
         let tree = Tree::build(&b.pos, &b.mass);
-        forces(f, &tree, 0, &mut b.pos, &mut b.vel, grain);
+        forces(f, &tree, &mut b.pos, &mut b.vel, grain);
     }
 }
 
@@ -392,13 +377,12 @@ impl Workload for BarnesHut {
                 got.mass.len()
             ));
         }
-        let same =
-            |x: &[f64; 2], y: &[f64; 2]| x.iter().zip(y).all(|(a, b)| a.to_bits() == b.to_bits());
         for (what, g, w) in [
             ("position", &got.pos, &want.pos),
             ("velocity", &got.vel, &want.vel),
         ] {
-            if let Some(i) = g.iter().zip(w).position(|(x, y)| !same(x, y)) {
+            if let Some(k) = first_bit_difference(g.as_flattened(), w.as_flattened()) {
+                let i = k / 2;
                 return Err(format!(
                     "barnes-hut({n}): body {i}'s {what} is {:?}, the plain loops give {:?}",
                     g[i], w[i]

@@ -35,6 +35,7 @@
 //! [`Cg::verify`] requires x and the residual norm bit for bit, and the residual to have fallen
 //! below [`DROP`] × ‖b‖.
 
+use crate::common::{first_bit_difference, SplitMix64};
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -52,27 +53,6 @@ pub const BLOCK: usize = 256;
 /// A run must end with ‖b − A x‖ below this fraction of ‖b‖.
 pub const DROP: f64 = 0.01;
 
-/// A small deterministic generator (SplitMix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..m` (`m` ≥ 1; the slight bias of the modulus does not matter here).
-    fn below(&mut self, m: usize) -> usize {
-        (self.next_u64() % m as u64) as usize
-    }
-    /// Uniform in [0, 1), a multiple of 2^-53.
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-}
-
 /// The system: a sparse `n`×`n` matrix in CSR with exactly [`NONZEROS`] entries per row (row
 /// `i`'s columns, ascending, and values are `cols[i * NONZEROS..][..NONZEROS]` and the same range
 /// of `vals`) and the right-hand side `b`.
@@ -89,12 +69,12 @@ impl Matrix {
     /// row are distinct).
     pub fn new(n: usize) -> Matrix {
         assert!(n > 2 * OFFSETS && n <= u32::MAX as usize, "cg: n = {n}");
-        let mut rng = Rng(0x4347_5350_4d56_0000 ^ n as u64);
+        let mut rng = SplitMix64(0x4347_5350_4d56_0000 ^ n as u64);
         // Distinct distances in 1..=(n - 1) / 2: then q + d and q - d differ mod n, and so do
         // the neighbours through different distances.
         let mut dist: Vec<usize> = Vec::with_capacity(OFFSETS);
         while dist.len() < OFFSETS {
-            let d = 1 + rng.below((n - 1) / 2);
+            let d = 1 + rng.below((n as u64 - 1) / 2) as usize;
             if !dist.contains(&d) {
                 dist.push(d);
             }
@@ -102,14 +82,14 @@ impl Matrix {
         // node[q]: the row at circulant position q (a Fisher–Yates shuffle); pos its inverse.
         let mut node: Vec<usize> = (0..n).collect();
         for q in (1..n).rev() {
-            node.swap(q, rng.below(q + 1));
+            node.swap(q, rng.below(q as u64 + 1) as usize);
         }
         let mut pos = vec![0; n];
         for (q, &i) in node.iter().enumerate() {
             pos[i] = q;
         }
         // weight[k * n + q]: the edge between positions q and q + dist[k].
-        let weight: Vec<f64> = (0..OFFSETS * n).map(|_| -rng.unit()).collect();
+        let weight: Vec<f64> = (0..OFFSETS * n).map(|_| -rng.next_f64()).collect();
         let mut cols = Vec::with_capacity(n * NONZEROS);
         let mut vals = Vec::with_capacity(n * NONZEROS);
         let mut row: Vec<(usize, f64)> = Vec::with_capacity(NONZEROS);
@@ -126,7 +106,7 @@ impl Matrix {
             cols.extend(row.iter().map(|&(j, _)| j as u32));
             vals.extend(row.iter().map(|&(_, v)| v));
         }
-        let b = (0..n).map(|_| 2.0 * rng.unit() - 1.0).collect();
+        let b = (0..n).map(|_| rng.next_signed_f64()).collect();
         Matrix { n, cols, vals, b }
     }
 
@@ -319,7 +299,8 @@ fn block_sum(n: usize, term: impl FnMut(usize) -> f64) -> f64 {
     tree_sum(&sums)
 }
 
-/// The plain serial CG: plain loops, dot products by [`block_sum`]. Returns x and ‖b − A x‖.
+/// The plain serial CG: plain loops, dot products summed over the same blocks as [`pass`] and
+/// combined by [`tree_sum`]. Returns x and ‖b − A x‖.
 pub fn plain(a: &Matrix) -> (Vec<f64>, f64) {
     let n = a.n;
     let b = &a.b;
@@ -365,7 +346,9 @@ impl Workload for Cg {
         // NPB class C's order; its matrix has more nonzeros per row than this one.
         paper: 150_000,
         min_n: 2 * OFFSETS as u64 + 1,
-        max_n: 1 << 26,
+        // About 230 bytes per row (the matrix, the run's vectors, the expected x): 2^23 rows take
+        // 2 GB; 25 iterations over them, twice (the run and `expected`), take a minute or so.
+        max_n: 1 << 23,
         grain: 4096,
         grain_meaning: "rows below which a pass stops forking",
     };
@@ -400,12 +383,7 @@ impl Workload for Cg {
                 want_x.len()
             ));
         }
-        if let Some(i) = got
-            .x
-            .iter()
-            .zip(want_x)
-            .position(|(a, b)| a.to_bits() != b.to_bits())
-        {
+        if let Some(i) = first_bit_difference(&got.x, want_x) {
             return Err(format!(
                 "cg({n}): x[{i}] is {:e}, the plain serial CG gives {:e}",
                 got.x[i], want_x[i]

@@ -31,6 +31,7 @@
 //! and equal to [`plain`] (a test checks it). [`Cholesky::expected`] runs the serial twin (the
 //! same recursion on [`Serial`]); [`Cholesky::verify`] compares bits.
 
+use crate::common::{self, SplitMix64};
 use crate::fork::{Fork, Serial};
 use crate::lu::{Block, View};
 use crate::workload::{Info, Workload};
@@ -38,18 +39,11 @@ use crate::workload::{Info, Workload};
 /// The input of size `n`: a symmetric, strictly diagonally dominant row-major matrix with a
 /// positive diagonal (SPD). Off-diagonal entries are pseudo-random in [-1, 1) (SplitMix64).
 pub fn input(n: usize) -> Vec<f64> {
-    let mut s = 0x4348_4f4c_0000_0000 ^ n as u64;
-    let mut next = || {
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = s;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 52) as f64) - 1.0
-    };
+    let mut rng = SplitMix64(0x4348_4f4c_0000_0000 ^ n as u64);
     let mut a = vec![0.0; n * n];
     for i in 0..n {
         for j in i + 1..n {
-            let v = next();
+            let v = rng.next_signed_f64();
             a[i * n + j] = v;
             a[j * n + i] = v;
         }
@@ -253,15 +247,7 @@ impl Workload for Cholesky {
 
     fn check_n(n: u64) -> Result<(), String> {
         let i = Self::INFO;
-        if (i.min_n..=i.max_n).contains(&n) && n.is_power_of_two() {
-            Ok(())
-        } else {
-            Err(format!(
-                "invalid n `{n}` for cholesky: expected a power of two between {} and {} (matrix \
-                 side)",
-                i.min_n, i.max_n
-            ))
-        }
+        common::check_power_of_two(i.name, n, i.min_n, i.max_n, "matrix side")
     }
     fn shared(_: u64) {}
     fn input(n: u64, _: &()) -> Vec<f64> {

@@ -20,7 +20,7 @@
 //! for key (sorted, and a permutation of the input).
 
 use crate::fork::Fork;
-use crate::mergesort::check_sorted;
+use crate::mergesort::{check_sorted, sorted_input};
 use crate::sort::{self, merge_rec};
 use crate::workload::{Info, Workload};
 
@@ -158,9 +158,7 @@ impl Workload for Cilksort {
         run(f, v, grain)
     }
     fn expected(n: u64, _: &()) -> Vec<u64> {
-        let mut v = sort::input(n);
-        v.sort_unstable();
-        v
+        sorted_input(n)
     }
     fn verify(n: u64, _: &(), want: &Vec<u64>, got: &Vec<u64>, _: ()) -> Result<(), String> {
         check_sorted("cilksort", n, want, got)

@@ -14,14 +14,15 @@
 //! (written from PolyBench's description; `fict[t]` is the source value of step t, here `t`, as in
 //! PolyBench). The `ey` and `ex` updates only read `hz`, so they form one sweep over the rows: a
 //! task owns a band of rows of both `ey` and `ex` (split off with `split_at_mut`) and reads `hz`
-//! through a shared slice; the `hz` sweep then owns bands of `hz` rows and reads `ex` and `ey`. Each
-//! sweep halves its rows with `join` down to `grain` rows, and ends when its root `join` returns —
-//! the barrier between the sweeps. All in safe Rust.
+//! through a shared slice; the `hz` sweep then owns bands of `hz` rows and reads `ex` and `ey`.
+//! Each sweep halves its rows with `join` down to `grain` rows ([`for_row_bands`]), and ends when
+//! its root `join` returns — the barrier between the sweeps. All in safe Rust.
 //!
 //! Every point is computed by the same expression from the same values whatever runs in
 //! parallel, so every version is bit-for-bit equal to [`plain`], PolyBench's four loop nests run
 //! one after another, which [`Fdtd2d::expected`] computes and the verifier compares with.
 
+use crate::common::{first_bit_difference, for_row_bands, Rows, SplitMix64};
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -44,14 +45,8 @@ pub struct Fields {
 /// The initial fields: deterministic pseudo-random values in [0, 1) (SplitMix64), `ex`, then
 /// `ey`, then `hz`.
 pub fn input(n: usize) -> Fields {
-    let mut s = 0x4644_5444_3244_0000 ^ n as u64;
-    let mut next = || {
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = s;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    };
+    let mut rng = SplitMix64(0x4644_5444_3244_0000 ^ n as u64);
+    let mut next = || rng.next_f64();
     let mut field = || (0..n * n).map(|_| next()).collect::<Vec<f64>>();
     let ex = field();
     let ey = field();
@@ -75,91 +70,61 @@ fn h_update(h: f64, ex_next: f64, ex: f64, ey_next: f64, ey: f64) -> f64 {
     h - 0.7 * (ex_next - ex + ey_next - ey)
 }
 
-/// The electric sweep over rows `first..` held by `ey` and `ex` (whole rows, the same ones).
-#[allow(clippy::too_many_arguments)]
-fn e_sweep<F: Fork>(
-    f: &mut F,
-    n: usize,
-    t: usize,
-    first: usize,
-    ey: &mut [f64],
-    ex: &mut [f64],
-    hz: &[f64],
-    grain: usize,
-) {
-    let count = ey.len() / n;
-    if count <= grain {
-        for (r, (ey_row, ex_row)) in ey
-            .chunks_exact_mut(n)
-            .zip(ex.chunks_exact_mut(n))
-            .enumerate()
-        {
-            let i = first + r;
-            let h = &hz[i * n..(i + 1) * n];
-            if i == 0 {
-                ey_row.fill(fict(t));
-            } else {
-                let h_up = &hz[(i - 1) * n..i * n];
-                for ((e, &h), &hp) in ey_row.iter_mut().zip(h).zip(h_up) {
-                    *e = e_update(*e, h, hp);
-                }
-            }
-            for j in 1..n {
-                ex_row[j] = e_update(ex_row[j], h[j], h[j - 1]);
+/// The electric update of step `t` on rows `first..` held by `ey` and `ex` (whole rows, the
+/// same ones).
+fn e_rows(n: usize, t: usize, first: usize, ey: &mut [f64], ex: &mut [f64], hz: &[f64]) {
+    for (r, (ey_row, ex_row)) in ey
+        .chunks_exact_mut(n)
+        .zip(ex.chunks_exact_mut(n))
+        .enumerate()
+    {
+        let i = first + r;
+        let h = &hz[i * n..(i + 1) * n];
+        if i == 0 {
+            ey_row.fill(fict(t));
+        } else {
+            let h_up = &hz[(i - 1) * n..i * n];
+            for ((e, &h), &hp) in ey_row.iter_mut().zip(h).zip(h_up) {
+                *e = e_update(*e, h, hp);
             }
         }
-        return;
-    }
-    let half = count / 2;
-    let (ey_lo, ey_hi) = ey.split_at_mut(half * n);
-    let (ex_lo, ex_hi) = ex.split_at_mut(half * n);
-    f.join(
-        |f| e_sweep(f, n, t, first, ey_lo, ex_lo, hz, grain),
-        |f| e_sweep(f, n, t, first + half, ey_hi, ex_hi, hz, grain),
-    );
-}
-
-/// The magnetic sweep over rows `first..` held by `hz` (whole rows; none is the last row).
-#[allow(clippy::too_many_arguments)]
-fn h_sweep<F: Fork>(
-    f: &mut F,
-    n: usize,
-    first: usize,
-    hz: &mut [f64],
-    ex: &[f64],
-    ey: &[f64],
-    grain: usize,
-) {
-    let count = hz.len() / n;
-    if count <= grain {
-        for (r, h_row) in hz.chunks_exact_mut(n).enumerate() {
-            let i = first + r;
-            let x = &ex[i * n..(i + 1) * n];
-            let y = &ey[i * n..(i + 1) * n];
-            let y_down = &ey[(i + 1) * n..(i + 2) * n];
-            for j in 0..n - 1 {
-                h_row[j] = h_update(h_row[j], x[j + 1], x[j], y_down[j], y[j]);
-            }
+        for j in 1..n {
+            ex_row[j] = e_update(ex_row[j], h[j], h[j - 1]);
         }
-        return;
     }
-    let half = count / 2;
-    let (lo, hi) = hz.split_at_mut(half * n);
-    f.join(
-        |f| h_sweep(f, n, first, lo, ex, ey, grain),
-        |f| h_sweep(f, n, first + half, hi, ex, ey, grain),
-    );
 }
 
-/// The kernel over any [`Fork`]: [`STEPS`] time steps on `g`.
+/// The magnetic update on rows `first..` held by `hz` (whole rows; none is the last row).
+fn h_rows(n: usize, first: usize, hz: &mut [f64], ex: &[f64], ey: &[f64]) {
+    for (r, h_row) in hz.chunks_exact_mut(n).enumerate() {
+        let i = first + r;
+        let x = &ex[i * n..(i + 1) * n];
+        let y = &ey[i * n..(i + 1) * n];
+        let y_down = &ey[(i + 1) * n..(i + 2) * n];
+        for j in 0..n - 1 {
+            h_row[j] = h_update(h_row[j], x[j + 1], x[j], y_down[j], y[j]);
+        }
+    }
+}
+
+/// The kernel over any [`Fork`]: [`STEPS`] time steps on `g`, each sweep's rows split in halves
+/// down to `grain` rows ([`for_row_bands`]).
 pub fn run<F: Fork>(f: &mut F, g: &mut Fields, grain: u64) {
     let n = g.n;
     let grain = grain.clamp(1, n as u64) as usize;
+    let Fields { ex, ey, hz, .. } = g;
     for t in 0..STEPS {
-        e_sweep(f, n, t, 0, &mut g.ey, &mut g.ex, &g.hz, grain);
+        let hz_all: &[f64] = hz;
+        let e_band = (Rows(&mut ey[..], n), Rows(&mut ex[..], n));
+        for_row_bands(f, e_band, 0, grain, &|first, (Rows(ey, _), Rows(ex, _))| {
+            e_rows(n, t, first, ey, ex, hz_all)
+        });
         // hz's last row is never updated.
-        let rows = (n - 1) * n;
-        h_sweep(f, n, 0, &mut g.hz[..rows], &g.ex, &g.ey, grain);
+        let (ex_all, ey_all): (&[f64], &[f64]) = (ex, ey);
+        let h_band = Rows(&mut hz[..(n - 1) * n], n);
+        for_row_bands(f, h_band, 0, grain, &|first, Rows(hz, _)| {
+            h_rows(n, first, hz, ex_all, ey_all)
+        });
     }
 }
 
@@ -193,8 +158,8 @@ pub fn plain(g: &mut Fields) {
     }
 }
 
-/// The first point where two fields differ in their bits: the field's name, the index, the two
-/// values.
+/// The first point where two fields (of the same length) differ in their bits: the field's name,
+/// the index, the two values.
 fn first_difference(got: &Fields, want: &Fields) -> Option<(&'static str, usize, f64, f64)> {
     [
         ("ex", &got.ex, &want.ex),
@@ -202,12 +167,7 @@ fn first_difference(got: &Fields, want: &Fields) -> Option<(&'static str, usize,
         ("hz", &got.hz, &want.hz),
     ]
     .into_iter()
-    .find_map(|(name, a, b)| {
-        a.iter()
-            .zip(b)
-            .position(|(x, y)| x.to_bits() != y.to_bits())
-            .map(|k| (name, k, a[k], b[k]))
-    })
+    .find_map(|(name, a, b)| first_bit_difference(a, b).map(|k| (name, k, a[k], b[k])))
 }
 
 /// The FDTD-2D workload.
@@ -225,7 +185,9 @@ impl Workload for Fdtd2d {
         // PolyBench's largest data sets.
         paper: 2000,
         min_n: 1,
-        max_n: 32768,
+        // Three fields of n^2 f64 per copy, and three copies (the input, the run's, `expected`):
+        // 4.5 GiB at 8192, about 34 times the default's work; 32768 would need 72 GiB.
+        max_n: 8192,
         grain: 16,
         grain_meaning: "rows updated by one task in each sweep",
     };

@@ -23,6 +23,7 @@
 //! naive O(n²) DFT at small sizes, within a tolerance, and check that the inverse transform gives
 //! back the input.
 
+use crate::common::{self, for_row_bands, SplitMix64};
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -82,15 +83,10 @@ pub fn twiddles(n: usize) -> Vec<Complex> {
 
 /// The `n` input points: real and imaginary parts pseudo-random in [-1, 1) (SplitMix64).
 pub fn signal(n: usize) -> Vec<Complex> {
-    let mut s: u64 = 0x4646_5400_0000_0000;
-    let mut next = move || {
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = s;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 * (2.0 / (1u64 << 53) as f64) - 1.0
-    };
-    (0..n).map(|_| Complex::new(next(), next())).collect()
+    let mut rng = SplitMix64(0x4646_5400_0000_0000);
+    (0..n)
+        .map(|_| Complex::new(rng.next_signed_f64(), rng.next_signed_f64()))
+        .collect()
 }
 
 /// The butterflies `k0..k0 + lo.len()` of a transform whose twiddles are every `step`-th entry of
@@ -102,28 +98,6 @@ fn butterflies(lo: &mut [Complex], hi: &mut [Complex], tw: &[Complex], k0: usize
         *a = e + t;
         *b = e - t;
     }
-}
-
-/// The butterflies of [`butterflies`], split in halves with `join` down to `grain`.
-fn butterflies_par<F: Fork>(
-    f: &mut F,
-    lo: &mut [Complex],
-    hi: &mut [Complex],
-    tw: &[Complex],
-    k0: usize,
-    step: usize,
-    grain: usize,
-) {
-    if lo.len() <= grain {
-        return butterflies(lo, hi, tw, k0, step);
-    }
-    let h = lo.len() / 2;
-    let (lo1, lo2) = lo.split_at_mut(h);
-    let (hi1, hi2) = hi.split_at_mut(h);
-    f.join(
-        |f| butterflies_par(f, lo1, hi1, tw, k0, step, grain),
-        |f| butterflies_par(f, lo2, hi2, tw, k0 + h, step, grain),
-    );
 }
 
 /// The transform of the points `x[0], x[stride], x[2 stride], …` (as many as `y` is long, a power
@@ -146,7 +120,8 @@ pub fn transform_serial(x: &[Complex], stride: usize, y: &mut [Complex], tw: &[C
     }
 }
 
-/// [`transform_serial`] with the half transforms and the butterflies forked down to `grain`.
+/// [`transform_serial`] with the half transforms forked down to `grain` points and the
+/// butterflies split in halves down to `grain` ([`for_row_bands`]: butterfly k is row k).
 fn transform<F: Fork>(
     f: &mut F,
     x: &[Complex],
@@ -164,7 +139,9 @@ fn transform<F: Fork>(
         |f| transform(f, x, 2 * stride, lo, tw, grain),
         |f| transform(f, &x[stride..], 2 * stride, hi, tw, grain),
     );
-    butterflies_par(f, lo, hi, tw, 0, stride, grain);
+    for_row_bands(f, (lo, hi), 0, grain, &|k0, (lo, hi)| {
+        butterflies(lo, hi, tw, k0, stride)
+    });
 }
 
 /// One run's data: the input points and the output buffer (same length).
@@ -208,14 +185,7 @@ impl Workload for Fft {
 
     fn check_n(n: u64) -> Result<(), String> {
         let i = Self::INFO;
-        if (i.min_n..=i.max_n).contains(&n) && n.is_power_of_two() {
-            Ok(())
-        } else {
-            Err(format!(
-                "invalid n `{n}` for fft: expected a power of two between {} and {} (points)",
-                i.min_n, i.max_n
-            ))
-        }
+        common::check_power_of_two(i.name, n, i.min_n, i.max_n, "points")
     }
     fn shared(n: u64) -> Vec<Complex> {
         twiddles(n as usize)

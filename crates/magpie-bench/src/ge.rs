@@ -20,6 +20,7 @@
 //! so all versions give bit-for-bit the same x. [`Ge::expected`] runs [`plain`], an independent
 //! triple loop; [`Ge::verify`] compares x with it bit for bit and with x_true within [`TOLERANCE`].
 
+use crate::common::{first_bit_difference, for_row_bands, Rows, SplitMix64};
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -42,16 +43,8 @@ impl System {
     /// pseudo-random in [-1, 1) (SplitMix64), b = A·x_true summed in column order.
     pub fn new(n: usize) -> System {
         let a = crate::lu::dominant_matrix(n, 0x4745_0000_0000_0000);
-        let mut s = 0x4745_7874_7275_6500 ^ n as u64;
-        let x_true: Vec<f64> = (0..n)
-            .map(|_| {
-                s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                let mut z = s;
-                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-                ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 52) as f64) - 1.0
-            })
-            .collect();
+        let mut rng = SplitMix64(0x4745_7874_7275_6500 ^ n as u64);
+        let x_true: Vec<f64> = (0..n).map(|_| rng.next_signed_f64()).collect();
         let b = a
             .chunks_exact(n.max(1))
             .map(|row| row.iter().zip(&x_true).map(|(aij, xj)| aij * xj).sum())
@@ -72,39 +65,17 @@ pub struct Work {
     b: Vec<f64>,
 }
 
-/// Eliminates column `k` from the rows `rows` (whole rows of A, the first being row `first`) and
-/// their entries `b` of the right-hand side, given the pivot row `pivot` and its `bk`, splitting
-/// the rows in halves down to `grain`.
-#[allow(clippy::too_many_arguments)]
-fn eliminate<F: Fork>(
-    f: &mut F,
-    n: usize,
-    k: usize,
-    pivot: &[f64],
-    bk: f64,
-    rows: &mut [f64],
-    b: &mut [f64],
-    grain: usize,
-) {
-    let count = b.len();
-    if count <= grain {
-        for (row, bi) in rows.chunks_exact_mut(n).zip(b.iter_mut()) {
-            let m = row[k] / pivot[k];
-            row[k] = 0.0;
-            for (x, &y) in row[k + 1..].iter_mut().zip(&pivot[k + 1..]) {
-                *x -= m * y;
-            }
-            *bi -= m * bk;
+/// Eliminates column `k` from the rows `rows` (whole rows of A) and their entries `b` of the
+/// right-hand side, given the pivot row `pivot` and its `bk`.
+fn eliminate(n: usize, k: usize, pivot: &[f64], bk: f64, rows: &mut [f64], b: &mut [f64]) {
+    for (row, bi) in rows.chunks_exact_mut(n).zip(b.iter_mut()) {
+        let m = row[k] / pivot[k];
+        row[k] = 0.0;
+        for (x, &y) in row[k + 1..].iter_mut().zip(&pivot[k + 1..]) {
+            *x -= m * y;
         }
-        return;
+        *bi -= m * bk;
     }
-    let half = count / 2;
-    let (rows_lo, rows_hi) = rows.split_at_mut(half * n);
-    let (b_lo, b_hi) = b.split_at_mut(half);
-    f.join(
-        |f| eliminate(f, n, k, pivot, bk, rows_lo, b_lo, grain),
-        |f| eliminate(f, n, k, pivot, bk, rows_hi, b_hi, grain),
-    );
 }
 
 /// Back substitution on the upper triangular system left by elimination.
@@ -121,15 +92,18 @@ fn back_substitute(n: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
     x
 }
 
-/// The kernel over any [`Fork`]: forward elimination in parallel, then back substitution;
-/// returns x.
+/// The kernel over any [`Fork`]: forward elimination, the rows below each pivot split in halves
+/// down to `grain` rows ([`for_row_bands`]), then back substitution; returns x.
 pub fn run<F: Fork>(f: &mut F, n: usize, w: &mut Work, grain: u64) -> Vec<f64> {
     let grain = grain.clamp(1, n.max(1) as u64) as usize;
     for k in 0..n.saturating_sub(1) {
         let (done, rows) = w.a.split_at_mut((k + 1) * n);
         let (b_done, b) = w.b.split_at_mut(k + 1);
-        let pivot = &done[k * n..];
-        eliminate(f, n, k, pivot, b_done[k], rows, b, grain);
+        let (pivot, bk) = (&done[k * n..], b_done[k]);
+        let band = (Rows(rows, n), b);
+        for_row_bands(f, band, k + 1, grain, &|_, (Rows(rows, _), b)| {
+            eliminate(n, k, pivot, bk, rows, b)
+        });
     }
     back_substitute(n, &w.a, &w.b)
 }
@@ -174,7 +148,9 @@ impl Workload for Ge {
         // This crate's paper-style size (CAB's matrix side is not known here).
         paper: 2048,
         min_n: 1,
-        max_n: 32768,
+        // n^3/3 multiply-subtracts, twice (the run and `expected`): 8192 is about 150 times the
+        // default's work, a few minutes serially; 32768 would take hours.
+        max_n: 8192,
         grain: 16,
         grain_meaning: "rows below the pivot updated by one task",
     };
@@ -206,11 +182,7 @@ impl Workload for Ge {
                 want.len()
             ));
         }
-        if let Some(i) = x
-            .iter()
-            .zip(want)
-            .position(|(a, b)| a.to_bits() != b.to_bits())
-        {
+        if let Some(i) = first_bit_difference(&x, want) {
             return Err(format!(
                 "ge({n}): x[{i}] is {:e}, the plain loop gives {:e}",
                 x[i], want[i]

@@ -28,6 +28,7 @@ pub mod barnes_hut;
 pub mod cg;
 pub mod cholesky;
 pub mod cilksort;
+pub mod common;
 pub mod fdtd2d;
 pub mod fft;
 pub mod fib;

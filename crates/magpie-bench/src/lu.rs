@@ -29,34 +29,18 @@
 //! subtracted one k at a time, then (below the diagonal) divided by `u_jj` — exactly what the plain
 //! right-looking loop ([`plain`]) computes. So the result is bit for bit the same at every grain,
 //! on every runtime, and equal to [`plain`] (a test checks it). [`Lu::expected`] runs the serial
-//! twin (the same recursion on [`Serial`](crate::fork::Serial)); [`Lu::verify`] compares bits.
+//! twin (the same recursion on [`Serial`]); [`Lu::verify`] compares bits.
 
+use crate::common::{self, SplitMix64};
 use crate::fork::{Fork, Serial};
 use crate::workload::{Info, Workload};
-
-/// A small deterministic generator (SplitMix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [-1, 1), a multiple of 2^-52.
-    fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 52) as f64) - 1.0
-    }
-}
 
 /// A deterministic `n`×`n` row-major matrix, strictly diagonally dominant by rows: off-diagonal
 /// entries pseudo-random in [-1, 1), each diagonal entry 1 more than its row's sum of
 /// |off-diagonal|. `seed` picks the kernel's stream.
 pub fn dominant_matrix(n: usize, seed: u64) -> Vec<f64> {
-    let mut rng = Rng(seed ^ n as u64);
-    let mut a: Vec<f64> = (0..n * n).map(|_| rng.next_f64()).collect();
+    let mut rng = SplitMix64(seed ^ n as u64);
+    let mut a: Vec<f64> = (0..n * n).map(|_| rng.next_signed_f64()).collect();
     for (i, row) in a.chunks_exact_mut(n.max(1)).enumerate() {
         let off: f64 = row
             .iter()
@@ -332,14 +316,7 @@ impl Workload for Lu {
 
     fn check_n(n: u64) -> Result<(), String> {
         let i = Self::INFO;
-        if (i.min_n..=i.max_n).contains(&n) && n.is_power_of_two() {
-            Ok(())
-        } else {
-            Err(format!(
-                "invalid n `{n}` for lu: expected a power of two between {} and {} (matrix side)",
-                i.min_n, i.max_n
-            ))
-        }
+        common::check_power_of_two(i.name, n, i.min_n, i.max_n, "matrix side")
     }
     fn shared(_: u64) {}
     fn input(n: u64, _: &()) -> Vec<f64> {
@@ -359,9 +336,20 @@ impl Workload for Lu {
     }
 }
 
-/// Compares two `n`×`n` row-major results bit for bit; the error names the first entry that
-/// differs.
+/// Compares two `n`×`n` row-major results bit for bit, `want` being the serial twin's; the error
+/// names the first entry that differs.
 pub(crate) fn compare(name: &str, n: usize, want: &[f64], got: &[f64]) -> Result<(), String> {
+    compare_with(name, n, want, got, "the serial twin")
+}
+
+/// [`compare`] with `want` computed by `reference` (named in the error, as in "the plain loop").
+pub(crate) fn compare_with(
+    name: &str,
+    n: usize,
+    want: &[f64],
+    got: &[f64],
+    reference: &str,
+) -> Result<(), String> {
     if got.len() != want.len() {
         return Err(format!(
             "{name}({n}): {} entries, expected {}",
@@ -369,14 +357,10 @@ pub(crate) fn compare(name: &str, n: usize, want: &[f64], got: &[f64]) -> Result
             want.len()
         ));
     }
-    match got
-        .iter()
-        .zip(want)
-        .position(|(a, b)| a.to_bits() != b.to_bits())
-    {
+    match common::first_bit_difference(got, want) {
         None => Ok(()),
         Some(k) => Err(format!(
-            "{name}({n}): entry ({}, {}) is {:e}, the serial twin gives {:e}",
+            "{name}({n}): entry ({}, {}) is {:e}, {reference} gives {:e}",
             k / n,
             k % n,
             got[k],

@@ -17,8 +17,8 @@
 //! a task holds exactly the row segments it writes and reads the others through shared slices.
 //! All in safe Rust.
 //!
-//! Every entry a[i][j] receives exactly the operations of the unblocked right-looking loop, in the
-//! same order: `a[i][j] -= l[i][k] * u[k][j]` for k = 0, 1, … in increasing order, then (below
+//! Every entry `a[i][j]` receives exactly the operations of the unblocked right-looking loop, in
+//! the same order: `a[i][j] -= l[i][k] * u[k][j]` for k = 0, 1, … in increasing order, then (below
 //! the diagonal) `a[i][j] /= u[j][j]` — blocking only changes which entries are updated between
 //! two operations on a given entry, never the operations on it. So every version, at every block
 //! size, is bit-for-bit equal to [`plain`], the unblocked k-i-j loop, which [`Lud::expected`]
@@ -29,6 +29,7 @@
 //! of `f64` is 32 KiB (cache-resident), its update is about 2.6 × 10⁵ multiply-subtracts, enough
 //! to repay a fork, and a 2048×2048 matrix still has 31² = 961 interior blocks in its first step.
 
+use crate::common::SplitMix64;
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -36,16 +37,8 @@ use crate::workload::{Info, Workload};
 /// on the diagonal, so it is strictly diagonally dominant by rows and columns and LU without
 /// pivoting is stable.
 pub fn input(n: usize) -> Vec<f64> {
-    let mut s = 0x4c55_4400_0000_0000 ^ n as u64;
-    let mut a: Vec<f64> = (0..n * n)
-        .map(|_| {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 52) as f64) - 1.0
-        })
-        .collect();
+    let mut rng = SplitMix64(0x4c55_4400_0000_0000 ^ n as u64);
+    let mut a: Vec<f64> = (0..n * n).map(|_| rng.next_signed_f64()).collect();
     for i in 0..n {
         a[i * n + i] += n as f64;
     }
@@ -188,18 +181,8 @@ pub fn run<F: Fork>(f: &mut F, n: usize, a: &mut [f64], grain: u64) {
     }
 }
 
-/// The plain loop: unblocked right-looking LU (k-i-j), in place.
-pub fn plain(n: usize, a: &mut [f64]) {
-    for k in 0..n {
-        for i in k + 1..n {
-            a[i * n + k] /= a[k * n + k];
-            let lik = a[i * n + k];
-            for j in k + 1..n {
-                a[i * n + j] -= lik * a[k * n + j];
-            }
-        }
-    }
-}
+// The plain loop, unblocked right-looking LU (k-i-j) in place, is LU's.
+pub use crate::lu::plain;
 
 /// The LUD workload.
 pub struct Lud;
@@ -237,28 +220,7 @@ impl Workload for Lud {
         a
     }
     fn verify(n: u64, _: &(), want: &Vec<f64>, got: &Vec<f64>, _: ()) -> Result<(), String> {
-        let n = n as usize;
-        if got.len() != want.len() {
-            return Err(format!(
-                "lud({n}): {} entries, expected {}",
-                got.len(),
-                want.len()
-            ));
-        }
-        match got
-            .iter()
-            .zip(want)
-            .position(|(a, b)| a.to_bits() != b.to_bits())
-        {
-            None => Ok(()),
-            Some(k) => Err(format!(
-                "lud({n}): entry ({}, {}) of L\\U is {:e}, the unblocked loop gives {:e}",
-                k / n,
-                k % n,
-                got[k],
-                want[k]
-            )),
-        }
+        crate::lu::compare_with("lud", n as usize, want, got, "the unblocked loop")
     }
 }
 

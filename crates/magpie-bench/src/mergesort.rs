@@ -82,13 +82,19 @@ impl Workload for Mergesort {
         run(f, v, grain)
     }
     fn expected(n: u64, _: &()) -> Vec<u64> {
-        let mut v = sort::input(n);
-        v.sort_unstable();
-        v
+        sorted_input(n)
     }
     fn verify(n: u64, _: &(), want: &Vec<u64>, got: &Vec<u64>, _: ()) -> Result<(), String> {
         check_sorted("mergesort", n, want, got)
     }
+}
+
+/// The expected result of the sorts of [`sort::input`] (mergesort's and cilksort's): the input
+/// sorted by `slice::sort_unstable`.
+pub(crate) fn sorted_input(n: u64) -> Vec<u64> {
+    let mut v = sort::input(n);
+    v.sort_unstable();
+    v
 }
 
 /// Compares a sort's result with the sorted input, key for key; the error names the first key

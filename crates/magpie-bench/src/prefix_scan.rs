@@ -17,6 +17,7 @@
 //!
 //! [`PrefixScan::expected`] is a plain serial loop ([`plain`]) applied [`PASSES`] times.
 
+use crate::common::SplitMix64;
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -25,16 +26,8 @@ pub const PASSES: usize = 8;
 
 /// The `n` values to scan: deterministic (SplitMix64), spread over all of `u64`.
 pub fn input(n: u64) -> Vec<u64> {
-    let mut s: u64 = 0x5343_414e_0000_0000;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        })
-        .collect()
+    let mut rng = SplitMix64(0x5343_414e_0000_0000);
+    (0..n).map(|_| rng.next_u64()).collect()
 }
 
 /// Sums `v` (the blocks `blocks` of `grain` elements, the last maybe shorter) into `tree` (the

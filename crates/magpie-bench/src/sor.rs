@@ -17,6 +17,7 @@
 //! [`Sor::expected`] is an independent plain loop over the ordinary row-major grid; every version
 //! must equal it bit for bit.
 
+use crate::common::{first_bit_difference, for_row_bands, Rows, SplitMix64};
 use crate::fork::Fork;
 use crate::workload::{Info, Workload};
 
@@ -66,16 +67,8 @@ impl Grid {
 /// The initial row-major grid: deterministic pseudo-random values in [0, 1) (SplitMix64), the
 /// boundary included (it stays fixed).
 pub fn input_row_major(n: usize) -> Vec<f64> {
-    let mut s = 0x534f_5200_0000_0000 ^ n as u64;
-    (0..n * n)
-        .map(|_| {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-        })
-        .collect()
+    let mut rng = SplitMix64(0x534f_5200_0000_0000 ^ n as u64);
+    (0..n * n).map(|_| rng.next_f64()).collect()
 }
 
 #[inline]
@@ -103,34 +96,18 @@ fn update_row(n: usize, i: usize, odd: bool, row: &mut [f64], other: &[f64]) {
     }
 }
 
-/// One half-sweep over rows `first..` covered by `rows` (whole rows of colour `red`), split in
-/// halves down to `grain` rows.
-fn sweep<F: Fork>(
-    f: &mut F,
-    n: usize,
-    red: bool,
-    first: usize,
-    rows: &mut [f64],
-    other: &[f64],
-    grain: usize,
-) {
+/// One half-sweep over the interior rows (whole rows of colour `red`, from row 1), split in
+/// halves down to `grain` rows ([`for_row_bands`]).
+fn sweep<F: Fork>(f: &mut F, n: usize, red: bool, rows: &mut [f64], other: &[f64], grain: usize) {
     let h = n / 2;
-    let count = rows.len() / h;
-    if count <= grain {
+    for_row_bands(f, Rows(rows, h), 1, grain, &|first, Rows(rows, _)| {
         for (r, row) in rows.chunks_exact_mut(h).enumerate() {
             let i = first + r;
             // Red points of row i sit at odd columns when i is odd.
             let odd = (i % 2 == 1) == red;
             update_row(n, i, odd, row, other);
         }
-        return;
-    }
-    let half = count / 2;
-    let (lo, hi) = rows.split_at_mut(half * h);
-    f.join(
-        |f| sweep(f, n, red, first, lo, other, grain),
-        |f| sweep(f, n, red, first + half, hi, other, grain),
-    );
+    });
 }
 
 /// The kernel over any [`Fork`].
@@ -139,8 +116,8 @@ pub fn run<F: Fork>(f: &mut F, g: &mut Grid, grain: u64) {
     let h = n / 2;
     let grain = grain.clamp(1, n as u64) as usize;
     for _ in 0..ITERATIONS {
-        sweep(f, n, true, 1, &mut g.red[h..(n - 1) * h], &g.black, grain);
-        sweep(f, n, false, 1, &mut g.black[h..(n - 1) * h], &g.red, grain);
+        sweep(f, n, true, &mut g.red[h..(n - 1) * h], &g.black, grain);
+        sweep(f, n, false, &mut g.black[h..(n - 1) * h], &g.red, grain);
     }
 }
 
@@ -214,13 +191,9 @@ impl Workload for Sor {
     fn verify(n: u64, _: &(), want: &Vec<f64>, got: &Grid, _: ()) -> Result<(), String> {
         let got = got.to_row_major();
         let n = n as usize;
-        match got
-            .iter()
-            .zip(want)
-            .position(|(a, b)| a.to_bits() != b.to_bits())
-        {
-            None if got.len() == want.len() => Ok(()),
-            None => Err(format!(
+        match first_bit_difference(&got, want) {
+            None => Ok(()),
+            Some(_) if got.len() != want.len() => Err(format!(
                 "sor({n}): {} points, expected {}",
                 got.len(),
                 want.len()

@@ -18,45 +18,34 @@
 //! matrix side) the seven products run in parallel as nested `join`s (each task forms its own
 //! operand sums, then recurses) and the four quadrants of C are assembled as two `join`ed halves;
 //! at or below it everything runs in order. Operands are read through strided views of A, B or a
-//! task's own sum, each product writes its own slice of a fresh buffer, and C is written by rows
-//! split off with `split_at_mut`: safe Rust throughout.
+//! task's own sum, each product writes its own slice of a fresh (zeroed) buffer, which the plain
+//! loop accumulates into, and C is written by rows split off with `split_at_mut`: safe Rust
+//! throughout.
 //!
 //! The grain only decides what forks: the recursion always stops at [`LEAF`], so every version,
 //! at every grain, computes every entry by the same operations and is bit-for-bit equal to the
-//! serial one (the tests check this). Strassen's rounding differs from the ordinary product's,
-//! though, so the verifier does not compare with a plain loop: it checks each run by Freivalds'
-//! method — for two random vectors r with entries ±1, (C·r)_i against (A·(B·r))_i — within a
+//! serial one (the tests check this). [`Strassen::expected`] computes C once with the serial twin
+//! and [`Strassen::verify`] compares every run with it bit for bit.
+//!
+//! Strassen's rounding differs from the ordinary product's, so the serial twin cannot be compared
+//! with a plain loop bit for bit; [`Strassen::expected`] checks it, once, by Freivalds' method
+//! ([`check`]) — for two random vectors r with entries ±1, (C·r)_i against (A·(B·r))_i — within a
 //! tolerance built from Higham's error bound for Strassen's method (Accuracy and Stability of
 //! Numerical Algorithms, 2nd ed., §23.2.2): |Ĉ − C| ≤ [12^L (n0² + 5 n0) − 5n] u ‖A‖‖B‖ entry by
-//! entry (first order), L levels down to side n0, ‖·‖ the largest entry, u = ε/2. [`Strassen::
-//! expected`] computes A·(B·r) and the tolerances once, so a check costs two matrix–vector
-//! products. The bound is a worst case, far above the actual error (at n = 512 the largest
-//! difference is about 10⁻⁶ of its tolerance, which is about 10⁻⁶ itself): a run passes with an
-//! entry off by less than the tolerance, but a real mistake — a wrong sign, a product left out,
-//! a quadrant misplaced — is off by order one.
+//! entry (first order), L levels down to side n0, ‖·‖ the largest entry, u = ε/2, and panics if
+//! it fails. The bound is a worst case, far above the actual error (at n = 512 the largest
+//! difference is about 10⁻⁶ of its tolerance, which is about 10⁻⁶ itself), so this check alone
+//! would pass an entry off by less than the tolerance; it catches a real mistake in the
+//! algorithm — a wrong sign, a product left out, a quadrant misplaced — which is off by order
+//! one, while the runs are held to the serial twin's bits. The tests also compare the serial
+//! twin with the naive product within Higham's bound.
 
-use crate::fork::Fork;
+use crate::common::{first_bit_difference, SplitMix64};
+use crate::fork::{Fork, Serial};
 use crate::workload::{Info, Workload};
 
 /// The side at or below which a product is computed by the plain loop.
 pub const LEAF: usize = 64;
-
-/// A small deterministic generator (SplitMix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [-1, 1), a multiple of 2^-52.
-    fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 52) as f64) - 1.0
-    }
-}
 
 /// The inputs A and B: `n`×`n`, row-major, entries uniform in [-1, 1).
 #[derive(Clone, Debug)]
@@ -69,9 +58,9 @@ pub struct Inputs {
 
 /// Deterministic pseudo-random inputs of side `n`.
 pub fn inputs(n: usize) -> Inputs {
-    let mut rng = Rng(0x5354_5241_5353_0000 ^ n as u64);
-    let a = (0..n * n).map(|_| rng.next_f64()).collect();
-    let b = (0..n * n).map(|_| rng.next_f64()).collect();
+    let mut rng = SplitMix64(0x5354_5241_5353_0000 ^ n as u64);
+    let a = (0..n * n).map(|_| rng.next_signed_f64()).collect();
+    let b = (0..n * n).map(|_| rng.next_signed_f64()).collect();
     Inputs { a, b }
 }
 
@@ -145,11 +134,11 @@ impl<'a> Operand<'a> {
     }
 }
 
-/// `c` (`m`×`m`, contiguous) = a·b by the i-k-j loop. Each entry is summed over k in order,
-/// one rounded product and one rounded addition at a time, as in the textbook loop; the k loop is
-/// unrolled by four so that a row of C is loaded and stored a quarter as often.
+/// `c` (`m`×`m`, contiguous, all zero on entry) += a·b by the i-k-j loop. Each entry is summed
+/// over k in order from 0, one rounded product and one rounded addition at a time, as in the
+/// textbook loop; the k loop is unrolled by four so that a row of C is loaded and stored a
+/// quarter as often.
 fn leaf(m: usize, a: View<'_>, b: View<'_>, c: &mut [f64]) {
-    c.fill(0.0);
     for (i, ci) in c.chunks_exact_mut(m).enumerate() {
         let ai = a.row(i, m);
         let mut k = 0;
@@ -225,7 +214,8 @@ fn assemble(m: usize, first: usize, rows: &mut [f64], p: &[&mut [f64]; 7]) {
 }
 
 /// `c` (`m`×`m`, contiguous) = a·b by Strassen's recursion down to `leaf_side`, forking above
-/// `grain`.
+/// `grain`. When `m` ≤ `leaf_side`, `c` must be zero on entry ([`leaf`] accumulates into it); a
+/// larger `c` is overwritten.
 fn rec<F: Fork>(
     f: &mut F,
     m: usize,
@@ -251,6 +241,7 @@ fn rec<F: Fork>(
         (Sub(a21, a11), Add(b11, b12)),
         (Sub(a12, a22), Add(b21, b22)),
     ];
+    // Zeroed once here (for leaves, which accumulate); assemble overwrites inner products.
     let mut buf = vec![0.0; 7 * h * h];
     let mut it = buf.chunks_exact_mut(h * h);
     let mut p: [&mut [f64]; 7] = std::array::from_fn(|_| it.next().expect("seven products"));
@@ -300,6 +291,11 @@ pub fn multiply<F: Fork>(
         "strassen: n = {n} does not halve evenly down to {leaf_side}, or a matrix is not n*n"
     );
     let grain = grain.clamp(1, n as u64) as usize;
+    let leaf_side = leaf_side.max(1);
+    if n <= leaf_side {
+        // The plain loop alone, which accumulates into C.
+        c.fill(0.0);
+    }
     rec(
         f,
         n,
@@ -307,7 +303,7 @@ pub fn multiply<F: Fork>(
         View::whole(b, n),
         c,
         grain,
-        leaf_side.max(1),
+        leaf_side,
     );
 }
 
@@ -364,7 +360,7 @@ pub fn check(n: usize, a: &[f64], b: &[f64]) -> Check {
             2.0 * n as f64 * entry + 8.0 * eps * s
         })
         .collect();
-    let mut rng = Rng(0x4652_4549_5641_4c44);
+    let mut rng = SplitMix64(0x4652_4549_5641_4c44);
     let mut rs = Vec::new();
     let mut abr = Vec::new();
     for _ in 0..VECTORS {
@@ -427,7 +423,7 @@ impl Workload for Strassen {
     type Shared = Inputs;
     type Input = Vec<f64>;
     type Output = ();
-    type Expected = Check;
+    type Expected = Vec<f64>;
 
     fn check_n(n: u64) -> Result<(), String> {
         let i = Self::INFO;
@@ -450,11 +446,39 @@ impl Workload for Strassen {
     fn run<F: Fork>(f: &mut F, n: u64, grain: u64, ab: &Inputs, c: &mut Vec<f64>) {
         multiply(f, n as usize, &ab.a, &ab.b, c, grain, LEAF)
     }
-    fn expected(n: u64, ab: &Inputs) -> Check {
-        check(n as usize, &ab.a, &ab.b)
+    /// The serial twin's C, checked by Freivalds' method.
+    ///
+    /// # Panics
+    ///
+    /// If the serial twin's C fails Freivalds' check: the algorithm itself is wrong.
+    fn expected(n: u64, ab: &Inputs) -> Vec<f64> {
+        let n = n as usize;
+        let mut c = vec![0.0; n * n];
+        multiply(&mut Serial, n, &ab.a, &ab.b, &mut c, Self::INFO.grain, LEAF);
+        if let Err(e) = check(n, &ab.a, &ab.b).verify(n, &c) {
+            panic!("the serial twin's product is wrong, no run can be verified: {e}");
+        }
+        c
     }
-    fn verify(n: u64, _: &Inputs, want: &Check, c: &Vec<f64>, _: ()) -> Result<(), String> {
-        want.verify(n as usize, c)
+    fn verify(n: u64, _: &Inputs, want: &Vec<f64>, c: &Vec<f64>, _: ()) -> Result<(), String> {
+        let n = n as usize;
+        if c.len() != want.len() {
+            return Err(format!(
+                "strassen({n}): C has {} entries, expected {}",
+                c.len(),
+                want.len()
+            ));
+        }
+        match first_bit_difference(c, want) {
+            None => Ok(()),
+            Some(k) => Err(format!(
+                "strassen({n}): C({}, {}) is {:e}, the serial twin gives {:e}",
+                k / n,
+                k % n,
+                c[k],
+                want[k]
+            )),
+        }
     }
 }
 
@@ -551,6 +575,36 @@ mod tests {
         let mut c = vec![f64::NAN; n * n];
         pool.install(|| multiply(&mut Rayon, n, &ab.a, &ab.b, &mut c, 8, 4));
         assert!(same_bits(&c, &want), "rayon");
+    }
+
+    #[test]
+    fn runs_must_match_the_serial_twin_bit_for_bit() {
+        let n = 128;
+        let ab = Strassen::shared(n);
+        let want = Strassen::expected(n, &ab);
+        assert!(same_bits(&want, &strassen(n as usize, 1, LEAF)));
+        let mut c = Strassen::input(n, &ab);
+        assert!(
+            Strassen::verify(n, &ab, &want, &c, ()).is_err(),
+            "the NaN input"
+        );
+        Strassen::run(&mut Serial, n, 32, &ab, &mut c);
+        assert_eq!(Strassen::verify(n, &ab, &want, &c, ()), Ok(()));
+        // One bit off, far inside Freivalds' tolerance.
+        c[77 * 128 + 5] = f64::from_bits(c[77 * 128 + 5].to_bits() ^ 1);
+        let e = Strassen::verify(n, &ab, &want, &c, ()).unwrap_err();
+        assert!(e.contains("C(77, 5)") && !e.contains('\n'), "{e}");
+        assert!(check(n as usize, &ab.a, &ab.b)
+            .verify(n as usize, &c)
+            .is_ok());
+        let e = Strassen::verify(n, &ab, &want, &c[1..].to_vec(), ()).unwrap_err();
+        assert!(e.contains("16383 entries"), "{e}");
+        // The leaf alone (n <= LEAF) starts from a NaN-filled C too.
+        let ab = Strassen::shared(48);
+        let want = Strassen::expected(48, &ab);
+        let mut c = Strassen::input(48, &ab);
+        Strassen::run(&mut Serial, 48, 1, &ab, &mut c);
+        assert_eq!(Strassen::verify(48, &ab, &want, &c, ()), Ok(()));
     }
 
     #[test]
