@@ -346,7 +346,7 @@ impl Workload for BarnesHut {
         // The paper's body count was not at hand: 10^6 stands in.
         paper: 1_000_000,
         min_n: 1,
-        max_n: 1 << 26,
+        max_n: 1 << 22,
         grain: 64,
         grain_meaning: "bodies whose forces one task computes",
     };

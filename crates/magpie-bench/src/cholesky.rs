@@ -233,10 +233,10 @@ impl Workload for Cholesky {
         // About 0.5 s serially here (release build).
         default: 2048,
         // CAB's matrix side is not known here, so this is the default size (a 2048×2048 matrix
-        // takes 32 MiB; 16384, the largest, 2 GiB).
+        // takes 32 MiB; 8192, the largest, 512 MiB).
         paper: 2048,
         min_n: 1,
-        max_n: 16384,
+        max_n: 8192,
         grain: 64,
         grain_meaning: "block side done serially",
     };

@@ -198,7 +198,7 @@ impl Workload for Lud {
         // The paper's matrix size was not at hand: 2048 stands in.
         paper: 2048,
         min_n: 1,
-        max_n: 32768,
+        max_n: 8192,
         grain: 64,
         grain_meaning: "block side (a task factors or updates one block)",
     };

@@ -154,7 +154,7 @@ impl Workload for Sor {
         default: 2000,
         paper: 2000,
         min_n: 4,
-        max_n: 32768,
+        max_n: 16384,
         grain: 16,
         grain_meaning: "rows updated by one task",
     };
