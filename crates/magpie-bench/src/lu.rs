@@ -302,7 +302,8 @@ impl Workload for Lu {
         // About 0.9 s serially here (release build); 1024 takes 0.12 s.
         default: 2048,
         // SLAW's table gives the block (64); its matrix side is not known here, so this is the
-        // default size (a 2048×2048 matrix takes 32 MiB; 8192, the largest, 512 MiB and about 10^12 flops, run twice with the reference).
+        // default size (a 2048×2048 matrix takes 32 MiB; 8192, the largest, 512 MiB and about
+        // 10^12 flops, run twice with the reference).
         paper: 2048,
         min_n: 1,
         max_n: 8192,
