@@ -203,7 +203,8 @@ impl Workload for Gc {
         n_meaning: "vertices of the benchmark graph (the work grows about 1.3 times per vertex)",
         ci: 48,
         default: 74,
-        // SLAW's input graph is not reproduced here; the paper preset is the default size.
+        // SLAW's input (CLIQUE_10 with 10 colours) needs more colours than this search supports
+        // (MAX_COLOURS); the paper preset is the default size.
         paper: 74,
         min_n: 1,
         // 1.3^16 ≈ 70 times the default's work (and as much again for `expected`); more vertices

@@ -22,8 +22,9 @@ use crate::fork::{Fork, Magpie, Rayon, Serial};
 pub const CI: u64 = 128;
 /// `n` for `--size default`.
 pub const DEFAULT: u64 = 1024;
-/// `n` for `--size paper`.
-pub const PAPER: u64 = 1024;
+/// `n` for `--size paper`: SLAW Table I multiplies 1500×1500 matrices (threshold 64); the
+/// quadrant recursion here needs a power of two, and 2048 is the nearest one above.
+pub const PAPER: u64 = 2048;
 /// Largest `n` accepted (three 8192×8192 matrices take 1.5 GiB).
 pub const MAX_N: u64 = 8192;
 /// The block side at or below which a block is multiplied serially.
