@@ -517,6 +517,86 @@ fn speedup_chart(res: &Results, rows: &[&Row]) -> Chart {
     }
 }
 
+/// Every kernel at the most workers measured: the speedup of magpie (adaptive, or the first
+/// policy measured) beside the fastest peer's, so a reader sees the whole suite at a glance.
+/// `None` when nothing has a speedup.
+fn overview_chart(res: &Results) -> Option<Chart> {
+    let w = *res.workers.iter().max()?;
+    let policy = res
+        .policies
+        .iter()
+        .find(|p| *p == "adaptive")
+        .or(res.policies.first())?;
+    fn at<'r>(res: &'r Results, k: &'r str, w: usize) -> impl Iterator<Item = &'r Row> + 'r {
+        res.rows
+            .iter()
+            .filter(move |r| r.kernel == k && r.workers == w)
+    }
+    let bar = |k: &String, r: Option<&Row>| match r {
+        None => Bar::default(),
+        Some(r) => Bar {
+            value: r.speedup,
+            missing: r.speedup.is_none().then(|| missing_word(r)),
+            tip: format!(
+                "{k}, {}: {}",
+                r.label(),
+                r.speedup.map_or("no time".into(), |x| format!("{x:.2}×"))
+            ),
+        },
+    };
+    let magpie: Vec<Bar> = res
+        .kernels
+        .iter()
+        .map(|k| {
+            let r =
+                at(res, k, w).find(|r| r.runtime == "magpie" && r.policy.as_ref() == Some(policy));
+            bar(k, r)
+        })
+        .collect();
+    let peer: Vec<Bar> = res
+        .kernels
+        .iter()
+        .map(|k| {
+            let best = at(res, k, w)
+                .filter(|r| r.is_peer() && r.speedup.is_some())
+                .max_by(|a, b| {
+                    a.speedup
+                        .partial_cmp(&b.speedup)
+                        .expect("speedups are finite")
+                });
+            bar(k, best)
+        })
+        .collect();
+    magpie
+        .iter()
+        .chain(&peer)
+        .any(|b| b.value.is_some())
+        .then(|| Chart {
+            title: format!(
+                "Every kernel at {}: speedup over the serial twin (higher is better)",
+                workers_label(w)
+            ),
+            y_label: "serial time ÷ time".into(),
+            groups: res.kernels.clone(),
+            series: vec![
+                (
+                    format!("magpie {policy}"),
+                    policy_color(policy).to_string(),
+                    None,
+                ),
+                (
+                    "fastest peer (hover for which)".into(),
+                    "#9a9a9a".into(),
+                    None,
+                ),
+            ],
+            bars: vec![magpie, peer],
+            reference: Some((1.0, "serial".into())),
+            log: false,
+            supergroups: vec![],
+        })
+}
+
 fn ratio_chart(res: &Results, rows: &[&Row]) -> Option<Chart> {
     let peers = peers_of(rows);
     if peers.is_empty() || res.policies.is_empty() {
@@ -676,6 +756,13 @@ pub fn page(res: &Results) -> String {
          raw data is in <code>results.json</code>.</p>"
     );
 
+    if let Some(c) = overview_chart(res) {
+        let _ = writeln!(
+            o,
+            "<section id=\"overview\">\n<h2>Overview</h2>\n<div class=\"charts\"><figure>{}</figure></div>\n</section>",
+            c.svg()
+        );
+    }
     for k in &res.kernels {
         let rows: Vec<&Row> = res.kernel_rows(k).collect();
         let heading = kernel_heading(res, k);
@@ -863,7 +950,8 @@ mod tests {
         }))
         .unwrap();
         let html = page(&res);
-        assert_eq!(html.matches("<svg").count(), 2);
+        // The overview (adaptive and the fastest peer at 2 workers), then the kernel's two charts.
+        assert_eq!(html.matches("<svg").count(), 3);
         // Two stopped work-first bars in each chart; the failed peer in the ratio chart.
         assert_eq!(html.matches(">stopped</text>").count(), 4);
         assert_eq!(html.matches(">failed</text>").count(), 2);

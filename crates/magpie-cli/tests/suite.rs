@@ -175,7 +175,12 @@ fn report_folder_has_results_and_charts() {
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("<svg"), "no chart");
-    assert_eq!(html.matches("<svg").count(), 2, "speedup and peer charts");
+    assert_eq!(
+        html.matches("<svg").count(),
+        3,
+        "the overview, and the kernel's speedup and peer charts"
+    );
+    assert!(html.contains("id=\"overview\"") && html.contains("fastest peer"));
     assert!(html.contains("magpie adaptive") && html.contains("chili-join"));
     // Self-contained: no scripts, style sheets, images or fonts from elsewhere.
     for s in ["<script", "<link", " src=", "url("] {
