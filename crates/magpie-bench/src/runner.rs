@@ -172,6 +172,13 @@ fn measure_stencil(
     }
 }
 
+/// The grain a case of a kernel with a default grain runs at: the case's, else the default.
+fn grain_or_default(kernel: Kernel, grain: Option<u64>) -> usize {
+    grain
+        .or(kernel.default_grain())
+        .expect("a kernel with a default grain") as usize
+}
+
 fn counts_of(counters: &[AtomicU32]) -> Vec<u32> {
     counters.iter().map(|c| c.load(Ordering::Relaxed)).collect()
 }
@@ -204,12 +211,15 @@ pub fn run_serial(case: &Case, runs: usize) -> Result<Measured, RunError> {
             let check = UtsCheck::new(&p);
             measure(runs, || (), |_| uts::serial(&p), |_, c| check.verify(&c))
         }
-        Kernel::Sort => measure(
-            runs,
-            || sort::input(n),
-            |v| sort::serial(v),
-            |v, ()| sort::verify(n, v),
-        ),
+        Kernel::Sort => {
+            let g = grain_or_default(kernel, grain);
+            measure(
+                runs,
+                || sort::input(n),
+                |v| sort::serial_grain(v, g),
+                |v, ()| sort::verify(n, v),
+            )
+        }
         Kernel::Heat | Kernel::Jacobi => measure_stencil(
             kernel,
             n,
@@ -310,12 +320,15 @@ pub fn run_magpie_with_stats(
                 |_, c| check.verify(&c),
             )
         }
-        Kernel::Sort => measure(
-            runs,
-            || sort::input(n),
-            |v| pool.install(|| sort::parallel(v)),
-            |v, ()| sort::verify(n, v),
-        ),
+        Kernel::Sort => {
+            let g = grain_or_default(kernel, grain);
+            measure(
+                runs,
+                || sort::input(n),
+                |v| pool.install(|| sort::parallel_grain(v, g)),
+                |v, ()| sort::verify(n, v),
+            )
+        }
         Kernel::Heat | Kernel::Jacobi => measure_stencil(
             kernel,
             n,
@@ -473,12 +486,15 @@ pub fn run_peer(
                     |g| pool.install(|| heat::rayon_join(n, g)),
                     |p| pool.install(|| jacobi::rayon_join(n, p)),
                 ),
-                (Peer::RayonJoin, Kernel::Sort) => measure(
-                    runs,
-                    || sort::input(n),
-                    |v| pool.install(|| sort::rayon_join(v)),
-                    |v, ()| sort::verify(n, v),
-                ),
+                (Peer::RayonJoin, Kernel::Sort) => {
+                    let g = grain_or_default(kernel, grain);
+                    measure(
+                        runs,
+                        || sort::input(n),
+                        |v| pool.install(|| sort::rayon_join_grain(v, g)),
+                        |v, ()| sort::verify(n, v),
+                    )
+                }
                 (Peer::RayonJoin, Kernel::Matmul) => {
                     let (a, b) = workload::cached(("matmul-inputs", n), || matmul::inputs(n))
                         .as_ref()
@@ -551,10 +567,11 @@ pub fn run_peer(
                 );
             }
             if kernel == Kernel::Sort {
+                let g = grain_or_default(kernel, grain);
                 return measure(
                     runs,
                     || sort::input(n),
-                    |v| sort::chili_join(&mut scope, v),
+                    |v| sort::chili_join_grain(&mut scope, v, g),
                     |v, ()| sort::verify(n, v),
                 );
             }
@@ -1048,6 +1065,31 @@ mod tests {
             ..Case::new(Kernel::Sor, 64)
         };
         assert!(run_magpie(&pool, &case, 1).unwrap().verified);
+        // The grains of the kernels written out per runtime, on every runtime; magpie's spawn
+        // count shows the grain was used (these grains fork more than the defaults).
+        let spawns = |case: &Case| {
+            let m = run_magpie(&pool, case, 1).unwrap();
+            assert!(m.verified, "{} grain {:?}", case.kernel, case.grain);
+            let st = m.stats.unwrap();
+            st.spawns_work_first + st.spawns_help_first
+        };
+        for case in [Case {
+            grain: Some(2),
+            ..Case::new(Kernel::Sort, 20_000)
+        }] {
+            let k = case.kernel;
+            assert!(run_serial(&case, 1).unwrap().verified, "{k}");
+            let default = Case {
+                grain: None,
+                ..case
+            };
+            assert!(spawns(&case) > spawns(&default), "{k}");
+            for &peer in k.peers() {
+                if peer.native().is_none() {
+                    assert!(run_peer(peer, &case, 2, 1).unwrap().verified, "{k} {peer}");
+                }
+            }
+        }
         // A named UTS tree instead of the T1 family; n is then ignored.
         let case = Case {
             tree: Some(uts::named("T3XS").unwrap()),
