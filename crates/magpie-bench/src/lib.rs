@@ -11,7 +11,7 @@
 //!
 //! The kernels from sor on are [`workload::Workload`]s: written once over [`fork::Fork`], so the
 //! serial twin, magpie, rayon and chili run the same code, with a grain parameter. The earlier
-//! ones have their versions written out; of them, fib, uts and sort take a grain too
+//! ones have their versions written out; of them, fib, uts, sort and matmul take a grain too
 //! ([`Kernel::check_grain`]).
 //!
 //! ```
@@ -188,6 +188,11 @@ impl Kernel {
                 sort::SORT_CUTOFF as u64,
                 sort::MAX_N,
                 "keys sorted by one sort_unstable",
+            ),
+            Kernel::Matmul => (
+                matmul::THRESHOLD as u64,
+                matmul::MAX_N,
+                "block side multiplied by the plain loop",
             ),
             _ => return None,
         })

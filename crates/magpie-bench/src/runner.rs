@@ -232,10 +232,11 @@ pub fn run_serial(case: &Case, runs: usize) -> Result<Measured, RunError> {
                 .as_ref()
                 .clone();
             let len = (n * n) as usize;
+            let g = grain_or_default(kernel, grain);
             measure(
                 runs,
                 || vec![0.0; len],
-                |c| matmul::serial(n, &a, &b, c),
+                |c| matmul::serial_grain(n, &a, &b, c, g),
                 |c, ()| matmul::verify(n, &a, &b, c),
             )
         }
@@ -341,10 +342,11 @@ pub fn run_magpie_with_stats(
                 .as_ref()
                 .clone();
             let len = (n * n) as usize;
+            let g = grain_or_default(kernel, grain);
             measure(
                 runs,
                 || vec![0.0; len],
-                |c| pool.install(|| matmul::parallel(n, &a, &b, c)),
+                |c| pool.install(|| matmul::parallel_grain(n, &a, &b, c, g)),
                 |c, ()| matmul::verify(n, &a, &b, c),
             )
         }
@@ -500,10 +502,11 @@ pub fn run_peer(
                         .as_ref()
                         .clone();
                     let len = (n * n) as usize;
+                    let g = grain_or_default(kernel, grain);
                     measure(
                         runs,
                         || vec![0.0; len],
-                        |c| pool.install(|| matmul::rayon_join(n, &a, &b, c)),
+                        |c| pool.install(|| matmul::rayon_join_grain(n, &a, &b, c, g)),
                         |c, ()| matmul::verify(n, &a, &b, c),
                     )
                 }
@@ -580,10 +583,11 @@ pub fn run_peer(
                     .as_ref()
                     .clone();
                 let len = (n * n) as usize;
+                let g = grain_or_default(kernel, grain);
                 return measure(
                     runs,
                     || vec![0.0; len],
-                    |c| matmul::chili_join(&mut scope, n, &a, &b, c),
+                    |c| matmul::chili_join_grain(&mut scope, n, &a, &b, c, g),
                     |c, ()| matmul::verify(n, &a, &b, c),
                 );
             }
@@ -1073,10 +1077,16 @@ mod tests {
             let st = m.stats.unwrap();
             st.spawns_work_first + st.spawns_help_first
         };
-        for case in [Case {
-            grain: Some(2),
-            ..Case::new(Kernel::Sort, 20_000)
-        }] {
+        for case in [
+            Case {
+                grain: Some(2),
+                ..Case::new(Kernel::Sort, 20_000)
+            },
+            Case {
+                grain: Some(8),
+                ..Case::new(Kernel::Matmul, 64)
+            },
+        ] {
             let k = case.kernel;
             assert!(run_serial(&case, 1).unwrap().verified, "{k}");
             let default = Case {
