@@ -11,8 +11,8 @@
 //!
 //! The kernels from sor on are [`workload::Workload`]s: written once over [`fork::Fork`], so the
 //! serial twin, magpie, rayon and chili run the same code, with a grain parameter. The earlier
-//! ones have their versions written out; of them, fib, uts, sort and matmul take a grain too
-//! ([`Kernel::check_grain`]).
+//! ones have their versions written out; of them, fib, uts, sort, matmul and heat take a grain
+//! too ([`Kernel::check_grain`]).
 //!
 //! ```
 //! use magpie_bench::{runner::{self, Case}, Kernel, Size};
@@ -193,6 +193,11 @@ impl Kernel {
                 matmul::THRESHOLD as u64,
                 matmul::MAX_N,
                 "block side multiplied by the plain loop",
+            ),
+            Kernel::Heat => (
+                heat::GRAIN_ROWS as u64,
+                heat::MAX_N,
+                "rows updated by one task in each step",
             ),
             _ => return None,
         })

@@ -101,7 +101,8 @@ impl<'p> UtsCheck<'p> {
 }
 
 /// The serial twin's heat grid, computed once per measurement: every version computes each point
-/// by the same expression, so a run is verified by bit-for-bit equality with it.
+/// by the same expression, so a run is verified by bit-for-bit equality with it. It is computed
+/// at the default grain, whatever the case's: the grain only moves where the rows are split.
 fn heat_expected(n: u64) -> Vec<f64> {
     let mut g = heat::input(n);
     heat::serial(n, &mut g);
@@ -145,20 +146,23 @@ fn jacobi_check(want: &(Vec<f64>, f64), got: &jacobi::Problem, r: f64) -> Result
     heat_check(&want.0, &got.grid).map_err(|e| e.replacen("heat", "jacobi", 1))
 }
 
-/// Times a stencil kernel's version `run` against the serial twin's result.
+/// Times a stencil kernel's version (`heat_run` or `jacobi_run`, called with the grid and the
+/// grain, `grain` or the kernel's default) against the serial twin's result.
 fn measure_stencil(
     kernel: Kernel,
     n: u64,
+    grain: Option<u64>,
     runs: usize,
-    mut heat_run: impl FnMut(&mut Vec<f64>),
+    mut heat_run: impl FnMut(&mut Vec<f64>, usize),
     mut jacobi_run: impl FnMut(&mut jacobi::Problem) -> f64,
 ) -> Result<Measured, RunError> {
     if kernel == Kernel::Heat {
         let want = workload::cached(("heat-expected", n), || heat_expected(n));
+        let grain = grain_or_default(kernel, grain);
         measure(
             runs,
             || heat::input(n),
-            |g| heat_run(g),
+            |g| heat_run(g, grain),
             |g, ()| heat_check(&want, g),
         )
     } else {
@@ -223,8 +227,9 @@ pub fn run_serial(case: &Case, runs: usize) -> Result<Measured, RunError> {
         Kernel::Heat | Kernel::Jacobi => measure_stencil(
             kernel,
             n,
+            grain,
             runs,
-            |g| heat::serial(n, g),
+            |g, gr| heat::serial_grain(n, g, gr),
             |p| jacobi::serial(n, p),
         ),
         Kernel::Matmul => {
@@ -333,8 +338,9 @@ pub fn run_magpie_with_stats(
         Kernel::Heat | Kernel::Jacobi => measure_stencil(
             kernel,
             n,
+            grain,
             runs,
-            |g| pool.install(|| heat::parallel(n, g)),
+            |g, gr| pool.install(|| heat::parallel_grain(n, g, gr)),
             |p| pool.install(|| jacobi::parallel(n, p)),
         ),
         Kernel::Matmul => {
@@ -484,8 +490,9 @@ pub fn run_peer(
                 (Peer::RayonJoin, Kernel::Heat | Kernel::Jacobi) => measure_stencil(
                     kernel,
                     n,
+                    grain,
                     runs,
-                    |g| pool.install(|| heat::rayon_join(n, g)),
+                    |g, gr| pool.install(|| heat::rayon_join_grain(n, g, gr)),
                     |p| pool.install(|| jacobi::rayon_join(n, p)),
                 ),
                 (Peer::RayonJoin, Kernel::Sort) => {
@@ -564,8 +571,9 @@ pub fn run_peer(
                 return measure_stencil(
                     kernel,
                     n,
+                    grain,
                     runs,
-                    |g| heat::chili_join(&mut scope.borrow_mut(), n, g),
+                    |g, gr| heat::chili_join_grain(&mut scope.borrow_mut(), n, g, gr),
                     |p| jacobi::chili_join(&mut scope.borrow_mut(), n, p),
                 );
             }
@@ -1085,6 +1093,10 @@ mod tests {
             Case {
                 grain: Some(8),
                 ..Case::new(Kernel::Matmul, 64)
+            },
+            Case {
+                grain: Some(1),
+                ..Case::new(Kernel::Heat, 37)
             },
         ] {
             let k = case.kernel;
