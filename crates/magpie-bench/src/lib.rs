@@ -11,8 +11,8 @@
 //!
 //! The kernels from sor on are [`workload::Workload`]s: written once over [`fork::Fork`], so the
 //! serial twin, magpie, rayon and chili run the same code, with a grain parameter. The earlier
-//! ones have their versions written out; of them, fib, uts, sort, matmul, heat and jacobi take a
-//! grain too ([`Kernel::check_grain`]).
+//! ones have their versions written out; of them, fib, uts, sort, matmul, heat, jacobi and nqueens
+//! take a grain too ([`Kernel::check_grain`]).
 //!
 //! ```
 //! use magpie_bench::{runner::{self, Case}, Kernel, Size};
@@ -203,6 +203,11 @@ impl Kernel {
                 jacobi::GRAIN_ROWS as u64,
                 jacobi::MAX_N,
                 "rows swept by one task in each step",
+            ),
+            Kernel::NQueens => (
+                nqueens::PAR_ROWS as u64,
+                nqueens::MAX_N,
+                "rows of the board placed by tasks before the search turns serial",
             ),
             _ => return None,
         })

@@ -18,7 +18,7 @@ pub struct Case {
     /// Its problem size (ignored by UTS when `tree` is given).
     pub n: u64,
     /// The grain, for kernels with a grain parameter ([`Kernel::check_grain`]); `None` is the
-    /// kernel's default (fib: no cutoff).
+    /// kernel's default ([`Kernel::default_grain`]; fib and uts: no cutoff).
     pub grain: Option<u64>,
     /// UTS only: the tree to search; `None` is the T1 family at depth `n`.
     pub tree: Option<uts::Params>,
@@ -185,6 +185,11 @@ fn grain_or_default(kernel: Kernel, grain: Option<u64>) -> usize {
         .expect("a kernel with a default grain") as usize
 }
 
+/// nqueens's grain (rows placed by tasks) as the kernel takes it.
+fn nqueens_rows(grain: Option<u64>) -> u32 {
+    u32::try_from(grain_or_default(Kernel::NQueens, grain)).unwrap_or(u32::MAX)
+}
+
 fn counts_of(counters: &[AtomicU32]) -> Vec<u32> {
     counters.iter().map(|c| c.load(Ordering::Relaxed)).collect()
 }
@@ -206,6 +211,7 @@ pub fn run_serial(case: &Case, runs: usize) -> Result<Measured, RunError> {
     }
     match kernel {
         Kernel::Fib => measure(runs, || (), |_| fib::serial(n), |_, r| fib::verify(n, r)),
+        // The serial twin places no tasks, so nqueens's grain does not apply to it (like fib's).
         Kernel::NQueens => measure(
             runs,
             || (),
@@ -309,12 +315,15 @@ pub fn run_magpie_with_stats(
             },
             |_, r| fib::verify(n, r),
         ),
-        Kernel::NQueens => measure(
-            runs,
-            || (),
-            |_| pool.install(|| nqueens::parallel(n)),
-            |_, r| nqueens::verify(n, r),
-        ),
+        Kernel::NQueens => {
+            let g = nqueens_rows(grain);
+            measure(
+                runs,
+                || (),
+                |_| pool.install(|| nqueens::parallel_grain(n, g)),
+                |_, r| nqueens::verify(n, r),
+            )
+        }
         Kernel::Uts => {
             let p = case.uts_params();
             let check = UtsCheck::new(&p);
@@ -532,12 +541,15 @@ pub fn run_peer(
                         |_, c| check.verify(&c),
                     )
                 }
-                (Peer::RayonScope, Kernel::NQueens) => measure(
-                    runs,
-                    || (),
-                    |_| pool.install(|| nqueens::rayon_scope(n)),
-                    |_, r| nqueens::verify(n, r),
-                ),
+                (Peer::RayonScope, Kernel::NQueens) => {
+                    let g = nqueens_rows(grain);
+                    measure(
+                        runs,
+                        || (),
+                        |_| pool.install(|| nqueens::rayon_scope_grain(n, g)),
+                        |_, r| nqueens::verify(n, r),
+                    )
+                }
                 (Peer::RayonScope, Kernel::Fj) => measure(
                     runs,
                     fj::new_counters,
@@ -618,10 +630,11 @@ pub fn run_peer(
                 );
             }
             if kernel == Kernel::NQueens {
+                let g = nqueens_rows(grain);
                 return measure(
                     runs,
                     || (),
-                    |_| nqueens::chili_join(&mut scope, n),
+                    |_| nqueens::chili_join_grain(&mut scope, n, g),
                     |_, r| nqueens::verify(n, r),
                 );
             }
@@ -1104,6 +1117,10 @@ mod tests {
                 grain: Some(1),
                 ..Case::new(Kernel::Jacobi, 37)
             },
+            Case {
+                grain: Some(8),
+                ..Case::new(Kernel::NQueens, 9)
+            },
         ] {
             let k = case.kernel;
             assert!(run_serial(&case, 1).unwrap().verified, "{k}");
@@ -1154,9 +1171,23 @@ mod tests {
             (
                 Case {
                     grain: Some(4),
-                    ..Case::new(Kernel::NQueens, 8)
+                    ..Case::new(Kernel::Pdfs, 8)
                 },
                 "no grain",
+            ),
+            (
+                Case {
+                    grain: Some(17),
+                    ..Case::new(Kernel::NQueens, 8)
+                },
+                "grain",
+            ),
+            (
+                Case {
+                    grain: Some(0),
+                    ..Case::new(Kernel::Matmul, 64)
+                },
+                "grain",
             ),
             (
                 Case {
