@@ -9,17 +9,18 @@
 //!
 //! with `K` = 0.1 (stable: the explicit scheme needs `K` ≤ 1/4). Two buffers are ping-ponged: a
 //! step reads the old grid through a shared slice and writes the new one. The parallelism is per
-//! step: the interior rows are split in halves recursively with `join` down to [`GRAIN_ROWS`]
-//! rows, and each half writes its own rows of the new grid (split off with `split_at_mut`), all in
-//! safe Rust. The steps are separated by the joins themselves: a step starts after the previous
-//! one has returned.
+//! step: the interior rows are split in halves recursively with `join` down to the grain,
+//! [`GRAIN_ROWS`] rows by default, and each half writes its own rows of the new grid (split off
+//! with `split_at_mut`), all in safe Rust. The steps are separated by the joins themselves: a step
+//! starts after the previous one has returned.
 //!
 //! Every point is computed by the same expression from the same old values in every version (Rust
 //! does not contract `a * b + c` into a fused multiply-add), and nothing is summed across tasks, so
-//! all versions give bit-for-bit the same grid. Versions: magpie ([`parallel`], `magpie::join`),
-//! the serial twin ([`serial`]: the same recursion with the two halves done one after the other),
-//! rayon ([`rayon_join`]) and chili ([`chili_join`]); [`verify`] compares a grid bit-for-bit with
-//! the serial twin's, which it computes.
+//! all versions give bit-for-bit the same grid, at every grain. Versions: magpie ([`parallel`],
+//! `magpie::join`), the serial twin ([`serial`]: the same recursion with the two halves done one
+//! after the other), rayon ([`rayon_join`]) and chili ([`chili_join`]), each also with a grain
+//! ([`parallel_grain`] and so on); [`verify`] compares a grid bit-for-bit with the serial twin's,
+//! which it computes.
 
 use crate::fork::{Fork, Magpie, Rayon, Serial};
 
@@ -34,8 +35,8 @@ pub const PAPER: u64 = 8192;
 pub const MAX_N: u64 = 16384;
 /// Time steps of one run.
 pub const STEPS: usize = 20;
-/// Row blocks of at most this many rows are updated by one task (at [`DEFAULT`], 8 rows of 4096
-/// points take roughly 25–60 µs here, warm or cold in cache).
+/// The default grain: row blocks of at most this many rows are updated by one task (at
+/// [`DEFAULT`], 8 rows of 4096 points take roughly 25–60 µs here, warm or cold in cache).
 pub const GRAIN_ROWS: usize = 8;
 
 /// The diffusion constant of the stencil (the explicit scheme is stable for `K` ≤ 1/4).
@@ -134,24 +135,32 @@ fn prepare(n: u64, grid: &[f64]) -> (usize, Vec<f64>) {
 
 // ---- the kernel, once, for every `Fork` ---------------------------------------------------------
 
-/// One step for the rows `first..` that `out` covers, split in halves down to [`GRAIN_ROWS`].
-fn step_rec<F: Fork>(f: &mut F, old: &[f64], n: usize, first: usize, out: &mut [f64]) {
+/// One step for the rows `first..` that `out` covers, split in halves down to `grain` rows (at
+/// least 1).
+fn step_rec<F: Fork>(
+    f: &mut F,
+    grain: usize,
+    old: &[f64],
+    n: usize,
+    first: usize,
+    out: &mut [f64],
+) {
     let rows = out.len() / n;
-    if rows <= GRAIN_ROWS {
+    if rows <= grain {
         return update_rows(old, n, first, out);
     }
     let half = rows / 2;
     let (lo, hi) = out.split_at_mut(half * n);
     f.join(
-        |f| step_rec(f, old, n, first, lo),
-        |f| step_rec(f, old, n, first + half, hi),
+        |f| step_rec(f, grain, old, n, first, lo),
+        |f| step_rec(f, grain, old, n, first + half, hi),
     );
 }
 
-fn run_with<F: Fork>(mut f: F, n: u64, grid: &mut Vec<f64>) {
+fn run_with<F: Fork>(mut f: F, n: u64, grid: &mut Vec<f64>, grain: usize) {
     let (n, mut next) = prepare(n, grid);
     for _ in 0..STEPS {
-        step_rec(&mut f, grid, n, 1, &mut next[n..(n - 1) * n]);
+        step_rec(&mut f, grain.max(1), grid, n, 1, &mut next[n..(n - 1) * n]);
         std::mem::swap(grid, &mut next);
     }
 }
@@ -160,40 +169,68 @@ fn run_with<F: Fork>(mut f: F, n: u64, grid: &mut Vec<f64>) {
 /// same row splitting, without a runtime. Panics unless `n` passes [`check_n`] and `grid` has
 /// `n * n` points.
 pub fn serial(n: u64, grid: &mut Vec<f64>) {
-    run_with(Serial, n, grid)
+    serial_grain(n, grid, GRAIN_ROWS)
+}
+
+/// [`serial`] with the rows split down to `grain` rows (0 counts as 1); the same grid whatever
+/// the grain.
+pub fn serial_grain(n: u64, grid: &mut Vec<f64>, grain: usize) {
+    run_with(Serial, n, grid, grain)
 }
 
 /// [`STEPS`] steps with `magpie::join` splitting the rows of each step. Call inside
 /// `Pool::install`. Same arguments and result as [`serial`].
 pub fn parallel(n: u64, grid: &mut Vec<f64>) {
-    run_with(Magpie, n, grid)
+    parallel_grain(n, grid, GRAIN_ROWS)
+}
+
+/// [`parallel`] with tasks of at most `grain` rows (0 counts as 1).
+pub fn parallel_grain(n: u64, grid: &mut Vec<f64>, grain: usize) {
+    run_with(Magpie, n, grid, grain)
 }
 
 /// The same computation with `rayon::join`. Call inside a rayon pool's `install`.
 pub fn rayon_join(n: u64, grid: &mut Vec<f64>) {
-    run_with(Rayon, n, grid)
+    rayon_join_grain(n, grid, GRAIN_ROWS)
+}
+
+/// [`rayon_join`] with tasks of at most `grain` rows (0 counts as 1).
+pub fn rayon_join_grain(n: u64, grid: &mut Vec<f64>, grain: usize) {
+    run_with(Rayon, n, grid, grain)
 }
 
 // ---- chili --------------------------------------------------------------------------------------
 
-fn step_chili(s: &mut chili::Scope<'_>, old: &[f64], n: usize, first: usize, out: &mut [f64]) {
+fn step_chili(
+    s: &mut chili::Scope<'_>,
+    grain: usize,
+    old: &[f64],
+    n: usize,
+    first: usize,
+    out: &mut [f64],
+) {
     let rows = out.len() / n;
-    if rows <= GRAIN_ROWS {
+    if rows <= grain {
         return update_rows(old, n, first, out);
     }
     let half = rows / 2;
     let (lo, hi) = out.split_at_mut(half * n);
     s.join(
-        |s| step_chili(s, old, n, first, lo),
-        |s| step_chili(s, old, n, first + half, hi),
+        |s| step_chili(s, grain, old, n, first, lo),
+        |s| step_chili(s, grain, old, n, first + half, hi),
     );
 }
 
 /// The same computation with `chili::Scope::join`.
 pub fn chili_join(s: &mut chili::Scope<'_>, n: u64, grid: &mut Vec<f64>) {
+    chili_join_grain(s, n, grid, GRAIN_ROWS)
+}
+
+/// [`chili_join`] with tasks of at most `grain` rows (0 counts as 1).
+pub fn chili_join_grain(s: &mut chili::Scope<'_>, n: u64, grid: &mut Vec<f64>, grain: usize) {
     let (n, mut next) = prepare(n, grid);
     for _ in 0..STEPS {
-        step_chili(s, grid, n, 1, &mut next[n..(n - 1) * n]);
+        step_chili(s, grain.max(1), grid, n, 1, &mut next[n..(n - 1) * n]);
         std::mem::swap(grid, &mut next);
     }
 }
@@ -331,6 +368,42 @@ mod tests {
                 let mut g = input(n);
                 chili_join(&mut pool.scope(), n, &mut g);
                 assert!(same_bits(&g, &want), "chili, n = {n}, {w} threads");
+            }
+        }
+    }
+
+    #[test]
+    fn every_version_gives_the_same_bits_at_other_grains() {
+        // 35 interior rows: grain 1 and 2 split them unevenly; 35 and more is one task a step.
+        let n = 37;
+        let want = serial_result(n);
+        for grain in [0, 1, 2, 5, 35, usize::MAX] {
+            let ok = |what: &str, g: &[f64]| {
+                assert!(same_bits(g, &want), "{what}, grain {grain}");
+                assert_eq!(verify(n, g), Ok(()), "{what}, grain {grain}");
+            };
+            let mut g = input(n);
+            serial_grain(n, &mut g, grain);
+            ok("serial", &g);
+            for w in [1, 2] {
+                let pool = magpie::Pool::builder().workers(w).build().unwrap();
+                let mut g = input(n);
+                pool.install(|| parallel_grain(n, &mut g, grain));
+                ok(&format!("magpie x{w}"), &g);
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(w)
+                    .build()
+                    .unwrap();
+                let mut g = input(n);
+                pool.install(|| rayon_join_grain(n, &mut g, grain));
+                ok(&format!("rayon x{w}"), &g);
+                let pool = chili::ThreadPool::with_config(chili::Config {
+                    thread_count: std::num::NonZero::new(w),
+                    ..Default::default()
+                });
+                let mut g = input(n);
+                chili_join_grain(&mut pool.scope(), n, &mut g, grain);
+                ok(&format!("chili x{w}"), &g);
             }
         }
     }

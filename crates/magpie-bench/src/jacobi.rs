@@ -8,18 +8,19 @@
 //! from the previous grid into a second buffer (double buffering; the boundary rows and columns
 //! are never written), and the residual of the step: the largest `|new[i][j] − old[i][j]|`.
 //!
-//! Parallelism is per step: the interior rows are halved recursively with `join` down to
-//! [`GRAIN_ROWS`] rows, the output buffer being split into disjoint row ranges with
-//! `split_at_mut` while the previous grid and f are shared read-only; each half returns its
+//! Parallelism is per step: the interior rows are halved recursively with `join` down to the
+//! grain, [`GRAIN_ROWS`] rows by default, the output buffer being split into disjoint row ranges
+//! with `split_at_mut` while the previous grid and f are shared read-only; each half returns its
 //! residual and a join returns the larger of the two. The step ends when its root `join` returns,
 //! which is the barrier between steps. All in safe Rust.
 //!
 //! Every point is computed by the same expression, in the same order of operations, whatever
 //! runs in parallel, and the maximum of a set of numbers does not depend on the order it is taken
-//! in, so all versions give bit-for-bit the same grid and residual. Versions: magpie
-//! ([`parallel`], `magpie::join`), the serial twin ([`serial`]: the same recursion with the two
-//! halves done one after the other), rayon ([`rayon_join`]) and chili ([`chili_join`]);
-//! [`verify`] reruns the serial twin and compares bit for bit.
+//! in (nor on how the rows are grouped: the residual is a maximum, not a sum), so all versions
+//! give bit-for-bit the same grid and residual, at every grain. Versions: magpie ([`parallel`],
+//! `magpie::join`), the serial twin ([`serial`]: the same recursion with the two halves done one
+//! after the other), rayon ([`rayon_join`]) and chili ([`chili_join`]), each also with a grain
+//! ([`parallel_grain`] and so on); [`verify`] reruns the serial twin and compares bit for bit.
 
 use crate::fork::{Fork, Magpie, Rayon, Serial};
 
@@ -34,7 +35,7 @@ pub const PAPER: u64 = 1024;
 pub const MAX_N: u64 = 16384;
 /// Jacobi steps per run (Friendly Barriers §6).
 pub const STEPS: usize = 10;
-/// Row ranges of at most this many interior rows are swept serially.
+/// The default grain: row ranges of at most this many interior rows are swept serially.
 pub const GRAIN_ROWS: usize = 16;
 
 /// Checks `n`: from 3 (one interior point) to [`MAX_N`]. The error is one line.
@@ -118,25 +119,36 @@ fn sweep_rows(n: usize, h2: f64, old: &[f64], f: &[f64], first: usize, out: &mut
     residual
 }
 
-/// One step over the interior rows `first..first + out.len() / n`, halved with `join`.
-fn step_rec<F: Fork>(
-    fk: &mut F,
+/// What every task of one step reads: the side `n`, h², the previous grid, f, and the grain
+/// (rows swept by one task, at least 1).
+#[derive(Clone, Copy)]
+struct Step<'a> {
     n: usize,
     h2: f64,
-    old: &[f64],
-    f: &[f64],
-    first: usize,
-    out: &mut [f64],
-) -> f64 {
-    let rows = out.len() / n;
-    if rows <= GRAIN_ROWS {
-        return sweep_rows(n, h2, old, f, first, out);
+    old: &'a [f64],
+    f: &'a [f64],
+    grain: usize,
+}
+
+impl Step<'_> {
+    /// Sweeps the interior rows `first..first + out.len() / n` in one task ([`sweep_rows`]).
+    fn sweep(self, first: usize, out: &mut [f64]) -> f64 {
+        sweep_rows(self.n, self.h2, self.old, self.f, first, out)
+    }
+}
+
+/// One step over the interior rows `first..first + out.len() / n`, halved with `join` down to
+/// the grain.
+fn step_rec<F: Fork>(fk: &mut F, st: Step<'_>, first: usize, out: &mut [f64]) -> f64 {
+    let rows = out.len() / st.n;
+    if rows <= st.grain {
+        return st.sweep(first, out);
     }
     let half = rows / 2;
-    let (lo, hi) = out.split_at_mut(half * n);
+    let (lo, hi) = out.split_at_mut(half * st.n);
     let (a, b) = fk.join(
-        |fk| step_rec(fk, n, h2, old, f, first, lo),
-        |fk| step_rec(fk, n, h2, old, f, first + half, hi),
+        |fk| step_rec(fk, st, first, lo),
+        |fk| step_rec(fk, st, first + half, hi),
     );
     a.max(b)
 }
@@ -160,13 +172,26 @@ fn interior(n: usize, buf: &mut [f64]) -> &mut [f64] {
     &mut buf[n..(n - 1) * n]
 }
 
-/// Runs `steps` Jacobi steps on `p` in place and returns the last step's residual (0 when
-/// `steps` is 0).
-pub(crate) fn run_steps<F: Fork>(mut fk: F, n: u64, p: &mut Problem, steps: usize) -> f64 {
+/// Runs `steps` Jacobi steps on `p` in place, splitting the rows down to `grain` (0 counts as
+/// 1), and returns the last step's residual (0 when `steps` is 0).
+pub(crate) fn run_steps<F: Fork>(
+    mut fk: F,
+    n: u64,
+    p: &mut Problem,
+    steps: usize,
+    grain: usize,
+) -> f64 {
     let (n, h2, mut next) = prepare(n, p);
     let mut residual = 0.0;
     for _ in 0..steps {
-        residual = step_rec(&mut fk, n, h2, &p.grid, &p.f, 1, interior(n, &mut next));
+        let st = Step {
+            n,
+            h2,
+            old: &p.grid,
+            f: &p.f,
+            grain: grain.max(1),
+        };
+        residual = step_rec(&mut fk, st, 1, interior(n, &mut next));
         std::mem::swap(&mut p.grid, &mut next);
     }
     residual
@@ -176,48 +201,68 @@ pub(crate) fn run_steps<F: Fork>(mut fk: F, n: u64, p: &mut Problem, steps: usiz
 /// [`check_n`] and the grid and f have `n * n` entries), by the same row halving without a
 /// runtime. Returns the last step's residual, the largest change of a point.
 pub fn serial(n: u64, p: &mut Problem) -> f64 {
-    run_steps(Serial, n, p, STEPS)
+    serial_grain(n, p, GRAIN_ROWS)
+}
+
+/// [`serial`] with the rows halved down to `grain` rows (0 counts as 1); the same grid and
+/// residual whatever the grain.
+pub fn serial_grain(n: u64, p: &mut Problem, grain: usize) -> f64 {
+    run_steps(Serial, n, p, STEPS, grain)
 }
 
 /// [`STEPS`] Jacobi steps with `magpie::join` over halves of the rows. Call inside
 /// `Pool::install`. Same arguments and result as [`serial`].
 pub fn parallel(n: u64, p: &mut Problem) -> f64 {
-    run_steps(Magpie, n, p, STEPS)
+    parallel_grain(n, p, GRAIN_ROWS)
+}
+
+/// [`parallel`] with tasks of at most `grain` rows (0 counts as 1).
+pub fn parallel_grain(n: u64, p: &mut Problem, grain: usize) -> f64 {
+    run_steps(Magpie, n, p, STEPS, grain)
 }
 
 /// The same computation with `rayon::join`. Call inside a rayon pool's `install`.
 pub fn rayon_join(n: u64, p: &mut Problem) -> f64 {
-    run_steps(Rayon, n, p, STEPS)
+    rayon_join_grain(n, p, GRAIN_ROWS)
 }
 
-fn step_chili(
-    s: &mut chili::Scope<'_>,
-    n: usize,
-    h2: f64,
-    old: &[f64],
-    f: &[f64],
-    first: usize,
-    out: &mut [f64],
-) -> f64 {
-    let rows = out.len() / n;
-    if rows <= GRAIN_ROWS {
-        return sweep_rows(n, h2, old, f, first, out);
+/// [`rayon_join`] with tasks of at most `grain` rows (0 counts as 1).
+pub fn rayon_join_grain(n: u64, p: &mut Problem, grain: usize) -> f64 {
+    run_steps(Rayon, n, p, STEPS, grain)
+}
+
+fn step_chili(s: &mut chili::Scope<'_>, st: Step<'_>, first: usize, out: &mut [f64]) -> f64 {
+    let rows = out.len() / st.n;
+    if rows <= st.grain {
+        return st.sweep(first, out);
     }
     let half = rows / 2;
-    let (lo, hi) = out.split_at_mut(half * n);
+    let (lo, hi) = out.split_at_mut(half * st.n);
     let (a, b) = s.join(
-        |s| step_chili(s, n, h2, old, f, first, lo),
-        |s| step_chili(s, n, h2, old, f, first + half, hi),
+        |s| step_chili(s, st, first, lo),
+        |s| step_chili(s, st, first + half, hi),
     );
     a.max(b)
 }
 
 /// The same computation with `chili::Scope::join`.
 pub fn chili_join(s: &mut chili::Scope<'_>, n: u64, p: &mut Problem) -> f64 {
+    chili_join_grain(s, n, p, GRAIN_ROWS)
+}
+
+/// [`chili_join`] with tasks of at most `grain` rows (0 counts as 1).
+pub fn chili_join_grain(s: &mut chili::Scope<'_>, n: u64, p: &mut Problem, grain: usize) -> f64 {
     let (n, h2, mut next) = prepare(n, p);
     let mut residual = 0.0;
     for _ in 0..STEPS {
-        residual = step_chili(s, n, h2, &p.grid, &p.f, 1, interior(n, &mut next));
+        let st = Step {
+            n,
+            h2,
+            old: &p.grid,
+            f: &p.f,
+            grain: grain.max(1),
+        };
+        residual = step_chili(s, st, 1, interior(n, &mut next));
         std::mem::swap(&mut p.grid, &mut next);
     }
     residual
@@ -364,6 +409,38 @@ mod tests {
     }
 
     #[test]
+    fn every_version_gives_the_same_bits_at_other_grains() {
+        // 35 interior rows: grain 1 and 2 split them unevenly, so the residual's maximum is taken
+        // over other groupings than the default's; 35 and more is one task a step.
+        let n = 37;
+        let (want, want_r) = solve(n, |p| serial(n, p));
+        for grain in [0, 1, 2, 5, 35, usize::MAX] {
+            let ok = |what: &str, (grid, r): (Vec<f64>, f64)| {
+                assert!(same_bits(&grid, &want), "{what}, grain {grain}");
+                assert_eq!(r.to_bits(), want_r.to_bits(), "{what}, grain {grain}");
+            };
+            ok("serial", solve(n, |p| serial_grain(n, p, grain)));
+            for w in [1, 2] {
+                let pool = magpie::Pool::builder().workers(w).build().unwrap();
+                let got = solve(n, |p| pool.install(|| parallel_grain(n, p, grain)));
+                ok(&format!("magpie x{w}"), got);
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(w)
+                    .build()
+                    .unwrap();
+                let got = solve(n, |p| pool.install(|| rayon_join_grain(n, p, grain)));
+                ok(&format!("rayon x{w}"), got);
+                let pool = chili::ThreadPool::with_config(chili::Config {
+                    thread_count: std::num::NonZero::new(w),
+                    ..Default::default()
+                });
+                let got = solve(n, |p| chili_join_grain(&mut pool.scope(), n, p, grain));
+                ok(&format!("chili x{w}"), got);
+            }
+        }
+    }
+
+    #[test]
     fn wrong_results_are_rejected() {
         let (grid, r) = solve(CI, |p| serial(CI, p));
         assert_eq!(verify(CI, &grid, r), Ok(()));
@@ -389,7 +466,7 @@ mod tests {
         // One step at a time gives the same iterates as `STEPS` steps at once.
         let mut p = input(CI);
         let residuals: Vec<f64> = (0..STEPS)
-            .map(|_| run_steps(Serial, CI, &mut p, 1))
+            .map(|_| run_steps(Serial, CI, &mut p, 1, GRAIN_ROWS))
             .collect();
         let (grid, r) = solve(CI, |p| serial(CI, p));
         assert!(same_bits(&p.grid, &grid));
@@ -399,7 +476,7 @@ mod tests {
             assert!(w[1] <= w[0], "{residuals:?}");
         }
         assert!(residuals[STEPS - 1] < residuals[0], "{residuals:?}");
-        assert_eq!(run_steps(Serial, CI, &mut input(CI), 0), 0.0);
+        assert_eq!(run_steps(Serial, CI, &mut input(CI), 0, GRAIN_ROWS), 0.0);
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //!
 //! The kernels from sor on are [`workload::Workload`]s: written once over [`fork::Fork`], so the
 //! serial twin, magpie, rayon and chili run the same code, with a grain parameter. The earlier
-//! ones have their versions written out.
+//! ones have their versions written out; of them, fib, uts, sort, matmul, heat, jacobi and nqueens
+//! take a grain too ([`Kernel::check_grain`]).
 //!
 //! ```
 //! use magpie_bench::{runner::{self, Case}, Kernel, Size};
@@ -76,7 +77,7 @@ pub enum Kernel {
     Uts,
     /// Parallel merge sort of `n` random keys.
     Sort,
-    /// Recursive `n`×`n` matrix multiplication (blocks of 64).
+    /// Recursive `n`×`n` matrix multiplication (blocks of 64 by default).
     Matmul,
     /// 2-D heat diffusion, five-point stencil, on an `n`×`n` grid.
     Heat,
@@ -177,14 +178,70 @@ impl Kernel {
         self.visit(workload::GetInfo)
     }
 
-    /// The default grain of a kernel that has one (`None` for the kernels without a grain
+    /// The grain of a kernel written out per runtime rather than as a workload, where it has one
+    /// (fib's and uts's are handled apart, as they default to no cutoff): its default (the fixed
+    /// cutoff the kernel had before it took a grain), the largest grain accepted (the smallest is
+    /// 1) and what it means.
+    fn written_out_grain(self) -> Option<(u64, u64, &'static str)> {
+        Some(match self {
+            Kernel::Sort => (
+                sort::SORT_CUTOFF as u64,
+                sort::MAX_N,
+                "keys sorted by one sort_unstable",
+            ),
+            Kernel::Matmul => (
+                matmul::THRESHOLD as u64,
+                matmul::MAX_N,
+                "block side multiplied by the plain loop",
+            ),
+            Kernel::Heat => (
+                heat::GRAIN_ROWS as u64,
+                heat::MAX_N,
+                "rows updated by one task in each step",
+            ),
+            Kernel::Jacobi => (
+                jacobi::GRAIN_ROWS as u64,
+                jacobi::MAX_N,
+                "rows swept by one task in each step",
+            ),
+            Kernel::NQueens => (
+                nqueens::PAR_ROWS as u64,
+                nqueens::MAX_N,
+                "rows of the board placed by tasks before the search turns serial",
+            ),
+            _ => return None,
+        })
+    }
+
+    /// The default grain of a kernel that has one: a workload's, or the fixed cutoff a kernel
+    /// written out per runtime had before it took a grain (`None` for the kernels without a grain
     /// parameter, and for fib and uts, whose default is no cutoff: a task per node).
     pub fn default_grain(self) -> Option<u64> {
-        self.info().map(|i| i.grain)
+        self.info()
+            .map(|i| i.grain)
+            .or_else(|| self.written_out_grain().map(|g| g.0))
+    }
+
+    /// What the grain means, for the kernels with a [`Kernel::default_grain`].
+    pub fn grain_meaning(self) -> Option<&'static str> {
+        self.info()
+            .map(|i| i.grain_meaning)
+            .or_else(|| self.written_out_grain().map(|g| g.2))
     }
 
     /// Checks a grain for this kernel; the error is one line.
     pub fn check_grain(self, grain: u64) -> Result<(), String> {
+        if let Some((_, max, meaning)) = self.written_out_grain() {
+            return if (1..=max).contains(&grain) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "invalid grain `{grain}` for {}: expected a whole number between 1 and \
+                     {max} ({meaning})",
+                    self.name()
+                ))
+            };
+        }
         if self == Kernel::Fib {
             // fib's grain is a cutoff: below fib(grain) the recursion is serial.
             return if (1..=fib::MAX_N).contains(&grain) {
@@ -211,7 +268,7 @@ impl Kernel {
         }
         self.visit(workload::CheckGrain(grain)).unwrap_or_else(|| {
             Err(format!(
-                "{} has no grain parameter (only the kernels written as workloads do)",
+                "{} has no grain parameter (`magpie bench --help` lists each kernel's grain)",
                 self.name()
             ))
         })

@@ -1,20 +1,22 @@
 //! Matmul: recursive matrix multiplication C = A × B of `n`×`n` matrices of `f64`, `n` a power of
-//! two, with a sequential block size of [`THRESHOLD`] (SLAW (Guo et al., IPDPS 2010) Table I,
-//! "Matmul"). C is divided into quadrants and each quadrant is the sum of two quadrant products
-//! (C11 = A11·B11 + A12·B21, and so on): the four products with the first half of the inner
-//! dimension run as one round of four independent tasks (`join(join(..), join(..))`), then the four
-//! with the second half accumulate into C as a second round. Blocks of side [`THRESHOLD`] or less
-//! are multiplied by a plain i-k-j triple loop.
+//! two, with a sequential block size, the grain, of [`THRESHOLD`] by default (SLAW (Guo et al.,
+//! IPDPS 2010) Table I, "Matmul", threshold 64). C is divided into quadrants and each quadrant is
+//! the sum of two quadrant products (C11 = A11·B11 + A12·B21, and so on): the four products with
+//! the first half of the inner dimension run as one round of four independent tasks
+//! (`join(join(..), join(..))`), then the four with the second half accumulate into C as a second
+//! round. Blocks of side the grain or less are multiplied by a plain i-k-j triple loop.
 //!
 //! Matrices are flat row-major slices. A and B are read through a shared view (offsets and a row
 //! stride); the block of C a call owns is a list of disjoint mutable row slices, so the four
 //! quadrants are split off safely (`split_at_mut` on the rows, then on each row), with no `unsafe`.
 //!
 //! Every entry of C is summed in the same order (k = 0, 1, …, n − 1) whatever runs in parallel,
-//! since the second round of a block starts after its first round has finished: all versions give
-//! bit-for-bit the same C. Versions: magpie ([`parallel`], `magpie::join`), the serial twin
-//! ([`serial`]), rayon ([`rayon_join`]) and chili ([`chili_join`]); [`verify`] checks a product by
-//! Freivalds' method in O(n²).
+//! since the second round of a block starts after its first round has finished, and the leaf loop
+//! runs k in order too: all versions give bit-for-bit the same C, at every grain (the grain moves
+//! where the recursion stops, not the order of the sums; [`verify`] would accept a different
+//! rounding anyway). Versions: magpie ([`parallel`], `magpie::join`), the serial twin ([`serial`]),
+//! rayon ([`rayon_join`]) and chili ([`chili_join`]), each also with a grain ([`parallel_grain`]
+//! and so on); [`verify`] checks a product by Freivalds' method in O(n²).
 
 use crate::fork::{Fork, Magpie, Rayon, Serial};
 
@@ -27,7 +29,7 @@ pub const DEFAULT: u64 = 1024;
 pub const PAPER: u64 = 2048;
 /// Largest `n` accepted (three 8192×8192 matrices take 1.5 GiB).
 pub const MAX_N: u64 = 8192;
-/// The block side at or below which a block is multiplied serially.
+/// The default grain: the block side at or below which a block is multiplied serially.
 pub const THRESHOLD: usize = 64;
 
 /// Checks `n`: a power of two from 1 to [`MAX_N`]. The error is one line.
@@ -146,8 +148,9 @@ fn prepare<'c>(n: u64, a: &[f64], b: &[f64], c: &'c mut [f64]) -> (usize, Rows<'
     (n, c.chunks_mut(n).collect())
 }
 
-fn rec<F: Fork>(f: &mut F, m: usize, a: View<'_>, b: View<'_>, c: &mut [&mut [f64]]) {
-    if m <= THRESHOLD {
+/// C += A·B for blocks of side `m`, by quadrants down to blocks of side `grain` (at least 1).
+fn rec<F: Fork>(f: &mut F, grain: usize, m: usize, a: View<'_>, b: View<'_>, c: &mut [&mut [f64]]) {
+    if m <= grain {
         return leaf(m, a, b, c);
     }
     let h = m / 2;
@@ -157,45 +160,69 @@ fn rec<F: Fork>(f: &mut F, m: usize, a: View<'_>, b: View<'_>, c: &mut [&mut [f6
         f.join(
             |f| {
                 f.join(
-                    |f| rec(f, h, a.quad(h, 0, k), b.quad(h, k, 0), &mut c11),
-                    |f| rec(f, h, a.quad(h, 0, k), b.quad(h, k, 1), &mut c12),
+                    |f| rec(f, grain, h, a.quad(h, 0, k), b.quad(h, k, 0), &mut c11),
+                    |f| rec(f, grain, h, a.quad(h, 0, k), b.quad(h, k, 1), &mut c12),
                 )
             },
             |f| {
                 f.join(
-                    |f| rec(f, h, a.quad(h, 1, k), b.quad(h, k, 0), &mut c21),
-                    |f| rec(f, h, a.quad(h, 1, k), b.quad(h, k, 1), &mut c22),
+                    |f| rec(f, grain, h, a.quad(h, 1, k), b.quad(h, k, 0), &mut c21),
+                    |f| rec(f, grain, h, a.quad(h, 1, k), b.quad(h, k, 1), &mut c22),
                 )
             },
         );
     }
 }
 
-fn multiply_with<F: Fork>(mut f: F, n: u64, a: &[f64], b: &[f64], c: &mut [f64]) {
+fn multiply_with<F: Fork>(mut f: F, n: u64, a: &[f64], b: &[f64], c: &mut [f64], grain: usize) {
     let (n, mut rows) = prepare(n, a, b, c);
-    rec(&mut f, n, View::whole(a, n), View::whole(b, n), &mut rows);
+    let (a, b) = (View::whole(a, n), View::whole(b, n));
+    rec(&mut f, grain.max(1), n, a, b, &mut rows);
 }
 
 /// The serial twin: C = A·B (C is overwritten) by the same recursive blocking, without a runtime.
 /// Matrices are `n`×`n` row-major; panics unless `n` passes [`check_n`] and each slice has `n * n`
 /// entries.
 pub fn serial(n: u64, a: &[f64], b: &[f64], c: &mut [f64]) {
-    multiply_with(Serial, n, a, b, c)
+    serial_grain(n, a, b, c, THRESHOLD)
+}
+
+/// [`serial`] with blocks of side at most `grain` (0 counts as 1) multiplied by the plain loop.
+pub fn serial_grain(n: u64, a: &[f64], b: &[f64], c: &mut [f64], grain: usize) {
+    multiply_with(Serial, n, a, b, c, grain)
 }
 
 /// C = A·B with `magpie::join`: two rounds of four quadrant products per level. Call inside
 /// `Pool::install`. Same arguments and result as [`serial`].
 pub fn parallel(n: u64, a: &[f64], b: &[f64], c: &mut [f64]) {
-    multiply_with(Magpie, n, a, b, c)
+    parallel_grain(n, a, b, c, THRESHOLD)
+}
+
+/// [`parallel`] with blocks of side at most `grain` (0 counts as 1) multiplied by the plain loop.
+pub fn parallel_grain(n: u64, a: &[f64], b: &[f64], c: &mut [f64], grain: usize) {
+    multiply_with(Magpie, n, a, b, c, grain)
 }
 
 /// The same computation with `rayon::join`. Call inside a rayon pool's `install`.
 pub fn rayon_join(n: u64, a: &[f64], b: &[f64], c: &mut [f64]) {
-    multiply_with(Rayon, n, a, b, c)
+    rayon_join_grain(n, a, b, c, THRESHOLD)
 }
 
-fn chili_rec(s: &mut chili::Scope<'_>, m: usize, a: View<'_>, b: View<'_>, c: &mut [&mut [f64]]) {
-    if m <= THRESHOLD {
+/// [`rayon_join`] with blocks of side at most `grain` (0 counts as 1) multiplied by the plain
+/// loop.
+pub fn rayon_join_grain(n: u64, a: &[f64], b: &[f64], c: &mut [f64], grain: usize) {
+    multiply_with(Rayon, n, a, b, c, grain)
+}
+
+fn chili_rec(
+    s: &mut chili::Scope<'_>,
+    grain: usize,
+    m: usize,
+    a: View<'_>,
+    b: View<'_>,
+    c: &mut [&mut [f64]],
+) {
+    if m <= grain {
         return leaf(m, a, b, c);
     }
     let h = m / 2;
@@ -204,14 +231,14 @@ fn chili_rec(s: &mut chili::Scope<'_>, m: usize, a: View<'_>, b: View<'_>, c: &m
         s.join(
             |s| {
                 s.join(
-                    |s| chili_rec(s, h, a.quad(h, 0, k), b.quad(h, k, 0), &mut c11),
-                    |s| chili_rec(s, h, a.quad(h, 0, k), b.quad(h, k, 1), &mut c12),
+                    |s| chili_rec(s, grain, h, a.quad(h, 0, k), b.quad(h, k, 0), &mut c11),
+                    |s| chili_rec(s, grain, h, a.quad(h, 0, k), b.quad(h, k, 1), &mut c12),
                 )
             },
             |s| {
                 s.join(
-                    |s| chili_rec(s, h, a.quad(h, 1, k), b.quad(h, k, 0), &mut c21),
-                    |s| chili_rec(s, h, a.quad(h, 1, k), b.quad(h, k, 1), &mut c22),
+                    |s| chili_rec(s, grain, h, a.quad(h, 1, k), b.quad(h, k, 0), &mut c21),
+                    |s| chili_rec(s, grain, h, a.quad(h, 1, k), b.quad(h, k, 1), &mut c22),
                 )
             },
         );
@@ -220,8 +247,22 @@ fn chili_rec(s: &mut chili::Scope<'_>, m: usize, a: View<'_>, b: View<'_>, c: &m
 
 /// The same computation with `chili::Scope::join`.
 pub fn chili_join(s: &mut chili::Scope<'_>, n: u64, a: &[f64], b: &[f64], c: &mut [f64]) {
+    chili_join_grain(s, n, a, b, c, THRESHOLD)
+}
+
+/// [`chili_join`] with blocks of side at most `grain` (0 counts as 1) multiplied by the plain
+/// loop.
+pub fn chili_join_grain(
+    s: &mut chili::Scope<'_>,
+    n: u64,
+    a: &[f64],
+    b: &[f64],
+    c: &mut [f64],
+    grain: usize,
+) {
     let (n, mut rows) = prepare(n, a, b, c);
-    chili_rec(s, n, View::whole(a, n), View::whole(b, n), &mut rows);
+    let (a, b) = (View::whole(a, n), View::whole(b, n));
+    chili_rec(s, grain.max(1), n, a, b, &mut rows);
 }
 
 fn row_slices(m: &[f64], n: usize) -> Vec<&[f64]> {
@@ -370,6 +411,46 @@ mod tests {
             chili_join(&mut pool.scope(), CI, &a, &b, &mut c);
             assert_eq!(verify(CI, &a, &b, &c), Ok(()));
             assert!(c.iter().zip(&want).all(|(x, y)| x.to_bits() == y.to_bits()));
+        }
+    }
+
+    #[test]
+    fn every_version_gives_the_same_bits_at_other_grains() {
+        // The grain moves where the recursion stops, not the order of each entry's sum. n = 32
+        // with grain 1 recurses to 1×1 blocks (about 37,000 calls), cheap in a debug build.
+        let n = 32;
+        let (a, b, want) = product(n, |a, b, c| serial(n, a, b, c));
+        for grain in [0, 1, 2, 5, n as usize, usize::MAX] {
+            let ok = |what: &str, c: &[f64]| {
+                assert_eq!(verify(n, &a, &b, c), Ok(()), "{what}, grain {grain}");
+                assert!(
+                    c.iter().zip(&want).all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "{what}, grain {grain}: not bit-for-bit the default grain's product"
+                );
+            };
+            let mut c = vec![f64::NAN; want.len()];
+            serial_grain(n, &a, &b, &mut c, grain);
+            ok("serial", &c);
+            for w in [1, 2] {
+                let pool = magpie::Pool::builder().workers(w).build().unwrap();
+                let mut c = vec![f64::NAN; want.len()];
+                pool.install(|| parallel_grain(n, &a, &b, &mut c, grain));
+                ok(&format!("magpie x{w}"), &c);
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(w)
+                    .build()
+                    .unwrap();
+                let mut c = vec![f64::NAN; want.len()];
+                pool.install(|| rayon_join_grain(n, &a, &b, &mut c, grain));
+                ok(&format!("rayon x{w}"), &c);
+                let pool = chili::ThreadPool::with_config(chili::Config {
+                    thread_count: std::num::NonZero::new(w),
+                    ..Default::default()
+                });
+                let mut c = vec![f64::NAN; want.len()];
+                chili_join_grain(&mut pool.scope(), n, &a, &b, &mut c, grain);
+                ok(&format!("chili x{w}"), &c);
+            }
         }
     }
 

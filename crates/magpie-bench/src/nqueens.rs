@@ -2,8 +2,10 @@
 //! nqueens kernel that CAB and DWS (Chen et al., ICPP 2011 §V; PMAM 2014 §4) run). A partial
 //! placement is three bitmasks (columns and both diagonals taken); each free square of the next row
 //! is a child. [`parallel`] spawns one task per child into a `magpie::scope` for the first
-//! [`PAR_ROWS`] rows (the cutoff, as BOTS has one), then counts serially; the serial twin is the
-//! same search without tasks. [`verify`] checks against the known counts (OEIS A000170).
+//! [`PAR_ROWS`] rows (the cutoff, as BOTS has one; [`parallel_grain`] and the peers' `_grain`
+//! versions take another), then counts serially; the serial twin is the same search without
+//! tasks, so it has no grain. [`verify`] checks against the known counts (OEIS A000170), which no
+//! grain changes.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -16,8 +18,8 @@ pub const DEFAULT: u64 = 14;
 pub const PAPER: u64 = 14;
 /// Largest side with a known answer in [`KNOWN`].
 pub const MAX_N: u64 = 16;
-/// The grain: queens on the first this-many rows are placed by tasks; the rest of each board is
-/// searched serially inside one task (about 10^5 tasks at n = 15).
+/// The default grain: queens on the first this-many rows are placed by tasks; the rest of each
+/// board is searched serially inside one task (about 10^5 tasks at n = 15).
 pub const PAR_ROWS: u32 = 5;
 
 /// Solutions for n = 0..=16 (OEIS A000170); n = 0 counts the empty board.
@@ -54,10 +56,11 @@ impl Board {
     fn free(self) -> u32 {
         !(self.cols | self.left | self.right) & self.full
     }
-    /// Whether the rest of this board is searched serially (the cutoff).
+    /// Whether the rest of this board is searched serially: `par_rows` rows are placed (the
+    /// cutoff), or the board is full.
     #[inline]
-    fn serial_below(self) -> bool {
-        self.row >= PAR_ROWS || self.rows_left == 0
+    fn serial_below(self, par_rows: u32) -> bool {
+        self.row >= par_rows || self.rows_left == 0
     }
     /// The board after a queen on square `bit` of the next row.
     #[inline]
@@ -87,13 +90,13 @@ fn count_serial(b: Board) -> u64 {
     total
 }
 
-/// The serial twin.
+/// The serial twin (no tasks, so no grain: the count is the same at every grain).
 pub fn serial(n: u64) -> u64 {
     count_serial(Board::new(n))
 }
 
-fn visit<'s>(s: &magpie::Scope<'s>, b: Board, total: &'s AtomicU64) {
-    if b.serial_below() {
+fn visit<'s>(s: &magpie::Scope<'s>, b: Board, par_rows: u32, total: &'s AtomicU64) {
+    if b.serial_below(par_rows) {
         total.fetch_add(count_serial(b), Ordering::Relaxed);
         return;
     }
@@ -102,20 +105,25 @@ fn visit<'s>(s: &magpie::Scope<'s>, b: Board, total: &'s AtomicU64) {
         let bit = free & free.wrapping_neg();
         free ^= bit;
         let child = b.place(bit);
-        s.spawn(move |s| visit(s, child, total));
+        s.spawn(move |s| visit(s, child, par_rows, total));
     }
 }
 
 /// One task per placement into a `magpie::scope` for the first [`PAR_ROWS`] rows. Call inside
 /// `Pool::install`.
 pub fn parallel(n: u64) -> u64 {
+    parallel_grain(n, PAR_ROWS)
+}
+
+/// [`parallel`] with tasks for the first `par_rows` rows (0: one task, the whole search serial).
+pub fn parallel_grain(n: u64, par_rows: u32) -> u64 {
     let total = AtomicU64::new(0);
-    magpie::scope(|s| visit(s, Board::new(n), &total));
+    magpie::scope(|s| visit(s, Board::new(n), par_rows, &total));
     total.into_inner()
 }
 
-fn visit_rayon<'s>(s: &rayon::Scope<'s>, b: Board, total: &'s AtomicU64) {
-    if b.serial_below() {
+fn visit_rayon<'s>(s: &rayon::Scope<'s>, b: Board, par_rows: u32, total: &'s AtomicU64) {
+    if b.serial_below(par_rows) {
         total.fetch_add(count_serial(b), Ordering::Relaxed);
         return;
     }
@@ -124,21 +132,26 @@ fn visit_rayon<'s>(s: &rayon::Scope<'s>, b: Board, total: &'s AtomicU64) {
         let bit = free & free.wrapping_neg();
         free ^= bit;
         let child = b.place(bit);
-        s.spawn(move |s| visit_rayon(s, child, total));
+        s.spawn(move |s| visit_rayon(s, child, par_rows, total));
     }
 }
 
 /// The same search on `rayon::scope`. Call inside a rayon pool's `install`.
 pub fn rayon_scope(n: u64) -> u64 {
+    rayon_scope_grain(n, PAR_ROWS)
+}
+
+/// [`rayon_scope`] with tasks for the first `par_rows` rows.
+pub fn rayon_scope_grain(n: u64, par_rows: u32) -> u64 {
     let total = AtomicU64::new(0);
-    rayon::scope(|s| visit_rayon(s, Board::new(n), &total));
+    rayon::scope(|s| visit_rayon(s, Board::new(n), par_rows, &total));
     total.into_inner()
 }
 
 /// Counts the placements below `b` whose next queen is on one of the squares in `cands`, splitting
-/// the candidates in halves with `join` (chili has join only).
-fn split_chili(s: &mut chili::Scope<'_>, b: Board, cands: u32) -> u64 {
-    if b.serial_below() {
+/// the candidates in halves with `join` (chili has join only), for the first `par_rows` rows.
+fn split_chili(s: &mut chili::Scope<'_>, b: Board, par_rows: u32, cands: u32) -> u64 {
+    if b.serial_below(par_rows) {
         let mut free = cands;
         let mut total = 0;
         while free != 0 {
@@ -155,7 +168,7 @@ fn split_chili(s: &mut chili::Scope<'_>, b: Board, cands: u32) -> u64 {
             if child.rows_left == 0 {
                 1
             } else {
-                split_chili(s, child, child.free())
+                split_chili(s, child, par_rows, child.free())
             }
         }
         k => {
@@ -167,7 +180,10 @@ fn split_chili(s: &mut chili::Scope<'_>, b: Board, cands: u32) -> u64 {
                 low |= bit;
                 rest ^= bit;
             }
-            let (a, c) = s.join(|s| split_chili(s, b, low), |s| split_chili(s, b, rest));
+            let (a, c) = s.join(
+                |s| split_chili(s, b, par_rows, low),
+                |s| split_chili(s, b, par_rows, rest),
+            );
             a + c
         }
     }
@@ -175,11 +191,16 @@ fn split_chili(s: &mut chili::Scope<'_>, b: Board, cands: u32) -> u64 {
 
 /// The same search on `chili::Scope::join`, splitting each row's candidates in halves.
 pub fn chili_join(s: &mut chili::Scope<'_>, n: u64) -> u64 {
+    chili_join_grain(s, n, PAR_ROWS)
+}
+
+/// [`chili_join`] splitting the candidates of the first `par_rows` rows.
+pub fn chili_join_grain(s: &mut chili::Scope<'_>, n: u64, par_rows: u32) -> u64 {
     let b = Board::new(n);
     if b.rows_left == 0 {
         return 1;
     }
-    split_chili(s, b, b.free())
+    split_chili(s, b, par_rows, b.free())
 }
 
 /// Checks a count against the known answer.
@@ -203,6 +224,38 @@ mod tests {
         }
         assert_eq!(serial(12), 14_200);
         assert!(verify(8, 93).unwrap_err().contains("expected 92"));
+    }
+
+    #[test]
+    fn every_version_counts_right_at_other_grains() {
+        // CI = 10: grain 10 and above put a task on every placement of the search.
+        for par_rows in [0, 1, 2, 7, CI as u32, u32::MAX] {
+            for w in [1, 2] {
+                let pool = magpie::Pool::builder().workers(w).build().unwrap();
+                let got = pool.install(|| parallel_grain(CI, par_rows));
+                assert_eq!(verify(CI, got), Ok(()), "magpie x{w}, grain {par_rows}");
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(w)
+                    .build()
+                    .unwrap();
+                let got = pool.install(|| rayon_scope_grain(CI, par_rows));
+                assert_eq!(verify(CI, got), Ok(()), "rayon x{w}, grain {par_rows}");
+                let pool = chili::ThreadPool::with_config(chili::Config {
+                    thread_count: std::num::NonZero::new(w),
+                    ..Default::default()
+                });
+                let got = chili_join_grain(&mut pool.scope(), CI, par_rows);
+                assert_eq!(verify(CI, got), Ok(()), "chili x{w}, grain {par_rows}");
+            }
+        }
+        // The smallest boards, whose searches end before the cutoff.
+        let pool = magpie::Pool::builder().workers(2).build().unwrap();
+        for n in 0..=4 {
+            for par_rows in [1, 2, 16] {
+                let got = pool.install(|| parallel_grain(n, par_rows));
+                assert_eq!(verify(n, got), Ok(()), "n = {n}, grain {par_rows}");
+            }
+        }
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub struct Case {
     /// Its problem size (ignored by UTS when `tree` is given).
     pub n: u64,
     /// The grain, for kernels with a grain parameter ([`Kernel::check_grain`]); `None` is the
-    /// kernel's default (fib: no cutoff).
+    /// kernel's default ([`Kernel::default_grain`]; fib and uts: no cutoff).
     pub grain: Option<u64>,
     /// UTS only: the tree to search; `None` is the T1 family at depth `n`.
     pub tree: Option<uts::Params>,
@@ -101,7 +101,8 @@ impl<'p> UtsCheck<'p> {
 }
 
 /// The serial twin's heat grid, computed once per measurement: every version computes each point
-/// by the same expression, so a run is verified by bit-for-bit equality with it.
+/// by the same expression, so a run is verified by bit-for-bit equality with it. It is computed
+/// at the default grain, whatever the case's: the grain only moves where the rows are split.
 fn heat_expected(n: u64) -> Vec<f64> {
     let mut g = heat::input(n);
     heat::serial(n, &mut g);
@@ -128,7 +129,9 @@ fn heat_check(want: &[f64], got: &[f64]) -> Result<(), String> {
 }
 
 /// The serial twin's jacobi grid and residual, computed once per measurement (see
-/// [`heat_expected`]).
+/// [`heat_expected`]). At the default grain whatever the case's: the residual is a maximum, so
+/// it does not depend on how the rows are split (no sum whose order the grain would change), and
+/// the cache key needs no grain.
 fn jacobi_expected(n: u64) -> (Vec<f64>, f64) {
     let mut p = jacobi::input(n);
     let r = jacobi::serial(n, &mut p);
@@ -145,20 +148,23 @@ fn jacobi_check(want: &(Vec<f64>, f64), got: &jacobi::Problem, r: f64) -> Result
     heat_check(&want.0, &got.grid).map_err(|e| e.replacen("heat", "jacobi", 1))
 }
 
-/// Times a stencil kernel's version `run` against the serial twin's result.
+/// Times a stencil kernel's version (`heat_run` or `jacobi_run`, called with the grid and the
+/// grain, `grain` or the kernel's default) against the serial twin's result.
 fn measure_stencil(
     kernel: Kernel,
     n: u64,
+    grain: Option<u64>,
     runs: usize,
-    mut heat_run: impl FnMut(&mut Vec<f64>),
-    mut jacobi_run: impl FnMut(&mut jacobi::Problem) -> f64,
+    mut heat_run: impl FnMut(&mut Vec<f64>, usize),
+    mut jacobi_run: impl FnMut(&mut jacobi::Problem, usize) -> f64,
 ) -> Result<Measured, RunError> {
+    let grain = grain_or_default(kernel, grain);
     if kernel == Kernel::Heat {
         let want = workload::cached(("heat-expected", n), || heat_expected(n));
         measure(
             runs,
             || heat::input(n),
-            |g| heat_run(g),
+            |g| heat_run(g, grain),
             |g, ()| heat_check(&want, g),
         )
     } else {
@@ -166,10 +172,22 @@ fn measure_stencil(
         measure(
             runs,
             || jacobi::input(n),
-            |p| jacobi_run(p),
+            |p| jacobi_run(p, grain),
             |p, r| jacobi_check(&want, p, r),
         )
     }
+}
+
+/// The grain a case of a kernel with a default grain runs at: the case's, else the default.
+fn grain_or_default(kernel: Kernel, grain: Option<u64>) -> usize {
+    grain
+        .or(kernel.default_grain())
+        .expect("a kernel with a default grain") as usize
+}
+
+/// nqueens's grain (rows placed by tasks) as the kernel takes it.
+fn nqueens_rows(grain: Option<u64>) -> u32 {
+    u32::try_from(grain_or_default(Kernel::NQueens, grain)).unwrap_or(u32::MAX)
 }
 
 fn counts_of(counters: &[AtomicU32]) -> Vec<u32> {
@@ -193,6 +211,7 @@ pub fn run_serial(case: &Case, runs: usize) -> Result<Measured, RunError> {
     }
     match kernel {
         Kernel::Fib => measure(runs, || (), |_| fib::serial(n), |_, r| fib::verify(n, r)),
+        // The serial twin places no tasks, so nqueens's grain does not apply to it (like fib's).
         Kernel::NQueens => measure(
             runs,
             || (),
@@ -204,28 +223,33 @@ pub fn run_serial(case: &Case, runs: usize) -> Result<Measured, RunError> {
             let check = UtsCheck::new(&p);
             measure(runs, || (), |_| uts::serial(&p), |_, c| check.verify(&c))
         }
-        Kernel::Sort => measure(
-            runs,
-            || sort::input(n),
-            |v| sort::serial(v),
-            |v, ()| sort::verify(n, v),
-        ),
+        Kernel::Sort => {
+            let g = grain_or_default(kernel, grain);
+            measure(
+                runs,
+                || sort::input(n),
+                |v| sort::serial_grain(v, g),
+                |v, ()| sort::verify(n, v),
+            )
+        }
         Kernel::Heat | Kernel::Jacobi => measure_stencil(
             kernel,
             n,
+            grain,
             runs,
-            |g| heat::serial(n, g),
-            |p| jacobi::serial(n, p),
+            |g, gr| heat::serial_grain(n, g, gr),
+            |p, gr| jacobi::serial_grain(n, p, gr),
         ),
         Kernel::Matmul => {
             let (a, b) = workload::cached(("matmul-inputs", n), || matmul::inputs(n))
                 .as_ref()
                 .clone();
             let len = (n * n) as usize;
+            let g = grain_or_default(kernel, grain);
             measure(
                 runs,
                 || vec![0.0; len],
-                |c| matmul::serial(n, &a, &b, c),
+                |c| matmul::serial_grain(n, &a, &b, c, g),
                 |c, ()| matmul::verify(n, &a, &b, c),
             )
         }
@@ -291,12 +315,15 @@ pub fn run_magpie_with_stats(
             },
             |_, r| fib::verify(n, r),
         ),
-        Kernel::NQueens => measure(
-            runs,
-            || (),
-            |_| pool.install(|| nqueens::parallel(n)),
-            |_, r| nqueens::verify(n, r),
-        ),
+        Kernel::NQueens => {
+            let g = nqueens_rows(grain);
+            measure(
+                runs,
+                || (),
+                |_| pool.install(|| nqueens::parallel_grain(n, g)),
+                |_, r| nqueens::verify(n, r),
+            )
+        }
         Kernel::Uts => {
             let p = case.uts_params();
             let check = UtsCheck::new(&p);
@@ -310,28 +337,33 @@ pub fn run_magpie_with_stats(
                 |_, c| check.verify(&c),
             )
         }
-        Kernel::Sort => measure(
-            runs,
-            || sort::input(n),
-            |v| pool.install(|| sort::parallel(v)),
-            |v, ()| sort::verify(n, v),
-        ),
+        Kernel::Sort => {
+            let g = grain_or_default(kernel, grain);
+            measure(
+                runs,
+                || sort::input(n),
+                |v| pool.install(|| sort::parallel_grain(v, g)),
+                |v, ()| sort::verify(n, v),
+            )
+        }
         Kernel::Heat | Kernel::Jacobi => measure_stencil(
             kernel,
             n,
+            grain,
             runs,
-            |g| pool.install(|| heat::parallel(n, g)),
-            |p| pool.install(|| jacobi::parallel(n, p)),
+            |g, gr| pool.install(|| heat::parallel_grain(n, g, gr)),
+            |p, gr| pool.install(|| jacobi::parallel_grain(n, p, gr)),
         ),
         Kernel::Matmul => {
             let (a, b) = workload::cached(("matmul-inputs", n), || matmul::inputs(n))
                 .as_ref()
                 .clone();
             let len = (n * n) as usize;
+            let g = grain_or_default(kernel, grain);
             measure(
                 runs,
                 || vec![0.0; len],
-                |c| pool.install(|| matmul::parallel(n, &a, &b, c)),
+                |c| pool.install(|| matmul::parallel_grain(n, &a, &b, c, g)),
                 |c, ()| matmul::verify(n, &a, &b, c),
             )
         }
@@ -469,25 +501,30 @@ pub fn run_peer(
                 (Peer::RayonJoin, Kernel::Heat | Kernel::Jacobi) => measure_stencil(
                     kernel,
                     n,
+                    grain,
                     runs,
-                    |g| pool.install(|| heat::rayon_join(n, g)),
-                    |p| pool.install(|| jacobi::rayon_join(n, p)),
+                    |g, gr| pool.install(|| heat::rayon_join_grain(n, g, gr)),
+                    |p, gr| pool.install(|| jacobi::rayon_join_grain(n, p, gr)),
                 ),
-                (Peer::RayonJoin, Kernel::Sort) => measure(
-                    runs,
-                    || sort::input(n),
-                    |v| pool.install(|| sort::rayon_join(v)),
-                    |v, ()| sort::verify(n, v),
-                ),
+                (Peer::RayonJoin, Kernel::Sort) => {
+                    let g = grain_or_default(kernel, grain);
+                    measure(
+                        runs,
+                        || sort::input(n),
+                        |v| pool.install(|| sort::rayon_join_grain(v, g)),
+                        |v, ()| sort::verify(n, v),
+                    )
+                }
                 (Peer::RayonJoin, Kernel::Matmul) => {
                     let (a, b) = workload::cached(("matmul-inputs", n), || matmul::inputs(n))
                         .as_ref()
                         .clone();
                     let len = (n * n) as usize;
+                    let g = grain_or_default(kernel, grain);
                     measure(
                         runs,
                         || vec![0.0; len],
-                        |c| pool.install(|| matmul::rayon_join(n, &a, &b, c)),
+                        |c| pool.install(|| matmul::rayon_join_grain(n, &a, &b, c, g)),
                         |c, ()| matmul::verify(n, &a, &b, c),
                     )
                 }
@@ -504,12 +541,15 @@ pub fn run_peer(
                         |_, c| check.verify(&c),
                     )
                 }
-                (Peer::RayonScope, Kernel::NQueens) => measure(
-                    runs,
-                    || (),
-                    |_| pool.install(|| nqueens::rayon_scope(n)),
-                    |_, r| nqueens::verify(n, r),
-                ),
+                (Peer::RayonScope, Kernel::NQueens) => {
+                    let g = nqueens_rows(grain);
+                    measure(
+                        runs,
+                        || (),
+                        |_| pool.install(|| nqueens::rayon_scope_grain(n, g)),
+                        |_, r| nqueens::verify(n, r),
+                    )
+                }
                 (Peer::RayonScope, Kernel::Fj) => measure(
                     runs,
                     fj::new_counters,
@@ -545,16 +585,18 @@ pub fn run_peer(
                 return measure_stencil(
                     kernel,
                     n,
+                    grain,
                     runs,
-                    |g| heat::chili_join(&mut scope.borrow_mut(), n, g),
-                    |p| jacobi::chili_join(&mut scope.borrow_mut(), n, p),
+                    |g, gr| heat::chili_join_grain(&mut scope.borrow_mut(), n, g, gr),
+                    |p, gr| jacobi::chili_join_grain(&mut scope.borrow_mut(), n, p, gr),
                 );
             }
             if kernel == Kernel::Sort {
+                let g = grain_or_default(kernel, grain);
                 return measure(
                     runs,
                     || sort::input(n),
-                    |v| sort::chili_join(&mut scope, v),
+                    |v| sort::chili_join_grain(&mut scope, v, g),
                     |v, ()| sort::verify(n, v),
                 );
             }
@@ -563,10 +605,11 @@ pub fn run_peer(
                     .as_ref()
                     .clone();
                 let len = (n * n) as usize;
+                let g = grain_or_default(kernel, grain);
                 return measure(
                     runs,
                     || vec![0.0; len],
-                    |c| matmul::chili_join(&mut scope, n, &a, &b, c),
+                    |c| matmul::chili_join_grain(&mut scope, n, &a, &b, c, g),
                     |c, ()| matmul::verify(n, &a, &b, c),
                 );
             }
@@ -587,10 +630,11 @@ pub fn run_peer(
                 );
             }
             if kernel == Kernel::NQueens {
+                let g = nqueens_rows(grain);
                 return measure(
                     runs,
                     || (),
-                    |_| nqueens::chili_join(&mut scope, n),
+                    |_| nqueens::chili_join_grain(&mut scope, n, g),
                     |_, r| nqueens::verify(n, r),
                 );
             }
@@ -1048,6 +1092,49 @@ mod tests {
             ..Case::new(Kernel::Sor, 64)
         };
         assert!(run_magpie(&pool, &case, 1).unwrap().verified);
+        // The grains of the kernels written out per runtime, on every runtime; magpie's spawn
+        // count shows the grain was used (these grains fork more than the defaults).
+        let spawns = |case: &Case| {
+            let m = run_magpie(&pool, case, 1).unwrap();
+            assert!(m.verified, "{} grain {:?}", case.kernel, case.grain);
+            let st = m.stats.unwrap();
+            st.spawns_work_first + st.spawns_help_first
+        };
+        for case in [
+            Case {
+                grain: Some(2),
+                ..Case::new(Kernel::Sort, 20_000)
+            },
+            Case {
+                grain: Some(8),
+                ..Case::new(Kernel::Matmul, 64)
+            },
+            Case {
+                grain: Some(1),
+                ..Case::new(Kernel::Heat, 37)
+            },
+            Case {
+                grain: Some(1),
+                ..Case::new(Kernel::Jacobi, 37)
+            },
+            Case {
+                grain: Some(8),
+                ..Case::new(Kernel::NQueens, 9)
+            },
+        ] {
+            let k = case.kernel;
+            assert!(run_serial(&case, 1).unwrap().verified, "{k}");
+            let default = Case {
+                grain: None,
+                ..case
+            };
+            assert!(spawns(&case) > spawns(&default), "{k}");
+            for &peer in k.peers() {
+                if peer.native().is_none() {
+                    assert!(run_peer(peer, &case, 2, 1).unwrap().verified, "{k} {peer}");
+                }
+            }
+        }
         // A named UTS tree instead of the T1 family; n is then ignored.
         let case = Case {
             tree: Some(uts::named("T3XS").unwrap()),
@@ -1084,9 +1171,23 @@ mod tests {
             (
                 Case {
                     grain: Some(4),
-                    ..Case::new(Kernel::NQueens, 8)
+                    ..Case::new(Kernel::Pdfs, 8)
                 },
                 "no grain",
+            ),
+            (
+                Case {
+                    grain: Some(17),
+                    ..Case::new(Kernel::NQueens, 8)
+                },
+                "grain",
+            ),
+            (
+                Case {
+                    grain: Some(0),
+                    ..Case::new(Kernel::Matmul, 64)
+                },
+                "grain",
             ),
             (
                 Case {

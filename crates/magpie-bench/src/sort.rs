@@ -1,14 +1,17 @@
 //! Sort: parallel merge sort of `n` pseudo-random `u64` keys, the "Sort" benchmark of SLAW (Guo
 //! et al., IPDPS 2010) Table I, in the family of Cilk's cilksort. The keys come from a splitmix64
 //! stream with a fixed seed ([`input`]). The sort recursively sorts the two halves in parallel
-//! with `join` down to [`SORT_CUTOFF`] elements (below it, `slice::sort_unstable`), then merges
-//! them; the merge is itself parallel down to [`MERGE_CUTOFF`] elements: the larger run is split
+//! with `join` down to a grain of [`SORT_CUTOFF`] keys by default (runs of at most the grain are
+//! sorted with `slice::sort_unstable`; `--grain` sets it), then merges them; the merge is itself
+//! parallel down to [`MERGE_CUTOFF`] elements (fixed, whatever the grain): the larger run is split
 //! at its midpoint, the split point of the other run is found by binary search, and the two pairs
 //! are merged with `join` into disjoint halves of the output. A scratch buffer of the same length
 //! is ping-ponged with the input (each level merges from one into the other), all in safe Rust.
 //! Versions: magpie ([`parallel`], `magpie::join`), the serial twin ([`serial`]: the same
 //! recursion with the two calls made one after the other), rayon ([`rayon_join`]) and chili
-//! ([`chili_join`]); [`verify`] checks the result is sorted and a permutation of the input.
+//! ([`chili_join`]), each also with a grain ([`parallel_grain`] and so on); [`verify`] checks the
+//! result is sorted and a permutation of the input (the grain changes where the recursion stops,
+//! never the result: a sorted permutation is unique).
 
 use crate::fork::{Fork, Magpie, Rayon, Serial};
 
@@ -20,9 +23,9 @@ pub const DEFAULT: u64 = 10_000_000;
 pub const PAPER: u64 = 50_331_648;
 /// Largest `n` accepted (the input and the scratch buffer take 16 bytes per key).
 pub const MAX_N: u64 = 1_000_000_000;
-/// Runs of at most this many keys are sorted with `slice::sort_unstable`.
+/// The default grain: runs of at most this many keys are sorted with `slice::sort_unstable`.
 pub const SORT_CUTOFF: usize = 4096;
-/// Merges producing at most this many keys are sequential.
+/// Merges producing at most this many keys are sequential (fixed, whatever the grain).
 pub const MERGE_CUTOFF: usize = 8192;
 
 /// The seed of the key stream.
@@ -100,10 +103,10 @@ pub fn merge_rec<F: Fork>(f: &mut F, a: &[u64], b: &[u64], out: &mut [u64]) {
     );
 }
 
-/// Sorts `src` (with `buf` as scratch of the same length); the result is in `buf` when
-/// `into_buf`, else in `src`.
-fn sort_rec<F: Fork>(f: &mut F, src: &mut [u64], buf: &mut [u64], into_buf: bool) {
-    if src.len() <= SORT_CUTOFF {
+/// Sorts `src` (with `buf` as scratch of the same length), runs of at most `grain` keys (at
+/// least 1) with `sort_unstable`; the result is in `buf` when `into_buf`, else in `src`.
+fn sort_rec<F: Fork>(f: &mut F, grain: usize, src: &mut [u64], buf: &mut [u64], into_buf: bool) {
+    if src.len() <= grain {
         return sort_leaf(src, buf, into_buf);
     }
     let mid = src.len() / 2;
@@ -111,8 +114,8 @@ fn sort_rec<F: Fork>(f: &mut F, src: &mut [u64], buf: &mut [u64], into_buf: bool
         let (s1, s2) = src.split_at_mut(mid);
         let (b1, b2) = buf.split_at_mut(mid);
         f.join(
-            |f| sort_rec(f, s1, b1, !into_buf),
-            |f| sort_rec(f, s2, b2, !into_buf),
+            |f| sort_rec(f, grain, s1, b1, !into_buf),
+            |f| sort_rec(f, grain, s2, b2, !into_buf),
         );
     }
     if into_buf {
@@ -122,26 +125,46 @@ fn sort_rec<F: Fork>(f: &mut F, src: &mut [u64], buf: &mut [u64], into_buf: bool
     }
 }
 
-fn sort_with<F: Fork>(mut f: F, v: &mut [u64]) {
+/// The grain as a leaf size: at least 1 (a grain of 0 would split one-key runs forever).
+fn leaf_keys(grain: usize) -> usize {
+    grain.max(1)
+}
+
+fn sort_with<F: Fork>(mut f: F, v: &mut [u64], grain: usize) {
     let mut buf = vec![0u64; v.len()];
-    sort_rec(&mut f, v, &mut buf, false);
+    sort_rec(&mut f, leaf_keys(grain), v, &mut buf, false);
 }
 
 /// The serial twin: the same merge sort (same cutoffs, same parallel-shaped merge) with the two
 /// halves of every split done one after the other, no runtime.
 pub fn serial(v: &mut [u64]) {
-    sort_with(Serial, v)
+    serial_grain(v, SORT_CUTOFF)
+}
+
+/// [`serial`] with runs of at most `grain` keys (0 counts as 1) sorted by `sort_unstable`.
+pub fn serial_grain(v: &mut [u64], grain: usize) {
+    sort_with(Serial, v, grain)
 }
 
 /// Sorts `v` with `magpie::join` for both the recursive sort and the merge. Call inside
 /// `Pool::install`.
 pub fn parallel(v: &mut [u64]) {
-    sort_with(Magpie, v)
+    parallel_grain(v, SORT_CUTOFF)
+}
+
+/// [`parallel`] with runs of at most `grain` keys (0 counts as 1) sorted by `sort_unstable`.
+pub fn parallel_grain(v: &mut [u64], grain: usize) {
+    sort_with(Magpie, v, grain)
 }
 
 /// The same merge sort with `rayon::join`. Call inside `rayon::ThreadPool::install`.
 pub fn rayon_join(v: &mut [u64]) {
-    sort_with(Rayon, v)
+    rayon_join_grain(v, SORT_CUTOFF)
+}
+
+/// [`rayon_join`] with runs of at most `grain` keys (0 counts as 1) sorted by `sort_unstable`.
+pub fn rayon_join_grain(v: &mut [u64], grain: usize) {
+    sort_with(Rayon, v, grain)
 }
 
 // ---- chili --------------------------------------------------------------------------------------
@@ -158,8 +181,14 @@ fn merge_chili(s: &mut chili::Scope<'_>, a: &[u64], b: &[u64], out: &mut [u64]) 
     );
 }
 
-fn sort_chili(s: &mut chili::Scope<'_>, src: &mut [u64], buf: &mut [u64], into_buf: bool) {
-    if src.len() <= SORT_CUTOFF {
+fn sort_chili(
+    s: &mut chili::Scope<'_>,
+    grain: usize,
+    src: &mut [u64],
+    buf: &mut [u64],
+    into_buf: bool,
+) {
+    if src.len() <= grain {
         return sort_leaf(src, buf, into_buf);
     }
     let mid = src.len() / 2;
@@ -167,8 +196,8 @@ fn sort_chili(s: &mut chili::Scope<'_>, src: &mut [u64], buf: &mut [u64], into_b
         let (s1, s2) = src.split_at_mut(mid);
         let (b1, b2) = buf.split_at_mut(mid);
         s.join(
-            |s| sort_chili(s, s1, b1, !into_buf),
-            |s| sort_chili(s, s2, b2, !into_buf),
+            |s| sort_chili(s, grain, s1, b1, !into_buf),
+            |s| sort_chili(s, grain, s2, b2, !into_buf),
         );
     }
     if into_buf {
@@ -180,8 +209,13 @@ fn sort_chili(s: &mut chili::Scope<'_>, src: &mut [u64], buf: &mut [u64], into_b
 
 /// The same merge sort with `chili::Scope::join`.
 pub fn chili_join(s: &mut chili::Scope<'_>, v: &mut [u64]) {
+    chili_join_grain(s, v, SORT_CUTOFF)
+}
+
+/// [`chili_join`] with runs of at most `grain` keys (0 counts as 1) sorted by `sort_unstable`.
+pub fn chili_join_grain(s: &mut chili::Scope<'_>, v: &mut [u64], grain: usize) {
     let mut buf = vec![0u64; v.len()];
-    sort_chili(s, v, &mut buf, false);
+    sort_chili(s, leaf_keys(grain), v, &mut buf, false);
 }
 
 // ---- verification ------------------------------------------------------------------------------
@@ -327,6 +361,40 @@ mod tests {
             let mut v = input(CI);
             chili_join(&mut pool.scope(), &mut v);
             assert_eq!(verify(CI, &v), Ok(()), "chili x{w}");
+        }
+    }
+
+    #[test]
+    fn every_version_verifies_at_other_grains() {
+        // Past MERGE_CUTOFF, so the parallel merge runs under every grain; 0 counts as 1.
+        let n = 3 * MERGE_CUTOFF as u64 + 17;
+        for grain in [0, 1, 2, 1000, n as usize, usize::MAX] {
+            let ok = |what: &str, v: &[u64]| {
+                assert_eq!(verify(n, v), Ok(()), "{what}, grain {grain}");
+            };
+            let mut v = input(n);
+            serial_grain(&mut v, grain);
+            ok("serial", &v);
+            for w in [1, 2] {
+                let pool = magpie::Pool::builder().workers(w).build().unwrap();
+                let mut v = input(n);
+                pool.install(|| parallel_grain(&mut v, grain));
+                ok(&format!("magpie x{w}"), &v);
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(w)
+                    .build()
+                    .unwrap();
+                let mut v = input(n);
+                pool.install(|| rayon_join_grain(&mut v, grain));
+                ok(&format!("rayon x{w}"), &v);
+                let pool = chili::ThreadPool::with_config(chili::Config {
+                    thread_count: std::num::NonZero::new(w),
+                    ..Default::default()
+                });
+                let mut v = input(n);
+                chili_join_grain(&mut pool.scope(), &mut v, grain);
+                ok(&format!("chili x{w}"), &v);
+            }
         }
     }
 

@@ -59,13 +59,11 @@ pub struct IdleArgs {
 fn kernels_help() -> String {
     let mut s = String::from("Kernels (n: what it means; grain: the default):\n");
     for k in Kernel::ALL {
-        let grain = match k.info() {
-            Some(i) => format!("; grain {} ({})", i.grain, i.grain_meaning),
-            None if k == Kernel::Fib => "; grain: none (G: below fib(G) serial)".into(),
-            None if k == Kernel::Uts => {
-                "; grain: none, a task per node (G: chunks of G nodes)".into()
-            }
-            None => String::new(),
+        let grain = match (k.default_grain(), k.grain_meaning()) {
+            (Some(g), Some(meaning)) => format!("; grain {g} ({meaning})"),
+            _ if k == Kernel::Fib => "; grain: none (G: below fib(G) serial)".into(),
+            _ if k == Kernel::Uts => "; grain: none, a task per node (G: chunks of G nodes)".into(),
+            _ => String::new(),
         };
         s.push_str(&format!("  {:<15} n: {}{grain}\n", k.name(), k.n_meaning()));
     }
@@ -112,7 +110,8 @@ pub struct BenchArgs {
     #[arg(long, value_parser = parse_stack_size)]
     pub stack_size: Option<usize>,
     /// The grain (cutoff) for kernels that have one: fib (below fib(G) serial; default: no
-    /// cutoff) and the kernels written as workloads (see `magpie suite --help` for the list).
+    /// cutoff), uts (chunks of G nodes; default: a task per node) and the others that `--help`
+    /// lists with a default grain.
     #[arg(long)]
     pub grain: Option<u64>,
     /// uts only: a named tree (T1, T3, T1L, T3L, T1XS, T3XS) or the standard parameters in

@@ -144,7 +144,8 @@ fn bad_input_exits_2_with_one_line_on_stderr() {
             "not both",
         ),
         (&["bench", "fib", "--tree", "T1"], &[], "uts only"),
-        (&["bench", "nqueens", "--grain", "3"], &[], "no grain"),
+        (&["bench", "fj", "--grain", "3"], &[], "no grain"),
+        (&["bench", "nqueens", "--grain", "17"], &[], "invalid grain"),
         (&["bench", "sor", "--grain", "0"], &[], "invalid grain"),
         (&["bench", "fib", "--grain", "61"], &[], "invalid grain"),
         (
@@ -307,8 +308,12 @@ fn uts_takes_a_tree_and_kernels_take_a_grain() {
         (w["tree"].as_str(), &w["verified"]),
         (Some(tree.as_str()), &v["verified"])
     );
-    // fib with a cutoff, and a workload's grain; the grain is in the record.
-    for (kernel, n, grain) in [("fib", "24", "12"), ("sor", "64", "2")] {
+    // fib with a cutoff, a workload's grain and a written-out kernel's; the grain is in the record.
+    for (kernel, n, grain) in [
+        ("fib", "24", "12"),
+        ("sor", "64", "2"),
+        ("nqueens", "9", "8"),
+    ] {
         let o = magpie(&[
             "bench",
             kernel,
