@@ -1,6 +1,6 @@
 //! The runner: measures one kernel on one runtime — the serial twin ([`run_serial`]), a magpie
 //! pool ([`run_magpie`], with the pool's counter delta) or a peer ([`run_peer`]) — verifying
-//! every run, and [`bench`], which puts the three together into the [`BenchRecord`] that the
+//! every run, and [`bench()`], which puts the three together into the [`BenchRecord`] that the
 //! CLI prints (as a table or as JSON).
 
 use crate::harness::{self, measure, Measured, RunError};
