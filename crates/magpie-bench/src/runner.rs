@@ -753,6 +753,56 @@ pub struct BenchRecord {
     pub peers_unavailable: Vec<Unavailable>,
     /// Peak resident set size of the process, KiB (filled in by the CLI at the end).
     pub peak_rss_kib: Option<u64>,
+    /// What steals cost, when the pool measured it ([`magpie::Builder::measure_overheads`]).
+    #[serde(default)]
+    pub overheads: Option<Overheads>,
+}
+
+/// What steals cost over magpie's timed runs, as shares of the workers' total time (workers ×
+/// the summed wall time of the runs), like Friendly Barriers' Fig. 5 and 7.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Overheads {
+    /// Victims' time lost to steals ([`magpie::Stats::victim_ns`]), seconds.
+    pub victim_s: f64,
+    /// `victim_s` ÷ (workers × run time).
+    pub victim_share: f64,
+    /// Thieves' time in steal rounds that took something, seconds.
+    pub steal_s: f64,
+    /// `steal_s` ÷ (workers × run time).
+    pub steal_share: f64,
+    /// Thieves' time in steal rounds that found nothing (idle searching), seconds.
+    pub search_s: f64,
+    /// `search_s` ÷ (workers × run time).
+    pub search_share: f64,
+    /// Successful steals.
+    pub steals: u64,
+    /// Mean thief time per successful steal round, nanoseconds.
+    pub ns_per_steal: Option<f64>,
+}
+
+impl Overheads {
+    /// From a pool's counters over runs that took `times_s` on `workers` workers.
+    pub fn new(s: &magpie::Stats, times_s: &[f64], workers: usize) -> Overheads {
+        let total = times_s.iter().sum::<f64>() * workers as f64;
+        let share = |ns: u64| {
+            if total > 0.0 {
+                ns as f64 * 1e-9 / total
+            } else {
+                0.0
+            }
+        };
+        let steals = s.steals_child + s.steals_continuation;
+        Overheads {
+            victim_s: s.victim_ns as f64 * 1e-9,
+            victim_share: share(s.victim_ns),
+            steal_s: s.steal_ns as f64 * 1e-9,
+            steal_share: share(s.steal_ns),
+            search_s: s.search_ns as f64 * 1e-9,
+            search_share: share(s.search_ns),
+            steals,
+            ns_per_steal: (steals > 0).then(|| s.steal_ns as f64 / steals as f64),
+        }
+    }
 }
 
 impl BenchRecord {
@@ -831,6 +881,7 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
         tree: cfg.tree,
     };
     let workers = pool.workers();
+    let measured = pool.measures_overheads();
     let mut errors: Vec<String> = vec![];
     let mut verified = true;
     // Peers that cannot run here (C++ peers not built) are listed as not measured, with why.
@@ -968,6 +1019,11 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
         peers.push(rec);
     }
 
+    let times_s = timing
+        .as_ref()
+        .map(|t| t.times_s.clone())
+        .unwrap_or_default();
+    let overheads = measured.then(|| Overheads::new(&stats, &times_s, workers));
     BenchRecord {
         kernel: kernel.name().into(),
         n,
@@ -979,7 +1035,7 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
         median_s: median,
         min_s: timing.as_ref().and_then(|t| t.min()),
         max_s: timing.as_ref().and_then(|t| t.max()),
-        times_s: timing.map(|t| t.times_s).unwrap_or_default(),
+        times_s,
         serial_median_s: serial_median,
         serial_min_s: serial.as_ref().and_then(|t| t.min()),
         serial_max_s: serial.as_ref().and_then(|t| t.max()),
@@ -1001,6 +1057,7 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
             .chain(unavailable)
             .collect(),
         peak_rss_kib: harness::peak_rss_kib(),
+        overheads,
     }
 }
 

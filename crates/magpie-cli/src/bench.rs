@@ -56,6 +56,7 @@ pub fn run(a: BenchArgs) -> Result<(), Failure> {
     if let Some(f) = a.max_fibers {
         builder = builder.max_fibers(f);
     }
+    builder = builder.measure_overheads(a.overheads);
     if a.tree.is_some() && a.n.is_some() {
         return Err(Failure::Usage(
             "give uts either --n (a depth of the T1 family) or --tree, not both".into(),
@@ -186,6 +187,20 @@ fn table(r: &BenchRecord) -> String {
         let _ = writeln!(o, "not measured: {}: {}", u.name, u.reason);
     }
     let _ = writeln!(o, "magpie stats: {}", stats_line(&r.stats));
+    if let Some(h) = &r.overheads {
+        let _ = writeln!(
+            o,
+            "overheads (share of {} workers × run time): victims lost {:.3}% ({:.6} s) to steals; \
+             thieves spent {:.3}% stealing ({} steals, {} per steal) and {:.3}% searching",
+            r.workers,
+            h.victim_share * 100.0,
+            h.victim_s,
+            h.steal_share * 100.0,
+            h.steals,
+            h.ns_per_steal.map_or("–".into(), |x| format!("{x:.0} ns")),
+            h.search_share * 100.0
+        );
+    }
     if let Some(k) = r.peak_rss_kib {
         let _ = writeln!(o, "peak RSS: {k} KiB");
     }

@@ -114,6 +114,10 @@ pub struct BenchArgs {
     /// lists with a default grain.
     #[arg(long)]
     pub grain: Option<u64>,
+    /// Time what steals cost (magpie's `measure_overheads`): the victims' time lost to steals and
+    /// the thieves' time per steal, as shares of workers × run time.
+    #[arg(long)]
+    pub overheads: bool,
     /// uts only: a named tree (T1, T3, T1L, T3L, T1XS, T3XS) or the standard parameters in
     /// quotes, e.g. "-t 1 -a 3 -d 10 -b 4 -r 19" [default: the T1 family at depth n].
     #[arg(long, value_parser = parse_tree, allow_hyphen_values = true)]

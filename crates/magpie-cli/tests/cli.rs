@@ -336,3 +336,50 @@ fn uts_takes_a_tree_and_kernels_take_a_grain() {
         assert_eq!(v["grain"].as_u64(), grain.parse().ok(), "{kernel}");
     }
 }
+
+#[test]
+fn bench_overheads_reports_shares() {
+    let o = magpie(&[
+        "bench",
+        "fib",
+        "--n",
+        "24",
+        "--workers",
+        "2",
+        "--runs",
+        "2",
+        "--json",
+        "--no-peers",
+        "--overheads",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&o);
+    let h = &v["overheads"];
+    for k in ["victim_share", "steal_share", "search_share"] {
+        let x = h[k].as_f64().unwrap_or_else(|| panic!("no {k}: {h}"));
+        assert!((0.0..=1.0).contains(&x), "{k} = {x}");
+    }
+    assert_eq!(
+        h["steals"].as_u64(),
+        Some(
+            v["stats"]["steals_child"].as_u64().unwrap()
+                + v["stats"]["steals_continuation"].as_u64().unwrap()
+        )
+    );
+    // Off by default.
+    let o = magpie(&[
+        "bench",
+        "fib",
+        "--n",
+        "20",
+        "--runs",
+        "1",
+        "--json",
+        "--no-peers",
+    ]);
+    let v = json(&o);
+    assert!(
+        v["overheads"].is_null() && v["stats"]["victim_ns"] == 0,
+        "{v}"
+    );
+}

@@ -250,14 +250,22 @@ where
     F: FnOnce() -> R + Send,
     R: Send,
 {
+    // Measuring overheads: the pops here are what the steal cost this victim; the tasks run
+    // inline meanwhile are work, so the clock restarts after each.
+    let wt = worker::current().expect("sync point outside a worker");
+    let mut since = wt.overhead_clock();
     loop {
         match pop_above(fl, mark, Some(job.as_job_ref())) {
-            Popped::Mine => return job.run_inline(),
-            Popped::RanOther => continue,
+            Popped::Mine => {
+                wt.add_victim(since);
+                return job.run_inline();
+            }
+            Popped::RanOther => since = wt.overhead_clock(),
             Popped::Stop => break,
         }
     }
-    worker::suspend_until(&job.latch);
+    wt.add_victim(since);
+    worker::suspend_until_stolen(&job.latch);
     job.take_result()
 }
 

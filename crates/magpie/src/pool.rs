@@ -24,6 +24,7 @@ pub struct Builder {
     thresholds: Thresholds,
     stack_size: usize,
     max_fibers: usize,
+    measure_overheads: bool,
 }
 
 impl Default for Builder {
@@ -34,6 +35,7 @@ impl Default for Builder {
             thresholds: Thresholds::default(),
             stack_size: DEFAULT_STACK_SIZE,
             max_fibers: DEFAULT_MAX_FIBERS,
+            measure_overheads: false,
         }
     }
 }
@@ -73,6 +75,15 @@ impl Builder {
     /// [`Error::StackLimit`].
     pub fn max_fibers(mut self, n: usize) -> Self {
         self.max_fibers = n;
+        self
+    }
+
+    /// Times what steals cost (off by default): the victims' time at sync points whose work a
+    /// thief took, and the thieves' time in steal rounds, reported in [`Stats::victim_ns`],
+    /// [`Stats::steal_ns`] and [`Stats::search_ns`](crate::Stats). It adds clock readings on the
+    /// steal and sync slow paths only; spawns and unstolen syncs are unchanged.
+    pub fn measure_overheads(mut self, on: bool) -> Self {
+        self.measure_overheads = on;
         self
     }
 
@@ -145,6 +156,7 @@ impl Builder {
             thresholds: self.thresholds,
             stack_size: self.stack_size,
             max_fibers: self.max_fibers,
+            overheads: self.measure_overheads,
         })?;
         Ok(Pool { registry })
     }
@@ -173,6 +185,11 @@ impl Pool {
     /// Worker threads in the pool.
     pub fn workers(&self) -> usize {
         self.registry.config.workers
+    }
+
+    /// Whether the pool times what steals cost ([`Builder::measure_overheads`]).
+    pub fn measures_overheads(&self) -> bool {
+        self.registry.config.overheads
     }
 
     /// The pool's spawning policy.

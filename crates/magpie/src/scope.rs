@@ -228,7 +228,8 @@ impl<'scope> Scope<'scope> {
         if let Some(wt) = worker::current() {
             wt.flush_finished();
         }
-        worker::suspend_until(&self.count.latch);
+        // Whatever the scope still waits for was taken by thieves (or is suspended elsewhere).
+        worker::suspend_until_stolen(&self.count.latch);
     }
 }
 

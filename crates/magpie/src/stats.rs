@@ -36,6 +36,18 @@ pub struct Stats {
     pub sleeps: u64,
     /// Fibers (task stacks) created.
     pub fibers_created: u64,
+    /// With [`Builder::measure_overheads`](crate::Builder::measure_overheads): nanoseconds
+    /// victims spent because a thief took their work: at a sync point that found its work stolen,
+    /// the pops until the task suspends, and the fiber switches out of and back into the waiting
+    /// task (tasks the victim ran meanwhile are not counted). 0 when not measured.
+    #[serde(default)]
+    pub victim_ns: u64,
+    /// With `measure_overheads`: nanoseconds thieves spent in steal rounds that took something.
+    #[serde(default)]
+    pub steal_ns: u64,
+    /// With `measure_overheads`: nanoseconds thieves spent in steal rounds that found nothing.
+    #[serde(default)]
+    pub search_ns: u64,
 }
 
 impl Sub for Stats {
@@ -56,6 +68,9 @@ impl Sub for Stats {
             max_frames: self.max_frames,
             sleeps: self.sleeps - o.sleeps,
             fibers_created: self.fibers_created - o.fibers_created,
+            victim_ns: self.victim_ns - o.victim_ns,
+            steal_ns: self.steal_ns - o.steal_ns,
+            search_ns: self.search_ns - o.search_ns,
         }
     }
 }
@@ -78,6 +93,9 @@ impl Add for Stats {
             max_frames: self.max_frames.max(o.max_frames),
             sleeps: self.sleeps + o.sleeps,
             fibers_created: self.fibers_created + o.fibers_created,
+            victim_ns: self.victim_ns + o.victim_ns,
+            steal_ns: self.steal_ns + o.steal_ns,
+            search_ns: self.search_ns + o.search_ns,
         }
     }
 }
@@ -123,6 +141,9 @@ pub(crate) struct WorkerStats {
     pub max_frames: Counter,
     pub sleeps: Counter,
     pub fibers_created: Counter,
+    pub victim_ns: Counter,
+    pub steal_ns: Counter,
+    pub search_ns: Counter,
     pub stolen_from: AtomicU64,
 }
 
@@ -146,5 +167,8 @@ impl WorkerStats {
         s.max_frames = s.max_frames.max(self.max_frames.get());
         s.sleeps += self.sleeps.get();
         s.fibers_created += self.fibers_created.get();
+        s.victim_ns += self.victim_ns.get();
+        s.steal_ns += self.steal_ns.get();
+        s.search_ns += self.search_ns.get();
     }
 }

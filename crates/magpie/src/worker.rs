@@ -51,6 +51,7 @@ use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 /// Failed steal rounds before a worker goes to sleep (DWS's T_SLEEP, counted in rounds over all
 /// victims). Small: an idle pool should cost nothing.
@@ -72,6 +73,8 @@ pub(crate) struct Config {
     pub thresholds: Thresholds,
     pub stack_size: usize,
     pub max_fibers: usize,
+    /// Whether workers time the costs of steals (`Builder::measure_overheads`).
+    pub overheads: bool,
 }
 
 /// What every worker of one pool shares.
@@ -201,6 +204,9 @@ pub(crate) enum Action {
 pub(crate) struct Fiber {
     co: Co,
     registry: *const Registry,
+    /// Set when the fiber suspended waiting at a sync point (and cleared when it is resumed), so
+    /// that the switch back into it is counted as a victim's cost when overheads are measured.
+    waited: Cell<bool>,
 }
 
 // SAFETY: a suspended fiber's stack holds only the frames of magpie tasks, whose closures are
@@ -263,6 +269,9 @@ pub(crate) struct WorkerThread {
     finished_scope: Cell<*const CountLatch>,
     finished: Cell<usize>,
     adaptive: Adaptive,
+    /// With `Config::overheads`: when a fiber switch that a victim pays for began (a waiting
+    /// task suspending, or a waiting task being resumed); the fiber that runs next adds the time.
+    switch_began: Cell<Option<Instant>>,
     rng: Cell<u64>,
     // Boxed: a fiber's address goes into latches and deque items, so it must not move.
     #[allow(clippy::vec_box)]
@@ -469,6 +478,59 @@ impl WorkerThread {
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
+    /// A steal round, timed when the pool measures overheads.
+    fn steal(&self) -> Option<Work> {
+        if !self.registry.config.overheads {
+            return self.steal_round();
+        }
+        let t = Instant::now();
+        let w = self.steal_round();
+        let ns = t.elapsed().as_nanos() as u64;
+        match w {
+            Some(_) => self.stats().steal_ns.add(ns),
+            None => self.stats().search_ns.add(ns),
+        }
+        w
+    }
+
+    /// Starts timing a fiber switch that a victim pays for (with `Config::overheads`).
+    #[inline]
+    pub(crate) fn victim_switch_begins(&self) {
+        if self.registry.config.overheads {
+            self.switch_began.set(Some(Instant::now()));
+        }
+    }
+
+    /// Ends the timing begun by [`victim_switch_begins`](Self::victim_switch_begins), if any: called
+    /// by whatever fiber runs next on this worker.
+    #[inline]
+    pub(crate) fn switch_landed(&self) {
+        if let Some(t) = self.switch_began.take() {
+            self.stats().victim_ns.add(t.elapsed().as_nanos() as u64);
+        }
+    }
+
+    /// Whether a victim's switch is being timed.
+    #[inline]
+    fn switch_began_is_set(&self) -> bool {
+        let t = self.switch_began.get();
+        t.is_some()
+    }
+
+    /// Adds victim time measured at a sync point.
+    #[inline]
+    pub(crate) fn add_victim(&self, since: Option<Instant>) {
+        if let Some(t) = since {
+            self.stats().victim_ns.add(t.elapsed().as_nanos() as u64);
+        }
+    }
+
+    /// A clock reading when the pool measures overheads.
+    #[inline]
+    pub(crate) fn overhead_clock(&self) -> Option<Instant> {
+        self.registry.config.overheads.then(Instant::now)
+    }
+
     /// One round over all other workers and the injector.
     fn steal_round(&self) -> Option<Work> {
         let reg = &*self.registry;
@@ -549,6 +611,7 @@ impl Fiber {
         Ok(Box::new(Fiber {
             co,
             registry: Arc::as_ptr(reg),
+            waited: Cell::new(false),
         }))
     }
 }
@@ -564,10 +627,9 @@ pub(crate) fn suspend(action: Action) -> Cmd {
     // SAFETY: the yielder lives in this fiber's stack, which is the stack we are running on.
     let cmd = unsafe { &*fl.yielder }.suspend(action);
     fl.resumed.set(fl.resumed.get() + 1);
-    current()
-        .expect("magpie: resumed outside a worker")
-        .fiber
-        .set(fl);
+    let wt = current().expect("magpie: resumed outside a worker");
+    wt.fiber.set(fl);
+    wt.switch_landed();
     cmd
 }
 
@@ -575,6 +637,18 @@ pub(crate) fn suspend(action: Action) -> Cmd {
 /// suspends the fiber until the latch's setter makes it ready.
 pub(crate) fn suspend_until(latch: &Latch) {
     if !latch.probe() {
+        suspend(Action::Wait(latch));
+        debug_assert!(latch.probe());
+    }
+}
+
+/// [`suspend_until`] at a sync point whose work a thief took: when the pool measures overheads,
+/// the switch out of the task and the later switch back into it are counted as the victim's.
+pub(crate) fn suspend_until_stolen(latch: &Latch) {
+    if !latch.probe() {
+        if let Some(wt) = current() {
+            wt.victim_switch_begins();
+        }
         suspend(Action::Wait(latch));
         debug_assert!(latch.probe());
     }
@@ -611,6 +685,7 @@ fn fiber_main(y: &Yielder<Cmd, Action>, first: Cmd, guard_low: usize, stack_limi
         loop {
             let wt = current().expect("fiber outside a worker");
             wt.fiber.set(&fl);
+            wt.switch_landed();
             match cmd {
                 Cmd::Exit => return,
                 Cmd::Continue => unreachable!("loop fiber resumed as a task"),
@@ -647,11 +722,16 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
             Some(it) => Some(Work::decode(it)),
             // Completions deferred here may be what a waiter needs; and they may make one ready.
             None if wt.flush_finished() => continue,
-            None => wt.steal_round(),
+            None => wt.steal(),
         };
         match found {
             Some(Work::Resume(f)) => {
                 wt.flush_finished();
+                // SAFETY: a ready fiber's box stays alive until it is resumed, and only the
+                // worker that took its `Resume` item touches it.
+                if unsafe { &*(f as *const Fiber) }.waited.replace(false) {
+                    wt.victim_switch_begins();
+                }
                 return LoopExit::Switch(f);
             }
             Some(Work::Batch(it)) => {
@@ -713,6 +793,7 @@ fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
         finished_scope: Cell::new(std::ptr::null()),
         finished: Cell::new(0),
         adaptive: Adaptive::new(),
+        switch_began: Cell::new(None),
         rng: Cell::new(
             0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
         ),
@@ -733,6 +814,8 @@ fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
             CoroutineResult::Yield(Action::Wait(latch)) => {
                 // Take the next fiber first: once registered, `f` may be resumed elsewhere.
                 let g = wt.take_fiber();
+                // Counted as a victim's switch back in only if its switch out was.
+                f.waited.set(wt.switch_began_is_set());
                 let p = Box::into_raw(f) as usize;
                 // SAFETY: the latch lives in the suspended fiber's frame, which cannot be resumed
                 // (and so cannot free it) before it is registered or we resume it ourselves.

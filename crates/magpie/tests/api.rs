@@ -284,3 +284,52 @@ fn a_waiting_task_does_not_block_its_thread() {
     assert_eq!(r, 7);
     assert!(p1.stats().resumptions >= 1);
 }
+
+/// A join whose second half a thief must take (the first spins until it has started), and which
+/// the victim reaches before the thief is done: a steal, a sync that finds its work stolen, and a
+/// suspension, every time.
+fn forced_steal(p: &Pool) {
+    use std::sync::atomic::AtomicBool;
+    let started = AtomicBool::new(false);
+    p.install(|| {
+        join(
+            || {
+                while !started.load(Ordering::Acquire) {
+                    std::hint::spin_loop();
+                }
+            },
+            || {
+                started.store(true, Ordering::Release);
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            },
+        )
+    });
+}
+
+#[test]
+fn overheads_are_measured_only_when_asked() {
+    let p = Pool::builder()
+        .workers(2)
+        .policy(Policy::WorkFirst)
+        .measure_overheads(true)
+        .build()
+        .unwrap();
+    assert!(p.measures_overheads());
+    forced_steal(&p);
+    let s = p.stats();
+    assert!(s.steals_child + s.steals_continuation >= 1, "{s:?}");
+    assert!(s.suspensions >= 1, "{s:?}");
+    // The thief's successful round and the victim's pops and switches were timed.
+    assert!(s.steal_ns > 0 && s.victim_ns > 0, "{s:?}");
+
+    let p = Pool::builder()
+        .workers(2)
+        .policy(Policy::WorkFirst)
+        .build()
+        .unwrap();
+    assert!(!p.measures_overheads());
+    forced_steal(&p);
+    let s = p.stats();
+    assert!(s.steals_child + s.steals_continuation >= 1, "{s:?}");
+    assert_eq!((s.victim_ns, s.steal_ns, s.search_ns), (0, 0, 0), "{s:?}");
+}
