@@ -1,7 +1,9 @@
 //! Writing a fork-join kernel once: [`Fork::join`] is `join` on magpie ([`Magpie`]), on rayon
 //! ([`Rayon`]), or the two closures one after the other ([`Serial`], for serial twins that must
-//! be the same algorithm without a runtime), or `chili::Scope::join` ([`Chili`]). The kernels
-//! written before [`Chili`] existed still have their chili versions written out by hand.
+//! be the same algorithm without a runtime), or `chili::Scope::join` ([`Chili`]). fib, nqueens
+//! and uts keep their chili versions written out by hand (their magpie versions call `magpie::join`
+//! or `magpie::scope` directly, as a user would); every other kernel runs on chili through
+//! [`Chili`].
 
 /// A way to run two closures, possibly in parallel.
 pub trait Fork: Sized {

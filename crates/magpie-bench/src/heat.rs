@@ -22,7 +22,7 @@
 //! ([`parallel_grain`] and so on); [`verify`] compares a grid bit-for-bit with the serial twin's,
 //! which it computes.
 
-use crate::fork::{Fork, Magpie, Rayon, Serial};
+use crate::fork::{Chili, Fork, Magpie, Rayon, Serial};
 
 /// `n` (grid side) for `--size ci`.
 pub const CI: u64 = 128;
@@ -201,26 +201,6 @@ pub fn rayon_join_grain(n: u64, grid: &mut Vec<f64>, grain: usize) {
 
 // ---- chili --------------------------------------------------------------------------------------
 
-fn step_chili(
-    s: &mut chili::Scope<'_>,
-    grain: usize,
-    old: &[f64],
-    n: usize,
-    first: usize,
-    out: &mut [f64],
-) {
-    let rows = out.len() / n;
-    if rows <= grain {
-        return update_rows(old, n, first, out);
-    }
-    let half = rows / 2;
-    let (lo, hi) = out.split_at_mut(half * n);
-    s.join(
-        |s| step_chili(s, grain, old, n, first, lo),
-        |s| step_chili(s, grain, old, n, first + half, hi),
-    );
-}
-
 /// The same computation with `chili::Scope::join`.
 pub fn chili_join(s: &mut chili::Scope<'_>, n: u64, grid: &mut Vec<f64>) {
     chili_join_grain(s, n, grid, GRAIN_ROWS)
@@ -228,11 +208,7 @@ pub fn chili_join(s: &mut chili::Scope<'_>, n: u64, grid: &mut Vec<f64>) {
 
 /// [`chili_join`] with tasks of at most `grain` rows (0 counts as 1).
 pub fn chili_join_grain(s: &mut chili::Scope<'_>, n: u64, grid: &mut Vec<f64>, grain: usize) {
-    let (n, mut next) = prepare(n, grid);
-    for _ in 0..STEPS {
-        step_chili(s, grain.max(1), grid, n, 1, &mut next[n..(n - 1) * n]);
-        std::mem::swap(grid, &mut next);
-    }
+    run_with(Chili::new(s), n, grid, grain)
 }
 
 /// Checks `got` against the serial twin run on [`input`]`(n)`, bit for bit (every version computes

@@ -22,7 +22,7 @@
 //! after the other), rayon ([`rayon_join`]) and chili ([`chili_join`]), each also with a grain
 //! ([`parallel_grain`] and so on); [`verify`] reruns the serial twin and compares bit for bit.
 
-use crate::fork::{Fork, Magpie, Rayon, Serial};
+use crate::fork::{Chili, Fork, Magpie, Rayon, Serial};
 
 /// `n` for `--size ci`.
 pub const CI: u64 = 128;
@@ -231,20 +231,6 @@ pub fn rayon_join_grain(n: u64, p: &mut Problem, grain: usize) -> f64 {
     run_steps(Rayon, n, p, STEPS, grain)
 }
 
-fn step_chili(s: &mut chili::Scope<'_>, st: Step<'_>, first: usize, out: &mut [f64]) -> f64 {
-    let rows = out.len() / st.n;
-    if rows <= st.grain {
-        return st.sweep(first, out);
-    }
-    let half = rows / 2;
-    let (lo, hi) = out.split_at_mut(half * st.n);
-    let (a, b) = s.join(
-        |s| step_chili(s, st, first, lo),
-        |s| step_chili(s, st, first + half, hi),
-    );
-    a.max(b)
-}
-
 /// The same computation with `chili::Scope::join`.
 pub fn chili_join(s: &mut chili::Scope<'_>, n: u64, p: &mut Problem) -> f64 {
     chili_join_grain(s, n, p, GRAIN_ROWS)
@@ -252,20 +238,7 @@ pub fn chili_join(s: &mut chili::Scope<'_>, n: u64, p: &mut Problem) -> f64 {
 
 /// [`chili_join`] with tasks of at most `grain` rows (0 counts as 1).
 pub fn chili_join_grain(s: &mut chili::Scope<'_>, n: u64, p: &mut Problem, grain: usize) -> f64 {
-    let (n, h2, mut next) = prepare(n, p);
-    let mut residual = 0.0;
-    for _ in 0..STEPS {
-        let st = Step {
-            n,
-            h2,
-            old: &p.grid,
-            f: &p.f,
-            grain: grain.max(1),
-        };
-        residual = step_chili(s, st, 1, interior(n, &mut next));
-        std::mem::swap(&mut p.grid, &mut next);
-    }
-    residual
+    run_steps(Chili::new(s), n, p, STEPS, grain)
 }
 
 /// Checks a run's grid and residual against the serial twin, run here on [`input`]`(n)`. The

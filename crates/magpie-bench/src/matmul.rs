@@ -18,7 +18,7 @@
 //! rayon ([`rayon_join`]) and chili ([`chili_join`]), each also with a grain ([`parallel_grain`]
 //! and so on); [`verify`] checks a product by Freivalds' method in O(n²).
 
-use crate::fork::{Fork, Magpie, Rayon, Serial};
+use crate::fork::{Chili, Fork, Magpie, Rayon, Serial};
 
 /// `n` for `--size ci`.
 pub const CI: u64 = 128;
@@ -214,37 +214,6 @@ pub fn rayon_join_grain(n: u64, a: &[f64], b: &[f64], c: &mut [f64], grain: usiz
     multiply_with(Rayon, n, a, b, c, grain)
 }
 
-fn chili_rec(
-    s: &mut chili::Scope<'_>,
-    grain: usize,
-    m: usize,
-    a: View<'_>,
-    b: View<'_>,
-    c: &mut [&mut [f64]],
-) {
-    if m <= grain {
-        return leaf(m, a, b, c);
-    }
-    let h = m / 2;
-    let [mut c11, mut c12, mut c21, mut c22] = quadrants(c, h);
-    for k in 0..2 {
-        s.join(
-            |s| {
-                s.join(
-                    |s| chili_rec(s, grain, h, a.quad(h, 0, k), b.quad(h, k, 0), &mut c11),
-                    |s| chili_rec(s, grain, h, a.quad(h, 0, k), b.quad(h, k, 1), &mut c12),
-                )
-            },
-            |s| {
-                s.join(
-                    |s| chili_rec(s, grain, h, a.quad(h, 1, k), b.quad(h, k, 0), &mut c21),
-                    |s| chili_rec(s, grain, h, a.quad(h, 1, k), b.quad(h, k, 1), &mut c22),
-                )
-            },
-        );
-    }
-}
-
 /// The same computation with `chili::Scope::join`.
 pub fn chili_join(s: &mut chili::Scope<'_>, n: u64, a: &[f64], b: &[f64], c: &mut [f64]) {
     chili_join_grain(s, n, a, b, c, THRESHOLD)
@@ -260,9 +229,7 @@ pub fn chili_join_grain(
     c: &mut [f64],
     grain: usize,
 ) {
-    let (n, mut rows) = prepare(n, a, b, c);
-    let (a, b) = (View::whole(a, n), View::whole(b, n));
-    chili_rec(s, grain.max(1), n, a, b, &mut rows);
+    multiply_with(Chili::new(s), n, a, b, c, grain)
 }
 
 fn row_slices(m: &[f64], n: usize) -> Vec<&[f64]> {

@@ -13,7 +13,7 @@
 //! result is sorted and a permutation of the input (the grain changes where the recursion stops,
 //! never the result: a sorted permutation is unique).
 
-use crate::fork::{Fork, Magpie, Rayon, Serial};
+use crate::fork::{Chili, Fork, Magpie, Rayon, Serial};
 
 /// Keys for `--size ci`.
 pub const CI: u64 = 100_000;
@@ -169,44 +169,6 @@ pub fn rayon_join_grain(v: &mut [u64], grain: usize) {
 
 // ---- chili --------------------------------------------------------------------------------------
 
-fn merge_chili(s: &mut chili::Scope<'_>, a: &[u64], b: &[u64], out: &mut [u64]) {
-    if out.len() <= MERGE_CUTOFF {
-        return merge_seq(a, b, out);
-    }
-    let (a, b, ia, ib) = merge_split(a, b);
-    let (lo, hi) = out.split_at_mut(ia + ib);
-    s.join(
-        |s| merge_chili(s, &a[..ia], &b[..ib], lo),
-        |s| merge_chili(s, &a[ia..], &b[ib..], hi),
-    );
-}
-
-fn sort_chili(
-    s: &mut chili::Scope<'_>,
-    grain: usize,
-    src: &mut [u64],
-    buf: &mut [u64],
-    into_buf: bool,
-) {
-    if src.len() <= grain {
-        return sort_leaf(src, buf, into_buf);
-    }
-    let mid = src.len() / 2;
-    {
-        let (s1, s2) = src.split_at_mut(mid);
-        let (b1, b2) = buf.split_at_mut(mid);
-        s.join(
-            |s| sort_chili(s, grain, s1, b1, !into_buf),
-            |s| sort_chili(s, grain, s2, b2, !into_buf),
-        );
-    }
-    if into_buf {
-        merge_chili(s, &src[..mid], &src[mid..], buf);
-    } else {
-        merge_chili(s, &buf[..mid], &buf[mid..], src);
-    }
-}
-
 /// The same merge sort with `chili::Scope::join`.
 pub fn chili_join(s: &mut chili::Scope<'_>, v: &mut [u64]) {
     chili_join_grain(s, v, SORT_CUTOFF)
@@ -214,8 +176,7 @@ pub fn chili_join(s: &mut chili::Scope<'_>, v: &mut [u64]) {
 
 /// [`chili_join`] with runs of at most `grain` keys (0 counts as 1) sorted by `sort_unstable`.
 pub fn chili_join_grain(s: &mut chili::Scope<'_>, v: &mut [u64], grain: usize) {
-    let mut buf = vec![0u64; v.len()];
-    sort_chili(s, leaf_keys(grain), v, &mut buf, false);
+    sort_with(Chili::new(s), v, grain)
 }
 
 // ---- verification ------------------------------------------------------------------------------
