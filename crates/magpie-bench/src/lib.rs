@@ -178,34 +178,36 @@ impl Kernel {
         self.visit(workload::GetInfo)
     }
 
-    /// The grain of a kernel written out per runtime rather than as a workload, where it has one
-    /// (fib's and uts's are handled apart, as they default to no cutoff): its default (the fixed
-    /// cutoff the kernel had before it took a grain), the largest grain accepted (the smallest is
-    /// 1) and what it means.
-    fn written_out_grain(self) -> Option<(u64, u64, &'static str)> {
+    /// The grain of a kernel written out per runtime rather than as a workload, where it has one:
+    /// its default (the fixed cutoff the kernel had before it took a grain; none for fib and uts,
+    /// which default to no cutoff), the largest grain accepted (the smallest is 1) and what it
+    /// means.
+    fn written_out_grain(self) -> Option<(Option<u64>, u64, &'static str)> {
         Some(match self {
+            Kernel::Fib => (None, fib::MAX_N, "below fib(grain) the recursion is serial"),
+            Kernel::Uts => (None, 1 << 20, "nodes per released chunk"),
             Kernel::Sort => (
-                sort::SORT_CUTOFF as u64,
+                Some(sort::SORT_CUTOFF as u64),
                 sort::MAX_N,
                 "keys sorted by one sort_unstable",
             ),
             Kernel::Matmul => (
-                matmul::THRESHOLD as u64,
+                Some(matmul::THRESHOLD as u64),
                 matmul::MAX_N,
                 "block side multiplied by the plain loop",
             ),
             Kernel::Heat => (
-                heat::GRAIN_ROWS as u64,
+                Some(heat::GRAIN_ROWS as u64),
                 heat::MAX_N,
                 "rows updated by one task in each step",
             ),
             Kernel::Jacobi => (
-                jacobi::GRAIN_ROWS as u64,
+                Some(jacobi::GRAIN_ROWS as u64),
                 jacobi::MAX_N,
                 "rows swept by one task in each step",
             ),
             Kernel::NQueens => (
-                nqueens::PAR_ROWS as u64,
+                Some(nqueens::PAR_ROWS as u64),
                 nqueens::MAX_N,
                 "rows of the board placed by tasks before the search turns serial",
             ),
@@ -219,10 +221,10 @@ impl Kernel {
     pub fn default_grain(self) -> Option<u64> {
         self.info()
             .map(|i| i.grain)
-            .or_else(|| self.written_out_grain().map(|g| g.0))
+            .or_else(|| self.written_out_grain().and_then(|g| g.0))
     }
 
-    /// What the grain means, for the kernels with a [`Kernel::default_grain`].
+    /// What the grain means, for the kernels that take one.
     pub fn grain_meaning(self) -> Option<&'static str> {
         self.info()
             .map(|i| i.grain_meaning)
@@ -239,30 +241,6 @@ impl Kernel {
                     "invalid grain `{grain}` for {}: expected a whole number between 1 and \
                      {max} ({meaning})",
                     self.name()
-                ))
-            };
-        }
-        if self == Kernel::Fib {
-            // fib's grain is a cutoff: below fib(grain) the recursion is serial.
-            return if (1..=fib::MAX_N).contains(&grain) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "invalid grain `{grain}` for fib: expected a whole number between 1 and {} \
-                     (below fib(grain) the recursion is serial)",
-                    fib::MAX_N
-                ))
-            };
-        }
-        if self == Kernel::Uts {
-            // uts's grain is the reference implementation's chunk size.
-            return if (1..=1 << 20).contains(&grain) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "invalid grain `{grain}` for uts: expected a whole number between 1 and {} \
-                     (nodes per released chunk)",
-                    1 << 20
                 ))
             };
         }

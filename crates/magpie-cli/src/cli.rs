@@ -61,8 +61,7 @@ fn kernels_help() -> String {
     for k in Kernel::ALL {
         let grain = match (k.default_grain(), k.grain_meaning()) {
             (Some(g), Some(meaning)) => format!("; grain {g} ({meaning})"),
-            _ if k == Kernel::Fib => "; grain: none (G: below fib(G) serial)".into(),
-            _ if k == Kernel::Uts => "; grain: none, a task per node (G: chunks of G nodes)".into(),
+            (None, Some(meaning)) => format!("; grain: none by default (G: {meaning})"),
             _ => String::new(),
         };
         s.push_str(&format!("  {:<15} n: {}{grain}\n", k.name(), k.n_meaning()));
