@@ -25,12 +25,14 @@ pub fn nanos(x: Option<f64>) -> String {
 pub fn stats_line(s: &magpie::Stats) -> String {
     format!(
         "spawns {} work-first + {} help-first; steals {} child + {} continuation ({} failed); \
-         suspensions {}; policy switches {}; max fresh {}; max frames {}; fibers created {}; sleeps {}",
+         fenced pops {}; suspensions {}; policy switches {}; max fresh {}; max frames {}; \
+         fibers created {}; sleeps {}",
         s.spawns_work_first,
         s.spawns_help_first,
         s.steals_child,
         s.steals_continuation,
         s.failed_steals,
+        s.fenced_pops,
         s.suspensions,
         s.policy_switches,
         s.max_fresh,

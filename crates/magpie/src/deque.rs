@@ -35,7 +35,9 @@
 //!   written into it; old buffers are kept until the deque is dropped, so a thief holding a stale
 //!   pointer reads valid memory whose slot holds the right item for any index its CAS can win.
 
-use crate::sync::atomic::{fence, AtomicBool, AtomicIsize, AtomicPtr, AtomicUsize, Ordering};
+use crate::sync::atomic::{
+    fence, AtomicBool, AtomicIsize, AtomicPtr, AtomicU64, AtomicUsize, Ordering,
+};
 use crate::sync::CachePadded;
 use std::cell::Cell;
 use std::sync::Arc;
@@ -108,6 +110,8 @@ struct ThiefSide {
 struct OwnerSide {
     split: AtomicIsize,
     buffer: AtomicPtr<Buffer>,
+    /// Pops of the public part (each pays a fence); written by the owner only, read for stats.
+    fenced_pops: AtomicU64,
 }
 
 struct Inner {
@@ -140,6 +144,9 @@ pub(crate) struct Deque {
     /// The current buffer's slots and mask, cached so a push or pop is one indexed access.
     slots: Cell<*const [AtomicUsize; 2]>,
     mask: Cell<usize>,
+    /// A deque nobody steals from (the only worker of a pool): nothing is ever released, so
+    /// every pop is private.
+    solo: bool,
 }
 
 // SAFETY: the owner handle may be moved to the thread that will own it; it is never shared
@@ -183,6 +190,7 @@ impl Deque {
                 owner: CachePadded(OwnerSide {
                     split: AtomicIsize::new(0),
                     buffer: AtomicPtr::new(buf),
+                    fenced_pops: AtomicU64::new(0),
                 }),
                 retired: crate::sync::Mutex::new(Vec::new()),
             }),
@@ -192,7 +200,15 @@ impl Deque {
             // SAFETY: `buf` was just allocated.
             slots: Cell::new(unsafe { (*buf).slots.as_ptr() }),
             mask: Cell::new(cap - 1),
+            solo: false,
         }
+    }
+
+    /// A deque for the only worker of a pool: it never releases work to thieves (there are
+    /// none), so its pops never need a fence.
+    pub(crate) fn without_thieves(mut self) -> Deque {
+        self.solo = true;
+        self
     }
 
     #[inline(always)]
@@ -255,7 +271,8 @@ impl Deque {
         s[0].store(it.0, Ordering::Relaxed);
         s[1].store(it.1, Ordering::Relaxed);
         self.bottom.set(b + 1);
-        if t >= self.split.get() || self.inner.thief.wanted.load(Ordering::Relaxed) {
+        if (t >= self.split.get() || self.inner.thief.wanted.load(Ordering::Relaxed)) && !self.solo
+        {
             self.release();
             Pushed::Released
         } else {
@@ -379,6 +396,8 @@ impl Deque {
         if self.inner.thief.top.load(Ordering::Relaxed) > b {
             return None;
         }
+        let n = &self.inner.owner.fenced_pops;
+        n.store(n.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         // Release, like every store of `split`: a thief that acquires any value of `split` must
         // see the slots below it (a Relaxed store here would start no release sequence).
         self.inner.owner.split.store(b, Ordering::Release);
@@ -442,6 +461,11 @@ impl Stealer {
         }
     }
 
+    /// Pops of the owner that took an item back from the public part (and paid a fence).
+    pub(crate) fn fenced_pops(&self) -> u64 {
+        self.inner.owner.fenced_pops.load(Ordering::Relaxed)
+    }
+
     /// Whether the public part looks non-empty (a hint for the sleep protocol's re-check).
     pub(crate) fn has_public(&self) -> bool {
         let i = &self.inner;
@@ -471,6 +495,28 @@ mod tests {
         assert_eq!(rest, vec![8, 7, 6, 5, 4, 3, 2]);
         assert_eq!(s.steal(), Steal::Empty);
         assert_eq!(d.len(), 0);
+        // The private items came back without a fence; an item released to thieves (the public
+        // part was empty) comes back through the fenced pop.
+        assert_eq!(s.fenced_pops(), 0);
+        assert_eq!(d.push(Item(11, 1)), Pushed::Released);
+        assert_eq!(d.pop(), Some(Item(11, 1)));
+        assert_eq!(s.fenced_pops(), 1);
+    }
+
+    #[test]
+    fn a_deque_without_thieves_keeps_everything_private() {
+        let d = Deque::new(2).without_thieves();
+        let s = d.stealer();
+        for i in 1..=10 {
+            assert_eq!(d.push(Item(i, 1)), Pushed::Private);
+        }
+        assert_eq!(s.steal(), Steal::Empty);
+        let mut got = vec![];
+        while let Some(Item(x, _)) = d.pop() {
+            got.push(x);
+        }
+        assert_eq!(got, (1..=10).rev().collect::<Vec<_>>());
+        assert_eq!(s.fenced_pops(), 0);
     }
 
     #[test]

@@ -146,6 +146,11 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
             Ok(r) => JobResult::Ok(r),
             Err(p) => JobResult::Panic(p),
         };
+        // The job may have moved to another worker: settle that one's in-place joins before the
+        // joiner can see the job finished.
+        if let Some(wt) = crate::worker::current() {
+            wt.settle_credit();
+        }
         if let Some(w) = this.latch.set() {
             crate::worker::make_ready(w);
         }

@@ -5,18 +5,52 @@
 //! * Help-first: `a`, the child, is pushed and the parent continues with `b`; one worker runs `b`
 //!   then `a`: the parent reaches its sync point before its child runs.
 //!
-//! At the sync point the joiner pops its pushed half back if nobody took it (the common case: a plain
-//! call, no fence). If a thief took it, the joiner suspends its fiber until the thief finishes (see
-//! `worker.rs`); it never steals unrelated work onto its own stack.
+//! # What a join costs, and the return barrier
 //!
-//! Lazy publication: when the worker's deque already holds [`KEEP`] items for thieves and no thief
-//! has asked for more, a join publishes nothing and runs both halves in place, in the order its
-//! policy prescribes (work-first: `a` then `b`; help-first: `b` then `a`): exactly what happens when
-//! a pushed half is popped back unstolen, minus the push and the pop. The items kept are the
-//! oldest, so the work a thief can take is the biggest there is; when one is taken, or a thief
-//! raises `wanted`, the next joins publish again. This is lazy task creation on top of the split
-//! deque; it bounds the deque of a recursive computation by `KEEP` (plus what thieves ask for).
-//! A one-worker pool keeps nothing: it has no thieves.
+//! Friendly Barriers (§4) splits a work-stealing runtime's cost into the *sequential* overhead
+//! (what a spawn and its sync cost when nobody steals) and the *dynamic* overhead (what each steal
+//! costs, above all what it costs the victim), and makes the victim pay only when it returns into
+//! a frame whose work a thief took (§5, the return barrier). A join here takes one of three roads;
+//! the first two involve no atomic read-modify-write and no fence.
+//!
+//! 1. **In place** (the common case). The worker keeps [`KEEP`] items in its deque for thieves
+//!    (none in a one-worker pool) and no thief asked for more, so the join publishes nothing and
+//!    runs both halves as plain calls, in the order its policy prescribes (work-first: `a` then
+//!    `b`; help-first: `b` then `a`): what a published half popped back unstolen would do, minus
+//!    the push and the pop. The worker does not even look at its deque on each join: it holds a
+//!    *credit* of in-place joins (`WorkerThread::grant_credit`), and a join with credit left
+//!    reads the thread-local worker, compares its frame depth and credit with two worker-local
+//!    counters and the stack pointer with the fiber's limit, and decrements the credit. Every
+//!    `CREDIT` joins (and whenever the deque may have changed: a pop, a task started or
+//!    finished, a suspension) the worker looks at its deque (two `Relaxed` loads of the thieves'
+//!    cache line) and counts the joins it ran in bulk (`settle_credit`), which is also what keeps
+//!    `Pool::stats` exact once the work is done. A thief that took the kept items or raised
+//!    `wanted` is answered at most `CREDIT` joins later. This is lazy task creation on the split
+//!    deque; it bounds the deque of a recursive computation by `KEEP` plus what thieves ask for.
+//! 2. **Published, not stolen.** The push stores the item in the owner's private part (two
+//!    `Relaxed` stores and an owner-local index); when the public part is empty it also moves the
+//!    split up with a `Release` store, a plain store on x86 and no fence anywhere. At the sync
+//!    point the joiner pops the item back: from the private part with plain loads, from the
+//!    public part (only items it offered to thieves: the oldest one, or what a thief asked for)
+//!    with Chase–Lev's fence, which `Stats::fenced_pops` counts: on fib(36) at 2 workers, 80 to
+//!    105 of 24 million joins per run.
+//! 3. **Stolen: the return barrier.** A thief takes the oldest public item with one CAS on the
+//!    deque's `top`; it never stops, signals or waits for the victim, which goes on running the
+//!    inline half unaware. The victim learns of the steal only when it returns to the sync point
+//!    of that join (its barrier) and the pop does not give its item back. Only then does it pay:
+//!    it runs what it pushed above the item (its own descendants), then suspends its fiber on the
+//!    half's [`Latch`](crate::latch::Latch), registering only after it has fully suspended. The
+//!    thief, having run the half, swaps the latch to set: if it finds the victim registered, it
+//!    makes the victim's fiber ready (`worker::make_ready`); if not, the victim's registration
+//!    fails and the victim resumes itself. Exactly one of the two happens, the half runs exactly
+//!    once, and the victim reads the result after the thief wrote it: `join_model.rs` checks
+//!    this with loom, the thief racing the victim's return for a public half and for a private
+//!    one released on request. With `Builder::measure_overheads`, the time from the failed pop to
+//!    the suspension, and the switches out of and back into the waiting task, are the victim's
+//!    cost of the steal (`Stats::victim_ns`).
+//!
+//! The joiner never steals unrelated work onto its own stack: a waiting task suspends, and its
+//! worker carries on with a fresh fiber (see `worker.rs`).
 //!
 //! Stack bound (SLAW's stack condition): when the frames on the fiber reach S, or fewer than
 //! `STACK_RESERVE` bytes are left, help-first and adaptive joins push *both* halves and suspend, so
@@ -76,39 +110,44 @@ where
 {
     let fl = wt.fiber_local();
     let depth = fl.depth.get();
-    let t = wt.deque.top();
-    let fresh = wt.deque.bottom() - t;
-    if fresh >= wt.keep
-        && !wt.deque.wanted()
-        && depth < wt.thresholds.stack
-        && fl.stack_left() >= STACK_RESERVE
-    {
-        // In place: nothing published, nothing to pop back. Under Adaptive an in-place join is a
-        // sequential call (work-first order); the heuristic's choice applies to what is published
-        // (it still counts this spawn towards its interval).
-        let wf = match wt.policy {
-            Policy::Adaptive => wt.decide_in_place(depth),
-            p => {
-                let wf = wt.decide(p, depth, fresh);
-                wt.count_spawn(wf);
-                wf
-            }
-        };
+    if (wt.has_credit(depth) || wt.grant_credit(depth)) && fl.stack_left() >= STACK_RESERVE {
+        // In place: nothing published, nothing to pop back, nothing counted until the credit is
+        // settled (see `WorkerThread::settle_credit`). Under Adaptive an in-place join is a sequential
+        // call (work-first order); the heuristic's choice applies to what is published.
+        wt.spend_credit();
         fl.depth.set(depth + 1);
-        let r = if wf {
-            let ra = panic::catch_unwind(AssertUnwindSafe(a));
-            (ra, panic::catch_unwind(AssertUnwindSafe(b)))
+        let r = if wt.policy == Policy::HelpFirst {
+            let (rb, ra) = in_place(b, a);
+            (ra, rb)
         } else {
-            let rb = panic::catch_unwind(AssertUnwindSafe(b));
-            (panic::catch_unwind(AssertUnwindSafe(a)), rb)
+            in_place(a, b)
         };
         fl.depth.set(depth);
-        return match r {
-            (Ok(ra), Ok(rb)) => (ra, rb),
-            (Err(p), _) | (_, Err(p)) => panic::resume_unwind(p),
-        };
+        return r;
     }
-    join_publish(wt, fl, t, a, b)
+    join_publish(wt, fl, wt.deque.top(), a, b)
+}
+
+/// Runs `first` then `second` as plain calls. If `first` panics, `second` still runs before the
+/// panic goes on (the first panic wins); a panic in `second` goes on as it is. Whoever catches
+/// it resets the frame depth (every catch site sets the depth it saved).
+#[inline(always)]
+fn in_place<X, Y, RX, RY>(first: X, second: Y) -> (RX, RY)
+where
+    X: FnOnce() -> RX,
+    Y: FnOnce() -> RY,
+{
+    match panic::catch_unwind(AssertUnwindSafe(first)) {
+        Ok(rx) => (rx, second()),
+        Err(p) => finish_after_panic(second, p),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn finish_after_panic<Y: FnOnce() -> RY, RY, RX>(second: Y, p: crate::job::Panic) -> (RX, RY) {
+    let _ = panic::catch_unwind(AssertUnwindSafe(second));
+    panic::resume_unwind(p)
 }
 
 /// The join that publishes one half.
@@ -160,7 +199,7 @@ where
     let ri = panic::catch_unwind(AssertUnwindSafe(inline));
     // Fast path: this fiber was never suspended, so it is on the same worker (`wt` is still
     // ours) and the newest item is ours unless a thief took it.
-    let rp = match mark.holds(fl).then(|| wt.deque.pop()).flatten() {
+    let rp = match mark.holds(fl).then(|| wt.pop_back()).flatten() {
         Some(it) if Work::decode(it).is_job(job) => pushed.run_inline(),
         Some(it) => {
             wt.deque.push(it);

@@ -33,6 +33,8 @@
 #![cfg_attr(loom, allow(dead_code))]
 
 pub(crate) mod deque;
+#[cfg(all(test, loom))]
+mod join_model;
 pub(crate) mod latch;
 pub(crate) mod sleep;
 pub(crate) mod sync;

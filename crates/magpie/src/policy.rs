@@ -137,13 +137,15 @@ impl Adaptive {
         self.evaluate(stolen())
     }
 
-    /// Counts one spawn towards the interval without deciding it (a spawn that runs in place);
-    /// returns whether the re-evaluation it triggered switched the policy.
-    #[inline(always)]
-    pub(crate) fn tick(&self, t: &Thresholds, stolen: impl FnOnce() -> u64) -> bool {
-        let n = self.spawns.get() + 1;
-        if n < t.interval {
-            self.spawns.set(n);
+    /// Counts `n` spawns towards the interval without deciding them (spawns that ran in place,
+    /// counted in bulk); returns whether the re-evaluation they triggered switched the policy.
+    /// The re-evaluation happens at the first count that reaches INT, so at most `n - 1` spawns
+    /// late.
+    #[inline]
+    pub(crate) fn tick_by(&self, t: &Thresholds, n: u32, stolen: impl FnOnce() -> u64) -> bool {
+        let k = self.spawns.get().saturating_add(n);
+        if k < t.interval {
+            self.spawns.set(k);
             return false;
         }
         self.evaluate(stolen()).1
@@ -192,5 +194,32 @@ mod tests {
         assert_eq!(a.decide(&t, 0, 0, || 0), (true, false));
         // A steal during the interval switches back to help-first.
         assert_eq!(a.decide(&t, 0, 0, || 1), (false, true));
+    }
+
+    #[test]
+    fn ticks_in_bulk_reach_the_interval() {
+        let t = Thresholds {
+            stack: 4,
+            fresh: 3,
+            interval: 10,
+        };
+        let a = Adaptive::new();
+        // Nine spawns counted in bulk: no evaluation yet.
+        assert!(!a.tick_by(&t, 9, || 0));
+        assert!(!a.work_first.get());
+        // The tenth evaluates: no steal, so work-first.
+        assert!(a.tick_by(&t, 1, || 0));
+        assert!(a.work_first.get());
+        // A bulk count past the interval evaluates once; a steal switches back.
+        assert!(a.tick_by(&t, 25, || 3));
+        assert!(!a.work_first.get());
+        assert_eq!(a.spawns.get(), 0);
+        // Fewer spawns than a huge interval never evaluate.
+        let never = Thresholds {
+            interval: u32::MAX,
+            ..t
+        };
+        assert!(!a.tick_by(&never, u32::MAX - 1, || 0));
+        assert!(!a.tick_by(&never, 0, || 0));
     }
 }

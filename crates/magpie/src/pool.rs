@@ -287,6 +287,10 @@ impl<F: FnOnce() -> R + Send, R: Send> BlockingJob<F, R> {
             Ok(r) => JobResult::Ok(r),
             Err(p) => JobResult::Panic(p),
         };
+        // Count this worker's in-place joins before the caller can read the stats.
+        if let Some(wt) = crate::worker::current() {
+            wt.settle_credit();
+        }
         this.done.set();
     }
 }

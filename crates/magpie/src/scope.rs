@@ -105,6 +105,23 @@ impl<'scope> Scope<'scope> {
         };
         let fl = wt.fiber_local();
         let depth = fl.depth.get();
+        if policy == wt.policy
+            && policy != Policy::HelpFirst
+            && (wt.has_credit(depth) || wt.grant_credit(depth))
+            && fl.stack_left() >= STACK_RESERVE
+        {
+            // The common case of the in-place spawn below, on the worker's join credit: no look
+            // at the deque (whose thief-side line a busy thief keeps writing), nothing counted
+            // until the credit is settled. Only for the pool's own policy, which is how the
+            // settlement counts it.
+            wt.spend_credit();
+            fl.depth.set(depth + 1);
+            if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(self))) {
+                self.record_panic(p);
+            }
+            fl.depth.set(depth);
+            return;
+        }
         let fresh = wt.deque.len() as isize;
         let wf = wt.decide(policy, depth, fresh);
         let stack_ok = fl.stack_left() >= STACK_RESERVE;

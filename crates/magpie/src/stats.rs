@@ -48,6 +48,11 @@ pub struct Stats {
     /// With `measure_overheads`: nanoseconds thieves spent in steal rounds that found nothing.
     #[serde(default)]
     pub search_ns: u64,
+    /// Pops that took an item back from the public part of the owner's deque, where thieves may
+    /// race for it, and so paid a fence (see `deque.rs`). Every other spawn and sync costs no
+    /// fence and no atomic read-modify-write.
+    #[serde(default)]
+    pub fenced_pops: u64,
 }
 
 impl Sub for Stats {
@@ -71,6 +76,7 @@ impl Sub for Stats {
             victim_ns: self.victim_ns - o.victim_ns,
             steal_ns: self.steal_ns - o.steal_ns,
             search_ns: self.search_ns - o.search_ns,
+            fenced_pops: self.fenced_pops - o.fenced_pops,
         }
     }
 }
@@ -96,6 +102,7 @@ impl Add for Stats {
             victim_ns: self.victim_ns + o.victim_ns,
             steal_ns: self.steal_ns + o.steal_ns,
             search_ns: self.search_ns + o.search_ns,
+            fenced_pops: self.fenced_pops + o.fenced_pops,
         }
     }
 }

@@ -60,6 +60,10 @@ const SPIN_ROUNDS: u32 = 64;
 const YIELD_AFTER: u32 = 16;
 /// Spare loop fibers a worker keeps for reuse.
 const MAX_SPARES: usize = 32;
+/// In-place joins granted per look at the deque (`WorkerThread::grant_credit`). A thief that
+/// raises `wanted` is answered at most this many joins late; a pool's counters are exact once
+/// its work has finished.
+pub(crate) const CREDIT: u32 = 32;
 /// Bytes that must be left on a fiber's stack for a spawn to run its child inline.
 pub(crate) const STACK_RESERVE: usize = 64 * 1024;
 /// Stack of a worker thread: only the dispatcher runs there.
@@ -94,7 +98,12 @@ impl Registry {
     pub(crate) fn new(config: Config) -> Result<Arc<Registry>, Error> {
         crate::overflow::install();
         let n = config.workers;
-        let deques: Vec<Deque> = (0..n).map(|_| Deque::new(256)).collect();
+        let deques: Vec<Deque> = (0..n)
+            .map(|_| match n {
+                1 => Deque::new(256).without_thieves(),
+                _ => Deque::new(256),
+            })
+            .collect();
         let reg = Arc::new(Registry {
             stealers: deques.iter().map(|d| d.stealer()).collect(),
             stats: (0..n).map(|_| CachePadded::default()).collect(),
@@ -170,6 +179,7 @@ impl Registry {
         for w in &self.stats {
             w.add_to(&mut s);
         }
+        s.fenced_pops = self.stealers.iter().map(|d| d.fenced_pops()).sum();
         s
     }
 
@@ -261,6 +271,15 @@ pub(crate) struct WorkerThread {
     /// Items to keep published before spawns run in place (`join::KEEP`; none in a one-worker
     /// pool, which has no thieves: work from outside arrives through the injector).
     pub keep: isize,
+    /// In-place joins this worker may still run before it looks at its deque again: lazy
+    /// publication's check, made once per [`CREDIT`] joins instead of on every join.
+    credit: Cell<u32>,
+    /// `credit` when last granted or counted: `granted - credit` in-place joins ran since and
+    /// are not yet in the stats.
+    granted: Cell<u32>,
+    /// One more than the deepest frame depth counted in `max_frames` by an in-place join (never
+    /// above S): an in-place join below it has nothing to update.
+    frames_hw: Cell<u32>,
     /// A work-first parent waiting to be published by the child's frame.
     pending_cont: Cell<usize>,
     /// Deferred completions: `finished` tasks of the scope counted by `finished_scope` ran here and
@@ -338,6 +357,14 @@ impl WorkerThread {
         unsafe { &*self.fiber.get() }
     }
 
+    /// Pops the newest item at a sync point that may take its own pushed half back. The deque
+    /// shrinks, so the join credit is settled: the next join looks at the deque again.
+    #[inline(always)]
+    pub(crate) fn pop_back(&self) -> Option<Item> {
+        self.settle_credit();
+        self.deque.pop()
+    }
+
     /// Pushes work on this worker's deque, waking a sleeper if it became visible to thieves.
     #[inline(always)]
     pub(crate) fn push(&self, w: Work) {
@@ -396,6 +423,7 @@ impl WorkerThread {
     /// never held up by a worker doing something else. Returns whether a waiter became ready.
     #[inline]
     pub(crate) fn flush_finished(&self) -> bool {
+        self.settle_credit();
         let n = self.finished.replace(0);
         if n == 0 {
             return false;
@@ -420,19 +448,76 @@ impl WorkerThread {
         }
     }
 
-    /// An adaptive spawn that runs in place (lazy publication): a work-first spawn that only
-    /// ticks the heuristic's interval. Counts it; returns true (work-first).
+    /// Whether a `join` at frame depth `depth` may run in place without looking at anything:
+    /// the worker has credit left from its last look at its deque, and the depth is below the
+    /// deepest frame it has already counted (so `max_frames` and the stack condition S need no
+    /// update). The caller then spends one credit ([`spend_credit`](Self::spend_credit)).
     #[inline(always)]
-    pub(crate) fn decide_in_place(&self, depth: u32) -> bool {
-        self.stats().max_frames.max(depth as u64 + 1);
-        if self
-            .adaptive
-            .tick(&self.thresholds, || self.stats().stolen_from())
+    pub(crate) fn has_credit(&self, depth: u32) -> bool {
+        self.credit.get() != 0 && depth < self.frames_hw.get()
+    }
+
+    /// Spends one credit: the in-place join is counted at the next
+    /// [`settle_credit`](Self::settle_credit).
+    #[inline(always)]
+    pub(crate) fn spend_credit(&self) {
+        self.credit.set(self.credit.get() - 1);
+    }
+
+    /// The look behind the credit: whether a `join` at frame depth `depth` may run in place
+    /// (lazy publication: the deque keeps `keep` items for thieves, no thief asked for more, and
+    /// the stack condition allows another frame). If so, grants [`CREDIT`] in-place joins; if not,
+    /// none, so the next join looks again.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn grant_credit(&self, depth: u32) -> bool {
+        self.settle_credit();
+        let fresh = self.deque.bottom() - self.deque.top();
+        let ok = fresh >= self.keep && !self.deque.wanted() && depth < self.thresholds.stack;
+        if !ok {
+            return false;
+        }
+        if depth >= self.frames_hw.get() {
+            self.frames_hw.set(depth + 1);
+            self.stats().max_frames.max(depth as u64 + 1);
+        }
+        self.credit.set(CREDIT);
+        self.granted.set(CREDIT);
+        true
+    }
+
+    /// Counts the in-place joins run on the credit (as spawns of the pool's policy: work-first
+    /// for Adaptive, whose in-place joins run in work-first order; and towards the adaptive
+    /// heuristic's interval) and withdraws what is left, so the next join looks at the deque.
+    /// Called wherever the deque may have changed under the credit (the worker popped back
+    /// published work, or turns to another task) and before anything that lets another thread
+    /// see this worker's work as finished (a latch set, a scope's count decremented), so
+    /// `Pool::stats` after `install` counts every spawn.
+    #[inline]
+    pub(crate) fn settle_credit(&self) {
+        let n = self.granted.get() - self.credit.get();
+        self.credit.set(0);
+        self.granted.set(0);
+        if n != 0 {
+            self.count_in_place(n);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn count_in_place(&self, n: u32) {
+        if self.policy == Policy::HelpFirst {
+            self.stats().spawns_hf.add(n as u64);
+        } else {
+            self.stats().spawns_wf.add(n as u64);
+        }
+        if self.policy == Policy::Adaptive
+            && self
+                .adaptive
+                .tick_by(&self.thresholds, n, || self.stats().stolen_from())
         {
             self.stats().policy_switches.bump();
         }
-        self.stats().spawns_wf.bump();
-        true
     }
 
     #[inline(always)]
@@ -789,6 +874,9 @@ fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
         registry,
         deque,
         fiber: Cell::new(std::ptr::null()),
+        credit: Cell::new(0),
+        granted: Cell::new(0),
+        frames_hw: Cell::new(0),
         pending_cont: Cell::new(0),
         finished_scope: Cell::new(std::ptr::null()),
         finished: Cell::new(0),

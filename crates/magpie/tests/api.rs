@@ -333,3 +333,28 @@ fn overheads_are_measured_only_when_asked() {
     assert!(s.steals_child + s.steals_continuation >= 1, "{s:?}");
     assert_eq!((s.victim_ns, s.steal_ns, s.search_ns), (0, 0, 0), "{s:?}");
 }
+
+#[test]
+fn one_worker_pools_never_fence_and_count_every_spawn() {
+    // A pool of one worker has no thieves: nothing is released, so no pop pays a fence; the
+    // in-place joins and spawns counted in bulk add up exactly once the work has finished.
+    for p in POLICIES {
+        let pool = pool(1, p);
+        let n = AtomicUsize::new(0);
+        let r = pool.install(|| {
+            scope(|s| {
+                for _ in 0..500 {
+                    s.spawn(|_| {
+                        n.fetch_add(1, Ordering::Relaxed);
+                    });
+                }
+            });
+            fib(12)
+        });
+        assert_eq!((r, n.load(Ordering::Relaxed)), (144, 500), "{p}");
+        let s = pool.stats();
+        assert_eq!(s.fenced_pops, 0, "{p}");
+        // fib(12) makes fib(13) - 1 = 232 joins.
+        assert_eq!(s.spawns_work_first + s.spawns_help_first, 500 + 232, "{p}");
+    }
+}
