@@ -756,6 +756,14 @@ pub struct BenchRecord {
     /// What steals cost, when the pool measured it ([`magpie::Builder::measure_overheads`]).
     #[serde(default)]
     pub overheads: Option<Overheads>,
+    /// Whether magpie's thieves took half of a victim's unpublished tasks per steal
+    /// ([`magpie::Builder::steal_half`], the default) rather than one item.
+    #[serde(default = "yes")]
+    pub steal_half: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// What steals cost over magpie's timed runs, as shares of the workers' total time (workers ×
@@ -882,6 +890,7 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
     };
     let workers = pool.workers();
     let measured = pool.measures_overheads();
+    let steal_half = pool.steals_half();
     let mut errors: Vec<String> = vec![];
     let mut verified = true;
     // Peers that cannot run here (C++ peers not built) are listed as not measured, with why.
@@ -1058,6 +1067,7 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
             .collect(),
         peak_rss_kib: harness::peak_rss_kib(),
         overheads,
+        steal_half,
     }
 }
 

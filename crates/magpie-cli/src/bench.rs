@@ -58,7 +58,9 @@ pub fn run(a: BenchArgs) -> Result<(), Failure> {
     if let Some(f) = a.max_fibers {
         builder = builder.max_fibers(f);
     }
-    builder = builder.measure_overheads(a.overheads);
+    builder = builder
+        .measure_overheads(a.overheads)
+        .steal_half(!a.steal_one);
     if a.tree.is_some() && a.n.is_some() {
         return Err(Failure::Usage(
             "give uts either --n (a depth of the T1 family) or --tree, not both".into(),
@@ -108,7 +110,7 @@ fn table(r: &BenchRecord) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{} {}{} workers={} policy={} runs={}\n",
+        "{} {}{} workers={} policy={}{} runs={}\n",
         r.kernel,
         match &r.tree {
             Some(t) => format!("tree {t}"),
@@ -117,6 +119,7 @@ fn table(r: &BenchRecord) -> String {
         r.grain.map_or(String::new(), |g| format!(" grain={g}")),
         r.workers,
         r.policy,
+        if r.steal_half { "" } else { " steals=one" },
         r.runs
     );
     let _ = write!(

@@ -117,6 +117,10 @@ pub struct BenchArgs {
     /// the thieves' time per steal, as shares of workers × run time.
     #[arg(long)]
     pub overheads: bool,
+    /// magpie's thieves take one item per steal instead of half of a victim's unpublished tasks
+    /// (magpie's `steal_half(false)`), to measure what batches do.
+    #[arg(long)]
+    pub steal_one: bool,
     /// uts only: a named tree (T1, T3, T1L, T3L, T1XS, T3XS) or the standard parameters in
     /// quotes, e.g. "-t 1 -a 3 -d 10 -b 4 -r 19" [default: the T1 family at depth n].
     #[arg(long, value_parser = parse_tree, allow_hyphen_values = true)]

@@ -383,3 +383,29 @@ fn bench_overheads_reports_shares() {
         "{v}"
     );
 }
+
+#[test]
+fn bench_steal_one_is_recorded_and_verified() {
+    for (flag, half) in [(None, true), (Some("--steal-one"), false)] {
+        let mut args = vec![
+            "bench",
+            "fj",
+            "--size",
+            "ci",
+            "--workers",
+            "2",
+            "--policy",
+            "help-first",
+            "--runs",
+            "2",
+            "--json",
+            "--no-peers",
+        ];
+        args.extend(flag);
+        let o = magpie(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v = json(&o);
+        assert_eq!(v["steal_half"].as_bool(), Some(half), "{v}");
+        assert_eq!(v["verified"].as_bool(), Some(true), "{v}");
+    }
+}

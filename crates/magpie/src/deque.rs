@@ -147,6 +147,8 @@ pub(crate) struct Deque {
     /// A deque nobody steals from (the only worker of a pool): nothing is ever released, so
     /// every pop is private.
     solo: bool,
+    /// Whether a thief's request may be answered with a batch ([`Item::batch`]).
+    batches: bool,
 }
 
 // SAFETY: the owner handle may be moved to the thread that will own it; it is never shared
@@ -201,7 +203,15 @@ impl Deque {
             slots: Cell::new(unsafe { (*buf).slots.as_ptr() }),
             mask: Cell::new(cap - 1),
             solo: false,
+            batches: true,
         }
+    }
+
+    /// A deque that answers a thief's request by publishing half of its private part, never
+    /// with a batch: every steal takes one item (`Builder::steal_half(false)`).
+    pub(crate) fn without_batches(mut self) -> Deque {
+        self.batches = false;
+        self
     }
 
     /// A deque for the only worker of a pool: it never releases work to thieves (there are
@@ -310,7 +320,11 @@ impl Deque {
             return;
         }
         let wanted = self.inner.thief.wanted.load(Ordering::Relaxed);
-        if wanted && priv_len >= BATCH_MIN && self.release_batch(s, (priv_len / 2) as usize) {
+        if wanted
+            && self.batches
+            && priv_len >= BATCH_MIN
+            && self.release_batch(s, (priv_len / 2) as usize)
+        {
             return;
         }
         let n = if wanted { (priv_len + 1) / 2 } else { 1 };
@@ -501,6 +515,45 @@ mod tests {
         assert_eq!(d.push(Item(11, 1)), Pushed::Released);
         assert_eq!(d.pop(), Some(Item(11, 1)));
         assert_eq!(s.fenced_pops(), 1);
+    }
+
+    #[test]
+    fn without_batches_a_request_publishes_half_and_steals_take_one() {
+        for batches in [true, false] {
+            let d = match batches {
+                true => Deque::new(16),
+                false => Deque::new(16).without_batches(),
+            };
+            let s = d.stealer();
+            for i in 1..=10 {
+                d.push(Item(i * 2, 1)); // item 2 released at once, the rest private
+            }
+            assert_eq!(s.steal(), Steal::Success(Item(2, 1)));
+            assert_eq!(s.steal(), Steal::Empty); // raises wanted
+            d.push(Item(22, 1)); // answers: 10 private items, half of them go
+            let Steal::Success(it) = s.steal() else {
+                panic!("nothing released")
+            };
+            match it.take_batch() {
+                Some(b) => {
+                    assert!(batches);
+                    let got: Vec<_> = b.iter().map(|i| i.0).collect();
+                    assert_eq!(got, vec![4, 6, 8, 10, 12]);
+                }
+                None => {
+                    assert!(!batches);
+                    assert_eq!(it, Item(4, 1));
+                    for x in [6, 8, 10, 12] {
+                        assert_eq!(s.steal(), Steal::Success(Item(x, 1)));
+                    }
+                }
+            }
+            let mut rest = vec![];
+            while let Some(Item(x, _)) = d.pop() {
+                rest.push(x);
+            }
+            assert_eq!(rest, vec![22, 20, 18, 16, 14], "batches {batches}");
+        }
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub struct Builder {
     stack_size: usize,
     max_fibers: usize,
     measure_overheads: bool,
+    steal_half: bool,
 }
 
 impl Default for Builder {
@@ -36,6 +37,7 @@ impl Default for Builder {
             stack_size: DEFAULT_STACK_SIZE,
             max_fibers: DEFAULT_MAX_FIBERS,
             measure_overheads: false,
+            steal_half: true,
         }
     }
 }
@@ -84,6 +86,16 @@ impl Builder {
     /// steal and sync slow paths only; spawns and unstolen syncs are unchanged.
     pub fn measure_overheads(mut self, on: bool) -> Self {
         self.measure_overheads = on;
+        self
+    }
+
+    /// Whether a thief that asks a worker holding many unpublished tasks gets half of them in one
+    /// steal (default: on). The worker answers a thief's request (`wanted`) by handing over the
+    /// older half of its private part, when it holds at least 8 items, as one batch that the thief
+    /// unpacks into its own deque; off, it publishes the same half and each steal takes one item.
+    /// Either way the victim is never stopped: it answers at its next spawn or sync.
+    pub fn steal_half(mut self, on: bool) -> Self {
+        self.steal_half = on;
         self
     }
 
@@ -157,6 +169,7 @@ impl Builder {
             stack_size: self.stack_size,
             max_fibers: self.max_fibers,
             overheads: self.measure_overheads,
+            steal_half: self.steal_half,
         })?;
         Ok(Pool { registry })
     }
@@ -185,6 +198,11 @@ impl Pool {
     /// Worker threads in the pool.
     pub fn workers(&self) -> usize {
         self.registry.config.workers
+    }
+
+    /// Whether thieves take half of a victim's unpublished tasks at once ([`Builder::steal_half`]).
+    pub fn steals_half(&self) -> bool {
+        self.registry.config.steal_half
     }
 
     /// Whether the pool times what steals cost ([`Builder::measure_overheads`]).

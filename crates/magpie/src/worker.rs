@@ -79,6 +79,8 @@ pub(crate) struct Config {
     pub max_fibers: usize,
     /// Whether workers time the costs of steals (`Builder::measure_overheads`).
     pub overheads: bool,
+    /// Whether a thief's request is answered with a batch (`Builder::steal_half`).
+    pub steal_half: bool,
 }
 
 /// What every worker of one pool shares.
@@ -101,6 +103,7 @@ impl Registry {
         let deques: Vec<Deque> = (0..n)
             .map(|_| match n {
                 1 => Deque::new(256).without_thieves(),
+                _ if !config.steal_half => Deque::new(256).without_batches(),
                 _ => Deque::new(256),
             })
             .collect();

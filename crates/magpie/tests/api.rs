@@ -358,3 +358,30 @@ fn one_worker_pools_never_fence_and_count_every_spawn() {
         assert_eq!(s.spawns_work_first + s.spawns_help_first, 500 + 232, "{p}");
     }
 }
+
+#[test]
+fn pools_that_steal_one_item_at_a_time_lose_nothing() {
+    for p in POLICIES {
+        let pool = Pool::builder()
+            .workers(3)
+            .policy(p)
+            .steal_half(false)
+            .build()
+            .unwrap();
+        assert!(!pool.steals_half());
+        let hits: Vec<AtomicUsize> = (0..2000).map(|_| AtomicUsize::new(0)).collect();
+        let r = pool.install(|| {
+            scope(|s| {
+                for h in &hits {
+                    s.spawn(move |_| {
+                        h.fetch_add(1, Ordering::Relaxed);
+                    });
+                }
+            });
+            fib(18)
+        });
+        assert_eq!(r, 2584, "{p}");
+        assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1), "{p}");
+    }
+    assert!(pool(2, Policy::Adaptive).steals_half());
+}

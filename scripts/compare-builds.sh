@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Before/after: times magpie as built from an older commit against the working tree, kernel by
+# kernel, on the same machine in the same run. For each kernel and worker count it alternates the
+# two builds ROUNDS times (`magpie bench K --workers W --runs RUNS --no-peers --no-serial --json`),
+# so drifting machine load hits both alike, and prints one Markdown row with the median of the
+# per-round medians of each build and their ratio (after ÷ before; below 1 is faster). Every
+# timed run is verified by the kernel's own check; a failed one stops the script.
+#
+#   bash scripts/compare-builds.sh BASE_REV [--rounds R] [--runs N] [--workers 1,2]
+#                                  [--kernels fib,fj,...] [--size default|ci|paper]
+#
+# The base build lives in target/compare/BASE_REV (a git worktree with its own target folder).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() {
+    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+[ $# -ge 1 ] || usage
+base=$1
+shift
+rounds=3
+runs=3
+workers="1,$(nproc)"
+kernels=""
+size=default
+while [ $# -gt 0 ]; do
+    [ $# -ge 2 ] || usage
+    case $1 in
+    --rounds) rounds=$2 ;;
+    --runs) runs=$2 ;;
+    --workers) workers=$2 ;;
+    --kernels) kernels=$2 ;;
+    --size) size=$2 ;;
+    *) usage ;;
+    esac
+    shift 2
+done
+for v in "$rounds" "$runs"; do
+    if ! [[ $v =~ ^[1-9][0-9]*$ ]]; then
+        echo "error: --rounds and --runs take a positive whole number, not '$v'" >&2
+        exit 2
+    fi
+done
+rev=$(git rev-parse --verify --quiet "$base^{commit}") || {
+    echo "error: '$base' is not a commit of this repository" >&2
+    exit 2
+}
+short=${rev:0:12}
+dir=target/compare/$short
+if [ ! -d "$dir" ]; then
+    mkdir -p target/compare
+    git worktree add --detach "$dir" "$rev" >/dev/null
+fi
+echo "building $short (before) and the working tree (after)" >&2
+(cd "$dir" && CARGO_TARGET_DIR=target cargo build --locked --release -q -p magpie-cli)
+cargo build --locked --release -q -p magpie-cli
+old=$dir/target/release/magpie
+new=./target/release/magpie
+if [ -z "$kernels" ]; then
+    kernels=$($new bench --help | sed -n '/^Kernels/,$p' | awk 'NR > 1 && NF { print $1 }' | paste -sd, -)
+fi
+
+# One timed invocation: prints its median, or stops the script if it failed or was not verified.
+time_one() {
+    local bin=$1 k=$2 w=$3 out
+    if ! out=$($bin bench "$k" --workers "$w" --runs "$runs" --size "$size" --no-peers \
+        --no-serial --json 2>/dev/null); then
+        echo "error: $bin bench $k --workers $w failed" >&2
+        exit 1
+    fi
+    if ! grep -q '"verified": *true' <<<"$out"; then
+        echo "error: $bin bench $k --workers $w: result not verified" >&2
+        exit 1
+    fi
+    grep -o '"median_s": *[0-9.eE+-]*' <<<"$out" | head -1 | sed 's/.*: *//'
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+echo "| kernel | workers | before s | after s | after ÷ before |"
+echo "|---|---|---|---|---|"
+IFS=, read -ra ks <<<"$kernels"
+IFS=, read -ra ws <<<"$workers"
+for k in "${ks[@]}"; do
+    for w in "${ws[@]}"; do
+        b=()
+        a=()
+        for ((r = 0; r < rounds; r++)); do
+            b+=("$(time_one "$old" "$k" "$w")")
+            a+=("$(time_one "$new" "$k" "$w")")
+        done
+        mb=$(printf '%s\n' "${b[@]}" | median)
+        ma=$(printf '%s\n' "${a[@]}" | median)
+        awk -v k="$k" -v w="$w" -v b="$mb" -v a="$ma" \
+            'BEGIN { printf "| %s | %s | %.6f | %.6f | %.2f |\n", k, w, b, a, a / b }'
+    done
+done
