@@ -101,9 +101,6 @@ impl Buffer {
 /// Fields written by thieves (and read by the owner), on their own cache line.
 struct ThiefSide {
     top: AtomicIsize,
-    /// Raised by a thief that found the public part empty; the owner releases private work when it
-    /// sees it and lowers it.
-    wanted: AtomicBool,
 }
 
 /// Fields written by the owner and read by thieves, on their own cache line.
@@ -117,6 +114,11 @@ struct OwnerSide {
 struct Inner {
     thief: CachePadded<ThiefSide>,
     owner: CachePadded<OwnerSide>,
+    /// Raised by a thief that found the public part empty; the owner releases private work when it
+    /// sees it and lowers it. On a line of its own: the owner reads it on every join and spawn
+    /// (`WorkerThread::has_credit`), and thieves write it only to ask, not on every steal as
+    /// they write `top`.
+    wanted: CachePadded<AtomicBool>,
     /// Buffers replaced by growth; freed with the deque. Only the owner appends.
     retired: crate::sync::Mutex<Vec<usize>>,
 }
@@ -187,8 +189,8 @@ impl Deque {
             inner: Arc::new(Inner {
                 thief: CachePadded(ThiefSide {
                     top: AtomicIsize::new(0),
-                    wanted: AtomicBool::new(false),
                 }),
+                wanted: CachePadded(AtomicBool::new(false)),
                 owner: CachePadded(OwnerSide {
                     split: AtomicIsize::new(0),
                     buffer: AtomicPtr::new(buf),
@@ -252,7 +254,7 @@ impl Deque {
     /// Whether a thief found the public part empty and asked for work.
     #[inline(always)]
     pub(crate) fn wanted(&self) -> bool {
-        self.inner.thief.wanted.load(Ordering::Relaxed)
+        self.inner.wanted.load(Ordering::Relaxed)
     }
 
     /// The owner-side index the next push will use; a sync point remembers it to know which items
@@ -281,8 +283,7 @@ impl Deque {
         s[0].store(it.0, Ordering::Relaxed);
         s[1].store(it.1, Ordering::Relaxed);
         self.bottom.set(b + 1);
-        if (t >= self.split.get() || self.inner.thief.wanted.load(Ordering::Relaxed)) && !self.solo
-        {
+        if (t >= self.split.get() || self.inner.wanted.load(Ordering::Relaxed)) && !self.solo {
             self.release();
             Pushed::Released
         } else {
@@ -319,7 +320,7 @@ impl Deque {
         if priv_len <= 0 {
             return;
         }
-        let wanted = self.inner.thief.wanted.load(Ordering::Relaxed);
+        let wanted = self.inner.wanted.load(Ordering::Relaxed);
         if wanted
             && self.batches
             && priv_len >= BATCH_MIN
@@ -332,7 +333,7 @@ impl Deque {
         // Release: publishes the slots written by earlier pushes to thieves that acquire `split`.
         self.inner.owner.split.store(s + n, Ordering::Release);
         if wanted {
-            self.inner.thief.wanted.store(false, Ordering::Relaxed);
+            self.inner.wanted.store(false, Ordering::Relaxed);
         }
     }
 
@@ -371,7 +372,7 @@ impl Deque {
         self.split.set(last + 1);
         // Release: publishes the batch (its box and its slot) to thieves that acquire `split`.
         self.inner.owner.split.store(last + 1, Ordering::Release);
-        self.inner.thief.wanted.store(false, Ordering::Relaxed);
+        self.inner.wanted.store(false, Ordering::Relaxed);
         true
     }
 
@@ -379,7 +380,7 @@ impl Deque {
     /// (pops). Returns whether anything was published.
     #[inline(always)]
     pub(crate) fn poll_wanted(&self) -> bool {
-        if self.inner.thief.wanted.load(Ordering::Relaxed) && self.bottom.get() > self.split.get() {
+        if self.inner.wanted.load(Ordering::Relaxed) && self.bottom.get() > self.split.get() {
             self.release();
             true
         } else {
@@ -456,8 +457,8 @@ impl Stealer {
         let s = i.owner.split.load(Ordering::Acquire);
         if t >= s {
             // Ask once: read first so a waiting thief does not keep invalidating the owner's line.
-            if !i.thief.wanted.load(Ordering::Relaxed) {
-                i.thief.wanted.store(true, Ordering::Relaxed);
+            if !i.wanted.load(Ordering::Relaxed) {
+                i.wanted.store(true, Ordering::Relaxed);
             }
             return Steal::Empty;
         }

@@ -451,13 +451,16 @@ impl WorkerThread {
         }
     }
 
-    /// Whether a `join` at frame depth `depth` may run in place without looking at anything:
-    /// the worker has credit left from its last look at its deque, and the depth is below the
-    /// deepest frame it has already counted (so `max_frames` and the stack condition S need no
-    /// update). The caller then spends one credit ([`spend_credit`](Self::spend_credit)).
+    /// Whether a `join` at frame depth `depth` may run in place without looking at its deque:
+    /// the worker has credit left from its last look, no thief is asking for work (`wanted`, on
+    /// a line thieves write only to ask), and the depth is below the deepest frame it has already
+    /// counted (so `max_frames` and the stack condition S need no update). The caller then spends
+    /// one credit ([`spend_credit`](Self::spend_credit)). The credit bounds how long a steal of
+    /// the kept items goes unnoticed; `wanted` makes a thief that found nothing heard at once,
+    /// however rare the spawns (nqueens spawns only in its top rows, between long searches).
     #[inline(always)]
     pub(crate) fn has_credit(&self, depth: u32) -> bool {
-        self.credit.get() != 0 && depth < self.frames_hw.get()
+        self.credit.get() != 0 && depth < self.frames_hw.get() && !self.deque.wanted()
     }
 
     /// Spends one credit: the in-place join is counted at the next
