@@ -10,11 +10,13 @@
 #                                  [--kernels fib,fj,...] [--size default|ci|paper]
 #
 # The base build lives in target/compare/BASE_REV (a git worktree with its own target folder).
+# It is built inside this checkout, so both builds get this checkout's .cargo/config.toml (the
+# same code generation flags) and differ only in the code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 [ $# -ge 1 ] || usage

@@ -60,9 +60,10 @@ const SPIN_ROUNDS: u32 = 64;
 const YIELD_AFTER: u32 = 16;
 /// Spare loop fibers a worker keeps for reuse.
 const MAX_SPARES: usize = 32;
-/// In-place joins granted per look at the deque (`WorkerThread::grant_credit`). A thief that
-/// raises `wanted` is answered at most this many joins late; a pool's counters are exact once
-/// its work has finished.
+/// In-place joins granted per look at the deque (`WorkerThread::grant_credit`): a steal of the
+/// items a worker keeps for thieves is noticed at most this many joins late (a thief that asks,
+/// by raising `wanted`, is heard at the next join). A pool's counters are exact once its work
+/// has finished.
 pub(crate) const CREDIT: u32 = 32;
 /// Bytes that must be left on a fiber's stack for a spawn to run its child inline.
 pub(crate) const STACK_RESERVE: usize = 64 * 1024;
