@@ -136,3 +136,51 @@ fn ten_million_tasks_no_loss_no_duplicate() {
     eprintln!("stress: {total} tasks checked over {round} rounds");
     assert!(total >= target);
 }
+
+/// Spawns run in place are counted in bulk when a worker settles its credit, which must happen
+/// before any completion it signals: so once `install` returns, the spawn counts are exact, on
+/// every policy and width, with thieves taking work (more workers than cores) all along.
+#[test]
+fn spawn_counts_are_exact_once_the_work_is_done() {
+    fn fib(n: u64) -> u64 {
+        if n < 2 {
+            return n;
+        }
+        let (a, b) = join(|| fib(n - 1), || fib(n - 2));
+        a + b
+    }
+    // fib(n) makes fib(n + 1) - 1 joins: fib(18) 4180, fib(6) 12.
+    const EXPECTED: u64 = 4180 + 500 + 500 * 12;
+    for p in [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive] {
+        for w in [2, 3, 5] {
+            let pool = Pool::builder().workers(w).policy(p).build().unwrap();
+            for round in 0..10 {
+                let before = pool.stats();
+                let ran = AtomicUsize::new(0);
+                let r = pool.install(|| {
+                    let (f, _) = join(
+                        || fib(18),
+                        || {
+                            scope(|s| {
+                                for _ in 0..500 {
+                                    s.spawn(|_| {
+                                        assert_eq!(fib(6), 8);
+                                        ran.fetch_add(1, Ordering::Relaxed);
+                                    });
+                                }
+                            })
+                        },
+                    );
+                    f
+                });
+                let d = pool.stats() - before;
+                assert_eq!((r, ran.load(Ordering::Relaxed)), (2584, 500));
+                assert_eq!(
+                    d.spawns_work_first + d.spawns_help_first,
+                    EXPECTED + 1,
+                    "{p} x{w}, round {round}: {d:?}"
+                );
+            }
+        }
+    }
+}
