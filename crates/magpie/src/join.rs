@@ -112,7 +112,7 @@ where
 {
     let fl = wt.fiber_local();
     let depth = fl.depth.get();
-    if (wt.has_credit(depth) || wt.grant_credit(depth)) && fl.stack_left() >= STACK_RESERVE {
+    if (wt.has_credit(depth) || wt.grant_credit(depth)) && fl.has_reserve() {
         // In place: nothing published, nothing to pop back, nothing counted until the credit is
         // settled (see `WorkerThread::settle_credit`). Under Adaptive an in-place join is a sequential
         // call (work-first order); the heuristic's choice applies to what is published.

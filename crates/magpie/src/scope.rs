@@ -108,7 +108,7 @@ impl<'scope> Scope<'scope> {
         if policy == wt.policy
             && policy != Policy::HelpFirst
             && (wt.has_credit(depth) || wt.grant_credit(depth))
-            && fl.stack_left() >= STACK_RESERVE
+            && fl.has_reserve()
         {
             // The common case of the in-place spawn below, on the worker's join credit: no look
             // at the deque (whose thief-side line a busy thief keeps writing), nothing counted

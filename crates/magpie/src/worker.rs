@@ -252,6 +252,15 @@ pub(crate) struct FiberLocal {
 }
 
 impl FiberLocal {
+    /// Whether at least `STACK_RESERVE` bytes are left below the caller's frame: `stack_left() >=
+    /// STACK_RESERVE` as one add and one compare (on the spawn fast path, the subtraction with
+    /// saturation cost fib(36) 7% at one worker).
+    #[inline(always)]
+    pub(crate) fn has_reserve(&self) -> bool {
+        let here = 0u8;
+        std::ptr::addr_of!(here) as usize >= self.stack_limit + STACK_RESERVE
+    }
+
     /// Bytes left on this fiber's stack below the caller's frame.
     #[inline(always)]
     pub(crate) fn stack_left(&self) -> usize {
@@ -543,7 +552,7 @@ impl WorkerThread {
     /// Whether the stack condition holds for the running fiber: S frames, or too few bytes left.
     #[inline(always)]
     pub(crate) fn stack_full(&self, fl: &FiberLocal) -> bool {
-        fl.depth.get() >= self.thresholds.stack || fl.stack_left() < STACK_RESERVE
+        fl.depth.get() >= self.thresholds.stack || !fl.has_reserve()
     }
 
     /// Whether a work-first scope spawn may take one more fiber.
