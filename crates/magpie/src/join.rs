@@ -114,8 +114,9 @@ where
     let depth = fl.depth.get();
     if (wt.has_credit(depth) || wt.grant_credit(depth)) && fl.has_reserve() {
         // In place: nothing published, nothing to pop back, nothing counted until the credit is
-        // settled (see `WorkerThread::settle_credit`). Under Adaptive an in-place join is a sequential
-        // call (work-first order); the heuristic's choice applies to what is published.
+        // settled (see `WorkerThread::settle_credit`). Under Adaptive an in-place join is a
+        // sequential call (work-first order); the heuristic's choice applies to what is
+        // published.
         wt.spend_credit();
         fl.depth.set(depth + 1);
         let r = if wt.policy == Policy::HelpFirst {
