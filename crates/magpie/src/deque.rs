@@ -15,12 +15,16 @@
 //! * `push` writes the slot at `bottom` and bumps the owner-local `bottom`: no fence, no RMW.
 //! * `pop` takes from `bottom - 1` while that index is private: no fence, no RMW. Only when the
 //!   private part is empty does the owner fall back to a Chase–Lev pop of the public part (a
-//!   `SeqCst` fence and, for the last item, a CAS on `top`).
+//!   `SeqCst` fence and, for the last item, a CAS on `top`), counted in `fenced_pops`.
 //! * The owner *releases* private items to thieves by moving `split` up (a release store). It does
 //!   so when the public part is empty (so the oldest task, the biggest piece of work, is always
-//!   stealable) and, by half of the private part, when a thief has raised `wanted`.
+//!   stealable) and, by half of the private part, when a thief has raised `wanted` (as one batch
+//!   item when there are at least [`BATCH_MIN`], unless built `without_batches`). The deque of a
+//!   pool's only worker is built `without_thieves` and releases nothing.
 //! * A thief never waits for the owner and never stops it: it reads `top`, then `split`, reads the
 //!   slot and claims it with one CAS on `top`. A thief that finds nothing raises `wanted` (once).
+//!   `wanted` has a cache line of its own: the owner reads it on every spawn, and thieves write it
+//!   only to ask, never on the steals that write `top`.
 //!
 //! Memory orderings (each stated where used):
 //! * slot contents are published to thieves by `Release` stores of `split` (every store of it,
