@@ -94,6 +94,25 @@ impl Native {
         is_executable(&self.binary())
     }
 
+    /// The peers whose programs are built, for tests that run them: prints a note on stderr for
+    /// each one that is not (its checks are skipped, so machines without TBB still pass).
+    pub fn built() -> Vec<Native> {
+        Native::ALL
+            .into_iter()
+            .filter(|p| {
+                let ok = p.available();
+                if !ok {
+                    eprintln!(
+                        "skipped: {} peer not built ({} missing; run scripts/build-peers.sh)",
+                        p.name(),
+                        p.binary().display()
+                    );
+                }
+                ok
+            })
+            .collect()
+    }
+
     /// The kernels the peer implements: fib, fj, nqueens, uts, sort, matmul and heat.
     pub fn kernels(self) -> &'static [&'static str] {
         KERNELS
@@ -352,24 +371,6 @@ mod tests {
 
     // ---- the programs themselves (skipped where scripts/build-peers.sh has not built them) ----
 
-    /// The peers that are built; prints a note for each that is not, whose checks are skipped.
-    fn built() -> Vec<Native> {
-        Native::ALL
-            .into_iter()
-            .filter(|p| {
-                let ok = p.available();
-                if !ok {
-                    eprintln!(
-                        "skipped: {} peer not built ({} missing; run scripts/build-peers.sh)",
-                        p.name(),
-                        p.binary().display()
-                    );
-                }
-                ok
-            })
-            .collect()
-    }
-
     /// Runs `peer`'s program with `MAGPIE_PEERS_REPORT=1` (and `env`), checks that its result
     /// lines still parse and that every run verified, and returns each run's report: the
     /// `key=value` fields of its `report run=<k> ...` line on stderr.
@@ -421,38 +422,8 @@ mod tests {
     }
 
     #[test]
-    fn uts_sort_matmul_heat_verify_on_both_peers() {
-        for peer in built() {
-            for (kernel, n) in [
-                ("uts", 1),
-                ("uts", 6),
-                ("sort", 1),
-                ("sort", 3 * 8192 + 17),
-                ("sort", 100_000),
-                ("matmul", 1),
-                ("matmul", 64),
-                ("matmul", 256),
-                ("heat", 3),
-                ("heat", 37),
-                ("heat", 128),
-            ] {
-                for threads in [1, 2] {
-                    let runs = peer
-                        .run(kernel, n, threads, 2)
-                        .unwrap_or_else(|e| panic!("{peer} {kernel} n={n} threads={threads}: {e}"));
-                    assert_eq!(runs.len(), 2, "{peer} {kernel} n={n}");
-                    for (secs, verified) in runs {
-                        assert!(verified, "{peer} {kernel} n={n} threads={threads}");
-                        assert!(secs >= 0.0 && secs.is_finite());
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
     fn uts_counts_equal_the_rust_serial_twin() {
-        for peer in built() {
+        for peer in Native::built() {
             for depth in [1, 3, 6, 7] {
                 let want = crate::uts::serial(&crate::uts::t1_family(depth));
                 // The SHA extensions where the CPU has them, and the portable SHA-1.
@@ -477,7 +448,7 @@ mod tests {
     fn t1_counts_the_programs_check_against_are_the_rust_serial_twins() {
         // At depth 10 (T1) the programs check the published node count and the leaves and depth
         // they hold as constants; those must be the Rust serial twin's counts.
-        let peers = built();
+        let peers = Native::built();
         if peers.is_empty() {
             return;
         }
@@ -514,7 +485,7 @@ mod tests {
             crate::heat::serial(side, &mut g);
             heat_want.push((side, fnv1a(g.iter().map(|x| x.to_bits()))));
         }
-        for peer in built() {
+        for peer in Native::built() {
             for threads in [1, 2] {
                 for r in reports(peer, "sort", n, threads, 1, &[]) {
                     assert_eq!(r["fnv1a"], sort_want, "{peer} sort x{threads}");
@@ -535,7 +506,7 @@ mod tests {
 
     #[test]
     fn sizes_the_rust_kernels_reject_are_rejected() {
-        for peer in built() {
+        for peer in Native::built() {
             for (kernel, n) in [
                 ("uts", 0),
                 ("uts", 15),

@@ -1,6 +1,6 @@
-//! The native (C++) peers: every kernel at CI size on 1 and 2 threads, verified, when
-//! `scripts/build-peers.sh` has built them; skipped (and passing) where it has not, so machines
-//! without TBB still pass. The missing-binary error is checked everywhere.
+//! The native (C++) peers: every kernel at CI size, and edge sizes, on 1 and 2 threads, verified,
+//! when `scripts/build-peers.sh` has built them; skipped (and passing) where it has not, so
+//! machines without TBB still pass. The missing-binary error is checked everywhere.
 
 use magpie_bench::native::{self, Native};
 use std::path::Path;
@@ -22,34 +22,24 @@ fn bad_requests_are_errors_before_anything_runs() {
     assert!(native::run_binary(path, "fib", 10, 1, 0).is_err());
 }
 
-/// The peers that are built; prints which are skipped.
-fn built() -> Vec<Native> {
-    Native::ALL
-        .into_iter()
-        .filter(|p| {
-            let ok = p.available();
-            if !ok {
-                eprintln!(
-                    "skipped: {} peer not built ({} missing; run scripts/build-peers.sh)",
-                    p.name(),
-                    p.binary().display()
-                );
-            }
-            ok
-        })
-        .collect()
-}
-
 #[test]
-fn kernels_verify_at_ci_sizes() {
-    for peer in built() {
+fn kernels_verify_at_ci_and_edge_sizes() {
+    for peer in Native::built() {
         for (kernel, n) in [
             ("fib", 20),
             ("fj", 4),
             ("nqueens", 10),
+            ("uts", 1),
             ("uts", 6),
+            ("sort", 1),
+            ("sort", 3 * 8192 + 17),
             ("sort", 100_000),
+            ("matmul", 1),
+            ("matmul", 64),
             ("matmul", 128),
+            ("matmul", 256),
+            ("heat", 3),
+            ("heat", 37),
             ("heat", 128),
         ] {
             for threads in [1, 2] {
@@ -68,7 +58,7 @@ fn kernels_verify_at_ci_sizes() {
 
 #[test]
 fn out_of_range_sizes_are_errors() {
-    for peer in built() {
+    for peer in Native::built() {
         let e = peer.run("nqueens", 17, 1, 1).unwrap_err();
         assert!(e.contains("rejected its arguments"), "{e}");
         let e = peer.run("fib", 61, 1, 1).unwrap_err();
