@@ -16,7 +16,7 @@ use crate::job::{HeapJob, JobRef, Panic, Work};
 use crate::join::{pop_above, Popped, SyncMark};
 use crate::latch::CountLatch;
 use crate::policy::Policy;
-use crate::worker::{self, Action, FiberLocal, Registry, STACK_RESERVE};
+use crate::worker::{self, Action, FiberLocal, Registry};
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
@@ -115,16 +115,12 @@ impl<'scope> Scope<'scope> {
             // until the credit is settled. Only for the pool's own policy, which is how the
             // settlement counts it.
             wt.spend_credit();
-            fl.depth.set(depth + 1);
-            if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(self))) {
-                self.record_panic(p);
-            }
-            fl.depth.set(depth);
+            self.run_in_place(fl, depth, f);
             return;
         }
         let fresh = wt.deque.len() as isize;
         let wf = wt.decide(policy, depth, fresh);
-        let stack_ok = fl.stack_left() >= STACK_RESERVE;
+        let stack_ok = fl.has_reserve();
         let in_place = stack_ok && fresh >= wt.keep && !wt.deque.wanted();
         // Adaptive runs in place whenever thieves are satisfied and the stack condition allows:
         // its heuristic decides how to publish when work must be published (a thief raising
@@ -136,11 +132,7 @@ impl<'scope> Scope<'scope> {
             // so the child runs now as a plain call (SLAW's sequential-call work-first spawn)
             // and its continuation is not published. It finishes before we go on, so the scope's
             // count need not see it.
-            fl.depth.set(depth + 1);
-            if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(self))) {
-                self.record_panic(p);
-            }
-            fl.depth.set(depth);
+            self.run_in_place(fl, depth, f);
             return;
         }
         if wf && policy == Policy::Adaptive && fresh < wt.thresholds.fresh as isize {
@@ -182,6 +174,21 @@ impl<'scope> Scope<'scope> {
             job: HeapJob::into_job_ref(self.task(f)),
             continuation: false,
         });
+    }
+
+    /// Runs a spawned closure now, as a plain call one frame deeper (lazy publication): it
+    /// finishes before the spawner goes on, so the scope's count need not see it; a panic is
+    /// recorded for the scope like any task's.
+    #[inline(always)]
+    fn run_in_place<F>(&self, fl: &FiberLocal, depth: u32, f: F)
+    where
+        F: FnOnce(&Scope<'scope>),
+    {
+        fl.depth.set(depth + 1);
+        if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(self))) {
+            self.record_panic(p);
+        }
+        fl.depth.set(depth);
     }
 
     /// Wraps a spawned closure as a task of this scope: catches its panic and counts it finished.
