@@ -14,7 +14,9 @@
 
 use crate::deque::Item;
 use crate::latch::Latch;
+use crate::trace::record::Tag;
 use std::any::Any;
+use std::cell::Cell;
 use std::cell::UnsafeCell;
 use std::panic::{self, AssertUnwindSafe};
 
@@ -49,6 +51,15 @@ impl JobRef {
     #[inline]
     pub(crate) unsafe fn execute(self) {
         (self.entry)(self.data)
+    }
+
+    /// The tracing tag of the frame.
+    ///
+    /// # Safety
+    /// The frame must be a live `StackJob`, `HeapJob` or install job (all `repr(C)` with the tag
+    /// first, written before the frame was published).
+    pub(crate) unsafe fn tag(self) -> Tag {
+        *(self.data as *const Tag)
     }
 }
 
@@ -112,8 +123,10 @@ pub(crate) enum JobResult<R> {
 }
 
 /// One half of a `join`, in the joiner's stack frame.
-#[repr(align(8))]
+#[repr(C, align(8))]
 pub(crate) struct StackJob<F, R> {
+    /// Tracing: the event that published it (first, see `JobRef::tag`).
+    pub(crate) tag: Cell<Tag>,
     func: UnsafeCell<Option<F>>,
     result: UnsafeCell<JobResult<R>>,
     pub(crate) latch: Latch,
@@ -122,6 +135,7 @@ pub(crate) struct StackJob<F, R> {
 impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     pub(crate) fn new(f: F) -> Self {
         StackJob {
+            tag: Cell::new(Tag::NONE),
             func: UnsafeCell::new(Some(f)),
             result: UnsafeCell::new(JobResult::None),
             latch: Latch::new(),
@@ -183,26 +197,25 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
 /// task is usually freed by another thread than the one that allocated it (the thief), and
 /// mimalloc's per-page free lists make that cross-thread free cheap where glibc's malloc takes
 /// arena locks (measured on fj at 2 workers: see the README).
+#[repr(C)]
 pub(crate) struct HeapJob<F> {
+    /// Tracing: the event that published it (first, see `JobRef::tag`).
+    tag: Tag,
     f: F,
 }
 
 impl<F: FnOnce() + Send> HeapJob<F> {
-    pub(crate) fn into_job_ref(f: F) -> JobRef {
+    pub(crate) fn into_job_ref(f: F, tag: Tag) -> JobRef {
         let layout = std::alloc::Layout::new::<HeapJob<F>>();
-        let p = if layout.size() == 0 {
-            std::ptr::NonNull::<HeapJob<F>>::dangling().as_ptr()
-        } else {
-            // SAFETY: the layout has a non-zero size.
-            let p = unsafe { std::alloc::GlobalAlloc::alloc(&mimalloc::MiMalloc, layout) };
-            if p.is_null() {
-                std::alloc::handle_alloc_error(layout);
-            }
-            p as *mut HeapJob<F>
-        };
+        // SAFETY: the layout has a non-zero size (the tag).
+        let p = unsafe { std::alloc::GlobalAlloc::alloc(&mimalloc::MiMalloc, layout) };
+        if p.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        let p = p as *mut HeapJob<F>;
         // SAFETY: `p` is valid for writes of one `HeapJob<F>` and is read back once by `entry`.
         unsafe {
-            p.write(HeapJob { f });
+            p.write(HeapJob { tag, f });
             JobRef::new(p as *const (), Self::entry)
         }
     }
@@ -212,9 +225,7 @@ impl<F: FnOnce() + Send> HeapJob<F> {
         // and the memory is freed with the allocator and layout it came from.
         let job = p.read();
         let layout = std::alloc::Layout::new::<HeapJob<F>>();
-        if layout.size() != 0 {
-            std::alloc::GlobalAlloc::dealloc(&mimalloc::MiMalloc, p as *mut u8, layout);
-        }
+        std::alloc::GlobalAlloc::dealloc(&mimalloc::MiMalloc, p as *mut u8, layout);
         (job.f)()
     }
 }

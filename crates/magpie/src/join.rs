@@ -167,12 +167,15 @@ where
     }
     let depth = fl.depth.get();
     let wf = wt.decide(wt.policy, depth, wt.deque.bottom() - t);
+    let tag = wt.trace_tag(depth);
     wt.count_spawn(wf);
     if wf {
         let job = StackJob::new(b);
+        job.tag.set(tag);
         fork(wt, fl, t, &job, a, true)
     } else {
         let job = StackJob::new(a);
+        job.tag.set(tag);
         let (rb, ra) = fork(wt, fl, t, &job, b, false);
         (ra, rb)
     }
@@ -307,7 +310,7 @@ where
         }
     }
     wt.add_victim(since);
-    worker::suspend_until_stolen(&job.latch);
+    worker::suspend_until_stolen(&job.latch, job.tag.get());
     job.take_result()
 }
 
@@ -336,22 +339,27 @@ where
             });
         }
         wt.decide(Policy::WorkFirst, depth, 0);
+        let tag = wt.trace_tag(depth);
         wt.count_spawn(true);
         let job = StackJob::new(b);
+        job.tag.set(tag);
         return fork(wt, fl, wt.deque.top(), &job, a, true);
     }
     wt.decide(Policy::HelpFirst, depth, 0);
+    let tag = wt.trace_tag(depth);
     wt.count_spawn(false);
     let ja = StackJob::new(a);
     let jb = StackJob::new(b);
+    ja.tag.set(tag);
+    jb.tag.set(tag.second());
     for j in [ja.as_job_ref(), jb.as_job_ref()] {
         wt.push(Work::Task {
             job: j,
             continuation: false,
         });
     }
-    worker::suspend_until(&jb.latch);
-    worker::suspend_until(&ja.latch);
+    worker::suspend_until(&jb.latch, jb.tag.get());
+    worker::suspend_until(&ja.latch, ja.tag.get());
     match (ja.take_result(), jb.take_result()) {
         (Ok(ra), Ok(rb)) => (ra, rb),
         (Err(p), _) | (_, Err(p)) => panic::resume_unwind(p),

@@ -56,6 +56,8 @@ mod scope;
 #[cfg(not(loom))]
 mod stats;
 #[cfg(not(loom))]
+pub mod trace;
+#[cfg(not(loom))]
 mod worker;
 
 #[cfg(not(loom))]

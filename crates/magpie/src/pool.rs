@@ -5,6 +5,7 @@ use crate::job::{JobRef, JobResult, StackJob, Work};
 use crate::latch::LockLatch;
 use crate::policy::{Policy, Thresholds};
 use crate::stats::Stats;
+use crate::trace::record::Tag;
 use crate::worker::{self, Config, Registry};
 use std::cell::UnsafeCell;
 use std::panic::{self, AssertUnwindSafe};
@@ -26,6 +27,8 @@ pub struct Builder {
     max_fibers: usize,
     measure_overheads: bool,
     steal_half: bool,
+    trace: bool,
+    trace_path: Option<std::path::PathBuf>,
 }
 
 impl Default for Builder {
@@ -38,6 +41,8 @@ impl Default for Builder {
             max_fibers: DEFAULT_MAX_FIBERS,
             measure_overheads: false,
             steal_half: true,
+            trace: false,
+            trace_path: None,
         }
     }
 }
@@ -99,7 +104,24 @@ impl Builder {
         self
     }
 
-    /// Applies `MAGPIE_WORKERS` and `MAGPIE_POLICY` if they are set; a value magpie cannot use is
+    /// Records the schedule as a steal tree (off by default): each worker's working phases, where
+    /// each came from and when it ran, written on the steal path only (see [`crate::trace`]).
+    /// Read it with [`Pool::trace`].
+    pub fn trace(mut self, on: bool) -> Self {
+        self.trace = on;
+        self
+    }
+
+    /// Traces, and writes the trace file to `path` when the pool is dropped (what
+    /// `MAGPIE_TRACE=path` does).
+    pub fn trace_to(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.trace = true;
+        self.trace_path = Some(path.into());
+        self
+    }
+
+    /// Applies `MAGPIE_WORKERS`, `MAGPIE_POLICY` and `MAGPIE_TRACE` (a path: trace, and write the
+    /// trace file there when the pool is dropped) if they are set; a value magpie cannot use is
     /// an error naming the variable.
     pub fn from_env(self) -> Result<Self, Error> {
         self.with_vars(|k| std::env::var_os(k))
@@ -123,6 +145,12 @@ impl Builder {
                 Ok(n) if n >= 1 => self.workers = Some(n),
                 _ => return Err(Error::config("MAGPIE_WORKERS", v, "a whole number ≥ 1")),
             }
+        }
+        if let Some(v) = text("MAGPIE_TRACE")? {
+            if v.is_empty() {
+                return Err(Error::config("MAGPIE_TRACE", v, "a file path"));
+            }
+            self = self.trace_to(v);
         }
         if let Some(v) = text("MAGPIE_POLICY")? {
             self.policy = v.parse::<Policy>().map_err(|_| {
@@ -170,14 +198,19 @@ impl Builder {
             max_fibers: self.max_fibers,
             overheads: self.measure_overheads,
             steal_half: self.steal_half,
+            trace: self.trace,
         })?;
-        Ok(Pool { registry })
+        Ok(Pool {
+            registry,
+            trace_path: self.trace_path,
+        })
     }
 }
 
 /// A set of worker threads running tasks. Dropping it stops the workers.
 pub struct Pool {
     registry: Arc<Registry>,
+    trace_path: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for Pool {
@@ -215,6 +248,17 @@ impl Pool {
         self.registry.config.policy
     }
 
+    /// The steal tree recorded so far, if the pool traces ([`Builder::trace`]). Exact for every
+    /// `install` that has returned.
+    pub fn trace(&self) -> Option<crate::trace::Trace> {
+        let rec = self.registry.recorder.as_ref()?;
+        let st = self.registry.stats();
+        Some(rec.snapshot(
+            self.registry.config.policy,
+            st.spawns_work_first + st.spawns_help_first,
+        ))
+    }
+
     /// The pool's counters so far.
     pub fn stats(&self) -> Stats {
         self.registry.stats()
@@ -237,6 +281,7 @@ impl Pool {
             Some(wt) if Arc::ptr_eq(&wt.registry, &self.registry) => op(),
             Some(_) => {
                 // A worker of another pool: suspend its fiber rather than block its thread.
+                // No tag: in this pool's trace, work from another pool is `External`.
                 let job = StackJob::new(op);
                 self.registry.inject(
                     Work::Task {
@@ -245,7 +290,7 @@ impl Pool {
                     }
                     .encode(),
                 );
-                worker::suspend_until(&job.latch);
+                worker::suspend_until(&job.latch, Tag::NONE);
                 match job.take_result() {
                     Ok(r) => r,
                     Err(p) => panic::resume_unwind(p),
@@ -253,6 +298,11 @@ impl Pool {
             }
             None => {
                 let job = BlockingJob {
+                    tag: self
+                        .registry
+                        .recorder
+                        .as_ref()
+                        .map_or(Tag::NONE, |r| r.next_root()),
                     func: UnsafeCell::new(Some(op)),
                     result: UnsafeCell::new(JobResult::None),
                     done: LockLatch::new(),
@@ -277,13 +327,23 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        if let (Some(path), Some(t)) = (&self.trace_path, self.trace()) {
+            let written = std::fs::File::create(path)
+                .map_err(|e| e.to_string())
+                .and_then(|mut f| t.write_to(&mut f).map_err(|e| e.to_string()));
+            if let Err(e) = written {
+                eprintln!("magpie: cannot write the trace to {}: {e}", path.display());
+            }
+        }
         self.registry.shutdown();
     }
 }
 
 /// The job of a caller that is not a worker: it blocks on a lock latch.
-#[repr(align(8))]
+#[repr(C, align(8))]
 struct BlockingJob<F, R> {
+    /// Tracing: which install this is (first, see `JobRef::tag`).
+    tag: Tag,
     func: UnsafeCell<Option<F>>,
     result: UnsafeCell<JobResult<R>>,
     done: LockLatch,

@@ -16,6 +16,7 @@ use crate::job::{HeapJob, JobRef, Panic, Work};
 use crate::join::{pop_above, Popped, SyncMark};
 use crate::latch::CountLatch;
 use crate::policy::Policy;
+use crate::trace::record::Tag;
 use crate::worker::{self, Action, FiberLocal, Registry};
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
@@ -25,6 +26,8 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 /// A `finish` scope; see [`scope`].
 pub struct Scope<'scope> {
     count: CountLatch,
+    /// Tracing: the event that opened the scope, which names its sync point.
+    sync_tag: Tag,
     panic: AtomicPtr<Panic>,
     policy: Policy,
     registry: *const Registry,
@@ -46,7 +49,10 @@ where
 {
     match worker::current() {
         Some(wt) => {
+            let sync_tag = wt.trace_tag(wt.fiber_local().depth.get());
+            wt.stats().scopes.bump();
             let s = Scope {
+                sync_tag,
                 count: CountLatch::new(),
                 panic: AtomicPtr::new(std::ptr::null_mut()),
                 policy: wt.registry.config.policy,
@@ -96,7 +102,7 @@ impl<'scope> Scope<'scope> {
             let reg = unsafe { &*self.registry };
             reg.inject(
                 Work::Task {
-                    job: HeapJob::into_job_ref(self.task(f)),
+                    job: HeapJob::into_job_ref(self.task(f), Tag::NONE),
                     continuation: false,
                 }
                 .encode(),
@@ -159,19 +165,21 @@ impl<'scope> Scope<'scope> {
             }
             // Adaptive: the stack bound wins, as in SLAW's stack condition: publish the child.
         } else if wf {
+            let tag = wt.trace_tag(depth);
             wt.count_spawn(true);
             self.count.increment();
             let frame = WfFrame {
                 f: UnsafeCell::new(Some(self.task(f))),
             };
-            worker::suspend(Action::SpawnWf(frame.as_job_ref()));
+            worker::suspend(Action::SpawnWf(frame.as_job_ref(), tag));
             // Resumed as a continuation: the child has moved the closure out of `frame`.
             return;
         }
+        let tag = wt.trace_tag(depth);
         wt.count_spawn(false);
         self.count.increment();
         wt.push(Work::Task {
-            job: HeapJob::into_job_ref(self.task(f)),
+            job: HeapJob::into_job_ref(self.task(f), tag),
             continuation: false,
         });
     }
@@ -253,7 +261,7 @@ impl<'scope> Scope<'scope> {
             wt.flush_finished();
         }
         // Whatever the scope still waits for was taken by thieves (or is suspended elsewhere).
-        worker::suspend_until_stolen(&self.count.latch);
+        worker::suspend_until_stolen(&self.count.latch, self.sync_tag);
     }
 }
 

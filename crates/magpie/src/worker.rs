@@ -44,6 +44,8 @@ use crate::sleep::Sleep;
 use crate::stats::{Stats, WorkerStats};
 use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::sync::{CachePadded, Mutex};
+use crate::trace::record::{Cursor, Recorder, Tag};
+use crate::trace::{Origin, Taken};
 use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::{Cell, RefCell};
@@ -82,6 +84,8 @@ pub(crate) struct Config {
     pub overheads: bool,
     /// Whether a thief's request is answered with a batch (`Builder::steal_half`).
     pub steal_half: bool,
+    /// Whether workers record a steal tree (`Builder::trace`).
+    pub trace: bool,
 }
 
 /// What every worker of one pool shares.
@@ -95,6 +99,8 @@ pub(crate) struct Registry {
     terminate: AtomicBool,
     live_fibers: AtomicUsize,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// The steal tree being recorded, when the pool traces.
+    pub recorder: Option<Recorder>,
 }
 
 impl Registry {
@@ -117,6 +123,7 @@ impl Registry {
             terminate: AtomicBool::new(false),
             live_fibers: AtomicUsize::new(0),
             threads: Mutex::new(Vec::new()),
+            recorder: config.trace.then(|| Recorder::new(n)),
             config,
         });
         for (index, deque) in deques.into_iter().enumerate() {
@@ -208,8 +215,10 @@ pub(crate) enum Cmd {
 
 /// What a fiber asks of the dispatcher when it yields.
 pub(crate) enum Action {
-    SpawnWf(JobRef),
-    Wait(*const Latch),
+    /// A work-first child, and the tag of the spawn (the parent's continuation's identity).
+    SpawnWf(JobRef, Tag),
+    /// Wait on a latch at the sync point named by the tag.
+    Wait(*const Latch, Tag),
     Switch(usize),
 }
 
@@ -221,6 +230,10 @@ pub(crate) struct Fiber {
     /// Set when the fiber suspended waiting at a sync point (and cleared when it is resumed), so
     /// that the switch back into it is counted as a victim's cost when overheads are measured.
     waited: Cell<bool>,
+    /// When tracing: the event at which the fiber was published (a work-first continuation) or
+    /// the sync point at which it suspended, and which of the two (`at_sync`).
+    tag: Cell<Tag>,
+    at_sync: Cell<bool>,
 }
 
 // SAFETY: a suspended fiber's stack holds only the frames of magpie tasks, whose closures are
@@ -305,6 +318,13 @@ pub(crate) struct WorkerThread {
     /// task suspending, or a waiting task being resumed); the fiber that runs next adds the time.
     switch_began: Cell<Option<Instant>>,
     rng: Cell<u64>,
+    /// Whether the pool traces (`registry.recorder` is set).
+    pub tracing: bool,
+    /// Where this worker is in its trace log.
+    cursor: Cursor,
+    /// A work-first parent whose child has just returned on the fiber that ran it: popping its
+    /// continuation next is the sequential order, not an early resumption (tracing only).
+    serial_cont: Cell<usize>,
     // Boxed: a fiber's address goes into latches and deque items, so it must not move.
     #[allow(clippy::vec_box)]
     spares: RefCell<Vec<Box<Fiber>>>,
@@ -555,6 +575,96 @@ impl WorkerThread {
         fl.depth.get() >= self.thresholds.stack || !fl.has_reserve()
     }
 
+    /// Spawns and scope openings this worker has run: the event count tracing numbers a phase's
+    /// events by (exact at any time: in-place joins not yet settled are `granted - credit`).
+    #[inline]
+    pub(crate) fn event_count(&self) -> u64 {
+        let st = self.stats();
+        st.spawns_wf.get()
+            + st.spawns_hf.get()
+            + st.scopes.get()
+            + (self.granted.get() - self.credit.get()) as u64
+    }
+
+    /// The tag of the event about to run at frame depth `level` (none unless the pool traces).
+    #[inline]
+    pub(crate) fn trace_tag(&self, level: u32) -> Tag {
+        if !self.tracing {
+            return Tag::NONE;
+        }
+        self.cursor.tag(self.index, self.event_count(), level)
+    }
+
+    fn recorder(&self) -> &Recorder {
+        self.registry
+            .recorder
+            .as_ref()
+            .expect("tracing without a recorder")
+    }
+
+    /// Tracing: the worker found no work of its own.
+    fn trace_idle(&self) {
+        self.cursor
+            .idle(self.recorder(), self.index, self.event_count());
+    }
+
+    /// Tracing: the worker took `w`; start or resume the phase it belongs to.
+    fn trace_take(&self, w: Work, took: Took) {
+        let rec = self.recorder();
+        let count = self.event_count();
+        let serial = self.serial_cont.replace(0);
+        let me = self.index;
+        let origin = |tag: Tag, taken: Taken| match (tag.root_ordinal(), tag.event()) {
+            (Some(ordinal), _) => Origin::Root { ordinal },
+            (None, Some(from)) => Origin::Stolen {
+                from,
+                taken,
+                level: tag.level(),
+            },
+            (None, None) => Origin::External,
+        };
+        match w {
+            Work::Task { job, continuation } => {
+                // SAFETY: every task frame that goes on a deque starts with its tag.
+                let tag = unsafe { job.tag() };
+                let taken = if continuation {
+                    Taken::Continuation
+                } else {
+                    Taken::Child
+                };
+                match self.cursor.own_phase(me, tag) {
+                    Some(idx) if took == Took::Popped => self.cursor.switch_to(rec, me, count, idx),
+                    // Stolen, queued from outside, or moved here in a batch from a victim.
+                    _ => self.cursor.begin(rec, me, count, origin(tag, taken)),
+                }
+            }
+            Work::Resume(f) => {
+                // SAFETY: a ready fiber's box stays alive until it is resumed; only the worker
+                // that took its item reads it.
+                let fb = unsafe { &*(f as *const Fiber) };
+                let tag = fb.tag.get();
+                let own = self
+                    .cursor
+                    .own_phase(me, tag)
+                    .filter(|_| took == Took::Popped);
+                let o = if fb.at_sync.get() {
+                    tag.event()
+                        .map_or(Origin::External, |sync| Origin::Resumed { sync })
+                } else if serial == f && took == Took::Popped {
+                    // The child returned on the fiber that now pops its parent: the parent goes
+                    // on in the phase the child ended in, as if the spawn had run in place.
+                    return;
+                } else if let (Some(_), Some(from)) = (own, tag.event()) {
+                    Origin::Early { from }
+                } else {
+                    origin(tag, Taken::Continuation)
+                };
+                self.cursor.begin(rec, me, count, o);
+            }
+            Work::Batch(_) => {}
+        }
+    }
+
     /// Whether a work-first scope spawn may take one more fiber.
     pub(crate) fn fiber_limit_reached(&self) -> bool {
         self.registry.live_fibers.load(Ordering::Relaxed) >= self.registry.config.max_fibers
@@ -579,8 +689,9 @@ impl WorkerThread {
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    /// A steal round, timed when the pool measures overheads.
-    fn steal(&self) -> Option<Work> {
+    /// A steal round, timed when the pool measures overheads: what was found, and the victim
+    /// (`None`: the pool's queue of work from outside).
+    fn steal(&self) -> Option<(Work, Option<usize>)> {
         if !self.registry.config.overheads {
             return self.steal_round();
         }
@@ -633,7 +744,7 @@ impl WorkerThread {
     }
 
     /// One round over all other workers and the injector.
-    fn steal_round(&self) -> Option<Work> {
+    fn steal_round(&self) -> Option<(Work, Option<usize>)> {
         let reg = &*self.registry;
         let n = reg.stealers.len();
         if n > 1 {
@@ -655,7 +766,7 @@ impl WorkerThread {
                                 } => self.stats().steals_child.bump(),
                                 _ => self.stats().steals_cont.bump(),
                             }
-                            return Some(w);
+                            return Some((w, Some(v)));
                         }
                         Steal::Retry => self.stats().failed_steals.bump(),
                         Steal::Empty => {
@@ -666,7 +777,7 @@ impl WorkerThread {
                 }
             }
         }
-        reg.take_injected().map(Work::decode)
+        reg.take_injected().map(|it| (Work::decode(it), None))
     }
 
     fn take_fiber(&self) -> Box<Fiber> {
@@ -713,6 +824,8 @@ impl Fiber {
             co,
             registry: Arc::as_ptr(reg),
             waited: Cell::new(false),
+            tag: Cell::new(Tag::NONE),
+            at_sync: Cell::new(false),
         }))
     }
 }
@@ -736,21 +849,21 @@ pub(crate) fn suspend(action: Action) -> Cmd {
 
 /// Waits at a sync point without popping anything: returns at once if the latch is set, otherwise
 /// suspends the fiber until the latch's setter makes it ready.
-pub(crate) fn suspend_until(latch: &Latch) {
+pub(crate) fn suspend_until(latch: &Latch, tag: Tag) {
     if !latch.probe() {
-        suspend(Action::Wait(latch));
+        suspend(Action::Wait(latch, tag));
         debug_assert!(latch.probe());
     }
 }
 
 /// [`suspend_until`] at a sync point whose work a thief took: when the pool measures overheads,
 /// the switch out of the task and the later switch back into it are counted as the victim's.
-pub(crate) fn suspend_until_stolen(latch: &Latch) {
+pub(crate) fn suspend_until_stolen(latch: &Latch, tag: Tag) {
     if !latch.probe() {
         if let Some(wt) = current() {
             wt.victim_switch_begins();
         }
-        suspend(Action::Wait(latch));
+        suspend(Action::Wait(latch, tag));
         debug_assert!(latch.probe());
     }
 }
@@ -765,6 +878,17 @@ pub(crate) fn make_ready(fiber: usize) {
         // SAFETY: the registry outlives its fibers.
         _ => unsafe { &*reg }.inject(Work::Resume(fiber).encode()),
     }
+}
+
+/// Where the scheduling loop found an item.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Took {
+    /// Its own deque.
+    Popped,
+    /// Another worker's deque.
+    Stolen,
+    /// The pool's queue of work from outside.
+    Injected,
 }
 
 enum LoopExit {
@@ -797,6 +921,12 @@ fn fiber_main(y: &Yielder<Cmd, Action>, first: Cmd, guard_low: usize, stack_limi
                     // SAFETY: the dispatcher hands each work-first child to exactly one fiber.
                     unsafe { job.execute() };
                     fl.depth.set(0);
+                    // The child returned here: its parent's continuation, if this worker pops it
+                    // next, runs in the sequential order.
+                    let wt = current().expect("fiber outside a worker");
+                    if wt.tracing {
+                        wt.serial_cont.set(cont);
+                    }
                 }
             }
             match run_loop(&fl) {
@@ -820,12 +950,23 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
     loop {
         let wt = current().expect("loop outside a worker");
         let found = match wt.deque.pop() {
-            Some(it) => Some(Work::decode(it)),
+            Some(it) => Some((Work::decode(it), Took::Popped)),
             // Completions deferred here may be what a waiter needs; and they may make one ready.
             None if wt.flush_finished() => continue,
-            None => wt.steal(),
+            None => {
+                if wt.tracing {
+                    wt.trace_idle();
+                }
+                wt.steal()
+                    .map(|(w, v)| (w, v.map_or(Took::Injected, |_| Took::Stolen)))
+            }
         };
-        match found {
+        if wt.tracing {
+            if let Some((w, took)) = found {
+                wt.trace_take(w, took);
+            }
+        }
+        match found.map(|f| f.0) {
             Some(Work::Resume(f)) => {
                 wt.flush_finished();
                 // SAFETY: a ready fiber's box stays alive until it is resumed, and only the
@@ -877,6 +1018,7 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
 
 /// A worker thread: sets up its `WorkerThread` and runs the dispatcher until shutdown.
 fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
+    let registry_traces = registry.recorder.is_some();
     let wt = WorkerThread {
         index,
         policy: registry.config.policy,
@@ -902,20 +1044,27 @@ fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
             0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
         ),
         spares: RefCell::new(Vec::new()),
+        tracing: registry_traces,
+        cursor: Cursor::new(),
+        serial_cont: Cell::new(0),
     };
     CURRENT.with(|c| c.set(&wt));
     let mut next = (wt.take_fiber(), Cmd::Run(None));
     loop {
         let (mut f, cmd) = next;
         next = match f.co.resume(cmd) {
-            CoroutineResult::Yield(Action::SpawnWf(child)) => {
+            CoroutineResult::Yield(Action::SpawnWf(child, tag)) => {
                 wt.stats().suspensions.bump();
+                f.tag.set(tag);
+                f.at_sync.set(false);
                 // The preempted parent's record is still the worker's current one.
                 let depth = wt.fiber_local().depth.get();
                 let g = wt.take_fiber();
                 (g, Cmd::Run(Some((child, Box::into_raw(f) as usize, depth))))
             }
-            CoroutineResult::Yield(Action::Wait(latch)) => {
+            CoroutineResult::Yield(Action::Wait(latch, tag)) => {
+                f.tag.set(tag);
+                f.at_sync.set(true);
                 // Take the next fiber first: once registered, `f` may be resumed elsewhere.
                 let g = wt.take_fiber();
                 // Counted as a victim's switch back in only if its switch out was.

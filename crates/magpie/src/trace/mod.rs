@@ -1,0 +1,256 @@
+//! Steal trees: tracing a pool's schedule at the cost of its steals, not of its tasks.
+//!
+//! Lifflander's thesis (Ch. 4, "Tracing Work Stealing Schedulers") observes that a work-stealing
+//! schedule is fully described by its *working phases*: each worker runs, from one stolen
+//! continuation, every step reachable from it except what thieves took, in an order the policy
+//! fixes. So it suffices to record, per phase, where its first continuation came from and which
+//! of its continuations were stolen, and each steal needs only the level and step of what was
+//! taken (Theorems 4.2.8 for help-first, 4.3.3 for work-first). The records are written on the
+//! steal path only; a spawn pays nothing beyond counters the worker keeps anyway.
+//!
+//! magpie adapts the encoding to its own deque (lazy publication, steal-half batches, fibers
+//! resumed by whoever finished the last child), so the lemmas that let the thesis drop the
+//! *path* of a stolen continuation do not hold as stated. Instead every published item carries an
+//! [`EventId`]: the phase that published it and the index of its spawn among the *events* (spawns
+//! and scope openings) that phase had run, which the worker reads from its spawn counters only
+//! when it publishes. A thief records the `EventId` of what it took; a fiber that waited at a sync
+//! point and is resumed records the `EventId` of that sync point. [`Trace::reconstruct`] replays
+//! a program's structure against these records and recovers which worker ran every step.
+//!
+//! A [`Phase`] here is one working phase: created by a steal, a resumption, or the root of an
+//! `install`; a worker can hold several at once (a suspended task's phase goes on when its worker
+//! pops the items that phase published), so the time a worker spends in each is recorded as
+//! [`Segment`]s, which never overlap on one worker.
+//!
+//! The trace file ([`Trace::write_to`], [`Trace::read_from`]) is a compact binary format with a
+//! versioned header and a checksum; see `file.rs`.
+
+mod file;
+mod program;
+#[cfg(not(loom))]
+pub(crate) mod record;
+
+pub use file::{TraceError, FORMAT_VERSION, MAGIC};
+pub use program::{Op, Program, ReconstructError};
+
+use crate::policy::Policy;
+use std::collections::HashMap;
+
+/// A working phase: worker and its index among that worker's phases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PhaseId {
+    /// The worker that ran the phase.
+    pub worker: u32,
+    /// The phase's index in that worker's list.
+    pub index: u32,
+}
+
+/// An event of a phase: the `seq`-th spawn or scope opening it ran (counting from 0), and which
+/// of the items that event published (`half`: 0, or 1 for the second half of a join whose two
+/// halves were both published because the stack bound was reached).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EventId {
+    /// The phase that ran the event.
+    pub phase: PhaseId,
+    /// The event's index among the phase's events.
+    pub seq: u64,
+    /// Which published item of the event (0 or 1).
+    pub half: u8,
+}
+
+/// What a thief took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Taken {
+    /// A spawned child (a help-first spawn, or the first half of a help-first join).
+    Child,
+    /// A continuation: the second half of a work-first join, or a work-first parent's fiber.
+    Continuation,
+}
+
+/// How a working phase began.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// The body of the `ordinal`-th [`Pool::install`](crate::Pool::install) from outside the
+    /// pool (counting from 0), taken from the pool's queue.
+    Root {
+        /// Which install.
+        ordinal: u64,
+    },
+    /// Work queued from outside the pool that is not an install's body (a task spawned into a
+    /// scope by a plain thread).
+    External,
+    /// A steal: the item published at `from` (taken directly from the victim, or as part of a
+    /// batch the victim handed over). `level` is the frame depth of the spawn in the victim.
+    Stolen {
+        /// The event that published the item.
+        from: EventId,
+        /// A child or a continuation.
+        taken: Taken,
+        /// Frame depth of the spawn in the victim's fiber.
+        level: u32,
+    },
+    /// A task that waited at a sync point (identified by the event that opened its scope or
+    /// published its join half) resumed here after its children finished.
+    Resumed {
+        /// The sync point.
+        sync: EventId,
+    },
+    /// A work-first parent's continuation that its own worker resumed while the child it had
+    /// spawned was suspended: a steal from itself, out of the sequential order.
+    Early {
+        /// The spawn whose continuation it is.
+        from: EventId,
+    },
+}
+
+/// One working phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Phase {
+    /// How it began.
+    pub origin: Origin,
+    /// When it began, in nanoseconds since the pool started.
+    pub start_ns: u64,
+}
+
+/// A stretch of time a worker spent running one of its phases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Index of the phase in the worker's list.
+    pub phase: u32,
+    /// Start, in nanoseconds since the pool started.
+    pub start_ns: u64,
+    /// End, in nanoseconds since the pool started (`>= start_ns`).
+    pub end_ns: u64,
+}
+
+/// A recorded schedule: every worker's working phases and the time it spent in each.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Trace {
+    /// The pool's policy.
+    pub policy: Policy,
+    /// Nanoseconds from the pool's start to when the trace was taken.
+    pub duration_ns: u64,
+    /// Spawns the pool made while tracing (tasks, less the roots), for the storage comparison.
+    pub spawns: u64,
+    /// Per worker, its phases in the order it began them.
+    pub phases: Vec<Vec<Phase>>,
+    /// Per worker, its segments in time order.
+    pub segments: Vec<Vec<Segment>>,
+}
+
+/// What a trace costs to keep, per worker, against the thesis's formulas (§4.4.3) and against
+/// storing the worker of every task.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Storage {
+    /// Bytes of each worker's section of the trace file.
+    pub file_bytes: Vec<u64>,
+    /// Of those, bytes spent on timestamps (phase starts and segments).
+    pub timestamp_bytes: Vec<u64>,
+    /// The thesis's b_w for each worker's phases (work-first: v(1+s) + s·m per phase, 4-byte
+    /// identifiers), without timestamps.
+    pub b_w: Vec<u64>,
+    /// The thesis's b_h (help-first: v(1+s) + s·(m+k) per phase).
+    pub b_h: Vec<u64>,
+    /// Bytes to store the worker of every task (4 per task), per worker (the total split evenly).
+    pub enumeration_per_worker: f64,
+}
+
+impl Trace {
+    /// Number of workers.
+    pub fn workers(&self) -> usize {
+        self.phases.len()
+    }
+
+    /// The phase with this id, if the trace has it.
+    pub fn phase(&self, id: PhaseId) -> Option<&Phase> {
+        self.phases.get(id.worker as usize)?.get(id.index as usize)
+    }
+
+    /// Every steal (origin `Stolen`) as (victim phase, thief phase), in the thieves' time order.
+    pub fn steals(&self) -> Vec<(PhaseId, PhaseId)> {
+        let mut v: Vec<(u64, PhaseId, PhaseId)> = Vec::new();
+        for (w, ps) in self.phases.iter().enumerate() {
+            for (i, p) in ps.iter().enumerate() {
+                if let Origin::Stolen { from, .. } = p.origin {
+                    let thief = PhaseId {
+                        worker: w as u32,
+                        index: i as u32,
+                    };
+                    v.push((p.start_ns, from.phase, thief));
+                }
+            }
+        }
+        v.sort_by_key(|x| x.0);
+        v.into_iter().map(|(_, a, b)| (a, b)).collect()
+    }
+
+    /// The thieves of each phase, in the order they stole from it (the thesis's `thieves` list).
+    pub fn thieves(&self) -> HashMap<PhaseId, Vec<PhaseId>> {
+        let mut m: HashMap<PhaseId, Vec<PhaseId>> = HashMap::new();
+        for (victim, thief) in self.steals() {
+            m.entry(victim).or_default().push(thief);
+        }
+        m
+    }
+
+    /// Number of steals recorded (items taken by another phase, batches counted per item).
+    pub fn steal_count(&self) -> usize {
+        self.phases
+            .iter()
+            .flatten()
+            .filter(|p| matches!(p.origin, Origin::Stolen { .. }))
+            .count()
+    }
+
+    /// Busy nanoseconds of each worker (the sum of its segments).
+    pub fn busy_ns(&self) -> Vec<u64> {
+        self.segments
+            .iter()
+            .map(|s| s.iter().map(|g| g.end_ns - g.start_ns).sum())
+            .collect()
+    }
+
+    /// The storage figures for this trace.
+    pub fn storage(&self) -> Storage {
+        let sections = file::section_sizes(self);
+        let (v, m, k) = (4u64, 4u64, 4u64);
+        let mut steals_from: HashMap<PhaseId, u64> = HashMap::new();
+        for (victim, _) in self.steals() {
+            *steals_from.entry(victim).or_default() += 1;
+        }
+        let mut b_w = Vec::new();
+        let mut b_h = Vec::new();
+        for (w, ps) in self.phases.iter().enumerate() {
+            let (mut bw, mut bh) = (0, 0);
+            for i in 0..ps.len() {
+                let s = steals_from
+                    .get(&PhaseId {
+                        worker: w as u32,
+                        index: i as u32,
+                    })
+                    .copied()
+                    .unwrap_or(0);
+                bw += v * (1 + s) + s * m;
+                bh += v * (1 + s) + s * (m + k);
+            }
+            b_w.push(bw);
+            b_h.push(bh);
+        }
+        let tasks = self.spawns + self.root_count() as u64;
+        Storage {
+            file_bytes: sections.iter().map(|s| s.0).collect(),
+            timestamp_bytes: sections.iter().map(|s| s.1).collect(),
+            b_w,
+            b_h,
+            enumeration_per_worker: (tasks * 4) as f64 / self.workers().max(1) as f64,
+        }
+    }
+
+    fn root_count(&self) -> usize {
+        self.phases
+            .iter()
+            .flatten()
+            .filter(|p| matches!(p.origin, Origin::Root { .. } | Origin::External))
+            .count()
+    }
+}
