@@ -68,31 +68,3 @@ fn one_worker_has_one_phase_per_install() {
     assert_eq!(t.phases[0][0].origin, Origin::Root { ordinal: 0 });
     assert_eq!(t.reconstruct(&p, 0).unwrap(), truth);
 }
-
-#[test]
-#[ignore]
-fn debug_one() {
-    let seed: u64 = std::env::var("SEED").unwrap().parse().unwrap();
-    let workers: usize = std::env::var("W").unwrap().parse().unwrap();
-    let policy = if std::env::var("HF").is_ok() {
-        Policy::HelpFirst
-    } else {
-        Policy::WorkFirst
-    };
-    let p = Program::random(seed * 7919 + workers as u64, 60 + 20 * seed as u32, 6);
-    for _ in 0..200 {
-        let (t, truth) = traced_run(&p, workers, policy, 2000);
-        if t.reconstruct(&p, 0).ok() != Some(truth.clone()) {
-            eprintln!("{:?}", p.body);
-            eprintln!("truth {:?}", truth);
-            for (w, ps) in t.phases.iter().enumerate() {
-                for (i, ph) in ps.iter().enumerate() {
-                    eprintln!("{w}:{i} {:?}", ph.origin);
-                }
-            }
-            std::env::set_var("MAGPIE_RECON_DEBUG", "1");
-            eprintln!("{:?}", t.reconstruct(&p, 0));
-            panic!("found");
-        }
-    }
-}

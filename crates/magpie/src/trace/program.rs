@@ -19,6 +19,11 @@
 //!
 //! Every record of the trace that belongs to the install must be used exactly once, and every step
 //! must be assigned once; otherwise the trace is not of this program and reconstruction fails.
+//!
+//! A `join` whose halves spawn into an enclosing scope is outside what a trace determines under
+//! help-first: run in place, the join leaves those spawns for the scope; published, its sync
+//! point runs the ones newer than its own half first, and the trace does not say which happened.
+//! [`Program::random`] keeps a join's spawns in scopes of its own halves.
 //! Reconstruction needs a fixed policy: under `Adaptive` the order of a worker's own work depends
 //! on decisions the trace does not record (it still identifies every steal).
 
@@ -131,8 +136,9 @@ fn gen(rng: &mut Rng, steps: &mut u32, budget: &mut i64, depth: u32, in_finish: 
             0..=3 if in_finish => ops.push(Op::Spawn(gen(rng, steps, budget, depth - 1, true))),
             4..=5 => ops.push(Op::Finish(gen(rng, steps, budget, depth - 1, true))),
             6..=7 => {
-                let a = gen(rng, steps, budget, depth - 1, in_finish);
-                let b = gen(rng, steps, budget, depth - 1, in_finish);
+                // A join's halves spawn only into scopes of their own (see the module doc).
+                let a = gen(rng, steps, budget, depth - 1, false);
+                let b = gen(rng, steps, budget, depth - 1, false);
                 ops.push(Op::Join(a, b));
             }
             _ => ops.push(Op::Step(take(steps))),
@@ -181,9 +187,7 @@ impl<'p> Replay<'p> {
         self.reached.insert(cur);
         let s = self.seq.entry(cur).or_insert(0);
         *s += 1;
-        if std::env::var_os("MAGPIE_RECON_DEBUG").is_some() {
-            eprintln!("event {}:{} seq {}", cur.worker, cur.index, *s - 1);
-        }
+
         EventId {
             phase: cur,
             seq: *s - 1,
@@ -213,9 +217,6 @@ impl<'p> Replay<'p> {
                         )));
                     }
                     *slot = Some(cur.worker);
-                    if std::env::var_os("MAGPIE_RECON_DEBUG").is_some() {
-                        eprintln!("step {i} in {}:{}", cur.worker, cur.index);
-                    }
                 }
                 Op::Spawn(body) => {
                     let e = self.event(cur);
@@ -230,7 +231,7 @@ impl<'p> Replay<'p> {
                     let e = self.event(cur);
                     let mark = self.pending.len();
                     let end = self.exec(body, cur)?;
-                    cur = self.sync(mark, cur, end, e)?;
+                    cur = self.sync(mark, cur, end, e, false)?;
                 }
                 Op::Join(a, b) => {
                     let e = self.event(cur);
@@ -245,7 +246,7 @@ impl<'p> Replay<'p> {
                         tag: e,
                     });
                     let end = self.exec(inline, cur)?;
-                    cur = self.sync(mark, cur, end, e)?;
+                    cur = self.sync(mark, cur, end, e, true)?;
                 }
             }
         }
@@ -260,9 +261,13 @@ impl<'p> Replay<'p> {
         at_mark: PhaseId,
         mut fiber: PhaseId,
         e: EventId,
+        join: bool,
     ) -> Result<PhaseId, ReconstructError> {
         while self.pending.len() > mark {
             let p = self.pending.pop().expect("above the mark");
+            // A join's sync point stops once it has its own half (what its halves spawned into
+            // an enclosing scope stays for that scope's sync); a scope's runs everything.
+            let own_half = join && p.tag == e;
             if let Some(thief) = self.cut(p.tag) {
                 self.exec(p.body, thief)?;
             } else if fiber == at_mark && p.tag.phase == at_mark {
@@ -271,6 +276,9 @@ impl<'p> Replay<'p> {
             } else {
                 // The fiber moved on (it suspended or was stolen): the owner's loop runs it.
                 self.exec(p.body, p.tag.phase)?;
+            }
+            if own_half {
+                break;
             }
         }
         match self.resumed.get(&e) {
@@ -332,7 +340,7 @@ impl Trace {
         // `Program::run` wraps the body in a scope: the root's first event.
         let e = r.event(root);
         let end = r.exec(&program.body, root)?;
-        r.sync(0, root, end, e)?;
+        r.sync(0, root, end, e, false)?;
         // Every record naming an event of a phase this install reached must have been used.
         for (e, p) in r.cuts.iter().chain(r.resumed.iter()) {
             if r.reached.contains(&e.phase) && !r.used.contains(e) {
