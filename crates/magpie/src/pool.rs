@@ -327,6 +327,15 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        self.write_trace_file();
+        self.registry.shutdown();
+    }
+}
+
+impl Pool {
+    /// Writes the trace to the path given by `trace_to` or `MAGPIE_TRACE`, if any; a failure is
+    /// reported on stderr (the program's own work is done and must not be lost to it).
+    fn write_trace_file(&self) {
         if let (Some(path), Some(t)) = (&self.trace_path, self.trace()) {
             let written = std::fs::File::create(path)
                 .map_err(|e| e.to_string())
@@ -335,7 +344,6 @@ impl Drop for Pool {
                 eprintln!("magpie: cannot write the trace to {}: {e}", path.display());
             }
         }
-        self.registry.shutdown();
     }
 }
 
@@ -375,15 +383,26 @@ impl<F: FnOnce() -> R + Send, R: Send> BlockingJob<F, R> {
 
 static GLOBAL: OnceLock<Pool> = OnceLock::new();
 
-/// The global pool, created on first use from `MAGPIE_WORKERS` and `MAGPIE_POLICY`. A bad value
-/// is reported here as an error; the free functions panic with that message.
+/// The global pool, created on first use from `MAGPIE_WORKERS`, `MAGPIE_POLICY` and
+/// `MAGPIE_TRACE` (its trace file is written when the process exits normally). A bad value is
+/// reported here as an error; the free functions panic with that message.
 pub fn global_pool() -> Result<&'static Pool, Error> {
     if let Some(p) = GLOBAL.get() {
         return Ok(p);
     }
     let pool = Builder::default().from_env()?.build()?;
+    let traced = pool.trace_path.is_some();
     // Another thread may have won the race; then our pool is dropped (its workers stop).
-    let _ = GLOBAL.set(pool);
+    if GLOBAL.set(pool).is_ok() && traced {
+        // The global pool is never dropped: write its trace (MAGPIE_TRACE) when the process exits.
+        extern "C" fn write_global_trace() {
+            if let Some(p) = GLOBAL.get() {
+                p.write_trace_file();
+            }
+        }
+        // SAFETY: registers a plain function with no arguments; it only reads the global pool.
+        unsafe { libc::atexit(write_global_trace) };
+    }
     Ok(GLOBAL.get().expect("global pool set"))
 }
 
@@ -413,6 +432,12 @@ mod tests {
             .unwrap();
         assert_eq!(b.workers, Some(3));
         assert_eq!(b.policy, Policy::HelpFirst);
+        assert!(!b.trace);
+        let b = Builder::default()
+            .with_vars(vars(&[("MAGPIE_TRACE", "/tmp/run.mtrace")]))
+            .unwrap();
+        assert!(b.trace);
+        assert_eq!(b.trace_path, Some("/tmp/run.mtrace".into()));
     }
 
     #[test]
@@ -422,6 +447,7 @@ mod tests {
             ("MAGPIE_WORKERS", "0"),
             ("MAGPIE_WORKERS", "-2"),
             ("MAGPIE_POLICY", "fastest"),
+            ("MAGPIE_TRACE", ""),
         ] {
             let pairs: &'static [(&str, &str)] = Box::leak(vec![(k, v)].into_boxed_slice());
             let e = Builder::default().with_vars(vars(pairs)).unwrap_err();

@@ -68,3 +68,168 @@ fn one_worker_has_one_phase_per_install() {
     assert_eq!(t.phases[0][0].origin, Origin::Root { ordinal: 0 });
     assert_eq!(t.reconstruct(&p, 0).unwrap(), truth);
 }
+
+fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = magpie::join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}
+
+fn traced_fib(workers: usize, policy: Policy, n: u64) -> (Trace, magpie::Stats) {
+    let pool = Pool::builder()
+        .workers(workers)
+        .policy(policy)
+        .trace(true)
+        .build()
+        .unwrap();
+    assert_eq!(pool.install(|| fib(n)), fib_serial(n));
+    (pool.trace().unwrap(), pool.stats())
+}
+
+fn fib_serial(n: u64) -> u64 {
+    let (mut a, mut b) = (0u64, 1u64);
+    for _ in 0..n {
+        (a, b) = (b, a + b);
+    }
+    a
+}
+
+/// Checks what every trace must satisfy: origins name phases that exist, segments are in time
+/// order and never overlap, one root per install.
+fn check_shape(t: &Trace, installs: u64) {
+    let mut roots = Vec::new();
+    for (w, ps) in t.phases.iter().enumerate() {
+        for p in ps {
+            match p.origin {
+                Origin::Root { ordinal } => roots.push(ordinal),
+                Origin::Stolen { from, .. } | Origin::Early { from } => {
+                    assert!(t.phase(from.phase).is_some(), "worker {w}: {p:?}")
+                }
+                Origin::Resumed { sync } => assert!(t.phase(sync.phase).is_some()),
+                Origin::External => {}
+            }
+        }
+        let segs = &t.segments[w];
+        for s in segs {
+            assert!(s.start_ns <= s.end_ns && (s.phase as usize) < ps.len());
+        }
+        for pair in segs.windows(2) {
+            assert!(pair[0].end_ns <= pair[1].start_ns, "worker {w}: {pair:?}");
+        }
+    }
+    roots.sort();
+    assert_eq!(roots, (0..installs).collect::<Vec<_>>());
+}
+
+#[test]
+fn adaptive_traces_identify_every_steal_but_are_not_reconstructed() {
+    let (t, st) = traced_fib(3, Policy::Adaptive, 24);
+    check_shape(&t, 1);
+    // Every steal the pool counted started a phase that names what it took (a batch is one
+    // steal of several items, so phases can only outnumber steals).
+    let taken = t
+        .phases
+        .iter()
+        .flatten()
+        .filter(|p| matches!(p.origin, Origin::Stolen { .. } | Origin::Resumed { .. }))
+        .count() as u64;
+    assert!(
+        taken >= st.steals_child + st.steals_continuation,
+        "{taken} {st:?}"
+    );
+    let p = Program::random(1, 50, 4);
+    assert_eq!(
+        t.reconstruct(&p, 0).unwrap_err(),
+        magpie::trace::ReconstructError::AdaptivePolicy
+    );
+}
+
+#[test]
+fn traces_of_fixed_policies_have_a_sound_shape() {
+    for policy in [Policy::WorkFirst, Policy::HelpFirst] {
+        for workers in [2, 4] {
+            let (t, _) = traced_fib(workers, policy, 22);
+            check_shape(&t, 1);
+        }
+    }
+}
+
+#[test]
+fn one_worker_storage_does_not_grow_with_tasks() {
+    let (small, s1) = traced_fib(1, Policy::WorkFirst, 12);
+    let (big, s2) = traced_fib(1, Policy::WorkFirst, 24);
+    assert!(s2.spawns_work_first > 100 * s1.spawns_work_first);
+    let (a, b) = (small.storage(), big.storage());
+    // One phase and one segment either way; only the varints of times and counts grow.
+    assert_eq!(small.phases[0].len(), big.phases[0].len());
+    assert!(b.file_bytes[0] <= a.file_bytes[0] + 8, "{a:?} {b:?}");
+    assert!(b.enumeration_per_worker > 100.0 * a.enumeration_per_worker);
+}
+
+#[test]
+fn trace_to_writes_a_readable_file_when_the_pool_is_dropped() {
+    let dir = std::env::temp_dir().join(format!("magpie-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("run.mtrace");
+    let shape;
+    {
+        let pool = Pool::builder()
+            .workers(2)
+            .policy(Policy::WorkFirst)
+            .trace_to(&path)
+            .build()
+            .unwrap();
+        for _ in 0..3 {
+            assert_eq!(pool.install(|| fib(20)), 6765);
+        }
+        shape = pool.trace().unwrap().phases.len();
+    }
+    let t = Trace::read_from(&mut std::fs::File::open(&path).unwrap()).unwrap();
+    assert_eq!(t.workers(), shape);
+    check_shape(&t, 3);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_trace_files_are_clean_errors() {
+    use magpie::trace::TraceError;
+    let (t, _) = traced_fib(2, Policy::HelpFirst, 18);
+    let bytes = t.to_bytes();
+    assert_eq!(Trace::from_bytes(&bytes).unwrap(), t);
+    // Every truncation is an error, never a panic.
+    for n in 0..bytes.len() {
+        let e = Trace::from_bytes(&bytes[..n]).unwrap_err();
+        assert!(
+            matches!(e, TraceError::Truncated | TraceError::NotATrace),
+            "cut at {n}: {e}"
+        );
+    }
+    // Every flipped byte past the magic is an error.
+    for i in 8..bytes.len() {
+        let mut b = bytes.clone();
+        b[i] ^= 0x5a;
+        assert!(Trace::from_bytes(&b).is_err(), "flip at {i}");
+    }
+    let mut v = bytes.clone();
+    v[8..12].copy_from_slice(&7u32.to_le_bytes());
+    assert_eq!(
+        Trace::from_bytes(&v).unwrap_err(),
+        TraceError::Version { found: 7 }
+    );
+    assert!(Trace::from_bytes(&v)
+        .unwrap_err()
+        .to_string()
+        .contains("version 7"));
+    assert_eq!(
+        Trace::from_bytes(b"{\"traceEvents\": []}").unwrap_err(),
+        TraceError::NotATrace
+    );
+    let mut long = bytes.clone();
+    long.push(0);
+    assert!(matches!(
+        Trace::from_bytes(&long).unwrap_err(),
+        TraceError::Corrupt(_)
+    ));
+}
