@@ -158,7 +158,7 @@ fn text_w(s: &str, size: f64) -> f64 {
 }
 
 /// A tick step of 1, 2 or 5 times a power of ten giving about `target` ticks up to `max`.
-fn nice_step(max: f64, target: f64) -> f64 {
+pub(crate) fn nice_step(max: f64, target: f64) -> f64 {
     let raw = max / target;
     let mag = 10f64.powf(raw.log10().floor());
     let norm = raw / mag;
