@@ -322,6 +322,11 @@ pub struct SuiteArgs {
     /// The report folder (results.json and index.html).
     #[arg(long, default_value = "magpie-report")]
     pub out: PathBuf,
+    /// Kernels to trace, comma-separated: each runs once more, traced, at the highest worker
+    /// count of the suite (adaptive, or the first policy selected), and index.html shows its
+    /// per-worker timeline; the trace files go to <out>/traces/ [default: none].
+    #[arg(long, value_parser = parse_kernel_list)]
+    pub trace: Option<KernelList>,
 }
 
 /// A list of kernels, without repeats.

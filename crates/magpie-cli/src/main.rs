@@ -40,7 +40,7 @@ impl Failure {
             Failure::Stopped(_) => 3,
         }
     }
-    fn message(&self) -> &str {
+    pub fn message(&self) -> &str {
         match self {
             Failure::Usage(m) | Failure::Failed(m) | Failure::Stopped(m) => m,
         }

@@ -214,15 +214,19 @@ fn export(a: ExportArgs) -> Result<(), Failure> {
     write_out(a.out.as_deref(), &text)
 }
 
+/// `1 steal`, `2 steals`.
+pub fn count(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
 /// The timeline's title: what, workers, policy, phases, steals, parallelism.
 pub fn title(what: &str, t: &Trace, an: &analysis::Analysis) -> String {
     format!(
-        "{what}: {} worker{} ({}), {} phases, {} steals, parallelism {}",
-        t.workers(),
-        if t.workers() == 1 { "" } else { "s" },
+        "{what}: {} ({}), {}, {}, parallelism {}",
+        count(t.workers(), "worker"),
         t.policy,
-        t.phases.iter().map(Vec::len).sum::<usize>(),
-        t.steal_count(),
+        count(t.phases.iter().map(Vec::len).sum::<usize>(), "phase"),
+        count(t.steal_count(), "steal"),
         an.overall
             .parallelism()
             .map_or("–".into(), |p| format!("{p:.2}"))
@@ -361,10 +365,9 @@ impl Summary {
             };
             let _ = writeln!(
                 o,
-                "{} {what} on {} worker{} ({}): {}, {:.6} s",
+                "{} {what} on {} ({}): {}, {:.6} s",
                 r.kernel,
-                self.workers,
-                if self.workers == 1 { "" } else { "s" },
+                count(self.workers, "worker"),
                 self.policy,
                 if r.verified {
                     "verified"
@@ -376,13 +379,13 @@ impl Summary {
         }
         let _ = writeln!(
             o,
-            "trace {}: {:.3} KB; {} workers, {} phases, {} steals, {} spawns",
+            "trace {}: {:.3} KB; {}, {}, {}, {}",
             self.file,
             self.file_bytes as f64 / 1e3,
-            self.workers,
-            self.phases,
-            self.steals,
-            self.spawns
+            count(self.workers, "worker"),
+            count(self.phases, "phase"),
+            count(self.steals, "steal"),
+            count(self.spawns as usize, "spawn")
         );
         let busy: f64 = self.busy_s.iter().sum();
         let num = |x: Option<f64>| x.map_or("–".into(), |x| format!("{x:.2}"));

@@ -7,7 +7,7 @@
 //! is a segment of the same phase (so a lane has at most about two rects per pixel); steal lines that would be drawn on the same half pixel between
 //! the same two lanes are drawn once. Rects carry a hover title while there are few enough.
 
-use super::{origin_name, Kind};
+use super::{count, origin_name, Kind};
 use crate::html::{esc, nice_step};
 use magpie::trace::Trace;
 use std::collections::HashSet;
@@ -372,10 +372,12 @@ pub fn timeline(t: &Trace, title: &str) -> String {
     let _ = writeln!(
         o,
         "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"middle\" fill=\"#555\">\
-         time since the first segment ({uname}); {segments} segments in {rects} rects, {} steals{note}</text>",
+         time since the first segment ({uname}); {} in {}, {}{note}</text>",
         LEFT + PLOT_W / 2.0,
         axis_y + 28.0,
-        steals.len()
+        count(segments, "segment"),
+        count(rects, "rect"),
+        count(steals.len(), "steal")
     );
     o.push_str("</svg>\n");
     o
