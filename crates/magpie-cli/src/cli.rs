@@ -1,5 +1,5 @@
 //! The command line of `magpie` (clap derive): `suite` (also what `magpie` alone runs), `bench`,
-//! `report` and `idle`, and the parsers that turn bad values into one-line errors.
+//! `report`, `idle` and `trace`, and the parsers that turn bad values into one-line errors.
 
 use clap::{Args, Parser, Subcommand};
 use magpie_bench::{Kernel, Peer, Size};
@@ -31,6 +31,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Measure the CPU an idle pool uses (workers sleep when there is nothing to steal).
     Idle(IdleArgs),
+    /// Run one kernel once with steal-tree tracing and write the trace file; `trace export`
+    /// turns a trace file into Perfetto JSON, Cilkscale-style CSV or an SVG timeline.
+    Trace(TraceArgs),
 }
 
 impl Command {
@@ -128,6 +131,153 @@ pub struct BenchArgs {
     pub tree: Option<magpie_bench::uts::Params>,
 }
 
+/// `magpie trace`: either a kernel to run traced, or one of the commands that read a trace file.
+#[derive(Args, Debug)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_long_help = trace_help()
+)]
+pub struct TraceArgs {
+    #[command(subcommand)]
+    pub action: Option<TraceAction>,
+    #[command(flatten)]
+    pub run: TraceRunArgs,
+}
+
+fn trace_help() -> String {
+    format!(
+        "Examples:\n  \
+         magpie trace fib --size ci --workers 2 -o fib.mtrace\n  \
+         magpie trace export fib.mtrace --format perfetto -o fib.json   (open in ui.perfetto.dev)\n  \
+         magpie trace export fib.mtrace --format csv                    (work, span, parallelism)\n  \
+         magpie trace export fib.mtrace --format svg -o fib.svg         (per-worker timeline)\n  \
+         magpie trace summary fib.mtrace\n\n{}",
+        kernels_help()
+    )
+}
+
+/// The commands that read a trace file.
+#[derive(Subcommand, Debug)]
+pub enum TraceAction {
+    /// Convert a trace file: Perfetto / chrome://tracing JSON, Cilkscale-style CSV (work, span,
+    /// parallelism per install region) or an SVG timeline with a utilisation curve.
+    Export(ExportArgs),
+    /// Print a trace file's summary (workers, phases, steals, storage per worker).
+    Summary(SummaryArgs),
+}
+
+/// `magpie trace <kernel>`: one traced run.
+#[derive(Args, Debug)]
+pub struct TraceRunArgs {
+    /// The kernel (`magpie bench --help` lists them all).
+    #[arg(value_parser = parse_kernel, required = true)]
+    pub kernel: Option<Kernel>,
+    /// Where to write the trace file [default: <kernel>.mtrace].
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    /// Problem size (default: from --size).
+    #[arg(long)]
+    pub n: Option<u64>,
+    /// Worker threads (default: MAGPIE_WORKERS, else available parallelism).
+    #[arg(long, value_parser = parse_workers)]
+    pub workers: Option<usize>,
+    /// work-first, help-first or adaptive (default: MAGPIE_POLICY, else adaptive).
+    #[arg(long, value_parser = parse_policy)]
+    pub policy: Option<magpie::Policy>,
+    /// Size preset for n: ci, default or paper.
+    #[arg(long, default_value = "default", value_parser = parse_size)]
+    pub size: Size,
+    /// The grain (cutoff) for kernels that have one (see `magpie bench --help`).
+    #[arg(long)]
+    pub grain: Option<u64>,
+    /// uts only: a named tree (T1, T3, T1L, T3L, T1XS, T3XS) or the standard parameters in
+    /// quotes [default: the T1 family at depth n].
+    #[arg(long, value_parser = parse_tree, allow_hyphen_values = true)]
+    pub tree: Option<magpie_bench::uts::Params>,
+    /// Most fibers (task stacks) alive at once in magpie's pool [magpie's default: 8192].
+    #[arg(long, value_parser = parse_max_fibers)]
+    pub max_fibers: Option<usize>,
+    /// Bytes of stack per fiber in magpie's pool [magpie's default: 2 MiB; 65536 to 1073741824].
+    #[arg(long, value_parser = parse_stack_size)]
+    pub stack_size: Option<usize>,
+    /// Thieves take one item per steal instead of half of a victim's unpublished tasks.
+    #[arg(long)]
+    pub steal_one: bool,
+    /// Print the summary as one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `magpie trace export` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Chrome trace-event JSON for Perfetto and chrome://tracing.
+    Perfetto,
+    /// OpenCilk Cilkscale's CSV columns.
+    Csv,
+    /// A hand-drawn SVG timeline.
+    Svg,
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    match s.trim() {
+        "perfetto" | "json" | "chrome" => Ok(Format::Perfetto),
+        "csv" | "cilkscale" => Ok(Format::Csv),
+        "svg" => Ok(Format::Svg),
+        other => Err(format!(
+            "unknown format `{other}`: expected perfetto, csv or svg"
+        )),
+    }
+}
+
+fn parse_burden(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && (0.0..=1e6).contains(&x) => Ok(x),
+        _ => Err("expected a burden in microseconds between 0 and 1000000".into()),
+    }
+}
+
+/// `magpie trace export`.
+#[derive(Args, Debug)]
+#[command(
+    after_long_help = "The csv columns are OpenCilk Cilkscale's, one row per install \
+    region (install-N) and an overall row with an empty tag. work = the time workers spent running \
+    the region's phases. span = the heaviest path through the observed steal tree, each phase a \
+    serial strand weighing its busy time, a thief's path counting its victim's busy time up to \
+    the steal: an estimate at the granularity of phases that depends on the schedule, not \
+    Cilkscale's per-task DAG span. burdened span = the same path plus --burden-us (default 15 \
+    µs) per steal edge on it, an estimate of what a migration costs. parallelism = work / span."
+)]
+pub struct ExportArgs {
+    /// The trace file (written by `magpie trace <kernel>` or by a pool with MAGPIE_TRACE set).
+    pub trace: PathBuf,
+    /// perfetto (Chrome trace-event JSON: one track per worker, a slice per segment, a flow
+    /// arrow per steal), csv (Cilkscale's columns: work, span, parallelism, burdened span and
+    /// burdened parallelism per install region and overall) or svg (per-worker timeline and
+    /// utilisation curve).
+    #[arg(long, default_value = "perfetto", value_parser = parse_format)]
+    pub format: Format,
+    /// Where to write it [default: stdout].
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    /// csv only: the burden added to the span for each steal edge on a path, in microseconds
+    /// (an estimate of what migrating a task to another worker costs; Cilkscale's burden is of
+    /// the same order).
+    #[arg(long, default_value_t = crate::trace::BURDEN_US, value_parser = parse_burden)]
+    pub burden_us: f64,
+}
+
+/// `magpie trace summary`.
+#[derive(Args, Debug)]
+pub struct SummaryArgs {
+    /// The trace file.
+    pub trace: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// Worker counts to measure, comma-separated.
@@ -172,6 +322,11 @@ pub struct SuiteArgs {
     /// The report folder (results.json and index.html).
     #[arg(long, default_value = "magpie-report")]
     pub out: PathBuf,
+    /// Kernels to trace, comma-separated: each runs once more, traced, at the highest worker
+    /// count of the suite (adaptive, or the first policy selected), and index.html shows its
+    /// per-worker timeline; the trace files go to <out>/traces/ [default: none].
+    #[arg(long, value_parser = parse_kernel_list)]
+    pub trace: Option<KernelList>,
 }
 
 /// A list of kernels, without repeats.

@@ -1,9 +1,10 @@
 //! `index.html` of `magpie suite`: one self-contained page (inline CSS, inline SVG, no scripts)
 //! with, per kernel, a bar chart of the speedup over the serial twin of each runtime and policy
 //! at each worker count, a bar chart of magpie's time relative to each peer's, and the suite's
-//! table. The SVG is drawn here: rects, axis ticks, labels and a legend.
+//! table. The SVG is drawn here: rects, axis ticks, labels and a legend. Kernels traced with
+//! `magpie suite --trace` also get their per-worker timeline (drawn by `trace::svg`).
 
-use crate::suite::{duration, kernel_heading, table_cells, Results, Row, TABLE_HEAD};
+use crate::suite::{duration, kernel_heading, table_cells, Results, Row, TraceInfo, TABLE_HEAD};
 use std::fmt::Write;
 
 /// Escapes text for HTML and SVG content and attribute values.
@@ -158,7 +159,7 @@ fn text_w(s: &str, size: f64) -> f64 {
 }
 
 /// A tick step of 1, 2 or 5 times a power of ten giving about `target` ticks up to `max`.
-fn nice_step(max: f64, target: f64) -> f64 {
+pub(crate) fn nice_step(max: f64, target: f64) -> f64 {
     let raw = max / target;
     let mag = 10f64.powf(raw.log10().floor());
     let norm = raw / mag;
@@ -672,6 +673,7 @@ body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu San
 h1 { font-size: 26px; margin: 0 0 6px; }
 h2 { font-size: 20px; margin: 0 0 10px; }
 h2 small { font-weight: normal; color: #666; font-size: 14px; }
+h3 { font-size: 16px; margin: 14px 0 4px; }
 section { background: #fff; border: 1px solid #dde1e6; border-radius: 8px; padding: 16px 18px;
   margin: 18px 0; }
 .meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 10px 0;
@@ -799,6 +801,9 @@ pub fn page(res: &Results) -> String {
             }
         }
         let _ = writeln!(o, "</div>");
+        if let Some(t) = res.traces.iter().find(|t| t.kernel == *k) {
+            o.push_str(&timeline_section(t));
+        }
         let _ = writeln!(o, "<table>\n<thead><tr>");
         for (i, h) in TABLE_HEAD.iter().enumerate() {
             let class = if (1..=4).contains(&i) {
@@ -840,6 +845,48 @@ pub fn page(res: &Results) -> String {
         let _ = writeln!(o, "</section>");
     }
     o.push_str("</body>\n</html>\n");
+    o
+}
+
+/// A traced kernel's timeline, with a line on what was traced and where the trace file is.
+fn timeline_section(t: &TraceInfo) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "<h3>Timeline: one traced run, magpie {} at {} worker{}</h3>",
+        esc(&t.policy),
+        t.workers,
+        if t.workers == 1 { "" } else { "s" }
+    );
+    match (&t.svg, &t.error) {
+        (Some(svg), None) => {
+            let num = |x: Option<f64>| x.map_or("–".into(), |x| format!("{x:.2}"));
+            let dur = |x: Option<f64>| x.map_or("–".into(), duration);
+            let _ = writeln!(
+                o,
+                "<p class=\"note\">{}, {}, run {}. Steal tree: work {}, span {}, \
+                 parallelism {} (span measured on the observed steal tree, phases as serial \
+                 strands). Each lane is a worker, coloured by how the phase it ran began; lines \
+                 join a victim to its thief. Trace file: <code>{}</code> (<code>magpie trace \
+                 export</code> turns it into Perfetto JSON or Cilkscale's CSV).</p>",
+                crate::trace::count(t.phases, "phase"),
+                crate::trace::count(t.steals, "steal"),
+                dur(t.run_s),
+                dur(t.work_s),
+                dur(t.span_s),
+                num(t.parallelism),
+                esc(t.file.as_deref().unwrap_or("–"))
+            );
+            let _ = writeln!(o, "<div class=\"charts\"><figure>{svg}</figure></div>");
+        }
+        (_, e) => {
+            let _ = writeln!(
+                o,
+                "<p class=\"note\">No timeline: {}.</p>",
+                esc(e.as_deref().unwrap_or("the trace could not be drawn"))
+            );
+        }
+    }
     o
 }
 
@@ -957,5 +1004,33 @@ mod tests {
         assert_eq!(html.matches(">failed</text>").count(), 2);
         assert!(html.contains("<tr class=\"stopped\">") && html.contains("<tr class=\"failed\">"));
         assert!(html.contains("&lt;here&gt;") && !html.contains("<here>"));
+        assert!(!html.contains("Timeline"), "no --trace, no timeline");
+
+        // With a traced run: its timeline in the kernel's section; a failed one says why.
+        let mut res = res;
+        let info = |svg: Option<&str>, error: Option<&str>| TraceInfo {
+            kernel: "pdfs".into(),
+            n: 64,
+            workers: 2,
+            policy: "adaptive".into(),
+            file: Some("traces/pdfs.mtrace".into()),
+            run_s: Some(0.001),
+            phases: 3,
+            steals: 1,
+            work_s: Some(0.002),
+            span_s: Some(0.001),
+            parallelism: Some(2.0),
+            stopped: false,
+            error: error.map(str::to_string),
+            svg: svg.map(str::to_string),
+        };
+        res.traces = vec![info(Some("<svg class=\"timeline\"></svg>"), None)];
+        let html = page(&res);
+        assert_eq!(html.matches("<svg").count(), 4);
+        assert!(html.contains("1 steal,") && html.contains("traces/pdfs.mtrace"));
+        res.traces = vec![info(None, Some("verification failed: <wrong>"))];
+        let html = page(&res);
+        assert_eq!(html.matches("<svg").count(), 3);
+        assert!(html.contains("No timeline: verification failed: &lt;wrong&gt;"));
     }
 }

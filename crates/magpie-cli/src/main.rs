@@ -4,8 +4,11 @@
 //! every kernel under every policy at 1 and all workers with the peers, prints a table and writes
 //! a report folder (results.json, index.html with SVG charts); `magpie report` runs every kernel
 //! under every policy and worker count and writes a Markdown report; `magpie idle` measures the
-//! CPU an idle pool uses. Exit codes: 0 success, 1 a run failed
-//! verification (or crashed), 2 bad input, 3 magpie stopped the kernel at its stack limit.
+//! CPU an idle pool uses; `magpie trace` runs a kernel once with steal-tree tracing and writes the
+//! trace file, and `magpie trace export` turns one into Perfetto JSON, Cilkscale-style CSV or an
+//! SVG timeline. Exit codes: 0 success, 1 a run failed
+//! verification (or crashed), 2 bad input (a trace file that cannot be read included), 3 magpie
+//! stopped the kernel at its stack limit.
 
 mod bench;
 mod cli;
@@ -13,6 +16,7 @@ mod html;
 mod idle;
 mod report;
 mod suite;
+mod trace;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -36,7 +40,7 @@ impl Failure {
             Failure::Stopped(_) => 3,
         }
     }
-    fn message(&self) -> &str {
+    pub fn message(&self) -> &str {
         match self {
             Failure::Usage(m) | Failure::Failed(m) | Failure::Stopped(m) => m,
         }
@@ -88,7 +92,7 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-                    eprintln!("error: missing command: expected `suite`, `bench`, `report` or `idle` (see `magpie --help`)");
+                    eprintln!("error: missing command: expected `suite`, `bench`, `report`, `idle` or `trace` (see `magpie --help`)");
                     ExitCode::from(2)
                 }
                 _ => {
@@ -105,6 +109,7 @@ fn main() -> ExitCode {
         cli::Command::Bench(a) => bench::run(a),
         cli::Command::Report(a) => report::run(a),
         cli::Command::Idle(a) => idle::run(a),
+        cli::Command::Trace(a) => trace::run(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

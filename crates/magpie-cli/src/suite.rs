@@ -3,9 +3,12 @@
 //! report` (one run of every runtime per round, see `runner::merge`); PDFS configurations run in
 //! a child process so that each one's peak RSS is its own. While it runs, a progress bar (or, when
 //! stderr is not a terminal, one line per finished configuration); at the end a table (or
-//! results.json with `--json`) and a report folder with `results.json` and `index.html`.
+//! results.json with `--json`) and a report folder with `results.json` and `index.html`. With
+//! `--trace`, the kernels it names run once more, traced, at the suite's highest worker count, and
+//! index.html shows their timelines (the trace files go to `traces/` in the report folder).
 
 use crate::cli::{self, SuiteArgs};
+use crate::trace;
 use crate::Failure;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use magpie::Policy;
@@ -15,6 +18,7 @@ use magpie_bench::{Kernel, Peer, Size};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::io::IsTerminal;
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -220,6 +224,49 @@ pub struct Results {
     pub rows: Vec<Row>,
     /// Peers without a faithful version of a kernel.
     pub not_measured: Vec<NotMeasured>,
+    /// The traced runs (`--trace`); absent without it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub traces: Vec<TraceInfo>,
+}
+
+/// One traced run of a kernel (`magpie suite --trace`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TraceInfo {
+    /// Kernel name.
+    pub kernel: String,
+    /// Problem size.
+    pub n: u64,
+    /// Worker threads (the suite's highest count).
+    pub workers: usize,
+    /// magpie's policy.
+    pub policy: String,
+    /// The trace file, relative to the report folder (`null` when the run failed).
+    pub file: Option<String>,
+    /// Wall time of the traced run, seconds.
+    pub run_s: Option<f64>,
+    /// Working phases recorded.
+    pub phases: usize,
+    /// Steals recorded.
+    pub steals: usize,
+    /// The steal tree's work, span and parallelism (see `magpie trace export --format csv`).
+    pub work_s: Option<f64>,
+    pub span_s: Option<f64>,
+    pub parallelism: Option<f64>,
+    /// Whether magpie stopped the run at its stack limit (an expected outcome, not a failure).
+    #[serde(default)]
+    pub stopped: bool,
+    /// What went wrong, in one line; `null` when nothing did.
+    pub error: Option<String>,
+    /// The timeline, for index.html (not in results.json).
+    #[serde(skip)]
+    pub svg: Option<String>,
+}
+
+impl TraceInfo {
+    /// Failed verification or crashed (a stop at the stack limit is not a failure).
+    pub fn failed(&self) -> bool {
+        self.error.is_some() && !self.stopped
+    }
 }
 
 impl Results {
@@ -245,17 +292,19 @@ struct Plan {
     peers: Vec<Peer>,
     size: Size,
     runs: usize,
+    /// Kernels to trace once more at the highest worker count.
+    traces: Vec<Kernel>,
 }
 
 impl Plan {
-    fn from_args(a: &SuiteArgs) -> Plan {
+    fn from_args(a: &SuiteArgs) -> Result<Plan, Failure> {
         let cpus = available_cpus();
         let workers = match &a.workers {
             Some(w) => w.0.clone(),
             None if cpus > 1 => vec![1, cpus],
             None => vec![1],
         };
-        Plan {
+        let mut plan = Plan {
             kernels: match &a.kernels {
                 Some(k) => Kernel::ALL
                     .into_iter()
@@ -274,7 +323,39 @@ impl Plan {
             },
             size: a.size,
             runs: a.runs,
+            traces: vec![],
+        };
+        if let Some(t) = &a.trace {
+            for &k in &t.0 {
+                if !plan.kernels.contains(&k) {
+                    return Err(Failure::Usage(format!(
+                        "--trace names {k}, which --kernels leaves out: trace only kernels the \
+                         suite runs"
+                    )));
+                }
+            }
+            plan.traces = plan
+                .kernels
+                .iter()
+                .copied()
+                .filter(|k| t.0.contains(k))
+                .collect();
         }
+        Ok(plan)
+    }
+
+    /// The policy of the traced runs: adaptive when the suite runs it, else its first policy.
+    fn trace_policy(&self) -> Policy {
+        if self.policies.contains(&Policy::Adaptive) {
+            Policy::Adaptive
+        } else {
+            self.policies.first().copied().unwrap_or(Policy::Adaptive)
+        }
+    }
+
+    /// The worker count of the traced runs: the suite's highest.
+    fn trace_workers(&self) -> usize {
+        self.workers.iter().copied().max().unwrap_or(1)
     }
 
     fn peers_of(&self, k: Kernel) -> Vec<Peer> {
@@ -324,6 +405,13 @@ impl Plan {
                 c,
                 " --peers {}",
                 join(self.peers.iter().map(|p| p.to_string()).collect())
+            );
+        }
+        if !self.traces.is_empty() {
+            let _ = write!(
+                c,
+                " --trace {}",
+                join(self.traces.iter().map(|k| k.to_string()).collect())
             );
         }
         c
@@ -442,6 +530,7 @@ pub fn measure_all(
         peers,
         size,
         runs,
+        traces: vec![],
     };
     let (configs, total_runs) = plan.totals();
     let mut prog = Progress::new(configs, total_runs);
@@ -624,6 +713,65 @@ fn measure_kernel(
         }
     }
     Ok(rows)
+}
+
+/// Runs `kernel` once more on a pool of `workers` that traces, verified; writes the trace to
+/// `<out>/traces/<kernel>.mtrace` and draws its timeline. A failure is recorded, not returned.
+fn traced(kernel: Kernel, n: u64, workers: usize, policy: Policy, out: &Path) -> TraceInfo {
+    eprintln!("tracing {kernel} n={n} magpie {policy} x{workers}");
+    let mut info = TraceInfo {
+        kernel: kernel.name().into(),
+        n,
+        workers,
+        policy: policy.name().into(),
+        file: None,
+        run_s: None,
+        phases: 0,
+        steals: 0,
+        work_s: None,
+        span_s: None,
+        parallelism: None,
+        stopped: false,
+        error: None,
+        svg: None,
+    };
+    let taken = magpie::Pool::builder()
+        .workers(workers)
+        .policy(policy)
+        .trace(true)
+        .build()
+        .map_err(Failure::from_magpie)
+        .and_then(|pool| trace::traced_run(&pool, &runner::Case::new(kernel, n)));
+    let (t, run_s) = match taken {
+        Ok(x) => x,
+        Err(f) => {
+            info.stopped = matches!(f, Failure::Stopped(_));
+            info.error = Some(f.message().to_string());
+            return info;
+        }
+    };
+    info.run_s = Some(run_s);
+    info.phases = t.phases.iter().map(Vec::len).sum();
+    info.steals = t.steal_count();
+    let file = format!("traces/{}.mtrace", kernel.name());
+    if let Err(f) = trace::write_trace(&t, &out.join(&file)) {
+        info.error = Some(f.message().to_string());
+        return info;
+    }
+    info.file = Some(file);
+    let burden = (trace::BURDEN_US * 1e3) as u64;
+    match trace::analysis::analyse(&t, burden) {
+        Ok(an) => {
+            let o = &an.overall;
+            info.work_s = Some(o.work_ns as f64 / 1e9);
+            info.span_s = Some(o.span_ns as f64 / 1e9);
+            info.parallelism = o.parallelism();
+            let what = format!("{kernel} (n = {n})");
+            info.svg = Some(trace::svg::timeline(&t, &trace::title(&what, &t, &an)));
+        }
+        Err(e) => info.error = Some(format!("the trace does not form a tree: {e}")),
+    }
+    info
 }
 
 /// Fills in each row's speedup over its kernel's serial twin and its ratio to the fastest peer at
@@ -837,7 +985,7 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
     magpie::Builder::default()
         .from_env()
         .map_err(Failure::from_magpie)?;
-    let plan = Plan::from_args(&a);
+    let plan = Plan::from_args(&a)?;
     let machine = machine();
     let started = Instant::now();
     let (mut rows, mut not_measured) = measure_all(
@@ -862,6 +1010,25 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
             }
         }
     }
+    let traces = if plan.traces.is_empty() {
+        vec![]
+    } else {
+        let dir = a.out.join("traces");
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Failure::Failed(format!("cannot create {}: {e}", dir.display())))?;
+        plan.traces
+            .iter()
+            .map(|&k| {
+                traced(
+                    k,
+                    k.size_n(plan.size),
+                    plan.trace_workers(),
+                    plan.trace_policy(),
+                    &a.out,
+                )
+            })
+            .collect()
+    };
     let res = Results {
         machine,
         size: plan.size.name().into(),
@@ -874,6 +1041,7 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
         elapsed_s: started.elapsed().as_secs_f64(),
         rows,
         not_measured,
+        traces,
     };
 
     let json = serde_json::to_string_pretty(&res)
@@ -902,6 +1070,12 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
         .iter()
         .filter(|r| r.failed())
         .map(|r| format!("{} {} x{}", r.kernel, r.label(), r.workers))
+        .chain(
+            res.traces
+                .iter()
+                .filter(|t| t.failed())
+                .map(|t| format!("{} traced run x{}", t.kernel, t.workers)),
+        )
         .collect();
     if failed.is_empty() {
         Ok(())

@@ -172,6 +172,7 @@ fn report_folder_has_results_and_charts() {
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
             .expect("results.json is JSON");
     assert!(json["rows"].as_array().is_some_and(|r| !r.is_empty()));
+    assert!(json.get("traces").is_none(), "no --trace, no traces");
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("<svg"), "no chart");
@@ -186,6 +187,79 @@ fn report_folder_has_results_and_charts() {
     for s in ["<script", "<link", " src=", "url("] {
         assert!(!html.contains(s), "index.html has {s}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn trace_option_embeds_timelines_and_keeps_the_trace_files() {
+    let dir = scratch("trace");
+    let out = dir.join("report");
+    let o = magpie_in(
+        &dir,
+        &[
+            "suite",
+            "--size",
+            "ci",
+            "--runs",
+            "1",
+            "--kernels",
+            "fib,nqueens",
+            "--policies",
+            "help-first",
+            "--peers",
+            "none",
+            "--workers",
+            "1,2",
+            "--trace",
+            "nqueens",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("tracing nqueens"), "{err}");
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    // One timeline, in nqueens's section, with a lane per worker of the highest count.
+    assert_eq!(html.matches("class=\"timeline\"").count(), 1);
+    let nqueens = html.find("id=\"nqueens\"").expect("nqueens section");
+    let timeline = html.find("class=\"timeline\"").unwrap();
+    assert!(timeline > nqueens && nqueens > html.find("id=\"fib\"").unwrap());
+    assert_eq!(html.matches("class=\"lane\"").count(), 2);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert!(json["command"]
+        .as_str()
+        .unwrap()
+        .ends_with("--trace nqueens"));
+    let t = &json["traces"][0];
+    assert_eq!(t["kernel"], "nqueens");
+    assert_eq!(t["workers"], 2);
+    assert_eq!(t["policy"], "help-first");
+    assert!(
+        t["error"].is_null() && t["parallelism"].as_f64().unwrap() > 0.0,
+        "{t}"
+    );
+    let bytes = std::fs::read(out.join(t["file"].as_str().unwrap())).unwrap();
+    let trace = magpie::trace::Trace::from_bytes(&bytes).expect("a trace file");
+    assert_eq!(trace.workers(), 2);
+
+    // A kernel the suite does not run cannot be traced.
+    let o = magpie_in(
+        &dir,
+        &[
+            "suite",
+            "--size",
+            "ci",
+            "--kernels",
+            "fib",
+            "--trace",
+            "uts",
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("error: ") && err.contains("uts"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -249,6 +323,7 @@ fn help_names_suite_as_the_default() {
         "--runs",
         "--json",
         "--out",
+        "--trace",
     ] {
         assert!(help.contains(opt), "suite --help lacks {opt}");
     }
