@@ -9,7 +9,8 @@
 //! * [`StackJob`]: a `join` half, living in the joining task's stack frame. That frame stays alive
 //!   until the job has run: the joiner either pops it back or waits on its latch (suspending its
 //!   fiber, so the frame is kept).
-//! * [`HeapJob`]: a help-first scope spawn, boxed because it may outlive the spawning frame.
+//! * [`HeapJob`]: a help-first scope spawn, boxed because it may outlive the spawning frame (with
+//!   a tracing tag only in a tracing pool).
 //! * The work-first scope spawn's frame lives in the suspended parent's stack; see `scope.rs`.
 
 use crate::deque::Item;
@@ -56,8 +57,9 @@ impl JobRef {
     /// The tracing tag of the frame.
     ///
     /// # Safety
-    /// The frame must be a live `StackJob`, `HeapJob` or install job (all `repr(C)` with the tag
-    /// first, written before the frame was published).
+    /// The frame must be a live `StackJob`, install job or, in a tracing pool, a `HeapJob`
+    /// boxed with a tag (all `repr(C)` with the tag first, written before the frame was
+    /// published). Only a tracing pool reads tags.
     pub(crate) unsafe fn tag(self) -> Tag {
         *(self.data as *const Tag)
     }
@@ -197,35 +199,70 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
 /// task is usually freed by another thread than the one that allocated it (the thief), and
 /// mimalloc's per-page free lists make that cross-thread free cheap where glibc's malloc takes
 /// arena locks (measured on fj at 2 workers: see the README).
-#[repr(C)]
 pub(crate) struct HeapJob<F> {
-    /// Tracing: the event that published it (first, see `JobRef::tag`).
+    f: F,
+}
+
+/// A [`HeapJob`] of a tracing pool: the same with its tag first (see `JobRef::tag`). Kept apart
+/// so an untraced task frame is no bigger than its closure: help-first kernels hold hundreds of
+/// thousands of them (pdfs: 16 more bytes each cost it 7% at 1 worker).
+#[repr(C)]
+struct TracedHeapJob<F> {
     tag: Tag,
     f: F,
 }
 
-impl<F: FnOnce() + Send> HeapJob<F> {
-    pub(crate) fn into_job_ref(f: F, tag: Tag) -> JobRef {
-        let layout = std::alloc::Layout::new::<HeapJob<F>>();
-        // SAFETY: the layout has a non-zero size (the tag).
+/// Moves `v` into a fresh mimalloc allocation.
+fn boxed<T>(v: T) -> *mut T {
+    let layout = std::alloc::Layout::new::<T>();
+    let p = if layout.size() == 0 {
+        std::ptr::NonNull::<T>::dangling().as_ptr()
+    } else {
+        // SAFETY: the layout has a non-zero size.
         let p = unsafe { std::alloc::GlobalAlloc::alloc(&mimalloc::MiMalloc, layout) };
         if p.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
-        let p = p as *mut HeapJob<F>;
-        // SAFETY: `p` is valid for writes of one `HeapJob<F>` and is read back once by `entry`.
-        unsafe {
-            p.write(HeapJob { tag, f });
-            JobRef::new(p as *const (), Self::entry)
+        p as *mut T
+    };
+    // SAFETY: `p` is valid for writes of one `T`.
+    unsafe { p.write(v) };
+    p
+}
+
+/// Moves the value out of an allocation made by [`boxed`] and frees it.
+///
+/// # Safety
+/// `p` came from `boxed::<T>` and is unboxed once.
+unsafe fn unboxed<T>(p: *mut T) -> T {
+    let v = p.read();
+    let layout = std::alloc::Layout::new::<T>();
+    if layout.size() != 0 {
+        std::alloc::GlobalAlloc::dealloc(&mimalloc::MiMalloc, p as *mut u8, layout);
+    }
+    v
+}
+
+impl<F: FnOnce() + Send> HeapJob<F> {
+    /// Boxes `f` as a task frame; with `tag` (a tracing pool) the frame starts with it.
+    pub(crate) fn into_job_ref(f: F, tag: Option<Tag>) -> JobRef {
+        match tag {
+            // SAFETY: the frame is read back once, by the entry function of its own type.
+            None => unsafe { JobRef::new(boxed(HeapJob { f }) as *const (), Self::entry) },
+            Some(tag) => unsafe {
+                JobRef::new(
+                    boxed(TracedHeapJob { tag, f }) as *const (),
+                    Self::traced_entry,
+                )
+            },
         }
     }
     unsafe fn entry(data: *const ()) {
-        let p = data as *mut HeapJob<F>;
-        // SAFETY: `data` came from `into_job_ref`; the job runs once, so this is the only read,
-        // and the memory is freed with the allocator and layout it came from.
-        let job = p.read();
-        let layout = std::alloc::Layout::new::<HeapJob<F>>();
-        std::alloc::GlobalAlloc::dealloc(&mimalloc::MiMalloc, p as *mut u8, layout);
-        (job.f)()
+        // SAFETY: `data` came from `into_job_ref` without a tag; the job runs once.
+        (unboxed(data as *mut HeapJob<F>).f)()
+    }
+    unsafe fn traced_entry(data: *const ()) {
+        // SAFETY: `data` came from `into_job_ref` with a tag; the job runs once.
+        (unboxed(data as *mut TracedHeapJob<F>).f)()
     }
 }

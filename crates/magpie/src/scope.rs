@@ -49,8 +49,11 @@ where
 {
     match worker::current() {
         Some(wt) => {
-            let sync_tag = wt.trace_tag(wt.fiber_local().depth.get());
-            wt.stats().scopes.bump();
+            let sync_tag = if wt.tracing {
+                wt.trace_scope_open(wt.fiber_local().depth.get())
+            } else {
+                Tag::NONE
+            };
             let s = Scope {
                 sync_tag,
                 count: CountLatch::new(),
@@ -102,7 +105,10 @@ impl<'scope> Scope<'scope> {
             let reg = unsafe { &*self.registry };
             reg.inject(
                 Work::Task {
-                    job: HeapJob::into_job_ref(self.task(f), Tag::NONE),
+                    job: HeapJob::into_job_ref(
+                        self.task(f),
+                        reg.recorder.as_ref().map(|_| Tag::NONE),
+                    ),
                     continuation: false,
                 }
                 .encode(),
@@ -175,7 +181,7 @@ impl<'scope> Scope<'scope> {
             // Resumed as a continuation: the child has moved the closure out of `frame`.
             return;
         }
-        let tag = wt.trace_tag(depth);
+        let tag = wt.tracing.then(|| wt.trace_tag(depth));
         wt.count_spawn(false);
         self.count.increment();
         wt.push(Work::Task {

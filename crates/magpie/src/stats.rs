@@ -36,9 +36,6 @@ pub struct Stats {
     pub sleeps: u64,
     /// Fibers (task stacks) created.
     pub fibers_created: u64,
-    /// Scopes (`finish`) opened on workers.
-    #[serde(default)]
-    pub scopes: u64,
     /// With [`Builder::measure_overheads`](crate::Builder::measure_overheads): nanoseconds
     /// victims spent because a thief took their work: at a sync point that found its work stolen,
     /// the pops until the task suspends, and the fiber switches out of and back into the waiting
@@ -76,7 +73,6 @@ impl Sub for Stats {
             max_frames: self.max_frames,
             sleeps: self.sleeps - o.sleeps,
             fibers_created: self.fibers_created - o.fibers_created,
-            scopes: self.scopes - o.scopes,
             victim_ns: self.victim_ns - o.victim_ns,
             steal_ns: self.steal_ns - o.steal_ns,
             search_ns: self.search_ns - o.search_ns,
@@ -103,7 +99,6 @@ impl Add for Stats {
             max_frames: self.max_frames.max(o.max_frames),
             sleeps: self.sleeps + o.sleeps,
             fibers_created: self.fibers_created + o.fibers_created,
-            scopes: self.scopes + o.scopes,
             victim_ns: self.victim_ns + o.victim_ns,
             steal_ns: self.steal_ns + o.steal_ns,
             search_ns: self.search_ns + o.search_ns,
@@ -153,6 +148,7 @@ pub(crate) struct WorkerStats {
     pub max_frames: Counter,
     pub sleeps: Counter,
     pub fibers_created: Counter,
+    /// Scopes opened while tracing (events of the steal tree; not in `Stats`).
     pub scopes: Counter,
     pub victim_ns: Counter,
     pub steal_ns: Counter,
@@ -180,7 +176,6 @@ impl WorkerStats {
         s.max_frames = s.max_frames.max(self.max_frames.get());
         s.sleeps += self.sleeps.get();
         s.fibers_created += self.fibers_created.get();
-        s.scopes += self.scopes.get();
         s.victim_ns += self.victim_ns.get();
         s.steal_ns += self.steal_ns.get();
         s.search_ns += self.search_ns.get();
