@@ -64,22 +64,9 @@ if [ -z "$kernels" ]; then
     kernels=$($new bench --help | sed -n '/^Kernels/,$p' | awk 'NR > 1 && NF { print $1 }' | paste -sd, -)
 fi
 
-# One timed invocation: prints its median, or stops the script if it failed or was not verified.
-time_one() {
-    local bin=$1 k=$2 w=$3 out
-    if ! out=$($bin bench "$k" --workers "$w" --runs "$runs" --size "$size" --no-peers \
-        --no-serial --json 2>/dev/null); then
-        echo "error: $bin bench $k --workers $w failed" >&2
-        exit 1
-    fi
-    if ! grep -q '"verified": *true' <<<"$out"; then
-        echo "error: $bin bench $k --workers $w: result not verified" >&2
-        exit 1
-    fi
-    grep -o '"median_s": *[0-9.eE+-]*' <<<"$out" | head -1 | sed 's/.*: *//'
-}
-
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+# shellcheck source=scripts/bench-lib.sh
+. scripts/bench-lib.sh
+time_one() { bench_median "$1" "$2" "$3" "$runs" "$size"; }
 
 echo "| kernel | workers | before s | after s | after ÷ before |"
 echo "|---|---|---|---|---|"

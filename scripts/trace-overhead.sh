@@ -43,24 +43,16 @@ bin=./target/release/magpie
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# One timed invocation (traced when $2 is a path): prints its median or stops the script.
+# shellcheck source=scripts/bench-lib.sh
+. scripts/bench-lib.sh
+# One timed invocation, traced when $2 is a path.
 time_one() {
-    local k=$1 trace=$2 w=$3 out
-    local run=(env -u MAGPIE_TRACE)
-    [ -z "$trace" ] || run=(env MAGPIE_TRACE="$trace")
-    if ! out=$("${run[@]}" "$bin" bench "$k" --workers "$w" --runs "$runs" --size "$size" \
-        --no-peers --no-serial --json 2>/dev/null); then
-        echo "error: magpie bench $k --workers $w (MAGPIE_TRACE='$trace') failed" >&2
-        exit 1
+    if [ -n "$2" ]; then
+        bench_median "$bin" "$1" "$3" "$runs" "$size" MAGPIE_TRACE="$2"
+    else
+        bench_median "$bin" "$1" "$3" "$runs" "$size"
     fi
-    if ! grep -q '"verified": *true' <<<"$out"; then
-        echo "error: magpie bench $k --workers $w: result not verified" >&2
-        exit 1
-    fi
-    grep -o '"median_s": *[0-9.eE+-]*' <<<"$out" | head -1 | sed 's/.*: *//'
 }
-
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 echo "| kernel | workers | off s | on s | on ÷ off | trace file bytes |"
 echo "|---|---|---|---|---|---|"

@@ -42,41 +42,66 @@ pub fn stats_line(s: &magpie::Stats) -> String {
     )
 }
 
-pub fn run(a: BenchArgs) -> Result<(), Failure> {
+/// The pool settings that `bench` and `trace` take alike: the environment (`MAGPIE_*`), then the
+/// options given.
+pub(crate) fn pool_builder(
+    workers: Option<usize>,
+    policy: Option<magpie::Policy>,
+    stack_size: Option<usize>,
+    max_fibers: Option<usize>,
+    steal_one: bool,
+) -> Result<magpie::Builder, Failure> {
     let mut builder = magpie::Builder::default()
         .from_env()
         .map_err(Failure::from_magpie)?;
-    if let Some(w) = a.workers {
+    if let Some(w) = workers {
         builder = builder.workers(w);
     }
-    if let Some(p) = a.policy {
+    if let Some(p) = policy {
         builder = builder.policy(p);
     }
-    if let Some(b) = a.stack_size {
+    if let Some(b) = stack_size {
         builder = builder.stack_size(b);
     }
-    if let Some(f) = a.max_fibers {
+    if let Some(f) = max_fibers {
         builder = builder.max_fibers(f);
     }
-    builder = builder
-        .measure_overheads(a.overheads)
-        .steal_half(!a.steal_one);
-    if a.tree.is_some() && a.n.is_some() {
+    Ok(builder.steal_half(!steal_one))
+}
+
+/// The run that `bench` and `trace` take alike: the kernel at `n` (default: its size for
+/// `size`), or the uts tree given, checked.
+pub(crate) fn case_of(
+    kernel: magpie_bench::Kernel,
+    n: Option<u64>,
+    size: magpie_bench::Size,
+    grain: Option<u64>,
+    tree: Option<magpie_bench::uts::Params>,
+) -> Result<runner::Case, Failure> {
+    if tree.is_some() && n.is_some() {
         return Err(Failure::Usage(
             "give uts either --n (a depth of the T1 family) or --tree, not both".into(),
         ));
     }
-    let n = match a.tree {
+    let n = match tree {
         Some(_) => 0,
-        None => a.n.unwrap_or_else(|| a.kernel.size_n(a.size)),
+        None => n.unwrap_or_else(|| kernel.size_n(size)),
     };
     let case = runner::Case {
-        kernel: a.kernel,
+        kernel,
         n,
-        grain: a.grain,
-        tree: a.tree,
+        grain,
+        tree,
     };
     case.check().map_err(Failure::Usage)?;
+    Ok(case)
+}
+
+pub fn run(a: BenchArgs) -> Result<(), Failure> {
+    let builder = pool_builder(a.workers, a.policy, a.stack_size, a.max_fibers, a.steal_one)?
+        .measure_overheads(a.overheads);
+    let case = case_of(a.kernel, a.n, a.size, a.grain, a.tree)?;
+    let n = case.n;
     let pool = builder.build().map_err(Failure::from_magpie)?;
     let cfg = BenchConfig {
         kernel: a.kernel,

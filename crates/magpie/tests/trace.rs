@@ -5,15 +5,19 @@ use magpie::trace::{Origin, Program, Trace};
 use magpie::{Policy, Pool};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// Runs `p` traced; returns the trace and, for each step, the worker that ran it (recorded by
-/// the step itself: the full enumeration).
-fn traced_run(p: &Program, workers: usize, policy: Policy, spin: u32) -> (Trace, Vec<u32>) {
-    let pool = Pool::builder()
+fn traced_pool(workers: usize, policy: Policy) -> Pool {
+    Pool::builder()
         .workers(workers)
         .policy(policy)
         .trace(true)
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+/// Runs `p` traced; returns the trace and, for each step, the worker that ran it (recorded by
+/// the step itself: the full enumeration).
+fn traced_run(p: &Program, workers: usize, policy: Policy, spin: u32) -> (Trace, Vec<u32>) {
+    let pool = traced_pool(workers, policy);
     let seen: Vec<AtomicU32> = (0..p.steps).map(|_| AtomicU32::new(u32::MAX)).collect();
     pool.install(|| {
         p.run(&|i| {
@@ -78,12 +82,7 @@ fn fib(n: u64) -> u64 {
 }
 
 fn traced_fib(workers: usize, policy: Policy, n: u64) -> (Trace, magpie::Stats) {
-    let pool = Pool::builder()
-        .workers(workers)
-        .policy(policy)
-        .trace(true)
-        .build()
-        .unwrap();
+    let pool = traced_pool(workers, policy);
     assert_eq!(pool.install(|| fib(n)), fib_serial(n));
     (pool.trace().unwrap(), pool.stats())
 }

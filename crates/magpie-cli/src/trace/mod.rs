@@ -499,38 +499,10 @@ fn run_kernel(a: TraceRunArgs) -> Result<(), Failure> {
     let kernel = a
         .kernel
         .ok_or_else(|| Failure::Usage("missing the kernel to trace".into()))?;
-    let mut builder = magpie::Builder::default()
-        .from_env()
-        .map_err(Failure::from_magpie)?;
-    if let Some(w) = a.workers {
-        builder = builder.workers(w);
-    }
-    if let Some(p) = a.policy {
-        builder = builder.policy(p);
-    }
-    if let Some(b) = a.stack_size {
-        builder = builder.stack_size(b);
-    }
-    if let Some(f) = a.max_fibers {
-        builder = builder.max_fibers(f);
-    }
-    builder = builder.steal_half(!a.steal_one).trace(true);
-    if a.tree.is_some() && a.n.is_some() {
-        return Err(Failure::Usage(
-            "give uts either --n (a depth of the T1 family) or --tree, not both".into(),
-        ));
-    }
-    let n = match a.tree {
-        Some(_) => 0,
-        None => a.n.unwrap_or_else(|| kernel.size_n(a.size)),
-    };
-    let case = Case {
-        kernel,
-        n,
-        grain: a.grain,
-        tree: a.tree,
-    };
-    case.check().map_err(Failure::Usage)?;
+    let builder =
+        crate::bench::pool_builder(a.workers, a.policy, a.stack_size, a.max_fibers, a.steal_one)?
+            .trace(true);
+    let case = crate::bench::case_of(kernel, a.n, a.size, a.grain, a.tree)?;
     let out = a
         .out
         .unwrap_or_else(|| PathBuf::from(format!("{}.mtrace", kernel.name())));
@@ -541,7 +513,7 @@ fn run_kernel(a: TraceRunArgs) -> Result<(), Failure> {
     let an = analyse(&t, &out, BURDEN_US)?;
     let info = RunInfo {
         kernel: kernel.name().into(),
-        n,
+        n: case.n,
         grain: a.grain,
         tree: a.tree.map(|p| p.to_string()),
         verified: true,
