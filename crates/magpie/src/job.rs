@@ -136,8 +136,13 @@ pub(crate) struct StackJob<F, R> {
 
 impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     pub(crate) fn new(f: F) -> Self {
+        Self::tagged(f, Tag::NONE)
+    }
+
+    /// A job published at the event `tag` names (tracing).
+    pub(crate) fn tagged(f: F, tag: Tag) -> Self {
         StackJob {
-            tag: Cell::new(Tag::NONE),
+            tag: Cell::new(tag),
             func: UnsafeCell::new(Some(f)),
             result: UnsafeCell::new(JobResult::None),
             latch: Latch::new(),

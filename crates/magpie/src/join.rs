@@ -170,12 +170,10 @@ where
     let tag = wt.trace_tag(depth);
     wt.count_spawn(wf);
     if wf {
-        let job = StackJob::new(b);
-        job.tag.set(tag);
+        let job = StackJob::tagged(b, tag);
         fork(wt, fl, t, &job, a, true)
     } else {
-        let job = StackJob::new(a);
-        job.tag.set(tag);
+        let job = StackJob::tagged(a, tag);
         let (rb, ra) = fork(wt, fl, t, &job, b, false);
         (ra, rb)
     }
@@ -341,17 +339,14 @@ where
         wt.decide(Policy::WorkFirst, depth, 0);
         let tag = wt.trace_tag(depth);
         wt.count_spawn(true);
-        let job = StackJob::new(b);
-        job.tag.set(tag);
+        let job = StackJob::tagged(b, tag);
         return fork(wt, fl, wt.deque.top(), &job, a, true);
     }
     wt.decide(Policy::HelpFirst, depth, 0);
     let tag = wt.trace_tag(depth);
     wt.count_spawn(false);
-    let ja = StackJob::new(a);
-    let jb = StackJob::new(b);
-    ja.tag.set(tag);
-    jb.tag.set(tag.second());
+    let ja = StackJob::tagged(a, tag);
+    let jb = StackJob::tagged(b, tag.second());
     for j in [ja.as_job_ref(), jb.as_job_ref()] {
         wt.push(Work::Task {
             job: j,

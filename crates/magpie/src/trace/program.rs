@@ -114,7 +114,7 @@ impl Program {
     /// Runs the program on the current pool (inside `Pool::install`; elsewhere on the global
     /// pool), calling `step(i)` for each step.
     pub fn run(&self, step: &(dyn Fn(u32) + Sync)) {
-        crate::scope::scope(|s| run_ops(&self.body, s, false, step));
+        crate::scope::scope(|s| run_ops(&self.body, s, step));
     }
 }
 
@@ -147,20 +147,15 @@ fn gen(rng: &mut Rng, steps: &mut u32, budget: &mut i64, depth: u32, in_finish: 
     ops
 }
 
-// `in_task`: unused marker kept false; the scope passed is the innermost enclosing one.
-fn run_ops<'s>(
-    ops: &'s [Op],
-    s: &crate::scope::Scope<'s>,
-    _in_task: bool,
-    step: &'s (dyn Fn(u32) + Sync),
-) {
+/// Runs `ops` with `s` as the scope that `Spawn`s go into (the innermost enclosing one).
+fn run_ops<'s>(ops: &'s [Op], s: &crate::scope::Scope<'s>, step: &'s (dyn Fn(u32) + Sync)) {
     for op in ops {
         match op {
             Op::Step(i) => step(*i),
-            Op::Spawn(body) => s.spawn(move |s2| run_ops(body, s2, true, step)),
-            Op::Finish(body) => crate::scope::scope(|s2| run_ops(body, s2, false, step)),
+            Op::Spawn(body) => s.spawn(move |s2| run_ops(body, s2, step)),
+            Op::Finish(body) => crate::scope::scope(|s2| run_ops(body, s2, step)),
             Op::Join(a, b) => {
-                crate::join::join(|| run_ops(a, s, false, step), || run_ops(b, s, false, step));
+                crate::join::join(|| run_ops(a, s, step), || run_ops(b, s, step));
             }
         }
     }
