@@ -31,6 +31,10 @@ pub enum Command {
     Report(ReportArgs),
     /// Measure the CPU an idle pool uses (workers sleep when there is nothing to steal).
     Idle(IdleArgs),
+    /// Print the machine as magpie sees it: sockets, cores, last-level caches, NUMA nodes
+    /// (restricted to this process's affinity mask and CPU quota), and the virtual topology
+    /// MAGPIE_TOPOLOGY gives, if set.
+    Topology(TopologyArgs),
     /// Run one kernel once with steal-tree tracing and write the trace file; `trace export`
     /// turns a trace file into Perfetto JSON, Cilkscale-style CSV or an SVG timeline.
     Trace(TraceArgs),
@@ -44,6 +48,17 @@ impl Command {
             None => unreachable!("`magpie suite` parses to a command"),
         }
     }
+}
+
+#[derive(Args, Debug)]
+pub struct TopologyArgs {
+    /// A virtual topology to show instead of the detected one, `SOCKETSxCORES:LLC` (e.g.
+    /// 4x4:6MiB); default: MAGPIE_TOPOLOGY if set, otherwise the machine.
+    #[arg(long)]
+    pub virtual_topology: Option<String>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

@@ -110,6 +110,7 @@ fn main() -> ExitCode {
         cli::Command::Report(a) => report::run(a),
         cli::Command::Idle(a) => idle::run(a),
         cli::Command::Trace(a) => trace::run(a),
+        cli::Command::Topology(a) => topology(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -118,4 +119,37 @@ fn main() -> ExitCode {
             ExitCode::from(f.code())
         }
     }
+}
+
+/// `magpie topology`: the detected machine, or the virtual topology given or in MAGPIE_TOPOLOGY.
+fn topology(a: cli::TopologyArgs) -> Result<(), Failure> {
+    let spec = a
+        .virtual_topology
+        .or_else(|| std::env::var("MAGPIE_TOPOLOGY").ok());
+    let t = match spec {
+        Some(s) => magpie::Topology::parse(&s).map_err(Failure::from_magpie)?,
+        None => magpie::Topology::detect(),
+    };
+    if a.json {
+        let sockets: Vec<serde_json::Value> = t
+            .sockets
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "cpus": s.cores.iter().map(|c| c.cpu).collect::<Vec<_>>(),
+                    "numa_nodes": s.cores.iter().map(|c| c.numa_node).collect::<Vec<_>>(),
+                    "llc_bytes": s.llc_bytes,
+                })
+            })
+            .collect();
+        let v = serde_json::json!({
+            "virtual": t.is_virtual,
+            "sockets": sockets,
+            "cores": t.cores(),
+        });
+        println!("{v}");
+    } else {
+        print!("{t}");
+    }
+    Ok(())
 }

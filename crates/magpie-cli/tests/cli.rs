@@ -11,7 +11,9 @@ fn magpie_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_magpie"));
     c.args(args)
         .env_remove("MAGPIE_WORKERS")
-        .env_remove("MAGPIE_POLICY");
+        .env_remove("MAGPIE_POLICY")
+        .env_remove("MAGPIE_TOPOLOGY")
+        .env_remove("MAGPIE_TRACE");
     for (k, v) in env {
         c.env(k, v);
     }
@@ -408,4 +410,30 @@ fn bench_steal_one_is_recorded_and_verified() {
         assert_eq!(v["steal_half"].as_bool(), Some(half), "{v}");
         assert_eq!(v["verified"].as_bool(), Some(true), "{v}");
     }
+}
+
+#[test]
+fn topology_prints_the_machine_or_a_virtual_one_and_refuses_bad_specs() {
+    let o = magpie_env(&["topology"], &[("MAGPIE_TOPOLOGY", "")]);
+    // An empty MAGPIE_TOPOLOGY is not a topology: a clean error.
+    assert_eq!(o.status.code(), Some(2));
+    let o = magpie_env(&["topology", "--json"], &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["virtual"], false);
+    assert!(v["cores"].as_u64().unwrap() >= 1);
+    let o = magpie_env(&["topology", "--json"], &[("MAGPIE_TOPOLOGY", "4x4:6MiB")]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["virtual"], true);
+    assert_eq!(v["cores"], 16);
+    assert_eq!(v["sockets"][3]["llc_bytes"], 6 << 20);
+    let text = magpie(&["topology", "--virtual-topology", "2x2:1MiB"]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("socket 1: 2 core(s)"));
+    let bad = magpie(&["topology", "--virtual-topology", "4x"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("4x4:6MiB") && err.lines().count() == 1,
+        "{err}"
+    );
 }

@@ -56,6 +56,8 @@ mod scope;
 #[cfg(not(loom))]
 mod stats;
 #[cfg(not(loom))]
+pub mod topology;
+#[cfg(not(loom))]
 pub mod trace;
 #[cfg(not(loom))]
 mod worker;
@@ -72,6 +74,8 @@ pub use pool::{global_pool, Builder, Pool, DEFAULT_MAX_FIBERS, DEFAULT_STACK_SIZ
 pub use scope::{scope, Scope};
 #[cfg(not(loom))]
 pub use stats::Stats;
+#[cfg(not(loom))]
+pub use topology::Topology;
 
 /// The index of the worker running the caller, if the caller runs on a worker.
 #[cfg(not(loom))]

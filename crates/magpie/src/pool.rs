@@ -29,6 +29,8 @@ pub struct Builder {
     steal_half: bool,
     trace: bool,
     trace_path: Option<std::path::PathBuf>,
+    topology: Option<crate::topology::Topology>,
+    pin: bool,
 }
 
 impl Default for Builder {
@@ -43,6 +45,8 @@ impl Default for Builder {
             steal_half: true,
             trace: false,
             trace_path: None,
+            topology: None,
+            pin: false,
         }
     }
 }
@@ -112,6 +116,22 @@ impl Builder {
         self
     }
 
+    /// The machine the pool places its workers on (default: [`Topology::detect`]); a virtual
+    /// topology ([`Topology::parse`]) models sockets and caches this machine lacks.
+    ///
+    /// [`Topology::detect`]: crate::Topology::detect
+    /// [`Topology::parse`]: crate::Topology::parse
+    pub fn topology(mut self, t: crate::topology::Topology) -> Self {
+        self.topology = Some(t);
+        self
+    }
+
+    /// Pins worker `w` to the CPU of the topology's `w`-th core (off by default).
+    pub fn pin(mut self, on: bool) -> Self {
+        self.pin = on;
+        self
+    }
+
     /// Traces, and writes the trace file to `path` when the pool is dropped (what
     /// `MAGPIE_TRACE=path` does).
     pub fn trace_to(mut self, path: impl Into<std::path::PathBuf>) -> Self {
@@ -120,8 +140,9 @@ impl Builder {
         self
     }
 
-    /// Applies `MAGPIE_WORKERS`, `MAGPIE_POLICY` and `MAGPIE_TRACE` (a path: trace, and write the
-    /// trace file there when the pool is dropped) if they are set; a value magpie cannot use is
+    /// Applies `MAGPIE_WORKERS`, `MAGPIE_POLICY`, `MAGPIE_TOPOLOGY` (a virtual topology,
+    /// `4x4:6MiB`) and `MAGPIE_TRACE` (a path: trace, and write the trace file there when the
+    /// pool is dropped) if they are set; a value magpie cannot use is
     /// an error naming the variable.
     pub fn from_env(self) -> Result<Self, Error> {
         self.with_vars(|k| std::env::var_os(k))
@@ -145,6 +166,16 @@ impl Builder {
                 Ok(n) if n >= 1 => self.workers = Some(n),
                 _ => return Err(Error::config("MAGPIE_WORKERS", v, "a whole number ≥ 1")),
             }
+        }
+        if let Some(v) = text("MAGPIE_TOPOLOGY")? {
+            let t = crate::topology::Topology::parse(&v).map_err(|_| {
+                Error::config(
+                    "MAGPIE_TOPOLOGY",
+                    &v,
+                    "SOCKETSxCORES:LLC with whole numbers ≥ 1 and a cache size, e.g. 4x4:6MiB",
+                )
+            })?;
+            self.topology = Some(t);
         }
         if let Some(v) = text("MAGPIE_TRACE")? {
             if v.is_empty() {
@@ -199,6 +230,10 @@ impl Builder {
             overheads: self.measure_overheads,
             steal_half: self.steal_half,
             trace: self.trace,
+            topology: self
+                .topology
+                .unwrap_or_else(crate::topology::Topology::detect),
+            pin: self.pin,
         })?;
         Ok(Pool {
             registry,
@@ -241,6 +276,11 @@ impl Pool {
     /// Whether the pool times what steals cost ([`Builder::measure_overheads`]).
     pub fn measures_overheads(&self) -> bool {
         self.registry.config.overheads
+    }
+
+    /// The machine as the pool sees it ([`Builder::topology`]).
+    pub fn topology(&self) -> &crate::topology::Topology {
+        &self.registry.config.topology
     }
 
     /// The pool's spawning policy.
@@ -438,6 +478,12 @@ mod tests {
             .unwrap();
         assert!(b.trace);
         assert_eq!(b.trace_path, Some("/tmp/run.mtrace".into()));
+        let b = Builder::default()
+            .with_vars(vars(&[("MAGPIE_TOPOLOGY", "2x3:1MiB")]))
+            .unwrap();
+        let t = b.topology.unwrap();
+        assert!(t.is_virtual);
+        assert_eq!((t.sockets.len(), t.cores()), (2, 6));
     }
 
     #[test]
@@ -448,6 +494,7 @@ mod tests {
             ("MAGPIE_WORKERS", "-2"),
             ("MAGPIE_POLICY", "fastest"),
             ("MAGPIE_TRACE", ""),
+            ("MAGPIE_TOPOLOGY", "4x4"),
         ] {
             let pairs: &'static [(&str, &str)] = Box::leak(vec![(k, v)].into_boxed_slice());
             let e = Builder::default().with_vars(vars(pairs)).unwrap_err();

@@ -86,6 +86,10 @@ pub(crate) struct Config {
     pub steal_half: bool,
     /// Whether workers record a steal tree (`Builder::trace`).
     pub trace: bool,
+    /// The machine as the pool sees it (`Builder::topology`).
+    pub topology: crate::topology::Topology,
+    /// Whether each worker is pinned to its core of `topology` (`Builder::pin`).
+    pub pin: bool,
 }
 
 /// What every worker of one pool shares.
@@ -1036,8 +1040,26 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
     }
 }
 
+/// Pins the calling thread to one CPU. A refusal (the CPU left the affinity mask since the
+/// topology was read) leaves the thread where it was: pinning is a placement hint, never a reason
+/// to fail.
+fn pin_to(cpu: usize) {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return;
+    }
+    // SAFETY: `set` is a plain bit set of the size we pass; 0 names the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
 /// A worker thread: sets up its `WorkerThread` and runs the dispatcher until shutdown.
 fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
+    if registry.config.pin {
+        pin_to(registry.config.topology.core_of_worker(index).cpu);
+    }
     let registry_traces = registry.recorder.is_some();
     let wt = WorkerThread {
         index,

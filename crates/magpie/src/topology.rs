@@ -1,0 +1,528 @@
+//! The machine a pool runs on: sockets, their cores, each socket's last-level cache, NUMA nodes.
+//!
+//! CAB (§III-A) groups workers by socket and sizes its boundary level from the sockets' count and
+//! their shared last-level cache; SLAW's places (§IV) map workers to groups of cores. Both need
+//! this picture. [`Topology::detect`] reads it from Linux (sysfs), keeping only the CPUs the
+//! process may run on (its affinity mask) and no more of them than its cgroup CPU quota pays for.
+//! [`Topology::parse`] builds a *virtual* topology, `SOCKETSxCORES:LLC` (`4x4:6MiB`), for tests
+//! and experiments; its cores are mapped onto the CPUs that exist, round robin, so a 4×4 machine
+//! can be modelled on 2 cores (the cache model needs no more).
+
+use crate::error::Error;
+use std::fmt;
+use std::path::Path;
+
+/// One core: the operating system's CPU number it runs on (for a virtual topology, the CPU it is
+/// mapped to) and its NUMA node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Core {
+    /// The CPU number (as in `/sys/devices/system/cpu/cpuN`).
+    pub cpu: usize,
+    /// The NUMA node of the CPU.
+    pub numa_node: usize,
+}
+
+/// One socket: its cores and the last-level cache they share.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Socket {
+    /// The cores, in CPU order.
+    pub cores: Vec<Core>,
+    /// Bytes of the last-level cache the socket's cores share (0 when unknown).
+    pub llc_bytes: u64,
+}
+
+/// The machine's sockets and cores, as detected or as given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Topology {
+    /// The sockets, each with at least one core.
+    pub sockets: Vec<Socket>,
+    /// Whether this topology was given (`parse`) rather than detected.
+    pub is_virtual: bool,
+}
+
+impl Topology {
+    /// The topology of this machine as far as this process may use it: sysfs's sockets and
+    /// last-level caches, restricted to the process's affinity mask and to as many CPUs as its
+    /// cgroup CPU quota allows (rounded up). Without sysfs, one socket of
+    /// `available_parallelism` cores with an unknown cache.
+    pub fn detect() -> Topology {
+        let allowed = affinity();
+        let quota = cgroup_quota(Path::new("/"));
+        Topology::detect_from(Path::new("/sys/devices/system"), allowed.as_deref(), quota)
+    }
+
+    /// [`detect`](Self::detect) from a sysfs tree at `root` (`root/cpu/cpuN/...`,
+    /// `root/node/nodeN/cpulist`), with the CPUs the process may use (`None`: all online) and a
+    /// CPU quota in cores.
+    pub fn detect_from(root: &Path, allowed: Option<&[usize]>, quota: Option<f64>) -> Topology {
+        let online = read(&root.join("cpu/online"))
+            .and_then(|s| parse_cpu_list(&s))
+            .unwrap_or_default();
+        let mut cpus: Vec<usize> = online
+            .into_iter()
+            .filter(|c| allowed.is_none_or(|a| a.contains(c)))
+            .collect();
+        if let Some(q) = quota {
+            cpus.truncate((q.ceil() as usize).max(1));
+        }
+        if cpus.is_empty() {
+            let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+            return Topology {
+                sockets: vec![Socket {
+                    cores: (0..n).map(|cpu| Core { cpu, numa_node: 0 }).collect(),
+                    llc_bytes: 0,
+                }],
+                is_virtual: false,
+            };
+        }
+        let numa = numa_nodes(root);
+        // Sockets by physical package id, in order of first appearance.
+        let mut ids: Vec<u64> = Vec::new();
+        let mut sockets: Vec<Socket> = Vec::new();
+        for &cpu in &cpus {
+            let dir = root.join(format!("cpu/cpu{cpu}"));
+            let pkg = read(&dir.join("topology/physical_package_id"))
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .unwrap_or(0);
+            let i = match ids.iter().position(|&p| p == pkg) {
+                Some(i) => i,
+                None => {
+                    ids.push(pkg);
+                    sockets.push(Socket {
+                        cores: Vec::new(),
+                        llc_bytes: 0,
+                    });
+                    ids.len() - 1
+                }
+            };
+            let s = &mut sockets[i];
+            s.llc_bytes = s.llc_bytes.max(last_level_cache(&dir));
+            s.cores.push(Core {
+                cpu,
+                numa_node: numa
+                    .iter()
+                    .find(|(_, cs)| cs.contains(&cpu))
+                    .map_or(0, |(n, _)| *n),
+            });
+        }
+        Topology {
+            sockets,
+            is_virtual: false,
+        }
+    }
+
+    /// A virtual topology from `SOCKETSxCORES:LLC` (`4x4:6MiB`: 4 sockets of 4 cores, each
+    /// socket with a 6 MiB last-level cache; sizes take B, KiB, MiB, GiB, KB, MB or GB). Its
+    /// cores are mapped round robin onto the CPUs this process may use; socket `s` is NUMA node
+    /// `s`.
+    pub fn parse(spec: &str) -> Result<Topology, Error> {
+        let bad = || {
+            Error::config(
+                "topology",
+                spec,
+                "SOCKETSxCORES:LLC with whole numbers ≥ 1 and a cache size, e.g. 4x4:6MiB",
+            )
+        };
+        let (shape, llc) = spec.trim().split_once(':').ok_or_else(bad)?;
+        let (s, c) = shape.split_once(['x', 'X']).ok_or_else(bad)?;
+        let sockets: usize = s.trim().parse().map_err(|_| bad())?;
+        let cores: usize = c.trim().parse().map_err(|_| bad())?;
+        let llc_bytes = parse_size(llc).ok_or_else(bad)?;
+        if sockets == 0 || cores == 0 || llc_bytes == 0 || sockets * cores > 4096 {
+            return Err(bad());
+        }
+        let real: Vec<usize> = Topology::detect()
+            .sockets
+            .iter()
+            .flat_map(|s| s.cores.iter().map(|c| c.cpu))
+            .collect();
+        Ok(Topology {
+            sockets: (0..sockets)
+                .map(|s| Socket {
+                    cores: (0..cores)
+                        .map(|c| Core {
+                            cpu: real[(s * cores + c) % real.len()],
+                            numa_node: s,
+                        })
+                        .collect(),
+                    llc_bytes,
+                })
+                .collect(),
+            is_virtual: true,
+        })
+    }
+
+    /// Number of cores over all sockets.
+    pub fn cores(&self) -> usize {
+        self.sockets.iter().map(|s| s.cores.len()).sum()
+    }
+
+    /// The socket of core `i`, cores numbered socket by socket.
+    pub fn socket_of(&self, i: usize) -> usize {
+        let mut i = i % self.cores().max(1);
+        for (s, sock) in self.sockets.iter().enumerate() {
+            if i < sock.cores.len() {
+                return s;
+            }
+            i -= sock.cores.len();
+        }
+        0
+    }
+
+    /// The core that worker `w` of a pool runs on: workers fill the cores in order, wrapping
+    /// round when there are more workers than cores.
+    pub fn core_of_worker(&self, w: usize) -> &Core {
+        let mut i = w % self.cores().max(1);
+        for sock in &self.sockets {
+            if i < sock.cores.len() {
+                return &sock.cores[i];
+            }
+            i -= sock.cores.len();
+        }
+        &self.sockets[0].cores[0]
+    }
+}
+
+impl fmt::Display for Topology {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{} topology: {} socket(s), {} core(s)",
+            if self.is_virtual {
+                "virtual"
+            } else {
+                "detected"
+            },
+            self.sockets.len(),
+            self.cores()
+        )?;
+        for (i, s) in self.sockets.iter().enumerate() {
+            let cpus: Vec<String> = s.cores.iter().map(|c| c.cpu.to_string()).collect();
+            let nodes: std::collections::BTreeSet<usize> =
+                s.cores.iter().map(|c| c.numa_node).collect();
+            writeln!(
+                f,
+                "  socket {i}: {} core(s) on CPUs {}; last-level cache {}; NUMA node(s) {:?}",
+                s.cores.len(),
+                cpus.join(","),
+                if s.llc_bytes == 0 {
+                    "unknown".to_string()
+                } else {
+                    format_size(s.llc_bytes)
+                },
+                nodes
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// `6MiB`-style text for a byte count.
+pub fn format_size(b: u64) -> String {
+    match b {
+        _ if b >= 1 << 30 && b.is_multiple_of(1 << 30) => format!("{}GiB", b >> 30),
+        _ if b >= 1 << 20 && b.is_multiple_of(1 << 20) => format!("{}MiB", b >> 20),
+        _ if b >= 1 << 10 && b.is_multiple_of(1 << 10) => format!("{}KiB", b >> 10),
+        _ => format!("{b}B"),
+    }
+}
+
+/// Parses `6MiB`, `512 KiB`, `32MB`, `1048576` (bytes).
+fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num.parse().ok()?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        _ => return None,
+    };
+    n.checked_mul(mult)
+}
+
+fn read(p: &Path) -> Option<String> {
+    std::fs::read_to_string(p).ok()
+}
+
+/// Parses a kernel CPU list (`0-3,8,10-11`).
+fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
+    let mut v = Vec::new();
+    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.parse().ok()?, b.parse().ok()?);
+                if b < a || b - a > 1 << 16 {
+                    return None;
+                }
+                v.extend(a..=b);
+            }
+            None => v.push(part.parse().ok()?),
+        }
+    }
+    Some(v)
+}
+
+/// Bytes of the highest-level unified (or data) cache of a CPU, from its `cache/indexN`.
+fn last_level_cache(cpu_dir: &Path) -> u64 {
+    let mut best = (0u32, 0u64);
+    for i in 0..16 {
+        let d = cpu_dir.join(format!("cache/index{i}"));
+        let Some(level) = read(&d.join("level")).and_then(|s| s.trim().parse::<u32>().ok()) else {
+            continue;
+        };
+        if read(&d.join("type")).is_some_and(|t| t.trim() == "Instruction") {
+            continue;
+        }
+        let size = read(&d.join("size"))
+            .and_then(|s| parse_size(&s))
+            .unwrap_or(0);
+        if level > best.0 || (level == best.0 && size > best.1) {
+            best = (level, size);
+        }
+    }
+    best.1
+}
+
+/// NUMA nodes and their CPUs, from `root/node/nodeN/cpulist`.
+fn numa_nodes(root: &Path) -> Vec<(usize, Vec<usize>)> {
+    let Ok(entries) = std::fs::read_dir(root.join("node")) else {
+        return Vec::new();
+    };
+    let mut v: Vec<(usize, Vec<usize>)> = entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let n: usize = e.file_name().to_str()?.strip_prefix("node")?.parse().ok()?;
+            let cpus = read(&e.path().join("cpulist")).and_then(|s| parse_cpu_list(&s))?;
+            Some((n, cpus))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The CPUs this process may run on (its affinity mask), if the kernel says.
+fn affinity() -> Option<Vec<usize>> {
+    // SAFETY: `set` is a plain bit set the kernel fills; we pass its exact size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return None;
+        }
+        Some(
+            (0..libc::CPU_SETSIZE as usize)
+                .filter(|&c| libc::CPU_ISSET(c, &set))
+                .collect(),
+        )
+    }
+}
+
+/// The process's cgroup CPU quota in cores, if it has one: cgroup v2 `cpu.max` (`QUOTA PERIOD`)
+/// or v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us`, for the cgroup `/proc/self/cgroup` names,
+/// under `root/sys/fs/cgroup`.
+fn cgroup_quota(root: &Path) -> Option<f64> {
+    let groups = read(&root.join("proc/self/cgroup"))?;
+    let base = root.join("sys/fs/cgroup");
+    for line in groups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, ctrl, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let path = path.trim_start_matches('/');
+        if ctrl.is_empty() {
+            if let Some(q) = read(&base.join(path).join("cpu.max")).and_then(|s| quota_v2(&s)) {
+                return Some(q);
+            }
+        } else if ctrl.split(',').any(|c| c == "cpu") {
+            let dir = base.join("cpu").join(path);
+            let q = read(&dir.join("cpu.cfs_quota_us")).and_then(|s| s.trim().parse::<i64>().ok());
+            let p = read(&dir.join("cpu.cfs_period_us")).and_then(|s| s.trim().parse::<i64>().ok());
+            if let (Some(q), Some(p)) = (q, p) {
+                if q > 0 && p > 0 {
+                    return Some(q as f64 / p as f64);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// `cpu.max`: `max PERIOD` (no quota) or `QUOTA PERIOD`.
+fn quota_v2(s: &str) -> Option<f64> {
+    let mut it = s.split_whitespace();
+    let q: f64 = it.next()?.parse().ok()?;
+    let p: f64 = it.next()?.parse().ok()?;
+    (q > 0.0 && p > 0.0).then(|| q / p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+
+    /// A fake sysfs: 2 sockets × 2 cores (CPUs 0,1 on package 0 with 8 MiB L3; 2,3 on package 1
+    /// with 16 MiB), NUMA nodes 0 and 1.
+    fn fake(root: &Path) {
+        write(root, "cpu/online", "0-3\n");
+        for cpu in 0..4 {
+            let pkg = cpu / 2;
+            let d = format!("cpu/cpu{cpu}");
+            write(
+                root,
+                &format!("{d}/topology/physical_package_id"),
+                &format!("{pkg}\n"),
+            );
+            for (i, (level, ty, size)) in [
+                (1, "Data", "48K"),
+                (1, "Instruction", "32K"),
+                (2, "Unified", "2048K"),
+            ]
+            .iter()
+            .chain([(3, "Unified", if pkg == 0 { "8192K" } else { "16384K" })].iter())
+            .enumerate()
+            {
+                write(
+                    root,
+                    &format!("{d}/cache/index{i}/level"),
+                    &format!("{level}\n"),
+                );
+                write(
+                    root,
+                    &format!("{d}/cache/index{i}/type"),
+                    &format!("{ty}\n"),
+                );
+                write(
+                    root,
+                    &format!("{d}/cache/index{i}/size"),
+                    &format!("{size}\n"),
+                );
+            }
+        }
+        write(root, "node/node0/cpulist", "0-1\n");
+        write(root, "node/node1/cpulist", "2-3\n");
+    }
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("magpie-topo-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn sysfs_sockets_caches_and_nodes() {
+        let root = scratch("full");
+        fake(&root);
+        let t = Topology::detect_from(&root, None, None);
+        assert_eq!(t.sockets.len(), 2);
+        assert_eq!(t.sockets[0].llc_bytes, 8 << 20);
+        assert_eq!(t.sockets[1].llc_bytes, 16 << 20);
+        let cpus: Vec<Vec<usize>> = t
+            .sockets
+            .iter()
+            .map(|s| s.cores.iter().map(|c| c.cpu).collect())
+            .collect();
+        assert_eq!(cpus, vec![vec![0, 1], vec![2, 3]]);
+        assert_eq!(t.sockets[1].cores[0].numa_node, 1);
+        assert_eq!(t.socket_of(3), 1);
+        assert_eq!(t.core_of_worker(5).cpu, 1);
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn affinity_and_quota_restrict_the_cpus() {
+        let root = scratch("restricted");
+        fake(&root);
+        let t = Topology::detect_from(&root, Some(&[1, 2, 3]), None);
+        assert_eq!(t.cores(), 3);
+        assert_eq!(t.sockets[0].cores.len(), 1);
+        let t = Topology::detect_from(&root, Some(&[1, 2, 3]), Some(1.5));
+        assert_eq!(t.cores(), 2);
+        let t = Topology::detect_from(&root, None, Some(0.2));
+        assert_eq!(t.cores(), 1);
+        // No sysfs at all: one socket of what the standard library sees.
+        let t = Topology::detect_from(&root.join("nothing"), None, None);
+        assert_eq!(t.sockets.len(), 1);
+        assert!(t.cores() >= 1);
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn cgroup_quotas_v1_and_v2() {
+        let root = scratch("cgroup");
+        write(&root, "proc/self/cgroup", "0::/job\n");
+        write(&root, "sys/fs/cgroup/job/cpu.max", "150000 100000\n");
+        assert_eq!(cgroup_quota(&root), Some(1.5));
+        write(&root, "sys/fs/cgroup/job/cpu.max", "max 100000\n");
+        assert_eq!(cgroup_quota(&root), None);
+        write(&root, "proc/self/cgroup", "3:cpu,cpuacct:/box\n");
+        write(&root, "sys/fs/cgroup/cpu/box/cpu.cfs_quota_us", "300000\n");
+        write(&root, "sys/fs/cgroup/cpu/box/cpu.cfs_period_us", "100000\n");
+        assert_eq!(cgroup_quota(&root), Some(3.0));
+        write(&root, "sys/fs/cgroup/cpu/box/cpu.cfs_quota_us", "-1\n");
+        assert_eq!(cgroup_quota(&root), None);
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn virtual_topologies_parse_and_map_onto_real_cpus() {
+        let t = Topology::parse("4x4:6MiB").unwrap();
+        assert!(t.is_virtual);
+        assert_eq!((t.sockets.len(), t.cores()), (4, 16));
+        assert!(t.sockets.iter().all(|s| s.llc_bytes == 6 << 20));
+        let real = Topology::detect().cores();
+        assert!(t.sockets.iter().flat_map(|s| &s.cores).all(|c| {
+            Topology::detect()
+                .sockets
+                .iter()
+                .flat_map(|s| &s.cores)
+                .any(|r| r.cpu == c.cpu)
+        }));
+        assert!(real >= 1);
+        assert_eq!(
+            Topology::parse("2X8:512KiB").unwrap().sockets[1].llc_bytes,
+            512 << 10
+        );
+        assert_eq!(
+            Topology::parse("1x2:32MB").unwrap().sockets[0].llc_bytes,
+            32_000_000
+        );
+        assert_eq!(format_size(6 << 20), "6MiB");
+        for bad in [
+            "",
+            "4x4",
+            "4x:6MiB",
+            "0x4:6MiB",
+            "4x0:1MiB",
+            "4x4:0",
+            "4x4:6PiB",
+            "x4:1M",
+            "65x65:1MiB",
+        ] {
+            let e = Topology::parse(bad).unwrap_err().to_string();
+            assert!(
+                e.contains("topology") && e.contains("4x4:6MiB"),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn cpu_lists_parse() {
+        assert_eq!(
+            parse_cpu_list("0-3,8,10-11\n"),
+            Some(vec![0, 1, 2, 3, 8, 10, 11])
+        );
+        assert_eq!(parse_cpu_list("3-1"), None);
+        assert_eq!(parse_cpu_list(""), Some(vec![]));
+    }
+}
