@@ -40,6 +40,8 @@ pub(crate) mod sleep;
 pub(crate) mod sync;
 
 #[cfg(not(loom))]
+pub mod cachemodel;
+#[cfg(not(loom))]
 mod error;
 #[cfg(not(loom))]
 mod job;
