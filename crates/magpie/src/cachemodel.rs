@@ -29,6 +29,32 @@ pub struct LeafTask {
     pub writes: Vec<Range<u64>>,
 }
 
+/// Declares what the running leaf task touches: the byte ranges it reads and writes (see
+/// [`range_of`]). Recorded, with the worker and the time, when the current pool was built with
+/// [`Builder::record_leaves`](crate::Builder::record_leaves); otherwise (or outside a pool) it
+/// costs a thread-local read.
+pub fn leaf(reads: &[Range<u64>], writes: &[Range<u64>]) {
+    let Some(wt) = crate::worker::current() else {
+        return;
+    };
+    let Some(logs) = &wt.registry.leaves else {
+        return;
+    };
+    let t = LeafTask {
+        worker: wt.index,
+        start: wt.registry.epoch.elapsed().as_nanos() as u64,
+        reads: reads.to_vec(),
+        writes: writes.to_vec(),
+    };
+    crate::sync::lock(&logs[wt.index]).push(t);
+}
+
+/// The byte range a slice occupies.
+pub fn range_of<T>(s: &[T]) -> Range<u64> {
+    let start = s.as_ptr() as u64;
+    start..start + std::mem::size_of_val(s) as u64
+}
+
 /// Modelled misses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Misses {

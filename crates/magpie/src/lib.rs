@@ -77,7 +77,7 @@ pub use scope::{scope, Scope};
 #[cfg(not(loom))]
 pub use stats::Stats;
 #[cfg(not(loom))]
-pub use topology::Topology;
+pub use topology::{Topology, Victims};
 
 /// The index of the worker running the caller, if the caller runs on a worker.
 #[cfg(not(loom))]

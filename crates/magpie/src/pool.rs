@@ -31,6 +31,8 @@ pub struct Builder {
     trace_path: Option<std::path::PathBuf>,
     topology: Option<crate::topology::Topology>,
     pin: bool,
+    record_leaves: bool,
+    victims: crate::topology::Victims,
 }
 
 impl Default for Builder {
@@ -47,6 +49,8 @@ impl Default for Builder {
             trace_path: None,
             topology: None,
             pin: false,
+            record_leaves: false,
+            victims: crate::topology::Victims::Random,
         }
     }
 }
@@ -123,6 +127,22 @@ impl Builder {
     /// [`Topology::parse`]: crate::Topology::parse
     pub fn topology(mut self, t: crate::topology::Topology) -> Self {
         self.topology = Some(t);
+        self
+    }
+
+    /// Records what each leaf task declares it touches ([`cachemodel::leaf`]), for the cache
+    /// model (off by default); read them with [`Pool::take_leaves`].
+    ///
+    /// [`cachemodel::leaf`]: crate::cachemodel::leaf
+    pub fn record_leaves(mut self, on: bool) -> Self {
+        self.record_leaves = on;
+        self
+    }
+
+    /// How thieves pick victims (default [`Victims::Random`](crate::Victims)); `Victims::Numa`
+    /// tries the workers of the thief's own socket first, then its NUMA node, then the rest.
+    pub fn victims(mut self, v: crate::topology::Victims) -> Self {
+        self.victims = v;
         self
     }
 
@@ -234,6 +254,8 @@ impl Builder {
                 .topology
                 .unwrap_or_else(crate::topology::Topology::detect),
             pin: self.pin,
+            record_leaves: self.record_leaves,
+            victims: self.victims,
         })?;
         Ok(Pool {
             registry,
@@ -297,6 +319,16 @@ impl Pool {
             self.registry.config.policy,
             st.spawns_work_first + st.spawns_help_first,
         ))
+    }
+
+    /// The leaf tasks recorded so far ([`Builder::record_leaves`]), taken out of the pool, in no
+    /// particular order (each carries its worker and start time). Empty when not recording.
+    pub fn take_leaves(&self) -> Vec<crate::cachemodel::LeafTask> {
+        let mut v = Vec::new();
+        for l in self.registry.leaves.iter().flatten() {
+            v.append(&mut crate::sync::lock(l));
+        }
+        v
     }
 
     /// The pool's counters so far.

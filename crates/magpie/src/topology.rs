@@ -12,6 +12,30 @@ use crate::error::Error;
 use std::fmt;
 use std::path::Path;
 
+/// How a thief picks its victims.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Victims {
+    /// Every other worker, in a random order (the default).
+    #[default]
+    Random,
+    /// Nearest first: the workers on the same socket (the same last-level cache), then those on
+    /// the same NUMA node, then the rest; random within each.
+    Numa,
+}
+
+impl std::str::FromStr for Victims {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Victims, String> {
+        match s {
+            "random" => Ok(Victims::Random),
+            "numa" => Ok(Victims::Numa),
+            _ => Err(format!(
+                "unknown victim selection `{s}`: expected random or numa"
+            )),
+        }
+    }
+}
+
 /// One core: the operating system's CPU number it runs on (for a virtual topology, the CPU it is
 /// mapped to) and its NUMA node.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -180,6 +204,26 @@ impl Topology {
             i -= sock.cores.len();
         }
         &self.sockets[0].cores[0]
+    }
+}
+
+impl Topology {
+    /// For worker `me` of a pool of `workers`: the other workers on the same socket, those on
+    /// the same NUMA node but another socket, and the rest (worker `w` on core `w`, wrapping).
+    pub fn victim_tiers(&self, me: usize, workers: usize) -> [Vec<usize>; 3] {
+        let node = |w: usize| self.core_of_worker(w).numa_node;
+        let mut t: [Vec<usize>; 3] = Default::default();
+        for v in (0..workers).filter(|&v| v != me) {
+            let tier = if self.socket_of(v) == self.socket_of(me) {
+                0
+            } else if node(v) == node(me) {
+                1
+            } else {
+                2
+            };
+            t[tier].push(v);
+        }
+        t
     }
 }
 
@@ -514,6 +558,25 @@ mod tests {
                 "{bad}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn numa_victims_are_tiered_by_socket_then_node() {
+        let root = scratch("tiers");
+        fake(&root);
+        let t = Topology::detect_from(&root, None, None);
+        // Worker 0 on socket 0 (node 0): worker 1 shares its socket; 2 and 3 are remote.
+        assert_eq!(t.victim_tiers(0, 4), [vec![1], vec![], vec![2, 3]]);
+        // Six workers wrap onto four cores: 4 and 5 sit on socket 0 again.
+        assert_eq!(t.victim_tiers(0, 6), [vec![1, 4, 5], vec![], vec![2, 3]]);
+        let v = Topology::parse("2x2:1MiB").unwrap();
+        assert_eq!(v.victim_tiers(3, 4), [vec![2], vec![], vec![0, 1]]);
+        assert_eq!("numa".parse::<Victims>(), Ok(Victims::Numa));
+        assert!("nearest"
+            .parse::<Victims>()
+            .unwrap_err()
+            .contains("random or numa"));
+        fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]

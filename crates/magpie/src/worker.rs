@@ -90,6 +90,10 @@ pub(crate) struct Config {
     pub topology: crate::topology::Topology,
     /// Whether each worker is pinned to its core of `topology` (`Builder::pin`).
     pub pin: bool,
+    /// How thieves pick victims (`Builder::victims`).
+    pub victims: crate::topology::Victims,
+    /// Whether leaf tasks' declared accesses are recorded (`Builder::record_leaves`).
+    pub record_leaves: bool,
 }
 
 /// What every worker of one pool shares.
@@ -105,6 +109,10 @@ pub(crate) struct Registry {
     threads: Mutex<Vec<JoinHandle<()>>>,
     /// The steal tree being recorded, when the pool traces.
     pub recorder: Option<Recorder>,
+    /// Per worker, the leaf tasks recorded by `cachemodel::leaf`, when the pool records them.
+    pub leaves: Option<Vec<CachePadded<Mutex<Vec<crate::cachemodel::LeafTask>>>>>,
+    /// When the pool started (the clock of recorded leaves).
+    pub epoch: Instant,
 }
 
 impl Registry {
@@ -128,6 +136,10 @@ impl Registry {
             live_fibers: AtomicUsize::new(0),
             threads: Mutex::new(Vec::new()),
             recorder: config.trace.then(|| Recorder::new(n)),
+            leaves: config
+                .record_leaves
+                .then(|| (0..n).map(|_| Default::default()).collect()),
+            epoch: Instant::now(),
             config,
         });
         for (index, deque) in deques.into_iter().enumerate() {
@@ -326,6 +338,9 @@ pub(crate) struct WorkerThread {
     pub tracing: bool,
     /// Where this worker is in its trace log.
     cursor: Cursor,
+    /// With `Victims::Numa`: the other workers by distance (same socket, same NUMA node, the
+    /// rest); `None` for random victims.
+    tiers: Option<[Vec<usize>; 3]>,
     /// A work-first parent whose child has just returned on the fiber that ran it: popping its
     /// continuation next is the sequential order, not an early resumption (tracing only).
     serial_cont: Cell<usize>,
@@ -772,36 +787,61 @@ impl WorkerThread {
         let reg = &*self.registry;
         let n = reg.stealers.len();
         if n > 1 {
-            let start = (self.next_rand() % n as u64) as usize;
-            for k in 0..n {
-                let v = (start + k) % n;
-                if v == self.index {
-                    continue;
-                }
-                for _ in 0..4 {
-                    match reg.stealers[v].steal() {
-                        Steal::Success(it) => {
-                            reg.stats[v].note_stolen();
-                            let w = Work::decode(it);
-                            match w {
-                                Work::Task {
-                                    continuation: false,
-                                    ..
-                                } => self.stats().steals_child.bump(),
-                                _ => self.stats().steals_cont.bump(),
+            match &self.tiers {
+                // Random: every other worker, from a random one on.
+                None => {
+                    let start = (self.next_rand() % n as u64) as usize;
+                    for k in 0..n {
+                        let v = (start + k) % n;
+                        if v != self.index {
+                            if let Some(w) = self.steal_from(v) {
+                                return Some((w, Some(v)));
                             }
-                            return Some((w, Some(v)));
                         }
-                        Steal::Retry => self.stats().failed_steals.bump(),
-                        Steal::Empty => {
-                            self.stats().failed_steals.bump();
-                            break;
+                    }
+                }
+                // Nearest first: each tier from a random member on.
+                Some(tiers) => {
+                    for tier in tiers.iter().filter(|t| !t.is_empty()) {
+                        let start = (self.next_rand() % tier.len() as u64) as usize;
+                        for k in 0..tier.len() {
+                            let v = tier[(start + k) % tier.len()];
+                            if let Some(w) = self.steal_from(v) {
+                                return Some((w, Some(v)));
+                            }
                         }
                     }
                 }
             }
         }
         reg.take_injected().map(|it| (Work::decode(it), None))
+    }
+
+    /// Up to four attempts on victim `v` (a lost race is retried; an empty deque is not).
+    fn steal_from(&self, v: usize) -> Option<Work> {
+        let reg = &*self.registry;
+        for _ in 0..4 {
+            match reg.stealers[v].steal() {
+                Steal::Success(it) => {
+                    reg.stats[v].note_stolen();
+                    let w = Work::decode(it);
+                    match w {
+                        Work::Task {
+                            continuation: false,
+                            ..
+                        } => self.stats().steals_child.bump(),
+                        _ => self.stats().steals_cont.bump(),
+                    }
+                    return Some(w);
+                }
+                Steal::Retry => self.stats().failed_steals.bump(),
+                Steal::Empty => {
+                    self.stats().failed_steals.bump();
+                    return None;
+                }
+            }
+        }
+        None
     }
 
     fn take_fiber(&self) -> Box<Fiber> {
@@ -1061,6 +1101,12 @@ fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
         pin_to(registry.config.topology.core_of_worker(index).cpu);
     }
     let registry_traces = registry.recorder.is_some();
+    let tiers = (registry.config.victims == crate::topology::Victims::Numa).then(|| {
+        registry
+            .config
+            .topology
+            .victim_tiers(index, registry.config.workers)
+    });
     let wt = WorkerThread {
         index,
         policy: registry.config.policy,
@@ -1088,6 +1134,7 @@ fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
         spares: RefCell::new(Vec::new()),
         tracing: registry_traces,
         cursor: Cursor::new(),
+        tiers,
         serial_cont: Cell::new(0),
     };
     CURRENT.with(|c| c.set(&wt));

@@ -50,3 +50,75 @@ fn pinned_workers_run_on_their_cores() {
         assert_eq!(cpus, topo.core_of_worker(w).cpu.to_string(), "worker {w}");
     }
 }
+
+fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = magpie::join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}
+
+#[test]
+fn numa_victims_lose_nothing() {
+    for spec in ["2x2:1MiB", "4x1:1MiB", "1x4:1MiB"] {
+        let pool = Pool::builder()
+            .workers(4)
+            .topology(Topology::parse(spec).unwrap())
+            .victims(magpie::Victims::Numa)
+            .build()
+            .unwrap();
+        assert_eq!(pool.install(|| fib(25)), 75025);
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        pool.install(|| {
+            magpie::scope(|s| {
+                for _ in 0..2000 {
+                    s.spawn_with(magpie::Policy::HelpFirst, |_| {
+                        done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    });
+                }
+            })
+        });
+        assert_eq!(done.into_inner(), 2000, "{spec}");
+    }
+}
+
+#[test]
+fn leaves_are_recorded_with_their_workers() {
+    use magpie::cachemodel::{leaf, range_of};
+    let data = vec![0u64; 4096];
+    let pool = Pool::builder()
+        .workers(2)
+        .record_leaves(true)
+        .build()
+        .unwrap();
+    let seen = Mutex::new(Vec::new());
+    pool.install(|| {
+        magpie::scope(|s| {
+            for chunk in data.chunks(64) {
+                let seen = &seen;
+                s.spawn(move |_| {
+                    leaf(&[range_of(chunk)], &[]);
+                    seen.lock()
+                        .unwrap()
+                        .push((range_of(chunk).start, magpie::worker_index().unwrap()));
+                });
+            }
+        })
+    });
+    let mut leaves = pool.take_leaves();
+    assert_eq!(leaves.len(), 64);
+    assert!(pool.take_leaves().is_empty(), "taken once");
+    leaves.sort_by_key(|l| l.reads[0].start);
+    let mut seen = seen.into_inner().unwrap();
+    seen.sort();
+    for (l, (start, w)) in leaves.iter().zip(&seen) {
+        assert_eq!((l.reads[0].start, l.worker), (*start, *w));
+        assert_eq!(l.reads[0].end - l.reads[0].start, 64 * 8);
+    }
+    // A pool that does not record keeps nothing.
+    let quiet = Pool::builder().workers(2).build().unwrap();
+    let r = 0..64u64;
+    quiet.install(|| leaf(std::slice::from_ref(&r), &[]));
+    assert!(quiet.take_leaves().is_empty());
+}
