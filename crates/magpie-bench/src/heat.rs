@@ -105,6 +105,15 @@ fn update_row(up: &[f64], mid: &[f64], down: &[f64], out: &mut [f64]) {
 
 /// Updates rows `first..first + out.len() / n` of the new grid (`out`, whole rows) from `old`.
 fn update_rows(old: &[f64], n: usize, first: usize, out: &mut [f64]) {
+    // For the cache model (`magpie locality`): the old rows read, the new rows written. A
+    // thread-local read unless the pool records leaves.
+    let k = out.len() / n;
+    magpie::cachemodel::leaf(
+        &[magpie::cachemodel::range_of(
+            &old[(first - 1) * n..(first + k + 1) * n],
+        )],
+        &[magpie::cachemodel::range_of(out)],
+    );
     for (r, row) in out.chunks_exact_mut(n).enumerate() {
         let i = first + r;
         update_row(
@@ -296,6 +305,30 @@ mod tests {
                 }
             }
             assert_ne!(got, init);
+        }
+    }
+
+    #[test]
+    fn leaves_declare_exactly_the_rows_they_touch() {
+        // The cache model's input: every step writes each interior row once and reads it and
+        // its two neighbours, so the declared bytes add up exactly.
+        let n = 64u64;
+        let pool = magpie::Pool::builder()
+            .workers(2)
+            .record_leaves(true)
+            .build()
+            .unwrap();
+        let mut g = input(n);
+        pool.install(|| parallel(n, &mut g));
+        let leaves = pool.take_leaves();
+        assert!(!leaves.is_empty());
+        let len = |r: &std::ops::Range<u64>| r.end - r.start;
+        let row = n * 8;
+        let written: u64 = leaves.iter().flat_map(|l| &l.writes).map(len).sum();
+        assert_eq!(written, STEPS as u64 * (n - 2) * row);
+        // Each leaf of k rows reads k + 2 rows.
+        for l in &leaves {
+            assert_eq!(len(&l.reads[0]), len(&l.writes[0]) + 2 * row);
         }
     }
 

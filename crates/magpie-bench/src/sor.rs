@@ -101,6 +101,17 @@ fn update_row(n: usize, i: usize, odd: bool, row: &mut [f64], other: &[f64]) {
 fn sweep<F: Fork>(f: &mut F, n: usize, red: bool, rows: &mut [f64], other: &[f64], grain: usize) {
     let h = n / 2;
     for_row_bands(f, Rows(rows, h), 1, grain, &|first, Rows(rows, _)| {
+        // For the cache model (`magpie locality`): this colour's rows, read and written, and the
+        // other colour's rows around them, read. A thread-local read unless the pool records.
+        let k = rows.len() / h;
+        let band = magpie::cachemodel::range_of(rows);
+        magpie::cachemodel::leaf(
+            &[
+                band.clone(),
+                magpie::cachemodel::range_of(&other[(first - 1) * h..(first + k + 1) * h]),
+            ],
+            &[band],
+        );
         for (r, row) in rows.chunks_exact_mut(h).enumerate() {
             let i = first + r;
             // Red points of row i sit at odd columns when i is odd.

@@ -35,6 +35,11 @@ pub enum Command {
     /// (restricted to this process's affinity mask and CPU quota), and the virtual topology
     /// MAGPIE_TOPOLOGY gives, if set.
     Topology(TopologyArgs),
+    /// Model the last-level cache misses of one kernel run under each victim-selection strategy,
+    /// on a virtual topology: record what each leaf task read and wrote, and replay it through
+    /// one LRU cache per socket (see the README: wall-clock locality gains need a multi-socket
+    /// machine).
+    Locality(LocalityArgs),
     /// Run one kernel once with steal-tree tracing and write the trace file; `trace export`
     /// turns a trace file into Perfetto JSON, Cilkscale-style CSV or an SVG timeline.
     Trace(TraceArgs),
@@ -48,6 +53,60 @@ impl Command {
             None => unreachable!("`magpie suite` parses to a command"),
         }
     }
+}
+
+#[derive(Args, Debug)]
+pub struct LocalityArgs {
+    /// The kernel (one whose leaf tasks declare their accesses: heat, sor).
+    #[arg(value_parser = parse_kernel)]
+    pub kernel: Kernel,
+    /// Problem size (default: from --size).
+    #[arg(long)]
+    pub n: Option<u64>,
+    /// ci, default or paper: the size used when --n is not given.
+    #[arg(long, default_value = "ci", value_parser = parse_size)]
+    pub size: Size,
+    /// The kernel's grain (default: the kernel's).
+    #[arg(long)]
+    pub grain: Option<u64>,
+    /// Spawning policy (default: the pool's, adaptive).
+    #[arg(long, value_parser = parse_policy)]
+    pub policy: Option<magpie::Policy>,
+    /// The modelled machine, SOCKETSxCORES:LLC; the pool gets one worker per core.
+    #[arg(long, default_value = "4x4:6MiB")]
+    pub topology: String,
+    /// Victim-selection strategies to compare, comma-separated: random, numa.
+    #[arg(long, default_value = "random,numa", value_parser = parse_strategies)]
+    pub strategies: Strategies,
+    /// Cache line size in bytes.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub line: u64,
+    /// Runs per strategy; the misses reported are the median run's.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=101))]
+    pub runs: u64,
+    /// One JSON array, one object per strategy, instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Victim-selection strategies, in the order given.
+#[derive(Clone, Debug)]
+pub struct Strategies(pub Vec<(String, magpie::Victims)>);
+
+fn parse_strategies(s: &str) -> Result<Strategies, String> {
+    let mut v = Vec::new();
+    for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let victims = name
+            .parse::<magpie::Victims>()
+            .map_err(|e| format!("{e} (places and cab are not built yet; see the README)"))?;
+        if !v.iter().any(|(n, _)| n == name) {
+            v.push((name.to_string(), victims));
+        }
+    }
+    if v.is_empty() {
+        return Err("no strategy given: expected a list such as random,numa".into());
+    }
+    Ok(Strategies(v))
 }
 
 #[derive(Args, Debug)]

@@ -14,6 +14,7 @@ mod bench;
 mod cli;
 mod html;
 mod idle;
+mod locality;
 mod report;
 mod suite;
 mod trace;
@@ -111,6 +112,7 @@ fn main() -> ExitCode {
         cli::Command::Idle(a) => idle::run(a),
         cli::Command::Trace(a) => trace::run(a),
         cli::Command::Topology(a) => topology(a),
+        cli::Command::Locality(a) => locality::run(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

@@ -437,3 +437,41 @@ fn topology_prints_the_machine_or_a_virtual_one_and_refuses_bad_specs() {
         "{err}"
     );
 }
+
+#[test]
+fn locality_models_misses_per_strategy() {
+    let o = magpie(&[
+        "locality",
+        "heat",
+        "--topology",
+        "2x2:64KiB",
+        "--runs",
+        "1",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for (row, name) in rows.iter().zip(["random", "numa"]) {
+        assert_eq!(row["strategy"], name);
+        let per: Vec<u64> = row["misses_per_socket"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_u64().unwrap())
+            .collect();
+        assert_eq!(per.len(), 2);
+        assert_eq!(per.iter().sum::<u64>(), row["misses"].as_u64().unwrap());
+        // Every leaf reads its rows at least once: the grid cannot be read in fewer lines.
+        assert!(row["misses"].as_u64().unwrap() > 0);
+        assert!(row["leaves"].as_u64().unwrap() > 0);
+    }
+    let none = magpie(&["locality", "fib"]);
+    assert_eq!(none.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("declares no leaf accesses"));
+    let bad = magpie(&["locality", "heat", "--strategies", "cab"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let bad = magpie(&["locality", "heat", "--topology", "2x"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
