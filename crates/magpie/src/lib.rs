@@ -79,6 +79,22 @@ pub use stats::Stats;
 #[cfg(not(loom))]
 pub use topology::{Topology, Victims};
 
+/// The place of the worker running the caller, if it runs on a worker of a pool with places
+/// ([`Builder::places`]).
+#[cfg(not(loom))]
+pub fn place_index() -> Option<usize> {
+    let w = worker::current()?;
+    w.registry.places.as_ref().map(|p| p.of_worker[w.index])
+}
+
+/// Number of places of the pool the caller runs in: 1 outside a pool or in a pool without places.
+#[cfg(not(loom))]
+pub fn current_places() -> usize {
+    worker::current()
+        .and_then(|w| w.registry.places.as_ref().map(|p| p.count()))
+        .unwrap_or(1)
+}
+
 /// The index of the worker running the caller, if the caller runs on a worker.
 #[cfg(not(loom))]
 pub fn worker_index() -> Option<usize> {

@@ -33,6 +33,8 @@ pub struct Builder {
     pin: bool,
     record_leaves: bool,
     victims: crate::topology::Victims,
+    places: bool,
+    cross_place_steal: bool,
 }
 
 impl Default for Builder {
@@ -51,6 +53,8 @@ impl Default for Builder {
             pin: false,
             record_leaves: false,
             victims: crate::topology::Victims::Random,
+            places: false,
+            cross_place_steal: false,
         }
     }
 }
@@ -143,6 +147,23 @@ impl Builder {
     /// tries the workers of the thief's own socket first, then its NUMA node, then the rest.
     pub fn victims(mut self, v: crate::topology::Victims) -> Self {
         self.victims = v;
+        self
+    }
+
+    /// Groups the workers into SLAW's places, one per socket of the topology (off by default):
+    /// [`Scope::spawn_at`](crate::Scope::spawn_at) sends a task to a place's mailbox, and an idle
+    /// worker looks in its own deque, then its place's deques, then its place's mailbox. Workers
+    /// steal from other places only with [`cross_place_steal`](Self::cross_place_steal).
+    pub fn places(mut self, on: bool) -> Self {
+        self.places = on;
+        self
+    }
+
+    /// With places: a worker whose whole place has no work may steal from other places' deques
+    /// and mailboxes (SLAW's future work; off by default, as in SLAW, where cross-place steals
+    /// were disabled to keep caches from being polluted).
+    pub fn cross_place_steal(mut self, on: bool) -> Self {
+        self.cross_place_steal = on;
         self
     }
 
@@ -256,6 +277,7 @@ impl Builder {
             pin: self.pin,
             record_leaves: self.record_leaves,
             victims: self.victims,
+            places: self.places.then_some(self.cross_place_steal),
         })?;
         Ok(Pool {
             registry,
@@ -303,6 +325,11 @@ impl Pool {
     /// The machine as the pool sees it ([`Builder::topology`]).
     pub fn topology(&self) -> &crate::topology::Topology {
         &self.registry.config.topology
+    }
+
+    /// Number of places ([`Builder::places`]); 1 when the pool has none.
+    pub fn places(&self) -> usize {
+        self.registry.places.as_ref().map_or(1, |p| p.count())
     }
 
     /// The pool's spawning policy.

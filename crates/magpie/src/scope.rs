@@ -190,6 +190,45 @@ impl<'scope> Scope<'scope> {
         });
     }
 
+    /// Spawns `f` at place `place` (SLAW §IV; modulo the pool's number of places): a task for
+    /// another place goes to that place's mailbox, where only that place's workers take it
+    /// (unless the pool allows cross-place stealing); a task for the spawner's own place, or any
+    /// spawn in a pool without places, is an ordinary [`spawn`](Self::spawn).
+    pub fn spawn_at<F>(&self, place: usize, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        // SAFETY: the registry outlives the scope.
+        let reg = unsafe { &*self.registry };
+        let Some(pl) = &reg.places else {
+            return self.spawn(f);
+        };
+        let p = place % pl.count();
+        if crate::place_index() == Some(p) {
+            return self.spawn(f);
+        }
+        // A help-first spawn of the spawning worker, if it is one (a tracing event like any).
+        let tag = worker::current().map(|wt| {
+            let tag = wt.trace_tag(wt.fiber_local().depth.get());
+            wt.count_spawn(false);
+            tag
+        });
+        self.count.increment();
+        let job = HeapJob::into_job_ref(
+            self.task(f),
+            reg.recorder.as_ref().map(|_| tag.unwrap_or(Tag::NONE)),
+        );
+        pl.send(
+            p,
+            Work::Task {
+                job,
+                continuation: false,
+            }
+            .encode(),
+        );
+        reg.wake();
+    }
+
     /// Runs a spawned closure now, as a plain call one frame deeper (lazy publication): it
     /// finishes before the spawner goes on, so the scope's count need not see it; a panic is
     /// recorded for the scope like any task's.

@@ -92,6 +92,8 @@ pub(crate) struct Config {
     pub pin: bool,
     /// How thieves pick victims (`Builder::victims`).
     pub victims: crate::topology::Victims,
+    /// SLAW's places (`Builder::places`): `Some(cross_steal)` groups workers by socket.
+    pub places: Option<bool>,
     /// Whether leaf tasks' declared accesses are recorded (`Builder::record_leaves`).
     pub record_leaves: bool,
 }
@@ -113,6 +115,77 @@ pub(crate) struct Registry {
     pub leaves: Option<Vec<CachePadded<Mutex<Vec<crate::cachemodel::LeafTask>>>>>,
     /// When the pool started (the clock of recorded leaves).
     pub epoch: Instant,
+    /// SLAW's places, when the pool has them.
+    pub places: Option<Places>,
+}
+
+/// SLAW §IV: workers grouped into places (one per socket of the topology that has workers), each
+/// with a mailbox for tasks sent to it from elsewhere. An idle worker looks in its own deque, then
+/// the deques of its place, then its place's mailbox; with `cross_steal`, only then at other
+/// places' deques and mailboxes (SLAW's stated future work; off by default, as in SLAW).
+pub(crate) struct Places {
+    /// The place of each worker.
+    pub of_worker: Vec<usize>,
+    /// The workers of each place.
+    pub workers: Vec<Vec<usize>>,
+    mailboxes: Vec<CachePadded<Mutex<VecDeque<Item>>>>,
+    /// Items in all mailboxes (a hint for sleepers).
+    mail: AtomicUsize,
+    pub cross_steal: bool,
+}
+
+impl Places {
+    fn new(topology: &crate::topology::Topology, workers: usize, cross_steal: bool) -> Places {
+        let mut sockets: Vec<usize> = Vec::new();
+        let mut of_worker = Vec::with_capacity(workers);
+        for w in 0..workers {
+            let s = topology.socket_of(w);
+            let p = match sockets.iter().position(|&x| x == s) {
+                Some(p) => p,
+                None => {
+                    sockets.push(s);
+                    sockets.len() - 1
+                }
+            };
+            of_worker.push(p);
+        }
+        let mut ws = vec![Vec::new(); sockets.len()];
+        for (w, &p) in of_worker.iter().enumerate() {
+            ws[p].push(w);
+        }
+        Places {
+            of_worker,
+            mailboxes: (0..sockets.len()).map(|_| Default::default()).collect(),
+            workers: ws,
+            mail: AtomicUsize::new(0),
+            cross_steal,
+        }
+    }
+
+    pub(crate) fn count(&self) -> usize {
+        self.workers.len()
+    }
+
+    /// Sends `it` to place `p`'s mailbox.
+    pub(crate) fn send(&self, p: usize, it: Item) {
+        crate::sync::lock(&self.mailboxes[p]).push_back(it);
+        self.mail.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn take(&self, p: usize) -> Option<Item> {
+        if self.mail.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let it = crate::sync::lock(&self.mailboxes[p]).pop_front();
+        if it.is_some() {
+            self.mail.fetch_sub(1, Ordering::SeqCst);
+        }
+        it
+    }
+
+    fn has_mail(&self, p: usize) -> bool {
+        self.mail.load(Ordering::SeqCst) > 0 && !crate::sync::lock(&self.mailboxes[p]).is_empty()
+    }
 }
 
 impl Registry {
@@ -139,6 +212,9 @@ impl Registry {
             leaves: config
                 .record_leaves
                 .then(|| (0..n).map(|_| Default::default()).collect()),
+            places: config
+                .places
+                .map(|cross| Places::new(&config.topology, n, cross)),
             epoch: Instant::now(),
             config,
         });
@@ -177,7 +253,7 @@ impl Registry {
     pub(crate) fn inject(&self, it: Item) {
         crate::sync::lock(&self.injector).push_back(it);
         self.injected.fetch_add(1, Ordering::SeqCst);
-        self.sleep.notify_one();
+        self.wake();
     }
 
     fn take_injected(&self) -> Option<Item> {
@@ -192,10 +268,33 @@ impl Registry {
         it
     }
 
-    fn has_visible_work(&self) -> bool {
-        self.terminate.load(Ordering::SeqCst)
-            || self.injected.load(Ordering::SeqCst) > 0
-            || self.stealers.iter().any(|s| s.has_public())
+    /// Whether worker `me` could find work now: the pool's queue, or a deque or mailbox it may
+    /// take from (with places and no cross-place stealing, only its own place's).
+    fn has_visible_work(&self, me: usize) -> bool {
+        if self.terminate.load(Ordering::SeqCst) || self.injected.load(Ordering::SeqCst) > 0 {
+            return true;
+        }
+        match &self.places {
+            Some(pl) if !pl.cross_steal => {
+                let p = pl.of_worker[me];
+                pl.has_mail(p) || pl.workers[p].iter().any(|&w| self.stealers[w].has_public())
+            }
+            Some(pl) => {
+                (0..pl.count()).any(|p| pl.has_mail(p))
+                    || self.stealers.iter().any(|s| s.has_public())
+            }
+            None => self.stealers.iter().any(|s| s.has_public()),
+        }
+    }
+
+    /// Wakes a sleeper after publishing work. With places, every sleeper: the one woken must be
+    /// able to take the work, and only a worker of the right place may.
+    pub(crate) fn wake(&self) {
+        if self.places.is_some() {
+            self.sleep.notify_all();
+        } else {
+            self.sleep.notify_one();
+        }
     }
 
     pub(crate) fn stats(&self) -> Stats {
@@ -429,7 +528,7 @@ impl WorkerThread {
     pub(crate) fn push_with_top(&self, w: Work, t: isize) {
         let len = (self.deque.bottom() - t + 1) as u64;
         if self.deque.push_with_top(w.encode(), t) == Pushed::Released {
-            self.registry.sleep.notify_one();
+            self.registry.wake();
         }
         self.stats().max_fresh.max(len);
     }
@@ -800,14 +899,31 @@ impl WorkerThread {
                         }
                     }
                 }
-                // Nearest first: each tier from a random member on.
+                // Nearest first: each tier from a random member on. With places, the first tier
+                // is the worker's place, followed by its mailbox; the others only with
+                // cross-place stealing, followed by the other places' mailboxes.
                 Some(tiers) => {
-                    for tier in tiers.iter().filter(|t| !t.is_empty()) {
-                        let start = (self.next_rand() % tier.len() as u64) as usize;
-                        for k in 0..tier.len() {
-                            let v = tier[(start + k) % tier.len()];
-                            if let Some(w) = self.steal_from(v) {
-                                return Some((w, Some(v)));
+                    for (i, tier) in tiers.iter().enumerate() {
+                        if !tier.is_empty() {
+                            let start = (self.next_rand() % tier.len() as u64) as usize;
+                            for k in 0..tier.len() {
+                                let v = tier[(start + k) % tier.len()];
+                                if let Some(w) = self.steal_from(v) {
+                                    return Some((w, Some(v)));
+                                }
+                            }
+                        }
+                        if let (0, Some(pl)) = (i, &reg.places) {
+                            if let Some(it) = pl.take(pl.of_worker[self.index]) {
+                                return Some((Work::decode(it), None));
+                            }
+                        }
+                    }
+                    if let Some(pl) = reg.places.as_ref().filter(|pl| pl.cross_steal) {
+                        let mine = pl.of_worker[self.index];
+                        for p in (0..pl.count()).filter(|&p| p != mine) {
+                            if let Some(it) = pl.take(p) {
+                                return Some((Work::decode(it), None));
                             }
                         }
                     }
@@ -1055,7 +1171,7 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
                 // The job may have suspended and this fiber may now run on another worker.
                 let wt = current().expect("loop outside a worker");
                 if wt.deque.poll_wanted() {
-                    wt.registry.sleep.notify_one();
+                    wt.registry.wake();
                 }
             }
             None => {
@@ -1072,8 +1188,10 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
                 } else {
                     idle = 0;
                     let reg = &wt.registry;
-                    reg.sleep
-                        .sleep(|| reg.has_visible_work(), || wt.stats().sleeps.bump());
+                    reg.sleep.sleep(
+                        || reg.has_visible_work(wt.index),
+                        || wt.stats().sleeps.bump(),
+                    );
                 }
             }
         }
@@ -1101,12 +1219,26 @@ fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
         pin_to(registry.config.topology.core_of_worker(index).cpu);
     }
     let registry_traces = registry.recorder.is_some();
-    let tiers = (registry.config.victims == crate::topology::Victims::Numa).then(|| {
-        registry
-            .config
-            .topology
-            .victim_tiers(index, registry.config.workers)
-    });
+    let tiers = match &registry.places {
+        // Places: the worker's own place, then (with cross-place stealing) everyone else.
+        Some(pl) => {
+            let mine = pl.of_worker[index];
+            let (near, far): (Vec<usize>, Vec<usize>) = (0..registry.config.workers)
+                .filter(|&w| w != index)
+                .partition(|&w| pl.of_worker[w] == mine);
+            Some([
+                near,
+                Vec::new(),
+                if pl.cross_steal { far } else { Vec::new() },
+            ])
+        }
+        None => (registry.config.victims == crate::topology::Victims::Numa).then(|| {
+            registry
+                .config
+                .topology
+                .victim_tiers(index, registry.config.workers)
+        }),
+    };
     let wt = WorkerThread {
         index,
         policy: registry.config.policy,

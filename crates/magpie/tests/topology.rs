@@ -122,3 +122,79 @@ fn leaves_are_recorded_with_their_workers() {
     quiet.install(|| leaf(std::slice::from_ref(&r), &[]));
     assert!(quiet.take_leaves().is_empty());
 }
+
+/// Runs `per_place` tasks sent to each place of a 2×2 pool; returns (place asked, place run).
+fn place_runs(cross: bool, busy_place_1: bool, per_place: usize) -> Vec<(usize, usize)> {
+    let pool = Pool::builder()
+        .workers(4)
+        .topology(Topology::parse("2x2:1MiB").unwrap())
+        .places(true)
+        .cross_place_steal(cross)
+        .build()
+        .unwrap();
+    assert_eq!(pool.places(), 2);
+    let seen = Mutex::new(Vec::new());
+    pool.install(|| {
+        magpie::scope(|s| {
+            if busy_place_1 {
+                // Keep both workers of place 1 busy while the place-1 tasks wait.
+                for _ in 0..2 {
+                    s.spawn_at(1, |_| {
+                        std::thread::sleep(std::time::Duration::from_millis(150))
+                    });
+                }
+            }
+            for p in [0, 1] {
+                for _ in 0..per_place {
+                    let seen = &seen;
+                    s.spawn_at(p, move |_| {
+                        seen.lock()
+                            .unwrap()
+                            .push((p, magpie::place_index().unwrap()));
+                        std::thread::sleep(std::time::Duration::from_micros(300));
+                    });
+                }
+            }
+        })
+    });
+    seen.into_inner().unwrap()
+}
+
+#[test]
+fn tasks_sent_to_a_place_run_there() {
+    let runs = place_runs(false, true, 60);
+    assert_eq!(runs.len(), 120);
+    for (asked, ran) in runs {
+        assert_eq!(asked, ran);
+    }
+}
+
+#[test]
+fn cross_place_stealing_lets_an_idle_place_help() {
+    // Place 1's workers sleep in long tasks, so with cross-place stealing place 0's idle workers
+    // take place 1's mail; nothing is lost either way.
+    let runs = place_runs(true, true, 60);
+    assert_eq!(runs.len(), 120);
+    assert!(
+        runs.iter().any(|&(asked, ran)| asked == 1 && ran == 0),
+        "no place-1 task ran on place 0"
+    );
+}
+
+#[test]
+fn spawn_at_without_places_is_a_plain_spawn() {
+    let pool = Pool::builder().workers(2).build().unwrap();
+    assert_eq!(pool.places(), 1);
+    let n = std::sync::atomic::AtomicUsize::new(0);
+    pool.install(|| {
+        assert_eq!(magpie::place_index(), None);
+        magpie::scope(|s| {
+            for p in 0..100 {
+                s.spawn_at(p, |_| {
+                    n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                });
+            }
+        })
+    });
+    assert_eq!(n.into_inner(), 100);
+}
