@@ -137,6 +137,36 @@ pub fn for_row_bands<F: Fork, B: Band>(
     );
 }
 
+/// [`for_row_bands`] on magpie with SLAW's locality hints (§IV): in a pool with places, `band`
+/// is cut into one contiguous part per place (balanced to a row), each part is sent to its place
+/// with `Scope::spawn_at` and split there; without places, plain [`for_row_bands`]. Which rows
+/// a task gets never changes what `body` computes, so the result is the same bits either way.
+/// Call inside `Pool::install`.
+pub fn for_row_bands_placed<B: Band>(
+    band: B,
+    first: usize,
+    grain: usize,
+    body: &(impl Fn(usize, B) + Sync),
+) {
+    let places = magpie::current_places();
+    if places <= 1 {
+        return for_row_bands(&mut crate::fork::Magpie, band, first, grain, body);
+    }
+    magpie::scope(|s| {
+        let (mut rest, mut at) = (band, first);
+        for p in 0..places {
+            let take = rest.rows() / (places - p);
+            let (part, r) = rest.split(take);
+            rest = r;
+            let f0 = at;
+            at += take;
+            s.spawn_at(p, move |_| {
+                for_row_bands(&mut crate::fork::Magpie, part, f0, grain, body)
+            });
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,12 @@ pub trait Fork: Sized {
         B: FnOnce(&mut Self) -> RB + Send,
         RA: Send,
         RB: Send;
+
+    /// SLAW's places the runtime offers for locality hints (1: none). Only magpie's pools with
+    /// places have more.
+    fn places(&self) -> usize {
+        1
+    }
 }
 
 /// No runtime: `a`, then `b`.
@@ -45,6 +51,10 @@ impl Fork for Magpie {
         RB: Send,
     {
         magpie::join(|| a(&mut Magpie), || b(&mut Magpie))
+    }
+
+    fn places(&self) -> usize {
+        magpie::current_places()
     }
 }
 

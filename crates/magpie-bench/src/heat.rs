@@ -193,9 +193,26 @@ pub fn parallel(n: u64, grid: &mut Vec<f64>) {
     parallel_grain(n, grid, GRAIN_ROWS)
 }
 
-/// [`parallel`] with tasks of at most `grain` rows (0 counts as 1).
+/// [`parallel`] with tasks of at most `grain` rows (0 counts as 1). In a pool with places, each
+/// step sends one contiguous block of rows to each place (the same block every step, so a
+/// place's cache keeps its rows), with the same result.
 pub fn parallel_grain(n: u64, grid: &mut Vec<f64>, grain: usize) {
-    run_with(Magpie, n, grid, grain)
+    if Magpie.places() <= 1 {
+        return run_with(Magpie, n, grid, grain);
+    }
+    let (n, mut next) = prepare(n, grid);
+    for _ in 0..STEPS {
+        let old: &[f64] = grid;
+        crate::common::for_row_bands_placed(
+            crate::common::Rows(&mut next[n..(n - 1) * n], n),
+            1,
+            usize::MAX,
+            &|first, crate::common::Rows(out, _)| {
+                step_rec(&mut Magpie, grain.max(1), old, n, first, out)
+            },
+        );
+        std::mem::swap(grid, &mut next);
+    }
 }
 
 /// The same computation with `rayon::join`. Call inside a rayon pool's `install`.
@@ -305,6 +322,24 @@ mod tests {
                 }
             }
             assert_ne!(got, init);
+        }
+    }
+
+    #[test]
+    fn places_give_the_same_bits() {
+        for cross in [false, true] {
+            let pool = magpie::Pool::builder()
+                .workers(4)
+                .topology(magpie::Topology::parse("2x2:1MiB").unwrap())
+                .places(true)
+                .cross_place_steal(cross)
+                .build()
+                .unwrap();
+            for n in SIZES {
+                let mut g = input(n);
+                pool.install(|| parallel(n, &mut g));
+                assert!(same_bits(&g, &serial_result(n)), "n = {n}, {cross}");
+            }
         }
     }
 

@@ -100,7 +100,7 @@ fn update_row(n: usize, i: usize, odd: bool, row: &mut [f64], other: &[f64]) {
 /// halves down to `grain` rows ([`for_row_bands`]).
 fn sweep<F: Fork>(f: &mut F, n: usize, red: bool, rows: &mut [f64], other: &[f64], grain: usize) {
     let h = n / 2;
-    for_row_bands(f, Rows(rows, h), 1, grain, &|first, Rows(rows, _)| {
+    let body = |first: usize, Rows(rows, _): Rows<'_, f64>| {
         // For the cache model (`magpie locality`): this colour's rows, read and written, and the
         // other colour's rows around them, read. A thread-local read unless the pool records.
         let k = rows.len() / h;
@@ -118,7 +118,13 @@ fn sweep<F: Fork>(f: &mut F, n: usize, red: bool, rows: &mut [f64], other: &[f64
             let odd = (i % 2 == 1) == red;
             update_row(n, i, odd, row, other);
         }
-    });
+    };
+    if f.places() > 1 {
+        // Locality hints (SLAW §IV): a fixed block of rows per place, every sweep.
+        crate::common::for_row_bands_placed(Rows(rows, h), 1, grain, &body);
+    } else {
+        for_row_bands(f, Rows(rows, h), 1, grain, &body);
+    }
 }
 
 /// The kernel over any [`Fork`].
@@ -228,6 +234,30 @@ mod tests {
     #[test]
     fn every_version_matches_the_plain_loop() {
         crate::workload::check_everywhere::<Sor>(&[4, 38, Sor::INFO.ci], &[1, 5, 16]);
+    }
+
+    #[test]
+    fn places_give_the_same_bits() {
+        // With SLAW's places the rows go to places in fixed blocks: the same result.
+        for cross in [false, true] {
+            let pool = magpie::Pool::builder()
+                .workers(4)
+                .topology(magpie::Topology::parse("2x2:1MiB").unwrap())
+                .places(true)
+                .cross_place_steal(cross)
+                .build()
+                .unwrap();
+            for n in [38u64, Sor::INFO.ci] {
+                let want = Sor::expected(n, &());
+                let mut g = Sor::input(n, &());
+                pool.install(|| run(&mut crate::fork::Magpie, &mut g, 4));
+                assert_eq!(
+                    Sor::verify(n, &(), &want, &g, ()),
+                    Ok(()),
+                    "n = {n}, {cross}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -75,8 +75,10 @@ pub struct LocalityArgs {
     /// The modelled machine, SOCKETSxCORES:LLC; the pool gets one worker per core.
     #[arg(long, default_value = "4x4:6MiB")]
     pub topology: String,
-    /// Victim-selection strategies to compare, comma-separated: random, numa.
-    #[arg(long, default_value = "random,numa", value_parser = parse_strategies)]
+    /// Strategies to compare, comma-separated: random (victims at random), numa (nearest
+    /// victims first), places (SLAW's places, one per socket, with the kernel's hints; no
+    /// cross-place stealing), places-cross (the same with cross-place stealing).
+    #[arg(long, default_value = "random,numa,places,places-cross", value_parser = parse_strategies)]
     pub strategies: Strategies,
     /// Cache line size in bytes.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
@@ -89,18 +91,42 @@ pub struct LocalityArgs {
     pub json: bool,
 }
 
-/// Victim-selection strategies, in the order given.
+/// A scheduling strategy for `magpie locality`: how thieves pick victims, and whether the pool
+/// has places (`Some(cross_place_steal)`).
+#[derive(Clone, Copy, Debug)]
+pub struct Strategy {
+    pub victims: magpie::Victims,
+    pub places: Option<bool>,
+}
+
+/// Strategies, in the order given.
 #[derive(Clone, Debug)]
-pub struct Strategies(pub Vec<(String, magpie::Victims)>);
+pub struct Strategies(pub Vec<(String, Strategy)>);
 
 fn parse_strategies(s: &str) -> Result<Strategies, String> {
     let mut v = Vec::new();
     for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        let victims = name
-            .parse::<magpie::Victims>()
-            .map_err(|e| format!("{e} (places and cab are not built yet; see the README)"))?;
+        let st = match name {
+            "places" => Strategy {
+                victims: magpie::Victims::Random,
+                places: Some(false),
+            },
+            "places-cross" => Strategy {
+                victims: magpie::Victims::Random,
+                places: Some(true),
+            },
+            _ => Strategy {
+                victims: name.parse::<magpie::Victims>().map_err(|_| {
+                    format!(
+                        "unknown strategy `{name}`: expected random, numa, places or \
+                         places-cross (cab is not built yet; see the README)"
+                    )
+                })?,
+                places: None,
+            },
+        };
         if !v.iter().any(|(n, _)| n == name) {
-            v.push((name.to_string(), victims));
+            v.push((name.to_string(), st));
         }
     }
     if v.is_empty() {

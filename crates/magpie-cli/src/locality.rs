@@ -30,12 +30,14 @@ pub fn run(a: LocalityArgs) -> Result<(), Failure> {
     let topo = Topology::parse(&a.topology).map_err(Failure::from_magpie)?;
     let case = crate::bench::case_of(a.kernel, a.n, a.size, a.grain, None)?;
     let mut rows = Vec::new();
-    for (name, victims) in &a.strategies.0 {
+    for (name, st) in &a.strategies.0 {
         let mut results: Vec<(Misses, usize)> = Vec::new();
         for _ in 0..a.runs {
             let pool = crate::bench::pool_builder(Some(topo.cores()), a.policy, None, None, false)?
                 .topology(topo.clone())
-                .victims(*victims)
+                .victims(st.victims)
+                .places(st.places.is_some())
+                .cross_place_steal(st.places == Some(true))
                 .record_leaves(true)
                 .build()
                 .map_err(Failure::from_magpie)?;

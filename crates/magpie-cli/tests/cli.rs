@@ -452,8 +452,8 @@ fn locality_models_misses_per_strategy() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = v.as_array().unwrap();
-    assert_eq!(rows.len(), 2);
-    for (row, name) in rows.iter().zip(["random", "numa"]) {
+    assert_eq!(rows.len(), 4);
+    for (row, name) in rows.iter().zip(["random", "numa", "places", "places-cross"]) {
         assert_eq!(row["strategy"], name);
         let per: Vec<u64> = row["misses_per_socket"]
             .as_array()
