@@ -167,6 +167,46 @@ pub fn for_row_bands_placed<B: Band>(
     });
 }
 
+/// [`for_row_bands`] on magpie split CAB's way (§III): in a pool with squads, `band` is halved
+/// by [`magpie::bi_tier`]'s inter-socket spawns down to its boundary level for `data_bytes`
+/// (Eq. 4), and each part at that level is split by `join` within the squad that took it;
+/// elsewhere, plain [`for_row_bands`]. The same bits either way. Call inside `Pool::install`.
+pub fn for_row_bands_tiered<B: Band>(
+    band: B,
+    first: usize,
+    grain: usize,
+    data_bytes: u64,
+    body: &(impl Fn(usize, B) + Sync),
+) {
+    if !magpie::current_squads() {
+        return for_row_bands(&mut crate::fork::Magpie, band, first, grain, body);
+    }
+    magpie::bi_tier(data_bytes, 2, |s, bl| {
+        inter_tier(s, 1, bl, band, first, grain, body)
+    });
+}
+
+/// One task of the inter-socket tier at `level`: halves `band` into two inter-socket tasks, or at
+/// the boundary level (or a single row) runs it within the squad.
+fn inter_tier<'s, B: Band + 's, Body: Fn(usize, B) + Sync>(
+    s: &magpie::Scope<'s>,
+    level: u32,
+    bl: u32,
+    band: B,
+    first: usize,
+    grain: usize,
+    body: &'s Body,
+) {
+    let rows = band.rows();
+    if level >= bl || rows <= 1 {
+        return for_row_bands(&mut crate::fork::Magpie, band, first, grain, body);
+    }
+    let half = rows / 2;
+    let (lo, hi) = band.split(half);
+    s.inter_spawn(move |s| inter_tier(s, level + 1, bl, lo, first, grain, body));
+    s.inter_spawn(move |s| inter_tier(s, level + 1, bl, hi, first + half, grain, body));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

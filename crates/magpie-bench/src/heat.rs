@@ -197,20 +197,24 @@ pub fn parallel(n: u64, grid: &mut Vec<f64>) {
 /// step sends one contiguous block of rows to each place (the same block every step, so a
 /// place's cache keeps its rows), with the same result.
 pub fn parallel_grain(n: u64, grid: &mut Vec<f64>, grain: usize) {
-    if Magpie.places() <= 1 {
+    let squads = magpie::current_squads();
+    if Magpie.places() <= 1 && !squads {
         return run_with(Magpie, n, grid, grain);
     }
     let (n, mut next) = prepare(n, grid);
+    // CAB's data size: the two grids.
+    let data = 2 * (n * n * 8) as u64;
     for _ in 0..STEPS {
         let old: &[f64] = grid;
-        crate::common::for_row_bands_placed(
-            crate::common::Rows(&mut next[n..(n - 1) * n], n),
-            1,
-            usize::MAX,
-            &|first, crate::common::Rows(out, _)| {
-                step_rec(&mut Magpie, grain.max(1), old, n, first, out)
-            },
-        );
+        let band = crate::common::Rows(&mut next[n..(n - 1) * n], n);
+        let body = |first, crate::common::Rows(out, _): crate::common::Rows<'_, f64>| {
+            step_rec(&mut Magpie, grain.max(1), old, n, first, out)
+        };
+        if squads {
+            crate::common::for_row_bands_tiered(band, 1, usize::MAX, data, &body);
+        } else {
+            crate::common::for_row_bands_placed(band, 1, usize::MAX, &body);
+        }
         std::mem::swap(grid, &mut next);
     }
 }
@@ -326,19 +330,23 @@ mod tests {
     }
 
     #[test]
-    fn places_give_the_same_bits() {
-        for cross in [false, true] {
+    fn places_and_squads_give_the_same_bits() {
+        for (cross, squads) in [(false, false), (true, false), (false, true)] {
             let pool = magpie::Pool::builder()
                 .workers(4)
-                .topology(magpie::Topology::parse("2x2:1MiB").unwrap())
-                .places(true)
+                .topology(magpie::Topology::parse("2x2:64KiB").unwrap())
+                .places(!squads)
                 .cross_place_steal(cross)
+                .squads(squads)
                 .build()
                 .unwrap();
             for n in SIZES {
                 let mut g = input(n);
                 pool.install(|| parallel(n, &mut g));
-                assert!(same_bits(&g, &serial_result(n)), "n = {n}, {cross}");
+                assert!(
+                    same_bits(&g, &serial_result(n)),
+                    "n = {n}, {cross}, {squads}"
+                );
             }
         }
     }

@@ -119,7 +119,12 @@ fn sweep<F: Fork>(f: &mut F, n: usize, red: bool, rows: &mut [f64], other: &[f64
             update_row(n, i, odd, row, other);
         }
     };
-    if f.places() > 1 {
+    if f.places() > 1 && magpie::current_squads() {
+        // CAB: the rows halved across squads down to the boundary level for the whole grid
+        // (both colours, n² points).
+        let data = (n * n * 8) as u64;
+        crate::common::for_row_bands_tiered(Rows(rows, h), 1, grain, data, &body);
+    } else if f.places() > 1 {
         // Locality hints (SLAW §IV): a fixed block of rows per place, every sweep.
         crate::common::for_row_bands_placed(Rows(rows, h), 1, grain, &body);
     } else {
@@ -237,14 +242,16 @@ mod tests {
     }
 
     #[test]
-    fn places_give_the_same_bits() {
-        // With SLAW's places the rows go to places in fixed blocks: the same result.
-        for cross in [false, true] {
+    fn places_and_squads_give_the_same_bits() {
+        // With SLAW's places the rows go to places in fixed blocks, with CAB's squads they are
+        // halved across squads: the same result.
+        for (cross, squads) in [(false, false), (true, false), (false, true)] {
             let pool = magpie::Pool::builder()
                 .workers(4)
-                .topology(magpie::Topology::parse("2x2:1MiB").unwrap())
-                .places(true)
+                .topology(magpie::Topology::parse("2x2:64KiB").unwrap())
+                .places(!squads)
                 .cross_place_steal(cross)
+                .squads(squads)
                 .build()
                 .unwrap();
             for n in [38u64, Sor::INFO.ci] {

@@ -77,9 +77,13 @@ pub struct LocalityArgs {
     pub topology: String,
     /// Strategies to compare, comma-separated: random (victims at random), numa (nearest
     /// victims first), places (SLAW's places, one per socket, with the kernel's hints; no
-    /// cross-place stealing), places-cross (the same with cross-place stealing).
-    #[arg(long, default_value = "random,numa,places,places-cross", value_parser = parse_strategies)]
+    /// cross-place stealing), places-cross (the same with cross-place stealing), cab (CAB's
+    /// squads, the rows split across squads down to Eq. 4's boundary level).
+    #[arg(long, default_value = "random,numa,places,places-cross,cab", value_parser = parse_strategies)]
     pub strategies: Strategies,
+    /// With cab: use this boundary level instead of Eq. 4's (to sweep it).
+    #[arg(long)]
+    pub boundary_level: Option<u32>,
     /// Cache line size in bytes.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub line: u64,
@@ -97,6 +101,8 @@ pub struct LocalityArgs {
 pub struct Strategy {
     pub victims: magpie::Victims,
     pub places: Option<bool>,
+    /// CAB's squads.
+    pub squads: bool,
 }
 
 /// Strategies, in the order given.
@@ -110,19 +116,27 @@ fn parse_strategies(s: &str) -> Result<Strategies, String> {
             "places" => Strategy {
                 victims: magpie::Victims::Random,
                 places: Some(false),
+                squads: false,
             },
             "places-cross" => Strategy {
                 victims: magpie::Victims::Random,
                 places: Some(true),
+                squads: false,
+            },
+            "cab" => Strategy {
+                victims: magpie::Victims::Random,
+                places: None,
+                squads: true,
             },
             _ => Strategy {
                 victims: name.parse::<magpie::Victims>().map_err(|_| {
                     format!(
-                        "unknown strategy `{name}`: expected random, numa, places or \
-                         places-cross (cab is not built yet; see the README)"
+                        "unknown strategy `{name}`: expected random, numa, places, \
+                         places-cross or cab"
                     )
                 })?,
                 places: None,
+                squads: false,
             },
         };
         if !v.iter().any(|(n, _)| n == name) {

@@ -38,6 +38,8 @@ pub fn run(a: LocalityArgs) -> Result<(), Failure> {
                 .victims(st.victims)
                 .places(st.places.is_some())
                 .cross_place_steal(st.places == Some(true))
+                .squads(st.squads)
+                .boundary_level(a.boundary_level)
                 .record_leaves(true)
                 .build()
                 .map_err(Failure::from_magpie)?;

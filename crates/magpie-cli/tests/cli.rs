@@ -453,7 +453,10 @@ fn locality_models_misses_per_strategy() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = v.as_array().unwrap();
     assert_eq!(rows.len(), 4);
-    for (row, name) in rows.iter().zip(["random", "numa", "places", "places-cross"]) {
+    for (row, name) in rows
+        .iter()
+        .zip(["random", "numa", "places", "places-cross"])
+    {
         assert_eq!(row["strategy"], name);
         let per: Vec<u64> = row["misses_per_socket"]
             .as_array()
@@ -470,7 +473,7 @@ fn locality_models_misses_per_strategy() {
     let none = magpie(&["locality", "fib"]);
     assert_eq!(none.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&none.stderr).contains("declares no leaf accesses"));
-    let bad = magpie(&["locality", "heat", "--strategies", "cab"]);
+    let bad = magpie(&["locality", "heat", "--strategies", "squads"]);
     assert_eq!(bad.status.code(), Some(2));
     let bad = magpie(&["locality", "heat", "--topology", "2x"]);
     assert_eq!(bad.status.code(), Some(2));

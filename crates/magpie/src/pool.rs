@@ -35,6 +35,8 @@ pub struct Builder {
     victims: crate::topology::Victims,
     places: bool,
     cross_place_steal: bool,
+    squads: bool,
+    boundary_level: Option<u32>,
 }
 
 impl Default for Builder {
@@ -55,6 +57,8 @@ impl Default for Builder {
             victims: crate::topology::Victims::Random,
             places: false,
             cross_place_steal: false,
+            squads: false,
+            boundary_level: None,
         }
     }
 }
@@ -164,6 +168,22 @@ impl Builder {
     /// were disabled to keep caches from being polluted).
     pub fn cross_place_steal(mut self, on: bool) -> Self {
         self.cross_place_steal = on;
+        self
+    }
+
+    /// CAB (off by default): the workers form one squad per socket, each with an inter-socket
+    /// task pool that [`Scope::inter_spawn`](crate::Scope::inter_spawn) fills and that only the
+    /// squad's head worker takes from, one task at a time; workers steal only within their
+    /// squad. [`bi_tier`](crate::bi_tier) splits a computation at the boundary level of Eq. 4.
+    pub fn squads(mut self, on: bool) -> Self {
+        self.squads = on;
+        self
+    }
+
+    /// Overrides the boundary level that [`bi_tier`](crate::bi_tier) computes by CAB's Eq. 4
+    /// (for experiments that sweep it).
+    pub fn boundary_level(mut self, level: Option<u32>) -> Self {
+        self.boundary_level = level;
         self
     }
 
@@ -277,7 +297,9 @@ impl Builder {
             pin: self.pin,
             record_leaves: self.record_leaves,
             victims: self.victims,
-            places: self.places.then_some(self.cross_place_steal),
+            places: (self.places || self.squads).then_some(self.cross_place_steal && !self.squads),
+            squads: self.squads,
+            boundary_level: self.boundary_level,
         })?;
         Ok(Pool {
             registry,

@@ -229,6 +229,59 @@ impl<'scope> Scope<'scope> {
         reg.wake();
     }
 
+    /// CAB's inter-socket spawn (§III-C): in a pool with squads ([`Builder::squads`]), `f` goes
+    /// help-first into the spawning worker's squad's inter-socket pool, from which a squad's head
+    /// worker takes it when that squad runs no other inter-socket task; while it runs, its
+    /// squad's workers share its intra-socket spawns. Elsewhere, a help-first spawn.
+    ///
+    /// [`Builder::squads`]: crate::Builder::squads
+    pub fn inter_spawn<F>(&self, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        // SAFETY: the registry outlives the scope.
+        let reg = unsafe { &*self.registry };
+        let Some(pl) = reg.places.as_ref().filter(|pl| pl.squads) else {
+            return self.spawn_with(Policy::HelpFirst, f);
+        };
+        let home = crate::place_index().unwrap_or(0);
+        let tag = worker::current().map(|wt| {
+            let tag = wt.trace_tag(wt.fiber_local().depth.get());
+            wt.count_spawn(false);
+            tag
+        });
+        self.count.increment();
+        let sp = SendPtr(reg as *const Registry);
+        let task = self.task(move |s: &Scope<'scope>| {
+            /// Frees the squad that runs the task when it ends, even by a panic.
+            struct Done(*const Registry, usize);
+            impl Drop for Done {
+                fn drop(&mut self) {
+                    // SAFETY: the registry outlives every task of its pools.
+                    if let Some(pl) = &unsafe { &*self.0 }.places {
+                        pl.set_idle(self.1);
+                    }
+                }
+            }
+            let sp = sp;
+            let _done = Done(sp.0, crate::place_index().unwrap_or(0));
+            f(s)
+        });
+        let job = HeapJob::into_job_ref(
+            task,
+            reg.recorder.as_ref().map(|_| tag.unwrap_or(Tag::NONE)),
+        );
+        pl.send(
+            home,
+            Work::Task {
+                job,
+                continuation: false,
+            }
+            .encode(),
+        );
+        reg.wake();
+    }
+
     /// Runs a spawned closure now, as a plain call one frame deeper (lazy publication): it
     /// finishes before the spawner goes on, so the scope's count need not see it; a panic is
     /// recorded for the scope like any task's.

@@ -227,6 +227,28 @@ impl Topology {
     }
 }
 
+impl Topology {
+    /// CAB's boundary level, Eq. 4: `max(⌈log_B M + 1⌉, ⌈log_B(S_d/S_c) + 1⌉)` for M sockets with
+    /// S_c bytes of last-level cache each (the first socket's; an unknown size drops that term),
+    /// data of `data_bytes` (S_d) split `branching` (B, at least 2) ways per level: the smallest
+    /// level L ≥ 1 with B^(L-1) ≥ M and S_d ≤ S_c · B^(L-1), computed in integers. One socket
+    /// has no inter-socket tier: 0.
+    pub fn boundary_level(&self, data_bytes: u64, branching: u32) -> u32 {
+        let m = self.sockets.len() as u128;
+        if m <= 1 {
+            return 0;
+        }
+        let b = branching.max(2) as u128;
+        let sc = self.sockets[0].llc_bytes as u128;
+        let (mut level, mut tasks) = (1u32, 1u128);
+        while tasks < m || (sc > 0 && (data_bytes as u128) > sc * tasks) {
+            level += 1;
+            tasks *= b;
+        }
+        level
+    }
+}
+
 impl fmt::Display for Topology {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
@@ -577,6 +599,43 @@ mod tests {
             .unwrap_err()
             .contains("random or numa"));
         fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn boundary_level_is_eq_4() {
+        let t = Topology::parse("4x4:6MiB").unwrap();
+        // M = 4, B = 2: log2 4 + 1 = 3; 16 MiB over 6 MiB: log2 2.67 + 1 = 2.4, so 3.
+        assert_eq!(t.boundary_level(16 << 20, 2), 3);
+        // 96 MiB of data: 96/6 = 16 = 2^4, so log2 16 + 1 = 5.
+        assert_eq!(t.boundary_level(96 << 20, 2), 5);
+        // One byte more needs one more level.
+        assert_eq!(t.boundary_level((96 << 20) + 1, 2), 6);
+        // Small data: the socket count decides.
+        assert_eq!(t.boundary_level(1 << 10, 2), 3);
+        assert_eq!(t.boundary_level(1 << 10, 4), 2);
+        // One socket: no inter-socket tier.
+        assert_eq!(
+            Topology::parse("1x8:6MiB")
+                .unwrap()
+                .boundary_level(1 << 30, 2),
+            0
+        );
+        // The formula itself, in floating point, on a grid of cases.
+        for sockets in [2u64, 3, 4, 8] {
+            for b in [2u32, 3, 4] {
+                for mib in [1u64, 5, 6, 7, 40, 1000] {
+                    let t = Topology::parse(&format!("{sockets}x2:6MiB")).unwrap();
+                    let (m, sd, sc) = (sockets as f64, (mib << 20) as f64, (6u64 << 20) as f64);
+                    let lb = |x: f64| x.ln() / (b as f64).ln();
+                    let eq4 = ((lb(m) + 1.0 - 1e-9).ceil()).max((lb(sd / sc) + 1.0 - 1e-9).ceil());
+                    assert_eq!(
+                        t.boundary_level(mib << 20, b),
+                        (eq4 as u32).max(1),
+                        "{sockets} {b} {mib}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

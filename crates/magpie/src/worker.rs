@@ -94,6 +94,11 @@ pub(crate) struct Config {
     pub victims: crate::topology::Victims,
     /// SLAW's places (`Builder::places`): `Some(cross_steal)` groups workers by socket.
     pub places: Option<bool>,
+    /// CAB's squads (`Builder::squads`): places whose mailboxes are inter-socket task pools,
+    /// served by each squad's head worker one task at a time.
+    pub squads: bool,
+    /// A boundary level that overrides Eq. 4 (`Builder::boundary_level`).
+    pub boundary_level: Option<u32>,
     /// Whether leaf tasks' declared accesses are recorded (`Builder::record_leaves`).
     pub record_leaves: bool,
 }
@@ -132,10 +137,20 @@ pub(crate) struct Places {
     /// Items in all mailboxes (a hint for sleepers).
     mail: AtomicUsize,
     pub cross_steal: bool,
+    /// CAB (§III-A, Algorithm I): the places are squads, their mailboxes the inter-socket task
+    /// pools, taken only by each squad's head worker (its first), and only while the squad runs
+    /// no other inter-socket task (`busy`).
+    pub squads: bool,
+    busy: Vec<AtomicBool>,
 }
 
 impl Places {
-    fn new(topology: &crate::topology::Topology, workers: usize, cross_steal: bool) -> Places {
+    fn new(
+        topology: &crate::topology::Topology,
+        workers: usize,
+        cross_steal: bool,
+        squads: bool,
+    ) -> Places {
         let mut sockets: Vec<usize> = Vec::new();
         let mut of_worker = Vec::with_capacity(workers);
         for w in 0..workers {
@@ -159,7 +174,36 @@ impl Places {
             workers: ws,
             mail: AtomicUsize::new(0),
             cross_steal,
+            squads,
+            busy: (0..sockets.len()).map(|_| AtomicBool::new(false)).collect(),
         }
+    }
+
+    /// CAB: squad `p` finished its inter-socket task.
+    pub(crate) fn set_idle(&self, p: usize) {
+        self.busy[p].store(false, Ordering::SeqCst);
+    }
+
+    /// CAB, Algorithm I steps 4-6(b): worker `me`, if it is its squad's head and the squad runs
+    /// no inter-socket task, takes one from its squad's pool, else from another squad's (from a
+    /// random one on), and marks its squad busy.
+    fn take_inter(&self, me: usize, start: usize) -> Option<Item> {
+        let p = self.of_worker[me];
+        if self.workers[p][0] != me || self.busy[p].load(Ordering::SeqCst) {
+            return None;
+        }
+        let n = self.count();
+        for k in 0..n {
+            let q = if k == 0 { p } else { (p + start + k) % n };
+            if k > 0 && q == p {
+                continue;
+            }
+            if let Some(it) = self.take(q) {
+                self.busy[p].store(true, Ordering::SeqCst);
+                return Some(it);
+            }
+        }
+        None
     }
 
     pub(crate) fn count(&self) -> usize {
@@ -214,7 +258,7 @@ impl Registry {
                 .then(|| (0..n).map(|_| Default::default()).collect()),
             places: config
                 .places
-                .map(|cross| Places::new(&config.topology, n, cross)),
+                .map(|cross| Places::new(&config.topology, n, cross, config.squads)),
             epoch: Instant::now(),
             config,
         });
@@ -275,6 +319,13 @@ impl Registry {
             return true;
         }
         match &self.places {
+            Some(pl) if pl.squads => {
+                let p = pl.of_worker[me];
+                pl.workers[p].iter().any(|&w| self.stealers[w].has_public())
+                    || (pl.workers[p][0] == me
+                        && !pl.busy[p].load(Ordering::SeqCst)
+                        && (0..pl.count()).any(|q| pl.has_mail(q)))
+            }
             Some(pl) if !pl.cross_steal => {
                 let p = pl.of_worker[me];
                 pl.has_mail(p) || pl.workers[p].iter().any(|&w| self.stealers[w].has_public())
@@ -914,7 +965,13 @@ impl WorkerThread {
                             }
                         }
                         if let (0, Some(pl)) = (i, &reg.places) {
-                            if let Some(it) = pl.take(pl.of_worker[self.index]) {
+                            let it = if pl.squads {
+                                let start = self.next_rand() as usize;
+                                pl.take_inter(self.index, start)
+                            } else {
+                                pl.take(pl.of_worker[self.index])
+                            };
+                            if let Some(it) = it {
                                 return Some((Work::decode(it), None));
                             }
                         }

@@ -198,3 +198,87 @@ fn spawn_at_without_places_is_a_plain_spawn() {
     });
     assert_eq!(n.into_inner(), 100);
 }
+
+#[test]
+fn cab_squads_run_one_inter_socket_task_at_a_time_on_their_heads() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    let topo = Topology::parse("2x2:1MiB").unwrap();
+    let pool = Pool::builder()
+        .workers(4)
+        .topology(topo.clone())
+        .squads(true)
+        .build()
+        .unwrap();
+    let running = [AtomicUsize::new(0), AtomicUsize::new(0)];
+    let (done, intra) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let heads = Mutex::new(Vec::new());
+    pool.install(|| {
+        magpie::scope(|s| {
+            for _ in 0..40 {
+                s.inter_spawn(|s| {
+                    let sq = magpie::place_index().unwrap();
+                    heads.lock().unwrap().push(magpie::worker_index().unwrap());
+                    assert_eq!(
+                        running[sq].fetch_add(1, SeqCst),
+                        0,
+                        "two inter tasks in squad {sq}"
+                    );
+                    // Intra-socket work, shared within the squad.
+                    for _ in 0..8 {
+                        s.spawn(|_| {
+                            intra.fetch_add(1, SeqCst);
+                            std::thread::sleep(std::time::Duration::from_micros(200));
+                        });
+                    }
+                    std::thread::sleep(std::time::Duration::from_micros(300));
+                    running[sq].fetch_sub(1, SeqCst);
+                    done.fetch_add(1, SeqCst);
+                });
+            }
+        })
+    });
+    assert_eq!(done.into_inner(), 40);
+    assert_eq!(intra.into_inner(), 320);
+    // Only each squad's head (its first worker) takes inter-socket tasks.
+    for w in heads.into_inner().unwrap() {
+        assert!(w == 0 || w == 2, "worker {w} took an inter-socket task");
+    }
+}
+
+#[test]
+fn boundary_level_follows_eq_4_in_a_pool_with_squads() {
+    let topo = Topology::parse("4x4:6MiB").unwrap();
+    let with = |over: Option<u32>| {
+        Pool::builder()
+            .workers(16)
+            .topology(topo.clone())
+            .squads(true)
+            .boundary_level(over)
+            .build()
+            .unwrap()
+    };
+    assert_eq!(
+        with(None).install(|| magpie::boundary_level(16 << 20, 2)),
+        3
+    );
+    assert_eq!(
+        with(Some(5)).install(|| magpie::boundary_level(16 << 20, 2)),
+        5
+    );
+    let plain = Pool::builder().workers(2).build().unwrap();
+    assert_eq!(plain.install(|| magpie::boundary_level(16 << 20, 2)), 0);
+    assert_eq!(magpie::boundary_level(16 << 20, 2), 0, "outside a pool");
+    // bi_tier hands the body its level and waits for its inter-socket tasks.
+    let n = std::sync::atomic::AtomicUsize::new(0);
+    let bl = with(None).install(|| {
+        magpie::bi_tier(16 << 20, 2, |s, bl| {
+            for _ in 0..10 {
+                s.inter_spawn(|_| {
+                    n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                });
+            }
+            bl
+        })
+    });
+    assert_eq!((bl, n.into_inner()), (3, 10));
+}
