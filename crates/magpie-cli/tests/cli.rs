@@ -452,10 +452,10 @@ fn locality_models_misses_per_strategy() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = v.as_array().unwrap();
-    assert_eq!(rows.len(), 4);
+    assert_eq!(rows.len(), 5);
     for (row, name) in rows
         .iter()
-        .zip(["random", "numa", "places", "places-cross"])
+        .zip(["random", "numa", "places", "places-cross", "cab"])
     {
         assert_eq!(row["strategy"], name);
         let per: Vec<u64> = row["misses_per_socket"]
