@@ -99,7 +99,8 @@ pub(crate) fn case_of(
 
 pub fn run(a: BenchArgs) -> Result<(), Failure> {
     let builder = pool_builder(a.workers, a.policy, a.stack_size, a.max_fibers, a.steal_one)?
-        .measure_overheads(a.overheads);
+        .measure_overheads(a.overheads)
+        .squads(a.squads);
     let case = case_of(a.kernel, a.n, a.size, a.grain, a.tree)?;
     let n = case.n;
     let pool = builder.build().map_err(Failure::from_magpie)?;

@@ -190,6 +190,10 @@ fn kernels_help() -> String {
 #[derive(Args, Debug)]
 #[command(after_long_help = kernels_help())]
 pub struct BenchArgs {
+    /// CAB's squads, one per socket of the machine (on one socket: plain work stealing through
+    /// the squad code, to measure its overhead).
+    #[arg(long)]
+    pub squads: bool,
     /// The kernel (`--help` lists them all).
     #[arg(value_parser = parse_kernel)]
     pub kernel: Kernel,

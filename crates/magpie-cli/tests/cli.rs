@@ -478,3 +478,12 @@ fn locality_models_misses_per_strategy() {
     let bad = magpie(&["locality", "heat", "--topology", "2x"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn bench_runs_with_squads() {
+    let o = magpie(&[
+        "bench", "fib", "--size", "ci", "--runs", "1", "--squads", "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(json(&o)["verified"], true);
+}

@@ -338,10 +338,10 @@ impl Registry {
         }
     }
 
-    /// Wakes a sleeper after publishing work. With places, every sleeper: the one woken must be
-    /// able to take the work, and only a worker of the right place may.
+    /// Wakes a sleeper after publishing work. With several places, every sleeper: the one woken
+    /// must be able to take the work, and only a worker of the right place may.
     pub(crate) fn wake(&self) {
-        if self.places.is_some() {
+        if self.places.as_ref().is_some_and(|p| p.count() > 1) {
             self.sleep.notify_all();
         } else {
             self.sleep.notify_one();
