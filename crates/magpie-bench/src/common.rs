@@ -207,6 +207,31 @@ fn inter_tier<'s, B: Band + 's, Body: Fn(usize, B) + Sync>(
     s.inter_spawn(move |s| inter_tier(s, level + 1, bl, hi, first + half, grain, body));
 }
 
+/// Pools of 4 workers on a virtual 2×2 topology with each locality strategy the kernels take
+/// hints for: places, places with cross-place stealing, CAB's squads (for kernels' tests that
+/// their hints leave the result unchanged).
+#[cfg(test)]
+pub fn locality_pools() -> Vec<(&'static str, magpie::Pool)> {
+    [
+        ("places", false, false),
+        ("places-cross", true, false),
+        ("cab", false, true),
+    ]
+    .into_iter()
+    .map(|(name, cross, squads)| {
+        let pool = magpie::Pool::builder()
+            .workers(4)
+            .topology(magpie::Topology::parse("2x2:64KiB").unwrap())
+            .places(!squads)
+            .cross_place_steal(cross)
+            .squads(squads)
+            .build()
+            .unwrap();
+        (name, pool)
+    })
+    .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -331,22 +331,11 @@ mod tests {
 
     #[test]
     fn places_and_squads_give_the_same_bits() {
-        for (cross, squads) in [(false, false), (true, false), (false, true)] {
-            let pool = magpie::Pool::builder()
-                .workers(4)
-                .topology(magpie::Topology::parse("2x2:64KiB").unwrap())
-                .places(!squads)
-                .cross_place_steal(cross)
-                .squads(squads)
-                .build()
-                .unwrap();
+        for (name, pool) in crate::common::locality_pools() {
             for n in SIZES {
                 let mut g = input(n);
                 pool.install(|| parallel(n, &mut g));
-                assert!(
-                    same_bits(&g, &serial_result(n)),
-                    "n = {n}, {cross}, {squads}"
-                );
+                assert!(same_bits(&g, &serial_result(n)), "n = {n}, {name}");
             }
         }
     }

@@ -245,15 +245,7 @@ mod tests {
     fn places_and_squads_give_the_same_bits() {
         // With SLAW's places the rows go to places in fixed blocks, with CAB's squads they are
         // halved across squads: the same result.
-        for (cross, squads) in [(false, false), (true, false), (false, true)] {
-            let pool = magpie::Pool::builder()
-                .workers(4)
-                .topology(magpie::Topology::parse("2x2:64KiB").unwrap())
-                .places(!squads)
-                .cross_place_steal(cross)
-                .squads(squads)
-                .build()
-                .unwrap();
+        for (name, pool) in crate::common::locality_pools() {
             for n in [38u64, Sor::INFO.ci] {
                 let want = Sor::expected(n, &());
                 let mut g = Sor::input(n, &());
@@ -261,7 +253,7 @@ mod tests {
                 assert_eq!(
                     Sor::verify(n, &(), &want, &g, ()),
                     Ok(()),
-                    "n = {n}, {cross}"
+                    "n = {n}, {name}"
                 );
             }
         }

@@ -97,6 +97,26 @@ pub(crate) fn case_of(
     Ok(case)
 }
 
+/// Runs `case` once on `pool`, verified; returns the run's wall time. A wrong result is a
+/// failure, magpie's stack-limit stop a stop, a bad case bad input.
+pub(crate) fn run_once_verified(pool: &magpie::Pool, case: &runner::Case) -> Result<f64, Failure> {
+    let m = runner::run_magpie(pool, case, 1).map_err(|e| match e {
+        magpie_bench::harness::RunError::Stopped(m) => Failure::Stopped(m),
+        magpie_bench::harness::RunError::Setup(m) => Failure::Usage(m),
+        e => Failure::Failed(e.to_string()),
+    })?;
+    if !m.verified {
+        return Err(Failure::Failed(format!(
+            "{}: verification failed: {}",
+            case.kernel.name(),
+            m.failure
+                .as_deref()
+                .unwrap_or("the run returned a wrong result")
+        )));
+    }
+    Ok(m.timing.times_s.first().copied().unwrap_or(0.0))
+}
+
 pub fn run(a: BenchArgs) -> Result<(), Failure> {
     let builder = pool_builder(a.workers, a.policy, a.stack_size, a.max_fibers, a.steal_one)?
         .measure_overheads(a.overheads)

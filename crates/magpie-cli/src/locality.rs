@@ -8,8 +8,6 @@ use crate::cli::LocalityArgs;
 use crate::Failure;
 use magpie::cachemodel::{simulate, Misses};
 use magpie::Topology;
-use magpie_bench::harness::RunError;
-use magpie_bench::runner;
 
 /// One strategy's result.
 #[derive(serde::Serialize)]
@@ -43,17 +41,7 @@ pub fn run(a: LocalityArgs) -> Result<(), Failure> {
                 .record_leaves(true)
                 .build()
                 .map_err(Failure::from_magpie)?;
-            let m = runner::run_magpie(&pool, &case, 1).map_err(|e| match e {
-                RunError::Stopped(m) => Failure::Stopped(m),
-                RunError::Setup(m) => Failure::Usage(m),
-                e => Failure::Failed(e.to_string()),
-            })?;
-            if !m.verified {
-                return Err(Failure::Failed(format!(
-                    "{} under {name}: verification failed",
-                    a.kernel.name()
-                )));
-            }
+            crate::bench::run_once_verified(&pool, &case)?;
             let leaves = pool.take_leaves();
             if leaves.is_empty() {
                 return Err(Failure::Usage(format!(

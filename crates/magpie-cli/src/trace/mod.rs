@@ -20,8 +20,7 @@ pub mod svg;
 use crate::cli::{ExportArgs, Format, SummaryArgs, TraceAction, TraceArgs, TraceRunArgs};
 use crate::Failure;
 use magpie::trace::{Origin, Taken, Trace};
-use magpie_bench::harness::RunError;
-use magpie_bench::runner::{self, Case};
+use magpie_bench::runner::Case;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -470,23 +469,11 @@ fn summary_of_file(a: SummaryArgs) -> Result<(), Failure> {
 /// Runs `case` once on `pool`, which must trace, verified; returns the trace and the run's wall
 /// time. A wrong result is a failure, magpie's stack-limit stop a stop, a bad case bad input.
 pub fn traced_run(pool: &magpie::Pool, case: &Case) -> Result<(Trace, f64), Failure> {
-    let m = runner::run_magpie(pool, case, 1).map_err(|e| match e {
-        RunError::Stopped(m) => Failure::Stopped(m),
-        RunError::Setup(m) => Failure::Usage(m),
-        e => Failure::Failed(e.to_string()),
-    })?;
-    if !m.verified {
-        return Err(Failure::Failed(format!(
-            "verification failed: {}",
-            m.failure
-                .as_deref()
-                .unwrap_or("the run returned a wrong result")
-        )));
-    }
+    let run_s = crate::bench::run_once_verified(pool, case)?;
     let t = pool
         .trace()
         .ok_or_else(|| Failure::Failed("the pool did not record a trace".into()))?;
-    Ok((t, m.timing.times_s.first().copied().unwrap_or(0.0)))
+    Ok((t, run_s))
 }
 
 /// Writes a trace file.
