@@ -20,3 +20,28 @@ bench_median() {
 
 # median: the median of the numbers on stdin, one per line.
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+# parse_bench_options ARGS...: reads --rounds, --runs, --workers, --kernels and --size into the
+# variables of those names (the caller sets their defaults first, and defines `usage`), and
+# checks that rounds and runs are positive whole numbers.
+parse_bench_options() {
+    while [ $# -gt 0 ]; do
+        [ $# -ge 2 ] || usage
+        case $1 in
+        --rounds) rounds=$2 ;;
+        --runs) runs=$2 ;;
+        --workers) workers=$2 ;;
+        --kernels) kernels=$2 ;;
+        --size) size=$2 ;;
+        *) usage ;;
+        esac
+        shift 2
+    done
+    local v
+    for v in "$rounds" "$runs"; do
+        if ! [[ $v =~ ^[1-9][0-9]*$ ]]; then
+            echo "error: --rounds and --runs take a positive whole number, not '$v'" >&2
+            exit 2
+        fi
+    done
+}

@@ -27,24 +27,9 @@ runs=3
 workers="1,$(nproc)"
 kernels=""
 size=default
-while [ $# -gt 0 ]; do
-    [ $# -ge 2 ] || usage
-    case $1 in
-    --rounds) rounds=$2 ;;
-    --runs) runs=$2 ;;
-    --workers) workers=$2 ;;
-    --kernels) kernels=$2 ;;
-    --size) size=$2 ;;
-    *) usage ;;
-    esac
-    shift 2
-done
-for v in "$rounds" "$runs"; do
-    if ! [[ $v =~ ^[1-9][0-9]*$ ]]; then
-        echo "error: --rounds and --runs take a positive whole number, not '$v'" >&2
-        exit 2
-    fi
-done
+# shellcheck source=scripts/bench-lib.sh
+. scripts/bench-lib.sh
+parse_bench_options "$@"
 rev=$(git rev-parse --verify --quiet "$base^{commit}") || {
     echo "error: '$base' is not a commit of this repository" >&2
     exit 2
@@ -64,8 +49,6 @@ if [ -z "$kernels" ]; then
     kernels=$($new bench --help | sed -n '/^Kernels/,$p' | awk 'NR > 1 && NF { print $1 }' | paste -sd, -)
 fi
 
-# shellcheck source=scripts/bench-lib.sh
-. scripts/bench-lib.sh
 time_one() { bench_median "$1" "$2" "$3" "$runs" "$size"; }
 
 echo "| kernel | workers | before s | after s | after ÷ before |"

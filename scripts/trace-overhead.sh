@@ -20,31 +20,14 @@ runs=5
 workers="1,$(nproc)"
 kernels=fib,nqueens,uts,heat,matmul
 size=default
-while [ $# -gt 0 ]; do
-    [ $# -ge 2 ] || usage
-    case $1 in
-    --rounds) rounds=$2 ;;
-    --runs) runs=$2 ;;
-    --workers) workers=$2 ;;
-    --kernels) kernels=$2 ;;
-    --size) size=$2 ;;
-    *) usage ;;
-    esac
-    shift 2
-done
-for v in "$rounds" "$runs"; do
-    if ! [[ $v =~ ^[1-9][0-9]*$ ]]; then
-        echo "error: --rounds and --runs take a positive whole number, not '$v'" >&2
-        exit 2
-    fi
-done
+# shellcheck source=scripts/bench-lib.sh
+. scripts/bench-lib.sh
+parse_bench_options "$@"
 cargo build --locked --release -q -p magpie-cli
 bin=./target/release/magpie
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# shellcheck source=scripts/bench-lib.sh
-. scripts/bench-lib.sh
 # One timed invocation, traced when $2 is a path.
 time_one() {
     if [ -n "$2" ]; then

@@ -878,9 +878,8 @@ impl WorkerThread {
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    /// A steal round, timed when the pool measures overheads: what was found, and the victim
-    /// (`None`: the pool's queue of work from outside).
-    fn steal(&self) -> Option<(Work, Option<usize>)> {
+    /// A steal round, timed when the pool measures overheads: what was found, and where.
+    fn steal(&self) -> Option<(Work, Took)> {
         if !self.registry.config.overheads {
             return self.steal_round();
         }
@@ -933,7 +932,7 @@ impl WorkerThread {
     }
 
     /// One round over all other workers and the injector.
-    fn steal_round(&self) -> Option<(Work, Option<usize>)> {
+    fn steal_round(&self) -> Option<(Work, Took)> {
         let reg = &*self.registry;
         let n = reg.stealers.len();
         if n > 1 {
@@ -945,7 +944,7 @@ impl WorkerThread {
                         let v = (start + k) % n;
                         if v != self.index {
                             if let Some(w) = self.steal_from(v) {
-                                return Some((w, Some(v)));
+                                return Some((w, Took::Stolen));
                             }
                         }
                     }
@@ -960,7 +959,7 @@ impl WorkerThread {
                             for k in 0..tier.len() {
                                 let v = tier[(start + k) % tier.len()];
                                 if let Some(w) = self.steal_from(v) {
-                                    return Some((w, Some(v)));
+                                    return Some((w, Took::Stolen));
                                 }
                             }
                         }
@@ -972,7 +971,7 @@ impl WorkerThread {
                                 pl.take(pl.of_worker[self.index])
                             };
                             if let Some(it) = it {
-                                return Some((Work::decode(it), None));
+                                return Some((Work::decode(it), Took::Injected));
                             }
                         }
                     }
@@ -980,14 +979,15 @@ impl WorkerThread {
                         let mine = pl.of_worker[self.index];
                         for p in (0..pl.count()).filter(|&p| p != mine) {
                             if let Some(it) = pl.take(p) {
-                                return Some((Work::decode(it), None));
+                                return Some((Work::decode(it), Took::Injected));
                             }
                         }
                     }
                 }
             }
         }
-        reg.take_injected().map(|it| (Work::decode(it), None))
+        reg.take_injected()
+            .map(|it| (Work::decode(it), Took::Injected))
     }
 
     /// Up to four attempts on victim `v` (a lost race is retried; an empty deque is not).
@@ -1124,7 +1124,7 @@ enum Took {
     Popped,
     /// Another worker's deque.
     Stolen,
-    /// The pool's queue of work from outside.
+    /// The pool's queue of work from outside, or a mailbox (places, squads).
     Injected,
 }
 
@@ -1195,7 +1195,6 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
                     wt.trace_idle();
                 }
                 wt.steal()
-                    .map(|(w, v)| (w, v.map_or(Took::Injected, |_| Took::Stolen)))
             }
         };
         if wt.tracing {
