@@ -170,7 +170,10 @@ pub fn for_row_bands_placed<B: Band>(
 /// [`for_row_bands`] on magpie split CAB's way (§III): in a pool with squads, `band` is halved
 /// by [`magpie::bi_tier`]'s inter-socket spawns down to its boundary level for `data_bytes`
 /// (Eq. 4), and each part at that level is split by `join` within the squad that took it;
-/// elsewhere, plain [`for_row_bands`]. The same bits either way. Call inside `Pool::install`.
+/// elsewhere, plain [`for_row_bands`]. Each inter-socket task names a squad
+/// ([`magpie::Scope::inter_spawn_at`]): the squads are halved with the rows, so the same rows
+/// go to the same squad every time the band is split the same way. The same bits either way.
+/// Call inside `Pool::install`.
 pub fn for_row_bands_tiered<B: Band>(
     band: B,
     first: usize,
@@ -181,17 +184,21 @@ pub fn for_row_bands_tiered<B: Band>(
     if !magpie::current_squads() {
         return for_row_bands(&mut crate::fork::Magpie, band, first, grain, body);
     }
+    let squads = 0..magpie::current_places();
     magpie::bi_tier(data_bytes, 2, |s, bl| {
-        inter_tier(s, 1, bl, band, first, grain, body)
+        inter_tier(s, 1, bl, squads, band, first, grain, body)
     });
 }
 
-/// One task of the inter-socket tier at `level`: halves `band` into two inter-socket tasks, or at
-/// the boundary level (or a single row) runs it within the squad.
+/// One task of the inter-socket tier at `level`, for squads `squads`: halves `band` into two
+/// inter-socket tasks, each named for the first of its half of the squads, or at the boundary
+/// level (or a single row) runs it within the squad.
+#[allow(clippy::too_many_arguments)]
 fn inter_tier<'s, B: Band + 's, Body: Fn(usize, B) + Sync>(
     s: &magpie::Scope<'s>,
     level: u32,
     bl: u32,
+    squads: std::ops::Range<usize>,
     band: B,
     first: usize,
     grain: usize,
@@ -203,8 +210,18 @@ fn inter_tier<'s, B: Band + 's, Body: Fn(usize, B) + Sync>(
     }
     let half = rows / 2;
     let (lo, hi) = band.split(half);
-    s.inter_spawn(move |s| inter_tier(s, level + 1, bl, lo, first, grain, body));
-    s.inter_spawn(move |s| inter_tier(s, level + 1, bl, hi, first + half, grain, body));
+    let mid = squads.start + squads.len() / 2;
+    let (sq_lo, sq_hi) = if squads.len() > 1 {
+        (squads.start..mid, mid..squads.end)
+    } else {
+        (squads.clone(), squads)
+    };
+    s.inter_spawn_at(sq_lo.start, move |s| {
+        inter_tier(s, level + 1, bl, sq_lo, lo, first, grain, body)
+    });
+    s.inter_spawn_at(sq_hi.start, move |s| {
+        inter_tier(s, level + 1, bl, sq_hi, hi, first + half, grain, body)
+    });
 }
 
 /// Pools of 4 workers on a virtual 2×2 topology with each locality strategy the kernels take

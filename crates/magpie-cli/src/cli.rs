@@ -78,8 +78,10 @@ pub struct LocalityArgs {
     /// Strategies to compare, comma-separated: random (victims at random), numa (nearest
     /// victims first), places (SLAW's places, one per socket, with the kernel's hints; no
     /// cross-place stealing), places-cross (the same with cross-place stealing), cab (CAB's
-    /// squads, the rows split across squads down to Eq. 4's boundary level).
-    #[arg(long, default_value = "random,numa,places,places-cross,cab", value_parser = parse_strategies)]
+    /// squads, the rows split across squads down to Eq. 4's boundary level, each inter-socket
+    /// task sent to the squad it names), cab-paper (the same, each inter-socket task left in its
+    /// spawner's squad's pool, as in CAB's paper).
+    #[arg(long, default_value = "random,numa,places,places-cross,cab,cab-paper", value_parser = parse_strategies)]
     pub strategies: Strategies,
     /// With cab: use this boundary level instead of Eq. 4's (to sweep it).
     #[arg(long)]
@@ -90,6 +92,11 @@ pub struct LocalityArgs {
     /// Runs per strategy; the misses reported are the median run's.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=101))]
     pub runs: u64,
+    /// Each leaf also holds its worker, asleep, this many microseconds per MiB it touches, so
+    /// that all the modelled cores' workers run side by side even on a machine with fewer cores
+    /// (0: not at all; then the schedule is whatever the real cores allowed).
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub pace_us_per_mib: u64,
     /// One JSON array, one object per strategy, instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -103,6 +110,8 @@ pub struct Strategy {
     pub places: Option<bool>,
     /// CAB's squads.
     pub squads: bool,
+    /// With squads: whether inter-socket tasks go to the squads they name.
+    pub squad_hints: bool,
 }
 
 /// Strategies, in the order given.
@@ -117,26 +126,30 @@ fn parse_strategies(s: &str) -> Result<Strategies, String> {
                 victims: magpie::Victims::Random,
                 places: Some(false),
                 squads: false,
+                squad_hints: true,
             },
             "places-cross" => Strategy {
                 victims: magpie::Victims::Random,
                 places: Some(true),
                 squads: false,
+                squad_hints: true,
             },
-            "cab" => Strategy {
+            "cab" | "cab-paper" => Strategy {
                 victims: magpie::Victims::Random,
                 places: None,
                 squads: true,
+                squad_hints: name == "cab",
             },
             _ => Strategy {
                 victims: name.parse::<magpie::Victims>().map_err(|_| {
                     format!(
                         "unknown strategy `{name}`: expected random, numa, places, \
-                         places-cross or cab"
+                         places-cross, cab or cab-paper"
                     )
                 })?,
                 places: None,
                 squads: false,
+                squad_hints: true,
             },
         };
         if !v.iter().any(|(n, _)| n == name) {

@@ -37,8 +37,10 @@ pub fn run(a: LocalityArgs) -> Result<(), Failure> {
                 .places(st.places.is_some())
                 .cross_place_steal(st.places == Some(true))
                 .squads(st.squads)
+                .squad_hints(st.squad_hints)
                 .boundary_level(a.boundary_level)
                 .record_leaves(true)
+                .pace_leaves(std::time::Duration::from_micros(a.pace_us_per_mib))
                 .build()
                 .map_err(Failure::from_magpie)?;
             crate::bench::run_once_verified(&pool, &case)?;

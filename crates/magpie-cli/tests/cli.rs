@@ -452,11 +452,15 @@ fn locality_models_misses_per_strategy() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = v.as_array().unwrap();
-    assert_eq!(rows.len(), 5);
-    for (row, name) in rows
-        .iter()
-        .zip(["random", "numa", "places", "places-cross", "cab"])
-    {
+    assert_eq!(rows.len(), 6);
+    for (row, name) in rows.iter().zip([
+        "random",
+        "numa",
+        "places",
+        "places-cross",
+        "cab",
+        "cab-paper",
+    ]) {
         assert_eq!(row["strategy"], name);
         let per: Vec<u64> = row["misses_per_socket"]
             .as_array()

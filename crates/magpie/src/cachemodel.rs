@@ -47,6 +47,12 @@ pub fn leaf(reads: &[Range<u64>], writes: &[Range<u64>]) {
         writes: writes.to_vec(),
     };
     crate::sync::lock(&logs[wt.index]).push(t);
+    let pace = wt.registry.config.leaf_pace;
+    if !pace.is_zero() {
+        let len = |r: &Range<u64>| r.end.saturating_sub(r.start);
+        let bytes: u64 = reads.iter().chain(writes).map(len).sum();
+        std::thread::sleep(pace.mul_f64(bytes as f64 / (1u64 << 20) as f64));
+    }
 }
 
 /// The byte range a slice occupies.

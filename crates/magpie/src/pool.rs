@@ -32,10 +32,12 @@ pub struct Builder {
     topology: Option<crate::topology::Topology>,
     pin: bool,
     record_leaves: bool,
+    leaf_pace: std::time::Duration,
     victims: crate::topology::Victims,
     places: bool,
     cross_place_steal: bool,
     squads: bool,
+    squad_hints: bool,
     boundary_level: Option<u32>,
 }
 
@@ -54,10 +56,12 @@ impl Default for Builder {
             topology: None,
             pin: false,
             record_leaves: false,
+            leaf_pace: std::time::Duration::ZERO,
             victims: crate::topology::Victims::Random,
             places: false,
             cross_place_steal: false,
             squads: false,
+            squad_hints: true,
             boundary_level: None,
         }
     }
@@ -147,6 +151,16 @@ impl Builder {
         self
     }
 
+    /// While leaves are recorded: each recorded leaf also holds its worker, asleep, for
+    /// `per_mib` for every MiB it declares (zero, the default: not at all). A modelled machine
+    /// with more cores than the real one then still runs its workers side by side: without it,
+    /// a 16-worker pool on 2 cores runs most leaves on whichever workers hold a core, and the
+    /// model sees a schedule no 16-core machine would run.
+    pub fn pace_leaves(mut self, per_mib: std::time::Duration) -> Self {
+        self.leaf_pace = per_mib;
+        self
+    }
+
     /// How thieves pick victims (default [`Victims::Random`](crate::Victims)); `Victims::Numa`
     /// tries the workers of the thief's own socket first, then its NUMA node, then the rest.
     pub fn victims(mut self, v: crate::topology::Victims) -> Self {
@@ -177,6 +191,16 @@ impl Builder {
     /// squad. [`bi_tier`](crate::bi_tier) splits a computation at the boundary level of Eq. 4.
     pub fn squads(mut self, on: bool) -> Self {
         self.squads = on;
+        self
+    }
+
+    /// With squads: whether [`Scope::inter_spawn_at`](crate::Scope::inter_spawn_at) sends a task
+    /// to the squad it names (on by default). Off, every inter-socket task goes to its spawner's
+    /// squad's pool, as in CAB's paper, and which squad runs which part of the data is left to
+    /// chance; on, a program that splits the same data the same way every step (a stencil's
+    /// time steps) finds each part on the socket whose cache last held it.
+    pub fn squad_hints(mut self, on: bool) -> Self {
+        self.squad_hints = on;
         self
     }
 
@@ -296,9 +320,11 @@ impl Builder {
                 .unwrap_or_else(crate::topology::Topology::detect),
             pin: self.pin,
             record_leaves: self.record_leaves,
+            leaf_pace: self.leaf_pace,
             victims: self.victims,
             places: (self.places || self.squads).then_some(self.cross_place_steal && !self.squads),
             squads: self.squads,
+            squad_hints: self.squad_hints,
             boundary_level: self.boundary_level,
         })?;
         Ok(Pool {

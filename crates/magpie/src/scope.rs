@@ -239,12 +239,37 @@ impl<'scope> Scope<'scope> {
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
+        self.inter_spawn_to(None, f)
+    }
+
+    /// [`inter_spawn`](Self::inter_spawn) into squad `squad`'s pool (modulo the number of
+    /// squads) instead of the spawner's, unless the pool was built with
+    /// [`Builder::squad_hints`]`(false)`. A squad's head still takes from other squads' pools
+    /// when its own is empty, so the hint places work without idling anyone. A program that cuts
+    /// its data the same way every step and names the same squad for the same part keeps each
+    /// part in one socket's cache from step to step.
+    ///
+    /// [`Builder::squad_hints`]: crate::Builder::squad_hints
+    pub fn inter_spawn_at<F>(&self, squad: usize, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        self.inter_spawn_to(Some(squad), f)
+    }
+
+    fn inter_spawn_to<F>(&self, squad: Option<usize>, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
         // SAFETY: the registry outlives the scope.
         let reg = unsafe { &*self.registry };
         let Some(pl) = reg.places.as_ref().filter(|pl| pl.squads) else {
             return self.spawn_with(Policy::HelpFirst, f);
         };
-        let home = crate::place_index().unwrap_or(0);
+        let home = match squad {
+            Some(q) if reg.config.squad_hints => q % pl.count(),
+            _ => crate::place_index().unwrap_or(0),
+        };
         let tag = worker::current().map(|wt| {
             let tag = wt.trace_tag(wt.fiber_local().depth.get());
             wt.count_spawn(false);

@@ -97,10 +97,14 @@ pub(crate) struct Config {
     /// CAB's squads (`Builder::squads`): places whose mailboxes are inter-socket task pools,
     /// served by each squad's head worker one task at a time.
     pub squads: bool,
+    /// Whether `Scope::inter_spawn_at` honours its squad (`Builder::squad_hints`).
+    pub squad_hints: bool,
     /// A boundary level that overrides Eq. 4 (`Builder::boundary_level`).
     pub boundary_level: Option<u32>,
     /// Whether leaf tasks' declared accesses are recorded (`Builder::record_leaves`).
     pub record_leaves: bool,
+    /// Sleep per MiB a recorded leaf declares (`Builder::pace_leaves`).
+    pub leaf_pace: std::time::Duration,
 }
 
 /// What every worker of one pool shares.

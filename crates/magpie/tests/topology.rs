@@ -282,3 +282,64 @@ fn boundary_level_follows_eq_4_in_a_pool_with_squads() {
     });
     assert_eq!((bl, n.into_inner()), (3, 10));
 }
+
+/// Two squads of one worker each. Squad 0's head, busy with an inter-socket task, fills the
+/// pools with tasks named alternately for squad 0 and squad 1, and stays busy until they are
+/// done, so squad 1's head runs them all, one at a time, its own pool first: the order shows
+/// which pool each task went to.
+fn inter_spawn_at_order(hints: bool) -> Vec<usize> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+    let pool = Pool::builder()
+        .workers(2)
+        .topology(Topology::parse("2x1:1MiB").unwrap())
+        .squads(true)
+        .squad_hints(hints)
+        .build()
+        .unwrap();
+    let both = std::sync::Barrier::new(2);
+    let (spawned, done) = (AtomicBool::new(false), AtomicUsize::new(0));
+    let order = Mutex::new(Vec::new());
+    let (both, spawned, done, order_ref) = (&both, &spawned, &done, &order);
+    pool.install(|| {
+        magpie::scope(|s| {
+            for _ in 0..2 {
+                s.inter_spawn(move |s| {
+                    both.wait();
+                    if magpie::place_index() == Some(0) {
+                        for i in 0..20 {
+                            s.inter_spawn_at(i % 2, move |_| {
+                                assert_eq!(magpie::place_index(), Some(1));
+                                order_ref.lock().unwrap().push(i % 2);
+                                done.fetch_add(1, SeqCst);
+                            });
+                        }
+                        spawned.store(true, SeqCst);
+                        while done.load(SeqCst) < 20 {
+                            std::thread::sleep(std::time::Duration::from_micros(100));
+                        }
+                    } else {
+                        while !spawned.load(SeqCst) {
+                            std::thread::sleep(std::time::Duration::from_micros(100));
+                        }
+                    }
+                });
+            }
+        })
+    });
+    order.into_inner().unwrap()
+}
+
+#[test]
+fn inter_spawn_at_fills_the_named_squads_pool_unless_hints_are_off() {
+    let want: Vec<usize> = (0..20)
+        .map(|i| usize::from(i >= 10))
+        .map(|x| 1 - x)
+        .collect();
+    assert_eq!(inter_spawn_at_order(true), want, "squad 1's own pool first");
+    let spawn_order: Vec<usize> = (0..20).map(|i| i % 2).collect();
+    assert_eq!(
+        inter_spawn_at_order(false),
+        spawn_order,
+        "all in the spawner's pool, in spawn order"
+    );
+}
