@@ -146,6 +146,10 @@ pub(crate) struct Places {
     /// no other inter-socket task (`busy`).
     pub squads: bool,
     busy: Vec<AtomicBool>,
+    /// CAB with squad hints (`Builder::squad_hints`): a head takes another squad's inter-socket
+    /// task only while that squad is busy, since an idle squad's head takes its own soon; the
+    /// task then runs on the socket it was named for.
+    hints: bool,
 }
 
 impl Places {
@@ -154,6 +158,7 @@ impl Places {
         workers: usize,
         cross_steal: bool,
         squads: bool,
+        hints: bool,
     ) -> Places {
         let mut sockets: Vec<usize> = Vec::new();
         let mut of_worker = Vec::with_capacity(workers);
@@ -180,6 +185,7 @@ impl Places {
             cross_steal,
             squads,
             busy: (0..sockets.len()).map(|_| AtomicBool::new(false)).collect(),
+            hints,
         }
     }
 
@@ -190,7 +196,7 @@ impl Places {
 
     /// CAB, Algorithm I steps 4-6(b): worker `me`, if it is its squad's head and the squad runs
     /// no inter-socket task, takes one from its squad's pool, else from another squad's (from a
-    /// random one on), and marks its squad busy.
+    /// random one on; with hints, only from a busy squad's), and marks its squad busy.
     fn take_inter(&self, me: usize, start: usize) -> Option<Item> {
         let p = self.of_worker[me];
         if self.workers[p][0] != me || self.busy[p].load(Ordering::SeqCst) {
@@ -199,7 +205,7 @@ impl Places {
         let n = self.count();
         for k in 0..n {
             let q = if k == 0 { p } else { (p + start + k) % n };
-            if k > 0 && q == p {
+            if k > 0 && (q == p || (self.hints && !self.busy[q].load(Ordering::SeqCst))) {
                 continue;
             }
             if let Some(it) = self.take(q) {
@@ -260,9 +266,15 @@ impl Registry {
             leaves: config
                 .record_leaves
                 .then(|| (0..n).map(|_| Default::default()).collect()),
-            places: config
-                .places
-                .map(|cross| Places::new(&config.topology, n, cross, config.squads)),
+            places: config.places.map(|cross| {
+                Places::new(
+                    &config.topology,
+                    n,
+                    cross,
+                    config.squads,
+                    config.squad_hints,
+                )
+            }),
             epoch: Instant::now(),
             config,
         });
