@@ -343,3 +343,46 @@ fn inter_spawn_at_fills_the_named_squads_pool_unless_hints_are_off() {
         "all in the spawner's pool, in spawn order"
     );
 }
+
+#[test]
+fn with_squad_hints_an_idle_squads_task_waits_for_its_own_head() {
+    // Three squads of one worker. In each round, squad 0 names one task for squad 1, then one
+    // for squad 2, and waits for both. Squad 2's head, idle, finds squad 1's task first, but
+    // squad 1 runs no inter-socket task, so the task is left to squad 1's own head.
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    let pool = Pool::builder()
+        .workers(3)
+        .topology(Topology::parse("3x1:1MiB").unwrap())
+        .squads(true)
+        .build()
+        .unwrap();
+    let (ran, done) = (Mutex::new(Vec::new()), AtomicUsize::new(0));
+    let (ran_ref, done_ref) = (&ran, &done);
+    pool.install(|| {
+        magpie::scope(|s| {
+            s.inter_spawn_at(0, move |s| {
+                assert_eq!(magpie::place_index(), Some(0));
+                for round in 1..=20 {
+                    for sq in [1, 2] {
+                        s.inter_spawn_at(sq, move |_| {
+                            let at = magpie::place_index().unwrap();
+                            ran_ref.lock().unwrap().push((sq, at));
+                            done_ref.fetch_add(1, SeqCst);
+                        });
+                    }
+                    while done_ref.load(SeqCst) < 2 * round {
+                        std::thread::yield_now();
+                    }
+                }
+            });
+        })
+    });
+    let ran = ran.into_inner().unwrap();
+    assert_eq!(ran.len(), 40);
+    for (named, at) in ran {
+        assert_eq!(
+            named, at,
+            "a task named for squad {named} ran on squad {at}"
+        );
+    }
+}
