@@ -81,7 +81,7 @@ pub struct LocalityArgs {
     /// squads, the rows split across squads down to Eq. 4's boundary level, each inter-socket
     /// task sent to the squad it names), cab-paper (the same, each inter-socket task left in its
     /// spawner's squad's pool, as in CAB's paper).
-    #[arg(long, default_value = "random,numa,places,places-cross,cab,cab-paper", value_parser = parse_strategies)]
+    #[arg(long, default_value = DEFAULT_STRATEGIES, value_parser = parse_strategies)]
     pub strategies: Strategies,
     /// With cab: use this boundary level instead of Eq. 4's (to sweep it).
     #[arg(long)]
@@ -95,7 +95,7 @@ pub struct LocalityArgs {
     /// Each leaf also holds its worker, asleep, this many microseconds per MiB it touches, so
     /// that all the modelled cores' workers run side by side even on a machine with fewer cores
     /// (0: not at all; then the schedule is whatever the real cores allowed).
-    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    #[arg(long, default_value_t = crate::locality::DEFAULT_PACE_US_PER_MIB, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub pace_us_per_mib: u64,
     /// One JSON array, one object per strategy, instead of a table.
     #[arg(long)]
@@ -117,6 +117,15 @@ pub struct Strategy {
 /// Strategies, in the order given.
 #[derive(Clone, Debug)]
 pub struct Strategies(pub Vec<(String, Strategy)>);
+
+/// `magpie locality`'s strategies when none are named, and the ones `magpie suite --locality`
+/// compares.
+pub const DEFAULT_STRATEGIES: &str = "random,numa,places,places-cross,cab,cab-paper";
+
+/// [`DEFAULT_STRATEGIES`], parsed.
+pub fn default_strategies() -> Strategies {
+    parse_strategies(DEFAULT_STRATEGIES).expect("the default strategies parse")
+}
 
 fn parse_strategies(s: &str) -> Result<Strategies, String> {
     let mut v = Vec::new();
@@ -458,6 +467,15 @@ pub struct SuiteArgs {
     /// per-worker timeline; the trace files go to <out>/traces/ [default: none].
     #[arg(long, value_parser = parse_kernel_list)]
     pub trace: Option<KernelList>,
+    /// Kernels whose cache misses to model under each locality strategy, as `magpie locality`
+    /// does: each runs at the suite's size on a pool shaped like --locality-topology, once per
+    /// timed run and strategy, and index.html tables the modelled misses. Only kernels that
+    /// declare their leaves' accesses can be modelled (heat, sor) [default: none].
+    #[arg(long, value_parser = parse_kernel_list)]
+    pub locality: Option<KernelList>,
+    /// The virtual machine of --locality, SOCKETSxCORES:LLC.
+    #[arg(long, default_value = "4x4:6MiB")]
+    pub locality_topology: String,
 }
 
 /// A list of kernels, without repeats.

@@ -844,7 +844,74 @@ pub fn page(res: &Results) -> String {
         }
         let _ = writeln!(o, "</section>");
     }
+    if !res.locality.is_empty() {
+        o.push_str(&locality_section(res));
+    }
     o.push_str("</body>\n</html>\n");
+    o
+}
+
+/// The modelled cache misses of `--locality`: one table per kernel, strategies against the
+/// first (random stealing), and a plain word on what the model is and is not.
+fn locality_section(res: &Results) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "<section id=\"locality\">\n<h2>Locality <small>modelled last-level cache misses</small></h2>"
+    );
+    let _ = writeln!(
+        o,
+        "<p class=\"note\">Each kernel ran on a pool shaped like a virtual multi-socket machine \
+         (one worker per modelled core), once per run and strategy, verified; its leaf tasks' \
+         declared reads and writes were replayed through one LRU last-level cache per modelled \
+         socket, writes invalidating other sockets' copies (<code>magpie locality</code>). \
+         The misses are the model's, not a measurement: this machine has {} socket{}, and \
+         wall-clock gains from locality need a machine with several. Strategies: random \
+         (random victims), numa (nearest victims first), places (SLAW's places, one per socket, \
+         no cross-place steals), places-cross (with them), cab (CAB's squads, inter-socket \
+         tasks sent to the squads they name), cab-paper (left in the spawner's squad's pool, as \
+         in CAB's paper).</p>",
+        res.machine.sockets,
+        if res.machine.sockets == 1 { "" } else { "s" }
+    );
+    for l in &res.locality {
+        let _ = writeln!(
+            o,
+            "<h3>{} <small>n = {}, virtual {}, median of {} run{}</small></h3>",
+            esc(&l.kernel),
+            l.n,
+            esc(&l.topology),
+            l.runs,
+            if l.runs == 1 { "" } else { "s" }
+        );
+        if let Some(e) = &l.error {
+            let _ = writeln!(o, "<p class=\"note\">Not modelled: {}.</p>", esc(e));
+            continue;
+        }
+        let _ = writeln!(
+            o,
+            "<table>\n<thead><tr><th>strategy</th><th class=\"num\">misses (lines)</th>\
+             <th class=\"num\">MB from memory</th><th class=\"num\">÷ {}</th>\
+             <th>per socket</th></tr></thead>\n<tbody>",
+            esc(l.rows.first().map_or("first", |r| &r.strategy))
+        );
+        let base = l.rows.first().map_or(1, |r| r.misses.max(1)) as f64;
+        for r in &l.rows {
+            let per: Vec<String> = r.misses_per_socket.iter().map(|m| m.to_string()).collect();
+            let _ = writeln!(
+                o,
+                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2}</td>\
+                 <td class=\"num\">{:.2}</td><td>{}</td></tr>",
+                esc(&r.strategy),
+                r.misses,
+                r.bytes as f64 / 1e6,
+                r.misses as f64 / base,
+                esc(&per.join(", "))
+            );
+        }
+        let _ = writeln!(o, "</tbody>\n</table>");
+    }
+    let _ = writeln!(o, "</section>");
     o
 }
 

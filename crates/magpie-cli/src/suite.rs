@@ -32,6 +32,9 @@ pub struct Machine {
     pub hostname: Option<String>,
     /// `std::thread::available_parallelism`.
     pub cpus: usize,
+    /// Sockets with CPUs this process may use (`magpie::Topology::detect`).
+    #[serde(default)]
+    pub sockets: usize,
     /// `std::env::consts::OS`.
     pub os: String,
     /// `std::env::consts::ARCH`.
@@ -227,6 +230,26 @@ pub struct Results {
     /// The traced runs (`--trace`); absent without it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub traces: Vec<TraceInfo>,
+    /// The modelled cache misses per locality strategy (`--locality`); absent without it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub locality: Vec<LocalityInfo>,
+}
+
+/// One kernel's modelled cache misses under each locality strategy (`magpie suite --locality`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LocalityInfo {
+    /// Kernel name.
+    pub kernel: String,
+    /// Problem size.
+    pub n: u64,
+    /// The virtual machine modelled, SOCKETSxCORES:LLC; one worker per core.
+    pub topology: String,
+    /// Runs per strategy (the median run's misses are reported).
+    pub runs: u64,
+    /// One row per strategy, in the order run.
+    pub rows: Vec<crate::locality::Row>,
+    /// What went wrong, in one line; `null` when nothing did.
+    pub error: Option<String>,
 }
 
 /// One traced run of a kernel (`magpie suite --trace`).
@@ -294,6 +317,16 @@ struct Plan {
     runs: usize,
     /// Kernels to trace once more at the highest worker count.
     traces: Vec<Kernel>,
+    /// What to model under each locality strategy (`--locality`).
+    locality: Option<LocalityPlan>,
+}
+
+/// Kernels to model under each locality strategy, and the virtual machine.
+struct LocalityPlan {
+    kernels: Vec<Kernel>,
+    topology: magpie::Topology,
+    /// `--locality-topology` as given.
+    spec: String,
 }
 
 impl Plan {
@@ -324,6 +357,7 @@ impl Plan {
             size: a.size,
             runs: a.runs,
             traces: vec![],
+            locality: None,
         };
         if let Some(t) = &a.trace {
             for &k in &t.0 {
@@ -340,6 +374,35 @@ impl Plan {
                 .copied()
                 .filter(|k| t.0.contains(k))
                 .collect();
+        }
+        if let Some(l) = &a.locality {
+            for &k in &l.0 {
+                if !plan.kernels.contains(&k) {
+                    return Err(Failure::Usage(format!(
+                        "--locality names {k}, which --kernels leaves out: model only kernels \
+                         the suite runs"
+                    )));
+                }
+                if !crate::locality::KERNELS.contains(&k) {
+                    return Err(Failure::Usage(format!(
+                        "--locality names {k}, which declares no leaf accesses: only {} can be \
+                         modelled",
+                        crate::locality::kernels_in_words()
+                    )));
+                }
+            }
+            plan.locality = Some(LocalityPlan {
+                kernels: plan
+                    .kernels
+                    .iter()
+                    .copied()
+                    .filter(|k| l.0.contains(k))
+                    .collect(),
+                topology: magpie::Topology::parse(&a.locality_topology).map_err(|e| {
+                    Failure::Usage(format!("--locality-topology {}: {e}", a.locality_topology))
+                })?,
+                spec: a.locality_topology.clone(),
+            });
         }
         Ok(plan)
     }
@@ -412,6 +475,14 @@ impl Plan {
                 c,
                 " --trace {}",
                 join(self.traces.iter().map(|k| k.to_string()).collect())
+            );
+        }
+        if let Some(l) = &self.locality {
+            let _ = write!(
+                c,
+                " --locality {} --locality-topology {}",
+                join(l.kernels.iter().map(|k| k.to_string()).collect()),
+                l.spec
             );
         }
         c
@@ -531,6 +602,7 @@ pub fn measure_all(
         size,
         runs,
         traces: vec![],
+        locality: None,
     };
     let (configs, total_runs) = plan.totals();
     let mut prog = Progress::new(configs, total_runs);
@@ -715,6 +787,48 @@ fn measure_kernel(
     Ok(rows)
 }
 
+/// Models each kernel of `l`'s cache misses under each strategy, as `magpie locality` does at
+/// its defaults. A failure is recorded, not returned.
+fn modelled(
+    l: &LocalityPlan,
+    size: Size,
+    runs: u64,
+    strategies: &cli::Strategies,
+) -> Vec<LocalityInfo> {
+    let settings = crate::locality::Settings {
+        topology: &l.topology,
+        strategies: &strategies.0,
+        runs,
+        line: 64,
+        pace_us_per_mib: crate::locality::DEFAULT_PACE_US_PER_MIB,
+        boundary_level: None,
+        policy: None,
+    };
+    l.kernels
+        .iter()
+        .map(|&k| {
+            let n = k.size_n(size);
+            eprintln!(
+                "modelling {k} n={n} on a virtual {} under {} strategies, {runs} run(s) each",
+                l.spec,
+                strategies.0.len()
+            );
+            let (rows, error) = match crate::locality::model(&runner::Case::new(k, n), &settings) {
+                Ok(rows) => (rows, None),
+                Err(f) => (vec![], Some(f.message().to_string())),
+            };
+            LocalityInfo {
+                kernel: k.name().into(),
+                n,
+                topology: l.spec.clone(),
+                runs,
+                rows,
+                error,
+            }
+        })
+        .collect()
+}
+
 /// Runs `kernel` once more on a pool of `workers` that traces, verified; writes the trace to
 /// `<out>/traces/<kernel>.mtrace` and draws its timeline. A failure is recorded, not returned.
 fn traced(kernel: Kernel, n: u64, workers: usize, policy: Policy, out: &Path) -> TraceInfo {
@@ -848,6 +962,7 @@ fn machine() -> Machine {
     Machine {
         hostname,
         cpus: available_cpus(),
+        sockets: magpie::Topology::detect().sockets.len(),
         os: std::env::consts::OS.into(),
         arch: std::env::consts::ARCH.into(),
         cpu_model,
@@ -977,6 +1092,29 @@ pub fn table(res: &Results) -> String {
             let _ = writeln!(o, "  not measured: {}: {}", nm.runtime, nm.reason);
         }
     }
+    for l in &res.locality {
+        let _ = writeln!(
+            o,
+            "\n{} locality (n = {}): modelled last-level misses on a virtual {}, median of {} \
+             run(s); a model, not timings (this machine has {} socket(s))",
+            l.kernel, l.n, l.topology, l.runs, res.machine.sockets
+        );
+        if let Some(e) = &l.error {
+            let _ = writeln!(o, "  not modelled: {e}");
+            continue;
+        }
+        let base = l.rows.first().map_or(1, |r| r.misses.max(1)) as f64;
+        for r in &l.rows {
+            let _ = writeln!(
+                o,
+                "  {:<13} {:>12} lines  {:>6.2}× {}",
+                r.strategy,
+                r.misses,
+                r.misses as f64 / base,
+                l.rows.first().map_or("", |f| &f.strategy)
+            );
+        }
+    }
     o
 }
 
@@ -1029,6 +1167,9 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
             })
             .collect()
     };
+    let locality = plan.locality.as_ref().map_or_else(Vec::new, |l| {
+        modelled(l, plan.size, plan.runs as u64, &cli::default_strategies())
+    });
     let res = Results {
         machine,
         size: plan.size.name().into(),
@@ -1042,6 +1183,7 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
         rows,
         not_measured,
         traces,
+        locality,
     };
 
     let json = serde_json::to_string_pretty(&res)
@@ -1075,6 +1217,12 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
                 .iter()
                 .filter(|t| t.failed())
                 .map(|t| format!("{} traced run x{}", t.kernel, t.workers)),
+        )
+        .chain(
+            res.locality
+                .iter()
+                .filter(|l| l.error.is_some())
+                .map(|l| format!("{} locality model", l.kernel)),
         )
         .collect();
     if failed.is_empty() {

@@ -280,6 +280,27 @@ fn bad_filters_exit_2_naming_the_valid_values() {
         (&["--workers", "1,0"], &["0", "between 1 and 4096"]),
         (&["--workers", "5000"], &["5000", "between 1 and 4096"]),
         (&["--runs", "0"], &["runs"]),
+        (
+            &["--size", "ci", "--kernels", "fib", "--locality", "fib"],
+            &["fib", "leaf"],
+        ),
+        (
+            &["--size", "ci", "--kernels", "fib", "--locality", "heat"],
+            &["heat", "--kernels"],
+        ),
+        (
+            &[
+                "--size",
+                "ci",
+                "--kernels",
+                "heat",
+                "--locality",
+                "heat",
+                "--locality-topology",
+                "4x",
+            ],
+            &["4x", "SOCKETSxCORES"],
+        ),
     ];
     for (args, needles) in cases {
         // Bad values fail while parsing; `--size ci` keeps a mistaken case short.
@@ -327,5 +348,75 @@ fn help_names_suite_as_the_default() {
     ] {
         assert!(help.contains(opt), "suite --help lacks {opt}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn locality_models_each_strategy_and_says_it_is_a_model() {
+    let dir = scratch("locality");
+    let o = magpie_in(
+        &dir,
+        &[
+            "suite",
+            "--size",
+            "ci",
+            "--runs",
+            "1",
+            "--kernels",
+            "heat",
+            "--workers",
+            "1",
+            "--policies",
+            "adaptive",
+            "--peers",
+            "none",
+            "--locality",
+            "heat",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["command"]
+        .as_str()
+        .unwrap()
+        .contains("--locality heat --locality-topology 4x4:6MiB"));
+    let l = &v["locality"][0];
+    assert_eq!(l["kernel"], "heat");
+    assert_eq!(l["error"], serde_json::Value::Null);
+    let rows = l["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["strategy"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "random",
+            "numa",
+            "places",
+            "places-cross",
+            "cab",
+            "cab-paper"
+        ]
+    );
+    let misses = |name: &str| {
+        let r = rows.iter().find(|r| r["strategy"] == name).unwrap();
+        let per: Vec<u64> = r["misses_per_socket"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_u64().unwrap())
+            .collect();
+        assert_eq!(per.len(), 4, "{name}: one count per modelled socket");
+        assert_eq!(per.iter().sum::<u64>(), r["misses"].as_u64().unwrap());
+        r["misses"].as_u64().unwrap()
+    };
+    // Places keep each socket's rows in its cache from step to step; random stealing moves
+    // them, and a write on one socket invalidates the other sockets' copies.
+    assert!(misses("places") < misses("random"));
+    let html = std::fs::read_to_string(dir.join("magpie-report/index.html")).unwrap();
+    assert!(html.contains("id=\"locality\""));
+    assert!(html.contains("wall-clock gains from locality need a machine with several"));
     let _ = std::fs::remove_dir_all(&dir);
 }
