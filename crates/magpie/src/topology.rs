@@ -4,6 +4,7 @@
 //! their shared last-level cache; SLAW's places (§IV) map workers to groups of cores. Both need
 //! this picture. [`Topology::detect`] reads it from Linux (sysfs), keeping only the CPUs the
 //! process may run on (its affinity mask) and no more of them than its cgroup CPU quota pays for.
+//! [`Topology::detector`] says what answered.
 //! [`Topology::parse`] builds a *virtual* topology, `SOCKETSxCORES:LLC` (`4x4:6MiB`), for tests
 //! and experiments; its cores are mapped onto the CPUs that exist, round robin, so a 4×4 machine
 //! can be modelled on 2 cores (the cache model needs no more).
@@ -62,33 +63,62 @@ pub struct Topology {
     pub sockets: Vec<Socket>,
     /// Whether this topology was given (`parse`) rather than detected.
     pub is_virtual: bool,
+    /// What detected the CPUs: for a virtual topology, the machine's CPUs its cores are mapped
+    /// onto.
+    pub detector: Detector,
+}
+
+/// What [`Topology::detect`] read the machine from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Detector {
+    /// Linux's sysfs (`/sys/devices/system`): [`Topology::detect_sysfs`].
+    Sysfs,
+    /// Neither: no sysfs CPU list (or none of its CPUs allowed), so one socket of
+    /// `available_parallelism` cores, numbered from 0, with an unknown cache.
+    Fallback,
+}
+
+impl fmt::Display for Detector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Detector::Sysfs => "sysfs",
+            Detector::Fallback => "fallback",
+        })
+    }
 }
 
 impl Topology {
-    /// The topology of this machine as far as this process may use it: sysfs's sockets and
-    /// last-level caches, restricted to the process's affinity mask and to as many CPUs as its
-    /// cgroup CPU quota allows (rounded up). Without sysfs, one socket of
-    /// `available_parallelism` cores with an unknown cache.
+    /// The topology of this machine as far as this process may use it: its sockets, their CPUs
+    /// and last-level caches and the CPUs' NUMA nodes, restricted to the process's affinity mask
+    /// (the calling thread's, as `sched_getaffinity` reports it) and to as many CPUs as its cgroup
+    /// CPU quota allows (rounded up, the lowest-numbered first).
+    ///
+    /// This is [`detect_sysfs`](Self::detect_sysfs); [`detector`](Self::detector) says whether
+    /// sysfs answered.
     pub fn detect() -> Topology {
+        Topology::detect_sysfs()
+    }
+
+    /// [`detect`](Self::detect) from sysfs: the sockets by `physical_package_id`, each socket's
+    /// last-level cache (the largest highest-level data or unified cache of its CPUs) and the
+    /// NUMA nodes from `node/nodeN/cpulist`. Without sysfs (or with none of its CPUs allowed),
+    /// one socket of `available_parallelism` cores with an unknown cache
+    /// ([`Detector::Fallback`]).
+    pub fn detect_sysfs() -> Topology {
         let allowed = affinity();
         let quota = cgroup_quota(Path::new("/"));
         Topology::detect_from(Path::new("/sys/devices/system"), allowed.as_deref(), quota)
     }
 
-    /// [`detect`](Self::detect) from a sysfs tree at `root` (`root/cpu/cpuN/...`,
+    /// [`detect_sysfs`](Self::detect_sysfs) from a sysfs tree at `root` (`root/cpu/cpuN/...`,
     /// `root/node/nodeN/cpulist`), with the CPUs the process may use (`None`: all online) and a
     /// CPU quota in cores.
     pub fn detect_from(root: &Path, allowed: Option<&[usize]>, quota: Option<f64>) -> Topology {
         let online = read(&root.join("cpu/online"))
             .and_then(|s| parse_cpu_list(&s))
             .unwrap_or_default();
-        let mut cpus: Vec<usize> = online
-            .into_iter()
-            .filter(|c| allowed.is_none_or(|a| a.contains(c)))
-            .collect();
-        if let Some(q) = quota {
-            cpus.truncate((q.ceil() as usize).max(1));
-        }
+        let cpus = restrict(online, allowed, quota);
         if cpus.is_empty() {
             let n = std::thread::available_parallelism().map_or(1, |n| n.get());
             return Topology {
@@ -97,41 +127,25 @@ impl Topology {
                     llc_bytes: 0,
                 }],
                 is_virtual: false,
+                detector: Detector::Fallback,
             };
         }
         let numa = numa_nodes(root);
-        // Sockets by physical package id, in order of first appearance.
-        let mut ids: Vec<u64> = Vec::new();
-        let mut sockets: Vec<Socket> = Vec::new();
-        for &cpu in &cpus {
+        let sockets = group_into_sockets(&cpus, |cpu| {
             let dir = root.join(format!("cpu/cpu{cpu}"));
             let pkg = read(&dir.join("topology/physical_package_id"))
                 .and_then(|s| s.trim().parse::<u64>().ok())
                 .unwrap_or(0);
-            let i = match ids.iter().position(|&p| p == pkg) {
-                Some(i) => i,
-                None => {
-                    ids.push(pkg);
-                    sockets.push(Socket {
-                        cores: Vec::new(),
-                        llc_bytes: 0,
-                    });
-                    ids.len() - 1
-                }
-            };
-            let s = &mut sockets[i];
-            s.llc_bytes = s.llc_bytes.max(last_level_cache(&dir));
-            s.cores.push(Core {
-                cpu,
-                numa_node: numa
-                    .iter()
-                    .find(|(_, cs)| cs.contains(&cpu))
-                    .map_or(0, |(n, _)| *n),
-            });
-        }
+            let node = numa
+                .iter()
+                .find(|(_, cs)| cs.contains(&cpu))
+                .map_or(0, |(n, _)| *n);
+            (pkg, last_level_cache(&dir), node)
+        });
         Topology {
             sockets,
             is_virtual: false,
+            detector: Detector::Sysfs,
         }
     }
 
@@ -155,7 +169,8 @@ impl Topology {
         if sockets == 0 || cores == 0 || llc_bytes == 0 || sockets * cores > 4096 {
             return Err(bad());
         }
-        let real: Vec<usize> = Topology::detect()
+        let real = Topology::detect();
+        let cpus: Vec<usize> = real
             .sockets
             .iter()
             .flat_map(|s| s.cores.iter().map(|c| c.cpu))
@@ -165,7 +180,7 @@ impl Topology {
                 .map(|s| Socket {
                     cores: (0..cores)
                         .map(|c| Core {
-                            cpu: real[(s * cores + c) % real.len()],
+                            cpu: cpus[(s * cores + c) % cpus.len()],
                             numa_node: s,
                         })
                         .collect(),
@@ -173,6 +188,7 @@ impl Topology {
                 })
                 .collect(),
             is_virtual: true,
+            detector: real.detector,
         })
     }
 
@@ -251,14 +267,14 @@ impl Topology {
 
 impl fmt::Display for Topology {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_virtual {
+            write!(f, "virtual topology")?;
+        } else {
+            write!(f, "detected topology ({})", self.detector)?;
+        }
         writeln!(
             f,
-            "{} topology: {} socket(s), {} core(s)",
-            if self.is_virtual {
-                "virtual"
-            } else {
-                "detected"
-            },
+            ": {} socket(s), {} core(s)",
             self.sockets.len(),
             self.cores()
         )?;
@@ -310,6 +326,47 @@ fn parse_size(s: &str) -> Option<u64> {
         _ => return None,
     };
     n.checked_mul(mult)
+}
+
+/// The CPUs of `online` the process may use, in ascending order: those in `allowed` (`None`:
+/// all), then only as many as a CPU quota of `quota` cores pays for (rounded up, at least one).
+fn restrict(mut online: Vec<usize>, allowed: Option<&[usize]>, quota: Option<f64>) -> Vec<usize> {
+    online.sort_unstable();
+    online.dedup();
+    online.retain(|c| allowed.is_none_or(|a| a.contains(c)));
+    if let Some(q) = quota {
+        online.truncate((q.ceil() as usize).max(1));
+    }
+    online
+}
+
+/// Sockets from `cpus`, given each CPU's package (any key that tells packages apart), the
+/// bytes of its last-level cache and its NUMA node: sockets in order of their first CPU, each
+/// with the largest cache its CPUs report.
+fn group_into_sockets(
+    cpus: &[usize],
+    mut place: impl FnMut(usize) -> (u64, u64, usize),
+) -> Vec<Socket> {
+    let mut ids: Vec<u64> = Vec::new();
+    let mut sockets: Vec<Socket> = Vec::new();
+    for &cpu in cpus {
+        let (pkg, llc, numa_node) = place(cpu);
+        let i = match ids.iter().position(|&p| p == pkg) {
+            Some(i) => i,
+            None => {
+                ids.push(pkg);
+                sockets.push(Socket {
+                    cores: Vec::new(),
+                    llc_bytes: 0,
+                });
+                ids.len() - 1
+            }
+        };
+        let s = &mut sockets[i];
+        s.llc_bytes = s.llc_bytes.max(llc);
+        s.cores.push(Core { cpu, numa_node });
+    }
+    sockets
 }
 
 fn read(p: &Path) -> Option<String> {
