@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs magpie's whole test suite: unit, integration, stress and doc tests of every crate, then
-# the loom model tests of the concurrent structures (deque, latches, sleep/wake), which need the
-# crate compiled with `--cfg loom` in a target directory of their own.
+# Runs magpie's whole test suite: unit, integration, stress and doc tests of every crate, the
+# tests of the optional hwloc feature (when hwloc can be installed), then the loom model tests
+# of the concurrent structures (deque, latches, sleep/wake), which need the crate compiled with
+# `--cfg loom` in a target directory of their own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,15 @@ fi
 
 echo "== cargo test --workspace"
 cargo test --workspace --locked
+
+echo "== hwloc: scripts/install-hwloc.sh, then the hwloc tests (--features hwloc)"
+# The hwloc feature is optional too: without hwloc (no root, no apt) its tests are skipped. Only
+# the tests named hwloc run (tests/hwloc.rs and topology.rs's hwloc unit tests), to keep CI short.
+if bash scripts/install-hwloc.sh; then
+    cargo test --locked -p magpie --features hwloc --lib --test hwloc -- hwloc
+else
+    echo "warning: hwloc 2.x could not be installed; the hwloc tests are skipped" >&2
+fi
 
 echo "== loom model tests (RUSTFLAGS=--cfg loom)"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \

@@ -33,7 +33,8 @@ pub enum Command {
     Idle(IdleArgs),
     /// Print the machine as magpie sees it: sockets, cores, last-level caches, NUMA nodes
     /// (restricted to this process's affinity mask and CPU quota), and the virtual topology
-    /// MAGPIE_TOPOLOGY gives, if set.
+    /// MAGPIE_TOPOLOGY gives, if set. The first line names the detector: sysfs, or hwloc in a
+    /// build with `--features hwloc`.
     Topology(TopologyArgs),
     /// Model the last-level cache misses of one kernel run under each victim-selection strategy,
     /// on a virtual topology: record what each leaf task read and wrote, and replay it through

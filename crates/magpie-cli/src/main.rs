@@ -146,6 +146,7 @@ fn topology(a: cli::TopologyArgs) -> Result<(), Failure> {
             .collect();
         let v = serde_json::json!({
             "virtual": t.is_virtual,
+            "detector": t.detector.to_string(),
             "sockets": sockets,
             "cores": t.cores(),
         });

@@ -422,6 +422,23 @@ fn topology_prints_the_machine_or_a_virtual_one_and_refuses_bad_specs() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["virtual"], false);
     assert!(v["cores"].as_u64().unwrap() >= 1);
+    // The detector: sysfs (or its fallback) unless the CLI was built with hwloc.
+    let want: &[&str] = if cfg!(feature = "hwloc") {
+        &["hwloc"]
+    } else {
+        &["sysfs", "fallback"]
+    };
+    assert!(want.contains(&v["detector"].as_str().unwrap()), "{v}");
+    let text = magpie(&["topology"]);
+    let first = String::from_utf8_lossy(&text.stdout);
+    let first = first.lines().next().unwrap();
+    assert!(
+        first.starts_with(&format!(
+            "detected topology ({}): ",
+            v["detector"].as_str().unwrap()
+        )),
+        "{first}"
+    );
     let o = magpie_env(&["topology", "--json"], &[("MAGPIE_TOPOLOGY", "4x4:6MiB")]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["virtual"], true);

@@ -77,7 +77,7 @@ pub use scope::{scope, Scope};
 #[cfg(not(loom))]
 pub use stats::Stats;
 #[cfg(not(loom))]
-pub use topology::{Topology, Victims};
+pub use topology::{Detector, Topology, Victims};
 
 /// The place of the worker running the caller, if it runs on a worker of a pool with places
 /// ([`Builder::places`]).

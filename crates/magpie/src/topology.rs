@@ -4,6 +4,9 @@
 //! their shared last-level cache; SLAW's places (§IV) map workers to groups of cores. Both need
 //! this picture. [`Topology::detect`] reads it from Linux (sysfs), keeping only the CPUs the
 //! process may run on (its affinity mask) and no more of them than its cgroup CPU quota pays for.
+//! With the `hwloc` cargo feature it asks the hwloc library instead
+//! (`Topology::detect_hwloc`), restricted the same way, and falls back to sysfs when hwloc
+//! cannot load the machine's topology; [`Topology::detector`] says which one answered.
 //! [`Topology::parse`] builds a *virtual* topology, `SOCKETSxCORES:LLC` (`4x4:6MiB`), for tests
 //! and experiments; its cores are mapped onto the CPUs that exist, round robin, so a 4×4 machine
 //! can be modelled on 2 cores (the cache model needs no more).
@@ -62,33 +65,70 @@ pub struct Topology {
     pub sockets: Vec<Socket>,
     /// Whether this topology was given (`parse`) rather than detected.
     pub is_virtual: bool,
+    /// What detected the CPUs: for a virtual topology, the machine's CPUs its cores are mapped
+    /// onto.
+    pub detector: Detector,
+}
+
+/// What [`Topology::detect`] read the machine from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Detector {
+    /// Linux's sysfs (`/sys/devices/system`): [`Topology::detect_sysfs`].
+    Sysfs,
+    /// The hwloc library (the `hwloc` cargo feature): `Topology::detect_hwloc`.
+    Hwloc,
+    /// Neither: no sysfs CPU list (or none of its CPUs allowed), so one socket of
+    /// `available_parallelism` cores, numbered from 0, with an unknown cache.
+    Fallback,
+}
+
+impl fmt::Display for Detector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Detector::Sysfs => "sysfs",
+            Detector::Hwloc => "hwloc",
+            Detector::Fallback => "fallback",
+        })
+    }
 }
 
 impl Topology {
-    /// The topology of this machine as far as this process may use it: sysfs's sockets and
-    /// last-level caches, restricted to the process's affinity mask and to as many CPUs as its
-    /// cgroup CPU quota allows (rounded up). Without sysfs, one socket of
-    /// `available_parallelism` cores with an unknown cache.
+    /// The topology of this machine as far as this process may use it: its sockets, their CPUs
+    /// and last-level caches and the CPUs' NUMA nodes, restricted to the process's affinity mask
+    /// (the calling thread's, as `sched_getaffinity` reports it) and to as many CPUs as its cgroup
+    /// CPU quota allows (rounded up, the lowest-numbered first).
+    ///
+    /// Without the `hwloc` feature this is [`detect_sysfs`](Self::detect_sysfs). With it, this
+    /// is `detect_hwloc`, or `detect_sysfs` if hwloc fails; it never panics.
+    /// [`detector`](Self::detector) says which one answered.
     pub fn detect() -> Topology {
+        #[cfg(feature = "hwloc")]
+        if let Ok(t) = Topology::detect_hwloc() {
+            return t;
+        }
+        Topology::detect_sysfs()
+    }
+
+    /// [`detect`](Self::detect) from sysfs: the sockets by `physical_package_id`, each socket's
+    /// last-level cache (the largest highest-level data or unified cache of its CPUs) and the
+    /// NUMA nodes from `node/nodeN/cpulist`. Without sysfs (or with none of its CPUs allowed),
+    /// one socket of `available_parallelism` cores with an unknown cache
+    /// ([`Detector::Fallback`]).
+    pub fn detect_sysfs() -> Topology {
         let allowed = affinity();
         let quota = cgroup_quota(Path::new("/"));
         Topology::detect_from(Path::new("/sys/devices/system"), allowed.as_deref(), quota)
     }
 
-    /// [`detect`](Self::detect) from a sysfs tree at `root` (`root/cpu/cpuN/...`,
+    /// [`detect_sysfs`](Self::detect_sysfs) from a sysfs tree at `root` (`root/cpu/cpuN/...`,
     /// `root/node/nodeN/cpulist`), with the CPUs the process may use (`None`: all online) and a
     /// CPU quota in cores.
     pub fn detect_from(root: &Path, allowed: Option<&[usize]>, quota: Option<f64>) -> Topology {
         let online = read(&root.join("cpu/online"))
             .and_then(|s| parse_cpu_list(&s))
             .unwrap_or_default();
-        let mut cpus: Vec<usize> = online
-            .into_iter()
-            .filter(|c| allowed.is_none_or(|a| a.contains(c)))
-            .collect();
-        if let Some(q) = quota {
-            cpus.truncate((q.ceil() as usize).max(1));
-        }
+        let cpus = restrict(online, allowed, quota);
         if cpus.is_empty() {
             let n = std::thread::available_parallelism().map_or(1, |n| n.get());
             return Topology {
@@ -97,42 +137,57 @@ impl Topology {
                     llc_bytes: 0,
                 }],
                 is_virtual: false,
+                detector: Detector::Fallback,
             };
         }
         let numa = numa_nodes(root);
-        // Sockets by physical package id, in order of first appearance.
-        let mut ids: Vec<u64> = Vec::new();
-        let mut sockets: Vec<Socket> = Vec::new();
-        for &cpu in &cpus {
+        let sockets = group_into_sockets(&cpus, |cpu| {
             let dir = root.join(format!("cpu/cpu{cpu}"));
             let pkg = read(&dir.join("topology/physical_package_id"))
                 .and_then(|s| s.trim().parse::<u64>().ok())
                 .unwrap_or(0);
-            let i = match ids.iter().position(|&p| p == pkg) {
-                Some(i) => i,
-                None => {
-                    ids.push(pkg);
-                    sockets.push(Socket {
-                        cores: Vec::new(),
-                        llc_bytes: 0,
-                    });
-                    ids.len() - 1
-                }
-            };
-            let s = &mut sockets[i];
-            s.llc_bytes = s.llc_bytes.max(last_level_cache(&dir));
-            s.cores.push(Core {
-                cpu,
-                numa_node: numa
-                    .iter()
-                    .find(|(_, cs)| cs.contains(&cpu))
-                    .map_or(0, |(n, _)| *n),
-            });
-        }
+            let node = numa
+                .iter()
+                .find(|(_, cs)| cs.contains(&cpu))
+                .map_or(0, |(n, _)| *n);
+            (pkg, last_level_cache(&dir), node)
+        });
         Topology {
             sockets,
             is_virtual: false,
+            detector: Detector::Sysfs,
         }
+    }
+
+    /// [`detect`](Self::detect) with the hwloc library (v2): its packages are the sockets, its
+    /// PUs (logical processors, as sysfs's CPUs) the cores, each socket's last-level cache the
+    /// largest highest-level data or unified cache above its PUs, and a PU's NUMA node the
+    /// lowest-numbered NUMA node whose CPU set holds it; restricted to the affinity mask and
+    /// cgroup CPU quota exactly as [`detect_sysfs`](Self::detect_sysfs) is. hwloc is asked to
+    /// keep what the cgroup's cpuset disallows, as sysfs shows it; the affinity mask (which the
+    /// cpuset bounds) then restricts it. hwloc's own environment variables apply
+    /// (`HWLOC_COMPONENTS`, `HWLOC_XMLFILE` with `HWLOC_THISSYSTEM=1`, ...).
+    ///
+    /// An error ([`Error::Os`]) when hwloc cannot load the topology, loads one that is not this
+    /// machine's (an XML file or synthetic description not marked `HWLOC_THISSYSTEM=1`) or sees
+    /// none of the allowed CPUs; [`detect`](Self::detect) then falls back to sysfs. Loading
+    /// takes a few milliseconds (sysfs: a fraction of one); `detect` runs once per pool built.
+    #[cfg(feature = "hwloc")]
+    pub fn detect_hwloc() -> Result<Topology, Error> {
+        let allowed = affinity();
+        let quota = cgroup_quota(Path::new("/"));
+        Topology::detect_hwloc_with(allowed.as_deref(), quota)
+    }
+
+    /// [`detect_hwloc`](Self::detect_hwloc) with the CPUs the process may use (`None`: all that
+    /// hwloc sees) and a CPU quota in cores given, as [`detect_from`](Self::detect_from) takes
+    /// them.
+    #[cfg(feature = "hwloc")]
+    pub fn detect_hwloc_with(
+        allowed: Option<&[usize]>,
+        quota: Option<f64>,
+    ) -> Result<Topology, Error> {
+        hwloc::detect(allowed, quota)
     }
 
     /// A virtual topology from `SOCKETSxCORES:LLC` (`4x4:6MiB`: 4 sockets of 4 cores, each
@@ -155,7 +210,8 @@ impl Topology {
         if sockets == 0 || cores == 0 || llc_bytes == 0 || sockets * cores > 4096 {
             return Err(bad());
         }
-        let real: Vec<usize> = Topology::detect()
+        let real = Topology::detect();
+        let cpus: Vec<usize> = real
             .sockets
             .iter()
             .flat_map(|s| s.cores.iter().map(|c| c.cpu))
@@ -165,7 +221,7 @@ impl Topology {
                 .map(|s| Socket {
                     cores: (0..cores)
                         .map(|c| Core {
-                            cpu: real[(s * cores + c) % real.len()],
+                            cpu: cpus[(s * cores + c) % cpus.len()],
                             numa_node: s,
                         })
                         .collect(),
@@ -173,6 +229,7 @@ impl Topology {
                 })
                 .collect(),
             is_virtual: true,
+            detector: real.detector,
         })
     }
 
@@ -251,14 +308,14 @@ impl Topology {
 
 impl fmt::Display for Topology {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_virtual {
+            write!(f, "virtual topology")?;
+        } else {
+            write!(f, "detected topology ({})", self.detector)?;
+        }
         writeln!(
             f,
-            "{} topology: {} socket(s), {} core(s)",
-            if self.is_virtual {
-                "virtual"
-            } else {
-                "detected"
-            },
+            ": {} socket(s), {} core(s)",
             self.sockets.len(),
             self.cores()
         )?;
@@ -310,6 +367,47 @@ fn parse_size(s: &str) -> Option<u64> {
         _ => return None,
     };
     n.checked_mul(mult)
+}
+
+/// The CPUs of `online` the process may use, in ascending order: those in `allowed` (`None`:
+/// all), then only as many as a CPU quota of `quota` cores pays for (rounded up, at least one).
+fn restrict(mut online: Vec<usize>, allowed: Option<&[usize]>, quota: Option<f64>) -> Vec<usize> {
+    online.sort_unstable();
+    online.dedup();
+    online.retain(|c| allowed.is_none_or(|a| a.contains(c)));
+    if let Some(q) = quota {
+        online.truncate((q.ceil() as usize).max(1));
+    }
+    online
+}
+
+/// Sockets from `cpus`, given each CPU's package (any key that tells packages apart), the
+/// bytes of its last-level cache and its NUMA node: sockets in order of their first CPU, each
+/// with the largest cache its CPUs report.
+fn group_into_sockets(
+    cpus: &[usize],
+    mut place: impl FnMut(usize) -> (u64, u64, usize),
+) -> Vec<Socket> {
+    let mut ids: Vec<u64> = Vec::new();
+    let mut sockets: Vec<Socket> = Vec::new();
+    for &cpu in cpus {
+        let (pkg, llc, numa_node) = place(cpu);
+        let i = match ids.iter().position(|&p| p == pkg) {
+            Some(i) => i,
+            None => {
+                ids.push(pkg);
+                sockets.push(Socket {
+                    cores: Vec::new(),
+                    llc_bytes: 0,
+                });
+                ids.len() - 1
+            }
+        };
+        let s = &mut sockets[i];
+        s.llc_bytes = s.llc_bytes.max(llc);
+        s.cores.push(Core { cpu, numa_node });
+    }
+    sockets
 }
 
 fn read(p: &Path) -> Option<String> {
@@ -422,6 +520,111 @@ fn quota_v2(s: &str) -> Option<f64> {
     let q: f64 = it.next()?.parse().ok()?;
     let p: f64 = it.next()?.parse().ok()?;
     (q > 0.0 && p > 0.0).then(|| q / p)
+}
+
+/// [`Topology::detect_hwloc`]: hwloc's view of the machine, through the `hwlocality` bindings.
+#[cfg(feature = "hwloc")]
+mod hwloc {
+    use super::{group_into_sockets, restrict, Detector, Error, Topology};
+    use hwlocality::object::attributes::ObjectAttributes;
+    use hwlocality::object::types::ObjectType;
+    use hwlocality::object::TopologyObject;
+    use hwlocality::topology::builder::BuildFlags;
+    use std::collections::BTreeMap;
+
+    /// Loads this machine's topology and reads it as [`Topology::detect_hwloc_with`] says.
+    /// hwlocality `expect`s a few invariants of hwloc's answers; a broken one is an error here,
+    /// not a panic that leaves `detect`.
+    pub(super) fn detect(allowed: Option<&[usize]>, quota: Option<f64>) -> Result<Topology, Error> {
+        let run = || {
+            let hw = load(hwlocality::Topology::builder())?;
+            if !hw.is_this_system() {
+                return Err(Error::Os(
+                    "hwloc: its topology is not this machine's (HWLOC_XMLFILE or \
+                     HWLOC_SYNTHETIC without HWLOC_THISSYSTEM=1?)"
+                        .to_string(),
+                ));
+            }
+            from_hwloc(&hw, allowed, quota)
+        };
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
+            .unwrap_or_else(|_| Err(Error::Os("hwloc: the bindings panicked".to_string())))
+    }
+
+    /// Builds a topology, keeping what the cgroup's cpuset disallows (sysfs shows it too; the
+    /// affinity mask restricts the CPUs later).
+    pub(super) fn load(
+        builder: hwlocality::topology::builder::TopologyBuilder,
+    ) -> Result<hwlocality::Topology, Error> {
+        let err = |e: &dyn std::fmt::Display| Error::Os(format!("hwloc: {e}"));
+        builder
+            .with_flags(BuildFlags::INCLUDE_DISALLOWED)
+            .map_err(|e| err(&e))?
+            .build()
+            .map_err(|e| err(&e))
+    }
+
+    /// The sockets of a loaded hwloc topology, its PUs restricted as [`restrict`] does.
+    pub(super) fn from_hwloc(
+        hw: &hwlocality::Topology,
+        allowed: Option<&[usize]>,
+        quota: Option<f64>,
+    ) -> Result<Topology, Error> {
+        // The PUs by OS index (sysfs's CPU number).
+        let pus: BTreeMap<usize, &TopologyObject> = hw
+            .objects_with_type(ObjectType::PU)
+            .filter_map(|pu| Some((pu.os_index()?, pu)))
+            .collect();
+        let cpus = restrict(pus.keys().copied().collect(), allowed, quota);
+        if cpus.is_empty() {
+            return Err(Error::Os(format!(
+                "hwloc: none of its {} PU(s) is among the CPUs this process may use",
+                pus.len()
+            )));
+        }
+        // NUMA nodes by OS index, lowest first, with the CPUs near them.
+        let mut nodes: Vec<(usize, &TopologyObject)> = hw
+            .objects_with_type(ObjectType::NUMANode)
+            .filter_map(|n| Some((n.os_index()?, n)))
+            .collect();
+        nodes.sort_by_key(|&(i, _)| i);
+        let sockets = group_into_sockets(&cpus, |cpu| {
+            let pu = pus[&cpu];
+            // No package object (some platforms): all PUs on one socket, as sysfs's default
+            // package id 0 puts them.
+            let pkg = pu
+                .first_ancestor_with_type(ObjectType::Package)
+                .map_or(0, |p| p.global_persistent_index());
+            let node = nodes
+                .iter()
+                .find(|(_, n)| n.cpuset().is_some_and(|set| set.is_set(cpu)))
+                .map_or(0, |&(i, _)| i);
+            (pkg, last_level_cache(pu), node)
+        });
+        Ok(Topology {
+            sockets,
+            is_virtual: false,
+            detector: Detector::Hwloc,
+        })
+    }
+
+    /// Bytes of the highest-level data or unified CPU cache above a PU (0 when unknown), as
+    /// sysfs's `last_level_cache` picks it: highest level first, then largest.
+    fn last_level_cache(pu: &TopologyObject) -> u64 {
+        let mut best = (0usize, 0u64);
+        for obj in pu.ancestors() {
+            if !obj.object_type().is_cpu_data_cache() {
+                continue;
+            }
+            if let Some(ObjectAttributes::Cache(c)) = obj.attributes() {
+                let size = c.size().map_or(0, |s| s.get());
+                if c.depth() > best.0 || (c.depth() == best.0 && size > best.1) {
+                    best = (c.depth(), size);
+                }
+            }
+        }
+        best.1
+    }
 }
 
 #[cfg(test)]
@@ -636,6 +839,78 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// hwloc's synthetic topology of [`fake`]'s machine (with a 16 MiB L3 on both packages:
+    /// a synthetic level's attributes are the same for all its objects).
+    #[cfg(feature = "hwloc")]
+    fn synthetic(description: &str) -> hwlocality::Topology {
+        hwloc::load(
+            hwlocality::Topology::builder()
+                .from_synthetic(description)
+                .unwrap(),
+        )
+        .unwrap()
+    }
+
+    #[cfg(feature = "hwloc")]
+    #[test]
+    fn hwloc_reads_sockets_caches_and_nodes_and_restricts_like_sysfs() {
+        let hw = synthetic("pack:2 numa:1 l3:1(size=16MiB) l2:2(size=2MiB) core:1 pu:1");
+        let root = scratch("hwloc");
+        fake(&root);
+        let shape = |t: &Topology| -> Vec<Vec<(usize, usize)>> {
+            t.sockets
+                .iter()
+                .map(|s| s.cores.iter().map(|c| (c.cpu, c.numa_node)).collect())
+                .collect()
+        };
+        let cases: [(Option<&[usize]>, Option<f64>); 6] = [
+            (None, None),
+            (Some(&[1, 2, 3]), None),
+            (Some(&[1, 2, 3]), Some(1.5)),
+            (None, Some(0.2)),
+            (Some(&[2, 3, 7]), None),
+            (Some(&[0]), Some(8.0)),
+        ];
+        for (allowed, quota) in cases {
+            let t = hwloc::from_hwloc(&hw, allowed, quota).unwrap();
+            let s = Topology::detect_from(&root, allowed, quota);
+            assert_eq!(shape(&t), shape(&s), "{allowed:?} {quota:?}");
+            assert_eq!(t.detector, Detector::Hwloc);
+            assert!(t.sockets.iter().all(|s| s.llc_bytes == 16 << 20));
+        }
+        let t = hwloc::from_hwloc(&hw, None, None).unwrap();
+        assert_eq!(shape(&t), vec![vec![(0, 0), (1, 0)], vec![(2, 1), (3, 1)]]);
+        assert!(hwloc::from_hwloc(&hw, Some(&[4, 5]), None)
+            .unwrap_err()
+            .to_string()
+            .contains("none of its 4 PU(s)"));
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[cfg(feature = "hwloc")]
+    #[test]
+    fn hwloc_without_packages_or_caches_gives_one_socket_and_smt_threads_are_cores() {
+        // No package level and no cache: one socket (sysfs's package id 0 for all), unknown LLC.
+        let t = hwloc::from_hwloc(&synthetic("core:3 pu:1"), None, None).unwrap();
+        assert_eq!(
+            (t.sockets.len(), t.cores(), t.sockets[0].llc_bytes),
+            (1, 3, 0)
+        );
+        // Two hardware threads per core: each is a core of its own, as sysfs's CPUs are.
+        let t = hwloc::from_hwloc(&synthetic("pack:1 l3:1(size=4MiB) core:2 pu:2"), None, None)
+            .unwrap();
+        let cpus: Vec<usize> = t.sockets[0].cores.iter().map(|c| c.cpu).collect();
+        assert_eq!((cpus, t.sockets[0].llc_bytes), (vec![0, 1, 2, 3], 4 << 20));
+        // The last level wins over a larger lower level (as sysfs's highest index does).
+        let t = hwloc::from_hwloc(
+            &synthetic("pack:1 l3:1(size=1MiB) l2:1(size=8MiB) core:1 pu:1"),
+            None,
+            None,
+        )
+        .unwrap();
+        assert_eq!(t.sockets[0].llc_bytes, 1 << 20);
     }
 
     #[test]
