@@ -169,11 +169,60 @@ fn tasks_sent_to_a_place_run_there() {
     }
 }
 
+/// What `cross_place_stealing_lets_an_idle_place_help` shares between its tasks.
+struct Helping {
+    helped: std::sync::atomic::AtomicBool,
+    seen: Mutex<Vec<(usize, usize)>>,
+    deadline: std::time::Instant,
+}
+
+/// Sends 60 tasks to each of places 0 and 1 from a worker of place 0 (moving there first), so
+/// the place-1 tasks go through place 1's mailbox and none runs inline in the spawner. A place-1
+/// task that runs on place 1 waits until some place-1 task has run on place 0, or the deadline.
+fn send_from_place_0<'s>(s: &magpie::Scope<'s>, h: &'s Helping) {
+    use std::sync::atomic::Ordering::SeqCst;
+    if magpie::place_index() != Some(0) {
+        return s.spawn_at(0, move |s| send_from_place_0(s, h));
+    }
+    for p in [0, 1] {
+        for _ in 0..60 {
+            s.spawn_at(p, move |_| {
+                let at = magpie::place_index().unwrap();
+                h.seen.lock().unwrap().push((p, at));
+                if p == 1 && at == 0 {
+                    h.helped.store(true, SeqCst);
+                }
+                while p == 1
+                    && at == 1
+                    && !h.helped.load(SeqCst)
+                    && std::time::Instant::now() < h.deadline
+                {
+                    std::thread::sleep(std::time::Duration::from_micros(100));
+                }
+            });
+        }
+    }
+}
+
 #[test]
 fn cross_place_stealing_lets_an_idle_place_help() {
-    // Place 1's workers sleep in long tasks, so with cross-place stealing place 0's idle workers
-    // take place 1's mail; nothing is lost either way.
-    let runs = place_runs(true, true, 60);
+    // Place 1's two workers are soon both held by place-1 tasks that wait for help, and only
+    // place 0's idle workers, stealing across places, can give it. No timing decides the
+    // outcome: without cross-place steals the 10 s deadline passes and the assertion fails.
+    let pool = Pool::builder()
+        .workers(4)
+        .topology(Topology::parse("2x2:1MiB").unwrap())
+        .places(true)
+        .cross_place_steal(true)
+        .build()
+        .unwrap();
+    let h = Helping {
+        helped: Default::default(),
+        seen: Mutex::new(Vec::new()),
+        deadline: std::time::Instant::now() + std::time::Duration::from_secs(10),
+    };
+    pool.install(|| magpie::scope(|s| send_from_place_0(s, &h)));
+    let runs = h.seen.into_inner().unwrap();
     assert_eq!(runs.len(), 120);
     assert!(
         runs.iter().any(|&(asked, ran)| asked == 1 && ran == 0),
