@@ -1,5 +1,6 @@
 //! The command line of `magpie` (clap derive): `suite` (also what `magpie` alone runs), `bench`,
-//! `report`, `idle` and `trace`, and the parsers that turn bad values into one-line errors.
+//! `report`, `idle`, `topology`, `locality`, `trace` and `share`, and the parsers that turn bad
+//! values into one-line errors.
 
 use clap::{Args, Parser, Subcommand};
 use magpie_bench::{Kernel, Peer, Size};
@@ -44,6 +45,9 @@ pub enum Command {
     /// Run one kernel once with steal-tree tracing and write the trace file; `trace export`
     /// turns a trace file into Perfetto JSON, Cilkscale-style CSV or an SVG timeline.
     Trace(TraceArgs),
+    /// The core allocation table that co-running magpie programs share (DWS): `share status`
+    /// shows which program holds which core, and their heartbeats.
+    Share(ShareArgs),
 }
 
 impl Command {
@@ -178,6 +182,36 @@ pub struct TopologyArgs {
     /// 4x4:6MiB); default: MAGPIE_TOPOLOGY if set, otherwise the machine.
     #[arg(long)]
     pub virtual_topology: Option<String>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `magpie share`: the core allocation table of co-running programs.
+#[derive(Args, Debug)]
+#[command(arg_required_else_help = false)]
+pub struct ShareArgs {
+    #[command(subcommand)]
+    pub action: ShareAction,
+}
+
+/// What `magpie share` does with the table.
+#[derive(Subcommand, Debug)]
+pub enum ShareAction {
+    /// Print the table: its file and version, the registered programs (pid, start time,
+    /// heartbeat age, alive or stale, cores held) and each core's holder. Only reads: it never
+    /// creates or changes the table. No table yet is not an error; a table magpie would refuse is
+    /// (exit 2).
+    Status(ShareStatusArgs),
+}
+
+/// `magpie share status`.
+#[derive(Args, Debug)]
+pub struct ShareStatusArgs {
+    /// The table file to read [default: MAGPIE_SHARE_TABLE if set, else
+    /// $XDG_RUNTIME_DIR/magpie-cores if that is your directory, else /dev/shm/magpie-cores-<uid>].
+    #[arg(long)]
+    pub table: Option<PathBuf>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,

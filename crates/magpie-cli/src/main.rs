@@ -6,9 +6,10 @@
 //! under every policy and worker count and writes a Markdown report; `magpie idle` measures the
 //! CPU an idle pool uses; `magpie trace` runs a kernel once with steal-tree tracing and writes the
 //! trace file, and `magpie trace export` turns one into Perfetto JSON, Cilkscale-style CSV or an
-//! SVG timeline. Exit codes: 0 success, 1 a run failed
-//! verification (or crashed), 2 bad input (a trace file that cannot be read included), 3 magpie
-//! stopped the kernel at its stack limit.
+//! SVG timeline; `magpie share status` shows the core allocation table co-running magpie
+//! programs share (DWS §3.1). Exit codes: 0 success, 1 a run failed verification (or crashed),
+//! 2 bad input (a trace file that cannot be read, or a core table magpie refuses, included),
+//! 3 magpie stopped the kernel at its stack limit.
 
 mod bench;
 mod cli;
@@ -16,6 +17,7 @@ mod html;
 mod idle;
 mod locality;
 mod report;
+mod share;
 mod suite;
 mod trace;
 
@@ -113,6 +115,7 @@ fn main() -> ExitCode {
         cli::Command::Trace(a) => trace::run(a),
         cli::Command::Topology(a) => topology(a),
         cli::Command::Locality(a) => locality::run(a),
+        cli::Command::Share(a) => share::run(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

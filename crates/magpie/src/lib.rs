@@ -56,6 +56,8 @@ mod pool;
 #[cfg(not(loom))]
 mod scope;
 #[cfg(not(loom))]
+pub mod share;
+#[cfg(not(loom))]
 mod stats;
 #[cfg(not(loom))]
 pub mod topology;

@@ -415,7 +415,7 @@ fn read(p: &Path) -> Option<String> {
 }
 
 /// Parses a kernel CPU list (`0-3,8,10-11`).
-fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
+pub(crate) fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
     let mut v = Vec::new();
     for part in s.trim().split(',').filter(|p| !p.is_empty()) {
         match part.split_once('-') {
