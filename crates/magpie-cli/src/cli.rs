@@ -57,7 +57,7 @@ impl Command {
 
 #[derive(Args, Debug)]
 pub struct LocalityArgs {
-    /// The kernel (one whose leaf tasks declare their accesses: heat, sor).
+    /// The kernel (one whose leaf tasks declare their accesses: heat, sor, ge, mergesort).
     #[arg(value_parser = parse_kernel)]
     pub kernel: Kernel,
     /// Problem size (default: from --size).
@@ -78,7 +78,7 @@ pub struct LocalityArgs {
     /// Strategies to compare, comma-separated: random (victims at random), numa (nearest
     /// victims first), places (SLAW's places, one per socket, with the kernel's hints; no
     /// cross-place stealing), places-cross (the same with cross-place stealing), cab (CAB's
-    /// squads, the rows split across squads down to Eq. 4's boundary level).
+    /// squads, the work split across squads down to Eq. 4's boundary level).
     #[arg(long, default_value = "random,numa,places,places-cross,cab", value_parser = parse_strategies)]
     pub strategies: Strategies,
     /// With cab: use this boundary level instead of Eq. 4's (to sweep it).

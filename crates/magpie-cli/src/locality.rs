@@ -45,7 +45,8 @@ pub fn run(a: LocalityArgs) -> Result<(), Failure> {
             let leaves = pool.take_leaves();
             if leaves.is_empty() {
                 return Err(Failure::Usage(format!(
-                    "{} declares no leaf accesses, so there is nothing to model (heat and sor do)",
+                    "{} declares no leaf accesses, so there is nothing to model \
+                     (heat, sor, ge and mergesort do)",
                     a.kernel.name()
                 )));
             }
