@@ -76,21 +76,19 @@ fn eliminate(n: usize, k: usize, pivot: &[f64], bk: f64, rows: &mut [f64], b: &m
     for (rows, b) in rows.chunks_mut(LEAF_ROWS * n).zip(b.chunks_mut(LEAF_ROWS)) {
         // For the cache model (`magpie locality`): the pivot row from column k, read; each row
         // from column k and its entry of b, read and written (columns before k are not touched).
-        // A thread-local read unless the pool records leaves. `ranges`: the pivot's part, then
-        // the rows' parts, then b's entries.
+        // A thread-local read unless the pool records leaves. The ranges are computed from the
+        // rows' addresses, branch-free, into an array on the stack: row r's part at index r (those
+        // past the chunk's last row are computed but not declared), then b's entries and the
+        // pivot's part after the last row.
         let count = rows.len() / n;
-        let mut ranges: [std::ops::Range<u64>; LEAF_ROWS + 2] = std::array::from_fn(|i| {
-            match i
-                .checked_sub(1)
-                .and_then(|r| rows.get(r * n + k..(r + 1) * n))
-            {
-                Some(row) => magpie::cachemodel::range_of(row),
-                None => 0..0,
-            }
+        let (base, row_bytes, skip) = (rows.as_ptr() as u64, 8 * n as u64, 8 * k as u64);
+        let mut ranges: [std::ops::Range<u64>; LEAF_ROWS + 2] = std::array::from_fn(|r| {
+            let start = base + r as u64 * row_bytes;
+            start + skip..start + row_bytes
         });
-        ranges[0] = magpie::cachemodel::range_of(&pivot[k..]);
-        ranges[count + 1] = magpie::cachemodel::range_of(b);
-        magpie::cachemodel::leaf(&ranges[..count + 2], &ranges[1..count + 2]);
+        ranges[count] = magpie::cachemodel::range_of(b);
+        ranges[count + 1] = magpie::cachemodel::range_of(&pivot[k..]);
+        magpie::cachemodel::leaf(&ranges[..count + 2], &ranges[..count + 1]);
         for (row, bi) in rows.chunks_exact_mut(n).zip(b.iter_mut()) {
             let m = row[k] / pivot[k];
             row[k] = 0.0;
@@ -316,15 +314,16 @@ mod tests {
             let written: u64 = leaves.iter().flat_map(|l| &l.writes).map(len).sum();
             assert_eq!(written, want, "{name}");
             for l in &leaves {
-                // Rows of one width, then b's entries, one per row; the pivot's part is read
-                // first, as wide as each row's.
+                // Rows of one width, then b's entries, one per row; the reads are those and
+                // then the pivot's part, as wide as each row's.
                 let (rows, b) = l.writes.split_at(l.writes.len() - 1);
                 assert!(!rows.is_empty() && rows.len() as u64 <= grain, "{name}");
                 let width = len(&rows[0]);
                 assert!(rows.iter().all(|r| len(r) == width), "{name}");
                 assert_eq!(len(&b[0]), 8 * rows.len() as u64, "{name}");
-                assert_eq!(len(&l.reads[0]), width, "{name}");
-                assert_eq!(&l.reads[1..], &l.writes[..], "{name}");
+                let (pivot, reads) = l.reads.split_last().unwrap();
+                assert_eq!(len(pivot), width, "{name}");
+                assert_eq!(reads, &l.writes[..], "{name}");
                 if name == "places" {
                     // Two places, no cross-place stealing: the first half (rounded down) of the
                     // rows below pivot k ran at place 0, the rest at place 1.
