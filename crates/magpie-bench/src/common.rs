@@ -210,18 +210,26 @@ fn inter_tier<'s, B: Band + 's, Body: Fn(usize, B) + Sync>(
     }
     let half = rows / 2;
     let (lo, hi) = band.split(half);
-    let mid = squads.start + squads.len() / 2;
-    let (sq_lo, sq_hi) = if squads.len() > 1 {
-        (squads.start..mid, mid..squads.end)
-    } else {
-        (squads.clone(), squads)
-    };
+    let (sq_lo, sq_hi) = halve_squads(squads);
     s.inter_spawn_at(sq_lo.start, move |s| {
         inter_tier(s, level + 1, bl, sq_lo, lo, first, grain, body)
     });
     s.inter_spawn_at(sq_hi.start, move |s| {
         inter_tier(s, level + 1, bl, sq_hi, hi, first + half, grain, body)
     });
+}
+
+/// The squads of the two halves of an inter-socket split: the lower and upper halves of
+/// `squads`, or `squads` for both when it has only one.
+pub fn halve_squads(
+    squads: std::ops::Range<usize>,
+) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
+    if squads.len() > 1 {
+        let mid = squads.start + squads.len() / 2;
+        (squads.start..mid, mid..squads.end)
+    } else {
+        (squads.clone(), squads)
+    }
 }
 
 /// Pools of 4 workers on a virtual 2×2 topology with each locality strategy the kernels take

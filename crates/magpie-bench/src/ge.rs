@@ -65,16 +65,38 @@ pub struct Work {
     b: Vec<f64>,
 }
 
+/// Rows of one record for the cache model: [`eliminate`] declares its rows in chunks of at most
+/// this many (the default grain, so a default task is one record), each row's touched part a
+/// range of its own, from a fixed array on the stack.
+const LEAF_ROWS: usize = 16;
+
 /// Eliminates column `k` from the rows `rows` (whole rows of A) and their entries `b` of the
 /// right-hand side, given the pivot row `pivot` and its `bk`.
 fn eliminate(n: usize, k: usize, pivot: &[f64], bk: f64, rows: &mut [f64], b: &mut [f64]) {
-    for (row, bi) in rows.chunks_exact_mut(n).zip(b.iter_mut()) {
-        let m = row[k] / pivot[k];
-        row[k] = 0.0;
-        for (x, &y) in row[k + 1..].iter_mut().zip(&pivot[k + 1..]) {
-            *x -= m * y;
+    for (rows, b) in rows.chunks_mut(LEAF_ROWS * n).zip(b.chunks_mut(LEAF_ROWS)) {
+        // For the cache model (`magpie locality`): the pivot row from column k, read; each row
+        // from column k and its entry of b, read and written (columns before k are not touched).
+        // A thread-local read unless the pool records leaves. The ranges are computed from the
+        // rows' addresses, branch-free, into an array on the stack: row r's part at index r (those
+        // past the chunk's last row are computed but not declared), then b's entries and the
+        // pivot's part after the last row.
+        let count = rows.len() / n;
+        let (base, row_bytes, skip) = (rows.as_ptr() as u64, 8 * n as u64, 8 * k as u64);
+        let mut ranges: [std::ops::Range<u64>; LEAF_ROWS + 2] = std::array::from_fn(|r| {
+            let start = base + r as u64 * row_bytes;
+            start + skip..start + row_bytes
+        });
+        ranges[count] = magpie::cachemodel::range_of(b);
+        ranges[count + 1] = magpie::cachemodel::range_of(&pivot[k..]);
+        magpie::cachemodel::leaf(&ranges[..count + 2], &ranges[..count + 1]);
+        for (row, bi) in rows.chunks_exact_mut(n).zip(b.iter_mut()) {
+            let m = row[k] / pivot[k];
+            row[k] = 0.0;
+            for (x, &y) in row[k + 1..].iter_mut().zip(&pivot[k + 1..]) {
+                *x -= m * y;
+            }
+            *bi -= m * bk;
         }
-        *bi -= m * bk;
     }
 }
 
@@ -94,8 +116,12 @@ fn back_substitute(n: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
 
 /// The kernel over any [`Fork`]: forward elimination, the rows below each pivot split in halves
 /// down to `grain` rows ([`for_row_bands`]), then back substitution; returns x.
+/// In a magpie pool with places or squads, `run_hinted` instead: the same bits.
 pub fn run<F: Fork>(f: &mut F, n: usize, w: &mut Work, grain: u64) -> Vec<f64> {
     let grain = grain.clamp(1, n.max(1) as u64) as usize;
+    if f.places() > 1 {
+        return run_hinted(n, w, grain);
+    }
     for k in 0..n.saturating_sub(1) {
         let (done, rows) = w.a.split_at_mut((k + 1) * n);
         let (b_done, b) = w.b.split_at_mut(k + 1);
@@ -104,6 +130,35 @@ pub fn run<F: Fork>(f: &mut F, n: usize, w: &mut Work, grain: u64) -> Vec<f64> {
         for_row_bands(f, band, k + 1, grain, &|_, (Rows(rows, _), b)| {
             eliminate(n, k, pivot, bk, rows, b)
         });
+    }
+    back_substitute(n, &w.a, &w.b)
+}
+
+/// [`run`] with locality hints, on magpie in a pool with places (squads have them too). The
+/// rows below each pivot go, with CAB's squads, to inter-socket tasks halved down to the boundary
+/// level ([`for_row_bands_tiered`](crate::common::for_row_bands_tiered)); with SLAW's places, in
+/// one contiguous block per place
+/// ([`for_row_bands_placed`](crate::common::for_row_bands_placed)). A place's block moves down by
+/// less than a row a step (the rows below the pivot shrink by one), so a row stays at one place
+/// for many steps and changes place at most places − 1 times. Each row is computed as in [`run`].
+fn run_hinted(n: usize, w: &mut Work, grain: usize) -> Vec<f64> {
+    let squads = magpie::current_squads();
+    for k in 0..n.saturating_sub(1) {
+        let (done, rows) = w.a.split_at_mut((k + 1) * n);
+        let (b_done, b) = w.b.split_at_mut(k + 1);
+        let (pivot, bk) = (&done[k * n..], b_done[k]);
+        let band = (Rows(rows, n), b);
+        let body = |_, (Rows(rows, _), b): (Rows<'_, f64>, &mut [f64])| {
+            eliminate(n, k, pivot, bk, rows, b)
+        };
+        if squads {
+            // CAB's data size: what this step updates, the (n − k − 1) × (n − k) entries of A
+            // below and right of the pivot (the boundary level shrinks with it).
+            let data = ((n - k - 1) * (n - k) * 8) as u64;
+            crate::common::for_row_bands_tiered(band, k + 1, grain, data, &body);
+        } else {
+            crate::common::for_row_bands_placed(band, k + 1, grain, &body);
+        }
     }
     back_substitute(n, &w.a, &w.b)
 }
@@ -211,6 +266,78 @@ mod tests {
     #[test]
     fn every_version_matches_the_plain_loop() {
         crate::workload::check_everywhere::<Ge>(&[1, 2, 37, 150], &[1, 7, 1000]);
+    }
+
+    #[test]
+    fn places_and_squads_give_the_same_bits() {
+        // With SLAW's places each step's rows go to places in contiguous blocks, with CAB's
+        // squads they are halved across squads: the same x as the plain loop.
+        for (name, pool) in crate::common::locality_pools() {
+            for (n, grain) in [(1, 1), (3, 1), (37, 2), (150, 4), (150, 1000)] {
+                let s = Ge::shared(n);
+                let want = Ge::expected(n, &s);
+                let mut w = Ge::input(n, &s);
+                let x = pool.install(|| run(&mut crate::fork::Magpie, n as usize, &mut w, grain));
+                assert_eq!(
+                    Ge::verify(n, &s, &want, &w, x),
+                    Ok(()),
+                    "n = {n}, grain {grain}, {name}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn leaves_declare_exactly_the_entries_they_touch() {
+        // The cache model's input: at pivot k, each of the n - k - 1 rows below it has its
+        // columns k.. (n - k entries) and its entry of b read and written, and the pivot row's
+        // columns k.. read, whatever the strategy. So the written bytes add up to
+        // 8 Σ_{m=1}^{n-1} m (m + 2) = 8 ((n - 1) n (2n - 1) / 6 + (n - 1) n).
+        let (n, grain) = (70usize, 5);
+        let want = 8 * ((n - 1) * n * (2 * n - 1) / 6 + (n - 1) * n) as u64;
+        let len = |r: &std::ops::Range<u64>| r.end - r.start;
+        let builders = [
+            ("plain", magpie::Pool::builder().workers(2)),
+            ("places", magpie::Pool::builder().workers(4).places(true)),
+            ("cab", magpie::Pool::builder().workers(4).squads(true)),
+        ];
+        for (name, b) in builders {
+            let pool = b
+                .topology(magpie::Topology::parse("2x2:64KiB").unwrap())
+                .record_leaves(true)
+                .build()
+                .unwrap();
+            let s = Ge::shared(n as u64);
+            let mut w = Ge::input(n as u64, &s);
+            pool.install(|| run(&mut crate::fork::Magpie, n, &mut w, grain));
+            let leaves = pool.take_leaves();
+            let written: u64 = leaves.iter().flat_map(|l| &l.writes).map(len).sum();
+            assert_eq!(written, want, "{name}");
+            for l in &leaves {
+                // Rows of one width, then b's entries, one per row; the reads are those and
+                // then the pivot's part, as wide as each row's.
+                let (rows, b) = l.writes.split_at(l.writes.len() - 1);
+                assert!(!rows.is_empty() && rows.len() as u64 <= grain, "{name}");
+                let width = len(&rows[0]);
+                assert!(rows.iter().all(|r| len(r) == width), "{name}");
+                assert_eq!(len(&b[0]), 8 * rows.len() as u64, "{name}");
+                let (pivot, reads) = l.reads.split_last().unwrap();
+                assert_eq!(len(pivot), width, "{name}");
+                assert_eq!(reads, &l.writes[..], "{name}");
+                if name == "places" {
+                    // Two places, no cross-place stealing: the first half (rounded down) of the
+                    // rows below pivot k ran at place 0, the rest at place 1.
+                    let k = n - (width / 8) as usize;
+                    let row = (rows[0].start - w.a.as_ptr() as u64) as usize / 8 / n;
+                    let place = usize::from(row - (k + 1) >= (n - k - 1) / 2);
+                    assert_eq!(
+                        pool.topology().socket_of(l.worker),
+                        place,
+                        "row {row}, k {k}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

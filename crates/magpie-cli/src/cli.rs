@@ -62,7 +62,7 @@ impl Command {
 
 #[derive(Args, Debug)]
 pub struct LocalityArgs {
-    /// The kernel (one whose leaf tasks declare their accesses: heat, sor).
+    /// The kernel (one whose leaf tasks declare their accesses: heat, sor, ge, mergesort).
     #[arg(value_parser = parse_kernel)]
     pub kernel: Kernel,
     /// Problem size (default: from --size).
@@ -83,7 +83,7 @@ pub struct LocalityArgs {
     /// Strategies to compare, comma-separated: random (victims at random), numa (nearest
     /// victims first), places (SLAW's places, one per socket, with the kernel's hints; no
     /// cross-place stealing), places-cross (the same with cross-place stealing), cab (CAB's
-    /// squads, the rows split across squads down to Eq. 4's boundary level, each inter-socket
+    /// squads, the work split across squads down to Eq. 4's boundary level, each inter-socket
     /// task sent to the squad it names), cab-paper (the same, each inter-socket task left in its
     /// spawner's squad's pool, as in CAB's paper).
     #[arg(long, default_value = DEFAULT_STRATEGIES, value_parser = parse_strategies)]
@@ -505,7 +505,7 @@ pub struct SuiteArgs {
     /// Kernels whose cache misses to model under each locality strategy, as `magpie locality`
     /// does: each runs at the suite's size on a pool shaped like --locality-topology, once per
     /// timed run and strategy, and index.html tables the modelled misses. Only kernels that
-    /// declare their leaves' accesses can be modelled (heat, sor) [default: none].
+    /// declare their leaves' accesses can be modelled (heat, sor, ge, mergesort) [default: none].
     #[arg(long, value_parser = parse_kernel_list)]
     pub locality: Option<KernelList>,
     /// The virtual machine of --locality, SOCKETSxCORES:LLC.

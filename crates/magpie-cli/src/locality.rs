@@ -41,7 +41,7 @@ pub struct Settings<'a> {
 pub const DEFAULT_PACE_US_PER_MIB: u64 = 2000;
 
 /// The kernels that declare their leaves' accesses (the others give the model nothing).
-pub const KERNELS: &[Kernel] = &[Kernel::Heat, Kernel::Sor];
+pub const KERNELS: &[Kernel] = &[Kernel::Heat, Kernel::Sor, Kernel::Ge, Kernel::Mergesort];
 
 /// [`KERNELS`] in words.
 pub fn kernels_in_words() -> String {
