@@ -257,6 +257,27 @@ pub fn locality_pools() -> Vec<(&'static str, magpie::Pool)> {
     .collect()
 }
 
+/// Pools that record leaves (for kernels' tests of what their leaves declare): plain with 2
+/// workers, and places and CAB's squads with 4, all on a virtual 2×2 topology.
+#[cfg(test)]
+pub fn recording_pools() -> Vec<(&'static str, magpie::Pool)> {
+    [
+        ("plain", magpie::Pool::builder().workers(2)),
+        ("places", magpie::Pool::builder().workers(4).places(true)),
+        ("cab", magpie::Pool::builder().workers(4).squads(true)),
+    ]
+    .into_iter()
+    .map(|(name, b)| {
+        let pool = b
+            .topology(magpie::Topology::parse("2x2:64KiB").unwrap())
+            .record_leaves(true)
+            .build()
+            .unwrap();
+        (name, pool)
+    })
+    .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

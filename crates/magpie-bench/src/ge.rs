@@ -296,17 +296,7 @@ mod tests {
         let (n, grain) = (70usize, 5);
         let want = 8 * ((n - 1) * n * (2 * n - 1) / 6 + (n - 1) * n) as u64;
         let len = |r: &std::ops::Range<u64>| r.end - r.start;
-        let builders = [
-            ("plain", magpie::Pool::builder().workers(2)),
-            ("places", magpie::Pool::builder().workers(4).places(true)),
-            ("cab", magpie::Pool::builder().workers(4).squads(true)),
-        ];
-        for (name, b) in builders {
-            let pool = b
-                .topology(magpie::Topology::parse("2x2:64KiB").unwrap())
-                .record_leaves(true)
-                .build()
-                .unwrap();
+        for (name, pool) in crate::common::recording_pools() {
             let s = Ge::shared(n as u64);
             let mut w = Ge::input(n as u64, &s);
             pool.install(|| run(&mut crate::fork::Magpie, n, &mut w, grain));

@@ -311,17 +311,7 @@ mod tests {
             let n = grain << levels;
             let written = 8 * n * (levels + 1 + levels % 2);
             let read = 8 * n * (levels + 1);
-            let builders = [
-                ("plain", magpie::Pool::builder().workers(2)),
-                ("places", magpie::Pool::builder().workers(4).places(true)),
-                ("cab", magpie::Pool::builder().workers(4).squads(true)),
-            ];
-            for (name, b) in builders {
-                let pool = b
-                    .topology(magpie::Topology::parse("2x2:64KiB").unwrap())
-                    .record_leaves(true)
-                    .build()
-                    .unwrap();
+            for (name, pool) in crate::common::recording_pools() {
                 let mut v = Mergesort::input(n, &());
                 pool.install(|| run(&mut Magpie, &mut v, grain));
                 assert_eq!(v, Mergesort::expected(n, &()), "{name}");
