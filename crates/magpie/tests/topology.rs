@@ -123,29 +123,27 @@ fn leaves_are_recorded_with_their_workers() {
     assert!(quiet.take_leaves().is_empty());
 }
 
-/// Runs `per_place` tasks sent to each place of a 2×2 pool; returns (place asked, place run).
-fn place_runs(cross: bool, busy_place_1: bool, per_place: usize) -> Vec<(usize, usize)> {
+#[test]
+fn tasks_sent_to_a_place_run_there() {
+    // 60 tasks sent to each place of a 2×2 pool without cross-place stealing, while both of
+    // place 1's workers are kept busy: the place-1 tasks wait for them, never run on place 0.
     let pool = Pool::builder()
         .workers(4)
         .topology(Topology::parse("2x2:1MiB").unwrap())
         .places(true)
-        .cross_place_steal(cross)
         .build()
         .unwrap();
     assert_eq!(pool.places(), 2);
     let seen = Mutex::new(Vec::new());
     pool.install(|| {
         magpie::scope(|s| {
-            if busy_place_1 {
-                // Keep both workers of place 1 busy while the place-1 tasks wait.
-                for _ in 0..2 {
-                    s.spawn_at(1, |_| {
-                        std::thread::sleep(std::time::Duration::from_millis(150))
-                    });
-                }
+            for _ in 0..2 {
+                s.spawn_at(1, |_| {
+                    std::thread::sleep(std::time::Duration::from_millis(150))
+                });
             }
             for p in [0, 1] {
-                for _ in 0..per_place {
+                for _ in 0..60 {
                     let seen = &seen;
                     s.spawn_at(p, move |_| {
                         seen.lock()
@@ -157,12 +155,7 @@ fn place_runs(cross: bool, busy_place_1: bool, per_place: usize) -> Vec<(usize, 
             }
         })
     });
-    seen.into_inner().unwrap()
-}
-
-#[test]
-fn tasks_sent_to_a_place_run_there() {
-    let runs = place_runs(false, true, 60);
+    let runs = seen.into_inner().unwrap();
     assert_eq!(runs.len(), 120);
     for (asked, ran) in runs {
         assert_eq!(asked, ran);
