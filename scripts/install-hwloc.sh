@@ -75,21 +75,10 @@ fi
 missing=("${packages[@]}")
 echo "hwloc 2.x is not usable for magpie's hwloc feature (Debian packages: ${missing[*]})"
 
-skip() {
-    echo "skipping: $*" >&2
-    exit 1
-}
-if [ "$(id -u)" -ne 0 ]; then
-    skip "installing ${missing[*]} needs root; run this as root, or: sudo apt-get update && sudo apt-get install -y ${missing[*]}"
-fi
-if ! command -v apt-get >/dev/null 2>&1; then
-    skip "apt-get not found; install hwloc 2.x with its development files and pkg-config with this system's package manager"
-fi
-echo "installing: apt-get install -y ${missing[*]}"
-if ! (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"); then
-    skip "apt-get install ${missing[*]} failed; install it by hand and run this again"
-fi
+# shellcheck source=scripts/apt-lib.sh
+source scripts/apt-lib.sh
+apt_install "${missing[@]}"
 if ! have_hwloc; then
-    skip "${missing[*]} installed, but hwloc 2.x is still not usable (PKG_CONFIG_PATH?)"
+    die "${missing[*]} installed, but hwloc 2.x is still not usable (PKG_CONFIG_PATH?)"
 fi
 echo "ok: hwloc $(pkg-config --modversion hwloc) (links with: $(pkg-config --static --libs hwloc))"
