@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the install scripts (build-peers.sh, install-hwloc.sh): `die` and `apt_install`.
 
 # Prints `error: ...` on stderr and exits 1.

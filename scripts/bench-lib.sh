@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by compare-builds.sh and trace-overhead.sh (sourced, not run).
 
 # bench_median BIN KERNEL WORKERS RUNS SIZE [VAR=VALUE...]: one `magpie bench` invocation without
@@ -24,6 +25,7 @@ median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] 
 # parse_bench_options ARGS...: reads --rounds, --runs, --workers, --kernels and --size into the
 # variables of those names (the caller sets their defaults first, and defines `usage`), and
 # checks that rounds and runs are positive whole numbers.
+# shellcheck disable=SC2034 # the variables are the caller's, read after this returns
 parse_bench_options() {
     while [ $# -gt 0 ]; do
         [ $# -ge 2 ] || usage
