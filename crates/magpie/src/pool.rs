@@ -39,7 +39,14 @@ pub struct Builder {
     squads: bool,
     squad_hints: bool,
     boundary_level: Option<u32>,
+    share: crate::share::Mode,
+    share_sleep_after: Option<u32>,
+    share_period: std::time::Duration,
 }
+
+/// How often a sharing pool's coordinator looks at its demand and the core table by default
+/// (DWS §3.4: T = 10 ms).
+pub const DEFAULT_SHARE_PERIOD: std::time::Duration = std::time::Duration::from_millis(10);
 
 impl Default for Builder {
     fn default() -> Self {
@@ -63,6 +70,9 @@ impl Default for Builder {
             squads: false,
             squad_hints: true,
             boundary_level: None,
+            share: crate::share::Mode::Off,
+            share_sleep_after: None,
+            share_period: DEFAULT_SHARE_PERIOD,
         }
     }
 }
@@ -217,6 +227,31 @@ impl Builder {
         self
     }
 
+    /// How the pool shares the machine's cores with other programs (DWS; see
+    /// [`share::Mode`](crate::share::Mode)). Default: `Mode::Off`. A sharing mode that needs the
+    /// core table (`dws`, `ep`) and cannot open it (refused, or not writable) warns once on
+    /// stderr and runs as `off`: [`Pool::share_mode`] says which mode is in force.
+    pub fn share(mut self, mode: crate::share::Mode) -> Self {
+        self.share = mode;
+        self
+    }
+
+    /// Under `Mode::Dws`: a worker gives its core back and sleeps after this many failed steal
+    /// attempts in a row (DWS's T_SLEEP; default: the number of cores the pool may use, as the
+    /// paper advises). At least 1.
+    pub fn share_sleep_after(mut self, failed_steals: u32) -> Self {
+        self.share_sleep_after = Some(failed_steals);
+        self
+    }
+
+    /// Under `Mode::Dws` and `Mode::Ep`: how often the coordinator runs (DWS's T; default
+    /// [`DEFAULT_SHARE_PERIOD`], 10 ms). Between 1 ms and 1 s, so heartbeats stay well within
+    /// the table's staleness limit.
+    pub fn share_period(mut self, period: std::time::Duration) -> Self {
+        self.share_period = period;
+        self
+    }
+
     /// Traces, and writes the trace file to `path` when the pool is dropped (what
     /// `MAGPIE_TRACE=path` does).
     pub fn trace_to(mut self, path: impl Into<std::path::PathBuf>) -> Self {
@@ -225,8 +260,8 @@ impl Builder {
         self
     }
 
-    /// Applies `MAGPIE_WORKERS`, `MAGPIE_POLICY`, `MAGPIE_TOPOLOGY` (a virtual topology,
-    /// `4x4:6MiB`) and `MAGPIE_TRACE` (a path: trace, and write the trace file there when the
+    /// Applies `MAGPIE_WORKERS`, `MAGPIE_POLICY`, `MAGPIE_SHARE` (dws, abp, ep or off),
+    /// `MAGPIE_TOPOLOGY` (a virtual topology, `4x4:6MiB`) and `MAGPIE_TRACE` (a path: trace, and write the trace file there when the
     /// pool is dropped) if they are set; a value magpie cannot use is
     /// an error naming the variable.
     pub fn from_env(self) -> Result<Self, Error> {
@@ -268,6 +303,11 @@ impl Builder {
             }
             self = self.trace_to(v);
         }
+        if let Some(v) = text(crate::share::MODE_ENV)? {
+            self.share = v.parse::<crate::share::Mode>().map_err(|_| {
+                Error::config(crate::share::MODE_ENV, &v, "one of dws, abp, ep, off")
+            })?;
+        }
         if let Some(v) = text("MAGPIE_POLICY")? {
             self.policy = v.parse::<Policy>().map_err(|_| {
                 Error::config(
@@ -306,6 +346,21 @@ impl Builder {
                 "at least twice the number of workers",
             ));
         }
+        if self.share_sleep_after == Some(0) {
+            return Err(Error::config(
+                "share_sleep_after",
+                0,
+                "at least 1 failed steal",
+            ));
+        }
+        let ms = self.share_period.as_secs_f64() * 1e3;
+        if !(1.0..=1000.0).contains(&ms) {
+            return Err(Error::config(
+                "share_period",
+                format!("{ms} ms"),
+                "between 1 ms and 1000 ms",
+            ));
+        }
         let registry = Registry::new(Config {
             workers,
             policy: self.policy,
@@ -326,6 +381,9 @@ impl Builder {
             squads: self.squads,
             squad_hints: self.squad_hints,
             boundary_level: self.boundary_level,
+            share: self.share,
+            share_sleep_after: self.share_sleep_after,
+            share_period: self.share_period,
         })?;
         Ok(Pool {
             registry,
@@ -409,6 +467,12 @@ impl Pool {
     /// The pool's counters so far.
     pub fn stats(&self) -> Stats {
         self.registry.stats()
+    }
+
+    /// The sharing mode in force: the one asked for, or `Mode::Off` when it needed the core
+    /// table and the table could not be used.
+    pub fn share_mode(&self) -> crate::share::Mode {
+        self.registry.share_mode()
     }
 
     /// Workers asleep right now (idle workers sleep after a bounded number of failed steals).

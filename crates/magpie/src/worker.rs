@@ -105,6 +105,12 @@ pub(crate) struct Config {
     pub record_leaves: bool,
     /// Sleep per MiB a recorded leaf declares (`Builder::pace_leaves`).
     pub leaf_pace: std::time::Duration,
+    /// How the pool shares cores with other programs (`Builder::share`).
+    pub share: crate::share::Mode,
+    /// DWS's T_SLEEP in failed steals (`Builder::share_sleep_after`); `None`: the cores usable.
+    pub share_sleep_after: Option<u32>,
+    /// DWS's T (`Builder::share_period`).
+    pub share_period: std::time::Duration,
 }
 
 /// What every worker of one pool shares.
@@ -374,6 +380,11 @@ impl Registry {
         }
         s.fenced_pops = self.stealers.iter().map(|d| d.fenced_pops()).sum();
         s
+    }
+
+    /// The sharing mode in force.
+    pub(crate) fn share_mode(&self) -> crate::share::Mode {
+        self.config.share
     }
 
     /// Workers asleep now (exposed for tests of the idle protocol).

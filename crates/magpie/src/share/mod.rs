@@ -39,6 +39,60 @@ pub const STALE_MS: u64 = 1000;
 /// The environment variable that names the table file, overriding [`default_path`]'s choice.
 pub const TABLE_ENV: &str = "MAGPIE_SHARE_TABLE";
 
+/// The environment variable that chooses a pool's [`Mode`] (`Builder::from_env`).
+pub const MODE_ENV: &str = "MAGPIE_SHARE";
+
+/// How a pool shares the machine's cores with other programs (`Builder::share`,
+/// `MAGPIE_SHARE`). The three sharing modes are DWS and the two baselines of its §4.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// No sharing: every worker may run on every core; an idle worker spins a few rounds, then
+    /// sleeps until work is published.
+    Off,
+    /// Demand-aware work stealing: each worker belongs to one core and runs only while its
+    /// program holds that core in the table; a worker that fails `T_SLEEP` steals in a row gives
+    /// its core back and sleeps; a coordinator thread wakes workers on free cores, then on the
+    /// program's own cores that others borrowed, as queued work demands.
+    Dws,
+    /// Time sharing with ABP's yielding thieves: an idle worker yields its core after every
+    /// failed round of steals and never blocks.
+    Abp,
+    /// Equal partition: the cores are split evenly between the live programs of the table, and
+    /// each program's workers are pinned to its share, whatever its demand.
+    Ep,
+}
+
+impl Mode {
+    /// Every mode, in the order `magpie corun` reports them.
+    pub const ALL: [Mode; 4] = [Mode::Dws, Mode::Abp, Mode::Ep, Mode::Off];
+
+    /// The name `MAGPIE_SHARE` and the CLI use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Off => "off",
+            Mode::Dws => "dws",
+            Mode::Abp => "abp",
+            Mode::Ep => "ep",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Mode, String> {
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| format!("unknown sharing mode `{s}`: expected one of dws, abp, ep, off"))
+    }
+}
+
 /// A running program: its pid and the low 32 bits of its start time (clock ticks since boot,
 /// field 22 of `/proc/<pid>/stat`), packed as `pid << 32 | start`. The packed value is never 0
 /// (a pid is at least 1), which leaves 0 to mean "free" in the table.
