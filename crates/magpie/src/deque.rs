@@ -485,6 +485,13 @@ impl Stealer {
         self.inner.owner.fenced_pops.load(Ordering::Relaxed)
     }
 
+    /// Items in the public part now (a snapshot: thieves and the owner may be taking some).
+    pub(crate) fn public_len(&self) -> usize {
+        let i = &self.inner;
+        let t = i.thief.top.load(Ordering::Relaxed);
+        (i.owner.split.load(Ordering::Relaxed) - t).max(0) as usize
+    }
+
     /// Whether the public part looks non-empty (a hint for the sleep protocol's re-check).
     pub(crate) fn has_public(&self) -> bool {
         let i = &self.inner;

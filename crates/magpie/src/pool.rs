@@ -42,6 +42,7 @@ pub struct Builder {
     share: crate::share::Mode,
     share_sleep_after: Option<u32>,
     share_period: std::time::Duration,
+    share_table: Option<std::path::PathBuf>,
 }
 
 /// How often a sharing pool's coordinator looks at its demand and the core table by default
@@ -73,6 +74,7 @@ impl Default for Builder {
             share: crate::share::Mode::Off,
             share_sleep_after: None,
             share_period: DEFAULT_SHARE_PERIOD,
+            share_table: None,
         }
     }
 }
@@ -252,6 +254,14 @@ impl Builder {
         self
     }
 
+    /// Under `Mode::Dws` and `Mode::Ep`: the core table file to use instead of
+    /// [`share::default_path`](crate::share::default_path)'s (which `MAGPIE_SHARE_TABLE`
+    /// overrides). Programs share cores only with programs that use the same file.
+    pub fn share_table(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.share_table = Some(path.into());
+        self
+    }
+
     /// Traces, and writes the trace file to `path` when the pool is dropped (what
     /// `MAGPIE_TRACE=path` does).
     pub fn trace_to(mut self, path: impl Into<std::path::PathBuf>) -> Self {
@@ -384,6 +394,7 @@ impl Builder {
             share: self.share,
             share_sleep_after: self.share_sleep_after,
             share_period: self.share_period,
+            share_table: self.share_table,
         })?;
         Ok(Pool {
             registry,
@@ -639,10 +650,13 @@ mod tests {
             .with_vars(vars(&[
                 ("MAGPIE_WORKERS", "3"),
                 ("MAGPIE_POLICY", "help-first"),
+                ("MAGPIE_SHARE", " DWS "),
             ]))
             .unwrap();
         assert_eq!(b.workers, Some(3));
         assert_eq!(b.policy, Policy::HelpFirst);
+        assert_eq!(b.share, crate::share::Mode::Dws);
+        assert_eq!(Builder::default().share, crate::share::Mode::Off);
         assert!(!b.trace);
         let b = Builder::default()
             .with_vars(vars(&[("MAGPIE_TRACE", "/tmp/run.mtrace")]))
@@ -666,6 +680,7 @@ mod tests {
             ("MAGPIE_POLICY", "fastest"),
             ("MAGPIE_TRACE", ""),
             ("MAGPIE_TOPOLOGY", "4x4"),
+            ("MAGPIE_SHARE", "cilk"),
         ] {
             let pairs: &'static [(&str, &str)] = Box::leak(vec![(k, v)].into_boxed_slice());
             let e = Builder::default().with_vars(vars(pairs)).unwrap_err();
@@ -680,5 +695,10 @@ mod tests {
         assert!(Pool::builder().interval(0).build().is_err());
         assert!(Pool::builder().stack_size(1000).build().is_err());
         assert!(Pool::builder().workers(4).max_fibers(3).build().is_err());
+        assert!(Pool::builder().share_sleep_after(0).build().is_err());
+        for ms in [0, 1001] {
+            let p = std::time::Duration::from_millis(ms);
+            assert!(Pool::builder().share_period(p).build().is_err(), "{ms} ms");
+        }
     }
 }

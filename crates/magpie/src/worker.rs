@@ -40,6 +40,7 @@ use crate::error::Error;
 use crate::job::{JobRef, Work};
 use crate::latch::{CountLatch, Latch};
 use crate::policy::{Adaptive, Policy, Thresholds};
+use crate::share::Mode;
 use crate::sleep::Sleep;
 use crate::stats::{Stats, WorkerStats};
 use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -111,6 +112,8 @@ pub(crate) struct Config {
     pub share_sleep_after: Option<u32>,
     /// DWS's T (`Builder::share_period`).
     pub share_period: std::time::Duration,
+    /// The core table file (`Builder::share_table`); `None`: `share::default_path()`.
+    pub share_table: Option<std::path::PathBuf>,
 }
 
 /// What every worker of one pool shares.
@@ -132,6 +135,8 @@ pub(crate) struct Registry {
     pub epoch: Instant,
     /// SLAW's places, when the pool has them.
     pub places: Option<Places>,
+    /// Core sharing with other programs (`Mode::Dws`, `Mode::Ep`), when the table could be used.
+    pub sharing: Option<crate::share::runtime::Sharing>,
 }
 
 /// SLAW §IV: workers grouped into places (one per socket of the topology that has workers), each
@@ -282,6 +287,7 @@ impl Registry {
                 )
             }),
             epoch: Instant::now(),
+            sharing: crate::share::runtime::Sharing::start(&config),
             config,
         });
         for (index, deque) in deques.into_iter().enumerate() {
@@ -300,6 +306,26 @@ impl Registry {
                 }
             }
         }
+        if reg.sharing.is_some() {
+            let r = reg.clone();
+            let spawned = std::thread::Builder::new()
+                .name("magpie-coordinator".into())
+                .stack_size(THREAD_STACK)
+                .spawn(move || {
+                    if let Some(s) = &r.sharing {
+                        s.coordinate(|| r.queued());
+                    }
+                });
+            match spawned {
+                Ok(h) => crate::sync::lock(&reg.threads).push(h),
+                Err(e) => {
+                    reg.shutdown();
+                    return Err(Error::Os(format!(
+                        "cannot start the coordinator thread: {e}"
+                    )));
+                }
+            }
+        }
         Ok(reg)
     }
 
@@ -308,6 +334,9 @@ impl Registry {
     pub(crate) fn shutdown(&self) {
         self.terminate.store(true, Ordering::SeqCst);
         self.sleep.notify_all();
+        if let Some(s) = &self.sharing {
+            s.shutdown();
+        }
         let hs: Vec<_> = crate::sync::lock(&self.threads).drain(..).collect();
         for h in hs {
             let _ = h.join();
@@ -360,10 +389,25 @@ impl Registry {
         }
     }
 
+    /// Tasks queued in the pool now, where any worker may take them (DWS's `N_b`): the public
+    /// parts of the deques, the pool's queue and the mailboxes.
+    fn queued(&self) -> usize {
+        let mail = self
+            .places
+            .as_ref()
+            .map_or(0, |p| p.mail.load(Ordering::Relaxed));
+        self.stealers.iter().map(|s| s.public_len()).sum::<usize>()
+            + self.injected.load(Ordering::Relaxed)
+            + mail
+    }
+
     /// Wakes a sleeper after publishing work. With several places, every sleeper: the one woken
-    /// must be able to take the work, and only a worker of the right place may.
+    /// must be able to take the work, and only a worker of the right place may. Under DWS, a
+    /// sleeper on a core the program may use without taking it from anyone.
     pub(crate) fn wake(&self) {
-        if self.places.as_ref().is_some_and(|p| p.count() > 1) {
+        if let Some(s) = self.sharing.as_ref().filter(|s| s.mode == Mode::Dws) {
+            s.wake_for_work();
+        } else if self.places.as_ref().is_some_and(|p| p.count() > 1) {
             self.sleep.notify_all();
         } else {
             self.sleep.notify_one();
@@ -382,14 +426,17 @@ impl Registry {
         s
     }
 
-    /// The sharing mode in force.
-    pub(crate) fn share_mode(&self) -> crate::share::Mode {
-        self.config.share
+    /// The sharing mode in force: `off` when a mode that needs the table could not use it.
+    pub(crate) fn share_mode(&self) -> Mode {
+        match (self.config.share, &self.sharing) {
+            (Mode::Dws | Mode::Ep, None) => Mode::Off,
+            (m, _) => m,
+        }
     }
 
     /// Workers asleep now (exposed for tests of the idle protocol).
     pub(crate) fn sleeping(&self) -> usize {
-        self.sleep.sleepers()
+        self.sleep.sleepers() + self.sharing.as_ref().map_or(0, |s| s.sleepers())
     }
 }
 
@@ -895,6 +942,26 @@ impl WorkerThread {
         }
     }
 
+    /// The pool's DWS state, when it shares cores under DWS.
+    #[inline]
+    fn dws(&self) -> Option<&crate::share::runtime::Sharing> {
+        self.registry
+            .sharing
+            .as_ref()
+            .filter(|s| s.mode == Mode::Dws)
+    }
+
+    /// DWS: gives the worker's core back and sleeps until the program may use a core for it.
+    fn dws_sleep(&self, s: &crate::share::runtime::Sharing) {
+        let reg = &*self.registry;
+        self.stats().sleeps.bump();
+        s.sleep(
+            self.index,
+            || reg.has_visible_work(self.index),
+            || reg.terminate.load(Ordering::SeqCst),
+        );
+    }
+
     fn next_rand(&self) -> u64 {
         // xorshift64*
         let mut x = self.rng.get();
@@ -1218,6 +1285,14 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
             // Completions deferred here may be what a waiter needs; and they may make one ready.
             None if wt.flush_finished() => continue,
             None => {
+                if let Some(s) = wt.dws() {
+                    // The core's home program took it back: stop here, the deque is empty.
+                    if s.lost_core(wt.index) {
+                        idle = 0;
+                        wt.dws_sleep(s);
+                        continue;
+                    }
+                }
                 if wt.tracing {
                     wt.trace_idle();
                 }
@@ -1261,6 +1336,22 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
                 if wt.registry.terminate.load(Ordering::Acquire) {
                     return LoopExit::Exit;
                 }
+                if wt.registry.config.share == Mode::Abp {
+                    // ABP: a thief that found nothing yields its core, and never blocks.
+                    std::thread::yield_now();
+                    continue;
+                }
+                if let Some(s) = wt.dws() {
+                    // Algorithm 1: failed steal attempts in a row, one per victim tried.
+                    idle += (wt.registry.config.workers as u32 - 1).max(1);
+                    if idle > s.sleep_after {
+                        idle = 0;
+                        wt.dws_sleep(s);
+                    } else {
+                        std::hint::spin_loop();
+                    }
+                    continue;
+                }
                 idle += 1;
                 if idle < SPIN_ROUNDS {
                     if idle > YIELD_AFTER {
@@ -1298,7 +1389,9 @@ fn pin_to(cpu: usize) {
 
 /// A worker thread: sets up its `WorkerThread` and runs the dispatcher until shutdown.
 fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
-    if registry.config.pin {
+    if let Some(s) = &registry.sharing {
+        s.worker_started(index);
+    } else if registry.config.pin {
         pin_to(registry.config.topology.core_of_worker(index).cpu);
     }
     let registry_traces = registry.recorder.is_some();
@@ -1353,6 +1446,11 @@ fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
         serial_cont: Cell::new(0),
     };
     CURRENT.with(|c| c.set(&wt));
+    if let Some(s) = wt.dws() {
+        if s.starts_asleep(index) {
+            wt.dws_sleep(s);
+        }
+    }
     let mut next = (wt.take_fiber(), Cmd::Run(None));
     loop {
         let (mut f, cmd) = next;

@@ -19,6 +19,7 @@
 //!
 //! Linux only: liveness is read from `/proc/<pid>/stat`, the CPU count from sysfs.
 
+pub(crate) mod runtime;
 mod table;
 
 pub use table::{

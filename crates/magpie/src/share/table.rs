@@ -793,6 +793,29 @@ impl CoreTable {
         won
     }
 
+    /// Takes `core` from `from` for `id` (DWS §3.3's second case: a program takes back one of
+    /// its own cores that another program borrowed); true if `id` now holds it. Fails, leaving the
+    /// slot alone, if the core is no longer `from`'s. Panics if `core >= cores()`.
+    pub fn take_over(&self, core: usize, from: ProgramId, id: ProgramId) -> bool {
+        let beat = self.core_word(core, 8);
+        let won = self
+            .core_word(core, 0)
+            .compare_exchange(
+                from.as_u64(),
+                id.as_u64(),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+            .is_ok();
+        if won {
+            beat.store(now_ms(), Ordering::Relaxed);
+            if id == self.me {
+                self.used.store(true, Ordering::Relaxed);
+            }
+        }
+        won
+    }
+
     /// Gives `core` back if `id` holds it; true if it did. Panics if `core >= cores()`.
     pub fn release(&self, core: usize, id: ProgramId) -> bool {
         self.core_word(core, 0)

@@ -1,0 +1,489 @@
+//! A pool's side of core sharing: DWS's worker sleep and coordinator (Chen et al., "DWS:
+//! Demand-aware Work-Stealing in multi-programmed multi-core architectures", §3.1-§3.4), and the
+//! equal-partition baseline (EP, §4). ABP, the other baseline, needs no table: its workers only
+//! yield between failed steals (`worker::run_loop`).
+//!
+//! Under DWS each worker belongs to one core of the pool's (its affinity mask and CPU quota,
+//! spread round-robin) and is pinned there; it runs only while its program holds that core in
+//! the [`CoreTable`]. A worker that fails T_SLEEP steal attempts in a row gives its core back
+//! (when it was the program's last worker on it) and sleeps; so does a worker whose core its home
+//! program took back. Workers are woken on cores the program may use:
+//!
+//! * by a producer that publishes work while workers sleep, on a free core or one the program
+//!   holds (the first case of §3.3, without waiting for the coordinator: an improvement on the
+//!   paper that keeps a lone program's wake-ups as prompt as without sharing);
+//! * by the coordinator, every T: with `N_b` tasks queued and `N_a` workers active it wakes
+//!   `N_w = N_b / N_a` sleepers, first on free cores, then on its own home cores (its share of the
+//!   equal split) that another program is using, never on another program's core that has not
+//!   been released;
+//! * and, should the program have queued work, no active worker and no core it may take (more
+//!   programs than cores, or home cores outside its mask), by the coordinator on its own core
+//!   without claiming it, so that no program ever starves.
+//!
+//! Programs start from the equal split: at start each claims its home cores (taking them back
+//! if another program holds them) and its other workers sleep.
+//!
+//! Per core, the program's active workers that hold it are counted under a lock, so that the
+//! table's slot is claimed by the first and released by the last of them.
+
+use super::{home_range, CoreTable, Mode, ProgramId};
+use crate::sync::{lock, CachePadded, Condvar, Mutex};
+use std::ops::Range;
+use std::sync::atomic::{fence, AtomicBool, AtomicI32, AtomicU8, AtomicUsize, Ordering};
+use std::time::Duration;
+
+const ACTIVE: u8 = 0;
+const ASLEEP: u8 = 1;
+/// A waker chose this sleeper and is claiming its core.
+const WAKING: u8 = 2;
+
+/// Ticks of the coordinator between looks at who is alive (stale holders, the equal split).
+const REFRESH_TICKS: u64 = 10;
+
+/// How a sleeper's core may be obtained when it is woken.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Claim {
+    /// Only a free core, or one the program holds already.
+    Free,
+    /// Also one of the program's home cores that another program is using.
+    TakeBack,
+    /// Run without claiming (the no-starvation rule).
+    Guest,
+}
+
+struct WorkerSlot {
+    state: AtomicU8,
+    /// Whether the worker counts in its core's holders.
+    held: AtomicBool,
+    /// The worker thread's kernel thread id (for EP's re-pinning), 0 until it starts.
+    tid: AtomicI32,
+    lock: Mutex<()>,
+    cv: Condvar,
+}
+
+/// The sharing state of one pool under `Mode::Dws` or `Mode::Ep`.
+pub(crate) struct Sharing {
+    pub mode: Mode,
+    table: CoreTable,
+    me: ProgramId,
+    /// The CPUs this pool may run on and claim, ascending.
+    allowed: Vec<usize>,
+    /// Per worker, its core as an index into `allowed`.
+    core_of: Vec<usize>,
+    workers: Vec<CachePadded<WorkerSlot>>,
+    /// Per allowed core, this program's active workers that hold it.
+    holders: Vec<Mutex<usize>>,
+    asleep: AtomicUsize,
+    /// DWS's T_SLEEP, in failed steal attempts.
+    pub sleep_after: u32,
+    period: Duration,
+    /// This program's share of the equal split, as indices into `allowed`.
+    home: Mutex<Vec<usize>>,
+    stop: Mutex<bool>,
+    stop_cv: Condvar,
+    /// Where the next wake-up scan starts (spreads wake-ups over the sleepers).
+    next: AtomicUsize,
+}
+
+impl Sharing {
+    /// Opens the table and takes this program's share of the cores, or explains on stderr why
+    /// the pool runs without sharing (`None`).
+    pub(crate) fn start(config: &crate::worker::Config) -> Option<Sharing> {
+        let (mode, workers) = (config.share, config.workers);
+        if !matches!(mode, Mode::Dws | Mode::Ep) {
+            return None;
+        }
+        let warn = |why: String| {
+            eprintln!(
+                "magpie: warning: MAGPIE_SHARE={mode}: {why}; this pool runs without sharing (off)"
+            );
+        };
+        let opened = match &config.share_table {
+            Some(p) => CoreTable::open(p, super::cpu_slots()),
+            None => CoreTable::open_default(),
+        };
+        let table = match opened {
+            Ok(t) => t,
+            Err(e) => {
+                warn(e.to_string());
+                return None;
+            }
+        };
+        let me = table.me();
+        if let Err(e) = table.register(me) {
+            warn(e.to_string());
+            return None;
+        }
+        let topo = crate::topology::Topology::detect();
+        let mut allowed: Vec<usize> = topo
+            .sockets
+            .iter()
+            .flat_map(|s| s.cores.iter().map(|c| c.cpu))
+            .filter(|&c| c < table.cores())
+            .collect();
+        allowed.sort_unstable();
+        allowed.dedup();
+        if allowed.is_empty() {
+            warn("no CPU of this process's affinity mask is in the table".into());
+            table.unregister(me);
+            return None;
+        }
+        let k = allowed.len();
+        let s = Sharing {
+            mode,
+            me,
+            core_of: (0..workers).map(|w| w % k).collect(),
+            workers: (0..workers)
+                .map(|_| {
+                    CachePadded(WorkerSlot {
+                        state: AtomicU8::new(ACTIVE),
+                        held: AtomicBool::new(false),
+                        tid: AtomicI32::new(0),
+                        lock: Mutex::new(()),
+                        cv: Condvar::new(),
+                    })
+                })
+                .collect(),
+            holders: (0..k).map(|_| Mutex::new(0)).collect(),
+            asleep: AtomicUsize::new(0),
+            sleep_after: config.share_sleep_after.unwrap_or(k as u32).max(1),
+            period: config.share_period,
+            home: Mutex::new(Vec::new()),
+            stop: Mutex::new(false),
+            stop_cv: Condvar::new(),
+            next: AtomicUsize::new(0),
+            allowed,
+            table,
+        };
+        s.refresh_home();
+        if mode == Mode::Dws {
+            // The equal split: workers on home cores hold them; the others go to sleep as they
+            // start (`starts_asleep`).
+            let home = lock(&s.home).clone();
+            for w in 0..workers {
+                if home.contains(&s.core_of[w]) {
+                    s.hold(w, Claim::TakeBack);
+                }
+            }
+        } else {
+            s.claim_home_only();
+        }
+        Some(s)
+    }
+
+    /// The CPU of worker `w`'s core.
+    pub(crate) fn cpu_of(&self, w: usize) -> usize {
+        self.allowed[self.core_of[w]]
+    }
+
+    /// Called by worker `w`'s thread as it starts: records its thread id and pins it (DWS: to
+    /// its core; EP: to the program's share).
+    pub(crate) fn worker_started(&self, w: usize) {
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        self.workers[w].tid.store(tid, Ordering::SeqCst);
+        match self.mode {
+            Mode::Dws => pin(0, &[self.cpu_of(w)]),
+            _ => {
+                let cpus = self.home_cpus();
+                pin(0, &cpus)
+            }
+        }
+    }
+
+    fn home_cpus(&self) -> Vec<usize> {
+        let home = lock(&self.home);
+        let cpus: Vec<usize> = home.iter().map(|&c| self.allowed[c]).collect();
+        if cpus.is_empty() {
+            self.allowed.clone()
+        } else {
+            cpus
+        }
+    }
+
+    /// Recomputes this program's share of the equal split among the live programs; true if it
+    /// changed. With more programs than cores a program whose share is empty gets one core, by
+    /// its rank, so that EP never leaves it nowhere to run.
+    fn refresh_home(&self) -> bool {
+        let live = self.table.live_programs();
+        let k = self.allowed.len();
+        let i = live.iter().position(|&p| p == self.me).unwrap_or(0);
+        let range: Range<usize> = home_range(i, live.len(), self.table.cores());
+        let mut home: Vec<usize> = (0..k)
+            .filter(|&c| range.contains(&self.allowed[c]))
+            .collect();
+        if home.is_empty() && self.mode == Mode::Ep {
+            home.push(i % k);
+        }
+        let mut h = lock(&self.home);
+        let changed = *h != home;
+        *h = home;
+        changed
+    }
+
+    /// EP: holds exactly the home cores in the table (visible to `magpie share status`).
+    fn claim_home_only(&self) {
+        let home = lock(&self.home).clone();
+        for c in 0..self.allowed.len() {
+            let cpu = self.allowed[c];
+            if home.contains(&c) {
+                match self.table.owner(cpu) {
+                    Some(o) if o == self.me => {}
+                    None => {
+                        self.table.try_claim(cpu, self.me);
+                    }
+                    Some(o) => {
+                        self.table.take_over(cpu, o, self.me);
+                    }
+                }
+            } else {
+                self.table.release(cpu, self.me);
+            }
+        }
+    }
+
+    /// Makes worker `w` one of its core's holders, claiming the core in the table if it is the
+    /// first; false (and nothing changed) if the core cannot be had under `how`.
+    fn hold(&self, w: usize, how: Claim) -> bool {
+        if how == Claim::Guest {
+            return true;
+        }
+        let c = self.core_of[w];
+        let cpu = self.allowed[c];
+        let mut n = lock(&self.holders[c]);
+        if *n == 0 {
+            let ok = match self.table.owner(cpu) {
+                Some(o) if o == self.me => true,
+                None => self.table.try_claim(cpu, self.me),
+                Some(o) => {
+                    how == Claim::TakeBack
+                        && lock(&self.home).contains(&c)
+                        && self.table.take_over(cpu, o, self.me)
+                }
+            };
+            if !ok {
+                return false;
+            }
+        }
+        *n += 1;
+        self.workers[w].held.store(true, Ordering::SeqCst);
+        true
+    }
+
+    /// Worker `w` stops holding its core, releasing it in the table if it was the last holder.
+    fn unhold(&self, w: usize) {
+        if self.workers[w].held.swap(false, Ordering::SeqCst) {
+            let c = self.core_of[w];
+            let mut n = lock(&self.holders[c]);
+            *n -= 1;
+            if *n == 0 {
+                self.table.release(self.allowed[c], self.me);
+            }
+        }
+    }
+
+    /// Whether active worker `w` holds a core another program has taken back: it must stop
+    /// stealing and sleep. One load of the table.
+    #[inline]
+    pub(crate) fn lost_core(&self, w: usize) -> bool {
+        self.workers[w].held.load(Ordering::Relaxed)
+            && self.table.owner(self.cpu_of(w)) != Some(self.me)
+    }
+
+    /// Whether worker `w`, starting, holds no core and must sleep before it runs anything.
+    pub(crate) fn starts_asleep(&self, w: usize) -> bool {
+        !self.workers[w].held.load(Ordering::SeqCst)
+    }
+
+    /// Workers asleep now.
+    pub(crate) fn sleepers(&self) -> usize {
+        self.asleep.load(Ordering::SeqCst)
+    }
+
+    /// Algorithm 1, line 15: worker `w` gives its core back and sleeps until woken (or until
+    /// `done()`, the pool's shutdown). Unless `has_work()`, evaluated after the sleep is
+    /// announced, finds work and the worker can keep or retake its core: then it returns at once.
+    pub(crate) fn sleep(&self, w: usize, has_work: impl Fn() -> bool, done: impl Fn() -> bool) {
+        let slot = &self.workers[w];
+        self.unhold(w);
+        slot.state.store(ASLEEP, Ordering::SeqCst);
+        self.asleep.fetch_add(1, Ordering::SeqCst);
+        // Pairs with the fence in `wake_for_work`: either the producer sees this sleeper or
+        // this re-check sees the producer's work.
+        fence(Ordering::SeqCst);
+        if has_work() && self.activate(w, Claim::Free) {
+            return;
+        }
+        let mut g = lock(&slot.lock);
+        while slot.state.load(Ordering::SeqCst) != ACTIVE && !done() {
+            g = match slot.cv.wait(g) {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+        }
+    }
+
+    /// Wakes sleeper `w` if it is asleep and its core can be had under `how`.
+    fn activate(&self, w: usize, how: Claim) -> bool {
+        let slot = &self.workers[w];
+        if slot
+            .state
+            .compare_exchange(ASLEEP, WAKING, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            return false;
+        }
+        if !self.hold(w, how) {
+            slot.state.store(ASLEEP, Ordering::SeqCst);
+            return false;
+        }
+        self.asleep.fetch_sub(1, Ordering::SeqCst);
+        slot.state.store(ACTIVE, Ordering::SeqCst);
+        let _g = lock(&slot.lock);
+        slot.cv.notify_one();
+        true
+    }
+
+    /// Wakes up to `n` sleepers: first on cores free or already the program's, then (with
+    /// `take_back`) on home cores other programs use. Returns how many woke.
+    fn wake(&self, n: usize, take_back: bool) -> usize {
+        let total = self.workers.len();
+        let start = self.next.fetch_add(1, Ordering::Relaxed) % total;
+        let mut woke = 0;
+        let passes: &[Claim] = if take_back {
+            &[Claim::Free, Claim::TakeBack]
+        } else {
+            &[Claim::Free]
+        };
+        for &how in passes {
+            for k in 0..total {
+                if woke == n || self.asleep.load(Ordering::SeqCst) == 0 {
+                    return woke;
+                }
+                if self.activate((start + k) % total, how) {
+                    woke += 1;
+                }
+            }
+        }
+        woke
+    }
+
+    /// A producer published work: wake one sleeper on a free or held core, if any sleeps.
+    #[inline]
+    pub(crate) fn wake_for_work(&self) {
+        fence(Ordering::SeqCst);
+        if self.asleep.load(Ordering::SeqCst) > 0 {
+            self.wake(1, false);
+        }
+    }
+
+    /// Shutdown: stops the coordinator and wakes every sleeper (each sees the pool's flag).
+    pub(crate) fn shutdown(&self) {
+        *lock(&self.stop) = true;
+        self.stop_cv.notify_all();
+        for slot in &self.workers {
+            let _g = lock(&slot.lock);
+            slot.cv.notify_all();
+        }
+    }
+
+    /// Sleeps one period; false once the pool is shutting down.
+    fn pause(&self) -> bool {
+        let g = lock(&self.stop);
+        if *g {
+            return false;
+        }
+        let g = match self.stop_cv.wait_timeout(g, self.period) {
+            Ok((g, _)) => g,
+            Err(p) => p.into_inner().0,
+        };
+        !*g
+    }
+
+    /// The coordinator thread's body (§3.3), until shutdown. `queued()` counts the pool's
+    /// queued tasks (`N_b`).
+    pub(crate) fn coordinate(&self, queued: impl Fn() -> usize) {
+        let mut tick: u64 = 0;
+        let mut starved = 0;
+        while self.pause() {
+            tick += 1;
+            if tick.is_multiple_of(REFRESH_TICKS) {
+                self.table.reclaim_stale(super::now_ms());
+                // Registers again if a long stop (SIGSTOP, a debugger) let others reclaim us.
+                let _ = self.table.register(self.me);
+                if self.refresh_home() && self.mode == Mode::Ep {
+                    self.repin();
+                }
+            }
+            self.table.beat(self.me);
+            if self.mode == Mode::Ep {
+                self.claim_home_only();
+                continue;
+            }
+            if self.balance(queued()) {
+                starved += 1;
+            } else {
+                starved = 0;
+            }
+            // Work, no worker awake and no core to be had, for two periods in a row (not a
+            // passing moment between a sleeper and its re-check): run one worker on its own
+            // core without claiming it, rather than starve.
+            if starved >= 2 {
+                starved = 0;
+                for w in 0..self.workers.len() {
+                    if self.activate(w, Claim::Guest) {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// One look of the DWS coordinator at `nb` queued tasks: wakes `N_w = N_b / N_a` sleepers
+    /// on free cores, then on home cores others use. True if the program starves: work queued,
+    /// every worker asleep, and none could be woken.
+    fn balance(&self, nb: usize) -> bool {
+        let total = self.workers.len();
+        let asleep = self.asleep.load(Ordering::SeqCst);
+        if asleep == 0 || nb == 0 {
+            return false;
+        }
+        let na = total.saturating_sub(asleep);
+        let nw = nb.checked_div(na).unwrap_or(nb);
+        if nw == 0 {
+            return false;
+        }
+        self.wake(nw.min(asleep), true) == 0 && self.asleep.load(Ordering::SeqCst) == total
+    }
+
+    /// EP: re-pins every started worker to the program's current share.
+    fn repin(&self) {
+        let cpus = self.home_cpus();
+        for slot in &self.workers {
+            let tid = slot.tid.load(Ordering::SeqCst);
+            if tid != 0 {
+                pin(tid, &cpus);
+            }
+        }
+    }
+}
+
+impl Drop for Sharing {
+    fn drop(&mut self) {
+        self.table.release_all(self.me);
+        self.table.unregister(self.me);
+    }
+}
+
+/// Sets thread `tid`'s (0: the caller's) affinity to `cpus`. A refusal leaves it where it was:
+/// placement is a hint, never a reason to fail.
+fn pin(tid: i32, cpus: &[usize]) {
+    // SAFETY: `set` is a plain bit set of the size we pass.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
+            libc::CPU_SET(c, &mut set);
+        }
+        libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
