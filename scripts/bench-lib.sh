@@ -47,3 +47,15 @@ parse_bench_options() {
         fi
     done
 }
+
+# paired_medians FN_A FN_B KERNEL WORKERS: calls `FN_A KERNEL WORKERS` and `FN_B KERNEL WORKERS`
+# (each prints one time) alternately $rounds times, so drifting machine load hits both alike,
+# and prints the median of each side's times: "A B".
+paired_medians() {
+    local fa=$1 fb=$2 k=$3 w=$4 r a=() b=()
+    for ((r = 0; r < rounds; r++)); do
+        a+=("$("$fa" "$k" "$w")")
+        b+=("$("$fb" "$k" "$w")")
+    done
+    echo "$(printf '%s\n' "${a[@]}" | median) $(printf '%s\n' "${b[@]}" | median)"
+}

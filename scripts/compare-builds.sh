@@ -49,7 +49,8 @@ if [ -z "$kernels" ]; then
     kernels=$($new bench --help | sed -n '/^Kernels/,$p' | awk 'NR > 1 && NF { print $1 }' | paste -sd, -)
 fi
 
-time_one() { bench_median "$1" "$2" "$3" "$runs" "$size"; }
+time_old() { bench_median "$old" "$1" "$2" "$runs" "$size"; }
+time_new() { bench_median "$new" "$1" "$2" "$runs" "$size"; }
 
 echo "| kernel | workers | before s | after s | after ÷ before |"
 echo "|---|---|---|---|---|"
@@ -57,14 +58,7 @@ IFS=, read -ra ks <<<"$kernels"
 IFS=, read -ra ws <<<"$workers"
 for k in "${ks[@]}"; do
     for w in "${ws[@]}"; do
-        b=()
-        a=()
-        for ((r = 0; r < rounds; r++)); do
-            b+=("$(time_one "$old" "$k" "$w")")
-            a+=("$(time_one "$new" "$k" "$w")")
-        done
-        mb=$(printf '%s\n' "${b[@]}" | median)
-        ma=$(printf '%s\n' "${a[@]}" | median)
+        read -r mb ma < <(paired_medians time_old time_new "$k" "$w")
         awk -v k="$k" -v w="$w" -v b="$mb" -v a="$ma" \
             'BEGIN { printf "| %s | %s | %.6f | %.6f | %.2f |\n", k, w, b, a, a / b }'
     done

@@ -28,14 +28,8 @@ bin=./target/release/magpie
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# One timed invocation, traced when $2 is a path.
-time_one() {
-    if [ -n "$2" ]; then
-        bench_median "$bin" "$1" "$3" "$runs" "$size" MAGPIE_TRACE="$2"
-    else
-        bench_median "$bin" "$1" "$3" "$runs" "$size"
-    fi
-}
+time_off() { bench_median "$bin" "$1" "$2" "$runs" "$size"; }
+time_on() { bench_median "$bin" "$1" "$2" "$runs" "$size" MAGPIE_TRACE="$tmp/run.mtrace"; }
 
 echo "| kernel | workers | off s | on s | on ÷ off | trace file bytes |"
 echo "|---|---|---|---|---|---|"
@@ -43,14 +37,7 @@ IFS=, read -ra ks <<<"$kernels"
 IFS=, read -ra ws <<<"$workers"
 for k in "${ks[@]}"; do
     for w in "${ws[@]}"; do
-        off=()
-        on=()
-        for ((r = 0; r < rounds; r++)); do
-            off+=("$(time_one "$k" "" "$w")")
-            on+=("$(time_one "$k" "$tmp/run.mtrace" "$w")")
-        done
-        moff=$(printf '%s\n' "${off[@]}" | median)
-        mon=$(printf '%s\n' "${on[@]}" | median)
+        read -r moff mon < <(paired_medians time_off time_on "$k" "$w")
         bytes=$(stat -c %s "$tmp/run.mtrace")
         awk -v k="$k" -v w="$w" -v a="$moff" -v b="$mon" -v n="$bytes" \
             'BEGIN { printf "| %s | %s | %.6f | %.6f | %.3f | %s |\n", k, w, a, b, b / a, n }'
