@@ -48,6 +48,10 @@ pub enum Command {
     /// The core allocation table that co-running magpie programs share (DWS): `share status`
     /// shows which program holds which core, and their heartbeats.
     Share(ShareArgs),
+    /// One program of `magpie corun` (internal): runs a kernel over and over on a pool built from
+    /// the environment, printing one JSON line per run, until stdin closes.
+    #[command(hide = true)]
+    CorunChild(CorunChildArgs),
 }
 
 impl Command {
@@ -215,6 +219,22 @@ pub struct ShareStatusArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `magpie corun-child`: one program of a co-run (see `corun::child`).
+#[derive(Args, Debug)]
+pub struct CorunChildArgs {
+    #[arg(value_parser = parse_kernel)]
+    pub kernel: Kernel,
+    #[arg(long)]
+    pub n: u64,
+    #[arg(long)]
+    pub grain: Option<u64>,
+    #[arg(long, default_value_t = 2, value_parser = parse_workers)]
+    pub workers: usize,
+    /// Exit after this many timed runs (default: run until stdin closes).
+    #[arg(long, value_parser = parse_runs)]
+    pub max_runs: Option<usize>,
 }
 
 #[derive(Args, Debug)]

@@ -13,6 +13,7 @@
 
 mod bench;
 mod cli;
+mod corun;
 mod html;
 mod idle;
 mod locality;
@@ -116,6 +117,7 @@ fn main() -> ExitCode {
         cli::Command::Topology(a) => topology(a),
         cli::Command::Locality(a) => locality::run(a),
         cli::Command::Share(a) => share::run(a),
+        cli::Command::CorunChild(a) => corun::child::run(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
