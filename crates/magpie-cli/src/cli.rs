@@ -287,7 +287,7 @@ fn corun_help() -> String {
          While co-running, every --sample-ms corun records the cores each program holds in the \
          core table (only dws and ep hold cores) and the cores it uses (CPU time of all its \
          threads from /proc/<pid>/task/*/schedstat over wall time); --out DIR writes them with \
-         the results to DIR/corun.json.\n\n\
+         the results to DIR/corun.json and plots them in DIR/index.html.\n\n\
          Example:\n  magpie corun fib::15 sort --size default --mode dws,abp,ep,off --out corun-report\n\n{}",
         kernels_help()
     )
@@ -332,7 +332,8 @@ pub struct CorunArgs {
     /// Print one JSON array, one object per mode, instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Write DIR/corun.json (the results and the samples) [default: no report folder].
+    /// Write DIR/corun.json (the results and the samples) and DIR/index.html (a plot per mode)
+    /// [default: no report folder].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }

@@ -90,7 +90,7 @@ fn assert_program(p: &serde_json::Value, kernel: &str, min_runs: u64) {
 }
 
 #[test]
-fn corun_reports_each_mode_and_writes_the_samples() {
+fn corun_reports_each_mode_and_writes_the_plots() {
     let tmp = TempDir::new("run");
     let out = tmp.0.join("report");
     // corun's private directory goes under TMPDIR: it must be gone afterwards.
@@ -129,6 +129,10 @@ fn corun_reports_each_mode_and_writes_the_samples() {
         "corun left a child running"
     );
 
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    assert_eq!(html.matches("<svg").count(), 2, "one plot per mode");
+    assert!(html.contains("cores held") && html.contains("cores used"));
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("corun.json")).unwrap()).unwrap();
     assert_eq!(report["rows"].as_array().unwrap(), rows);

@@ -10,12 +10,13 @@
 //! creates and removes, named by `MAGPIE_SHARE_TABLE`, so neither a table left by other programs
 //! nor the cores a killed child still holds carry into the next phase. While co-running, corun
 //! samples the cores each program holds in that table and the cores it uses (CPU time over wall
-//! time); `--out` writes them to `corun.json`.
+//! time); `--out` writes them to `corun.json` and plots them in `index.html` ([`html`]).
 //!
 //! The children are [`Child`] guards: whatever path the command leaves by (success, an error, a
 //! panic), every child is killed and reaped, and the directory removed.
 
 pub mod child;
+mod html;
 
 use crate::bench::{case_of, secs, times};
 use crate::cli::{CorunArgs, ProgramSpec};
@@ -698,7 +699,10 @@ pub fn run(a: CorunArgs) -> Result<(), Failure> {
             timelines,
         };
         write_report(out, &report)?;
-        eprintln!("report written to {} (corun.json)", out.display());
+        eprintln!(
+            "report written to {} (index.html, corun.json)",
+            out.display()
+        );
     }
     Ok(())
 }
@@ -708,9 +712,14 @@ fn write_report(out: &Path, report: &Report) -> Result<(), Failure> {
         .map_err(|e| Failure::Failed(format!("cannot serialize the report: {e}")))?;
     std::fs::create_dir_all(out)
         .map_err(|e| Failure::Failed(format!("cannot create {}: {e}", out.display())))?;
-    let p = out.join("corun.json");
-    std::fs::write(&p, json)
-        .map_err(|e| Failure::Failed(format!("cannot write {}: {e}", p.display())))?;
+    for (name, text) in [
+        ("corun.json", json),
+        ("index.html", html::page(report, &WHO)),
+    ] {
+        let p = out.join(name);
+        std::fs::write(&p, text)
+            .map_err(|e| Failure::Failed(format!("cannot write {}: {e}", p.display())))?;
+    }
     Ok(())
 }
 
