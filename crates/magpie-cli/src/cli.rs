@@ -281,9 +281,9 @@ fn corun_help() -> String {
          left by other programs plays no part. Each run's result is verified; before its timed \
          runs each program does one verified warm-up run, untimed.\n\n\
          Columns: solo s = the mean time of a run alone; co-run s = the mean time of a run while \
-         co-running (T_i of the paper's Eq. 2); runs = the runs counted co-running; slowdown = \
-         co-run s ÷ solo s; combined = the sum of both programs' slowdowns (2.00 = no \
-         interference).\n\n\
+         co-running (T_i of the paper's Eq. 2); runs = the runs counted co-running; slower = \
+         co-run s ÷ solo s (`slowdown` in --json); combined = the sum of both programs' \
+         slowdowns (2.00× = no interference).\n\n\
          While co-running, every --sample-ms corun records the cores each program holds in the \
          core table (only dws and ep hold cores) and the cores it uses (CPU time of all its \
          threads from /proc/<pid>/task/*/schedstat over wall time); --out DIR writes them with \
