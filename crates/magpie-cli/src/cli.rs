@@ -1,6 +1,6 @@
 //! The command line of `magpie` (clap derive): `suite` (also what `magpie` alone runs), `bench`,
-//! `report`, `idle`, `topology`, `locality`, `trace`, `share` and `corun`, and the parsers that turn bad
-//! values into one-line errors.
+//! `report`, `idle`, `topology`, `locality`, `trace`, `share` and `corun`, and the parsers that
+//! turn bad values into one-line errors.
 
 use clap::{Args, Parser, Subcommand};
 use magpie_bench::{Kernel, Peer, Size};
@@ -288,7 +288,7 @@ fn corun_help() -> String {
          core table (only dws and ep hold cores) and the cores it uses (CPU time of all its \
          threads from /proc/<pid>/task/*/schedstat over wall time); --out DIR writes them with \
          the results to DIR/corun.json and plots them in DIR/index.html.\n\n\
-         Example:\n  magpie corun fib::15 sort --size default --mode dws,abp,ep,off --out corun-report\n\n{}",
+         Example:\n  magpie corun fib::15 sort --mode dws,off --out corun-report\n\n{}",
         kernels_help()
     )
 }

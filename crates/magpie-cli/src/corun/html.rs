@@ -71,11 +71,11 @@ fn step_path(steps: &[Step], x: impl Fn(f64) -> f64, y: impl Fn(f64) -> f64) -> 
 }
 
 /// The plot of one mode's co-run.
-fn plot(t: &Timeline, labels: [&str; 2], cpus: usize) -> String {
+fn plot(t: &Timeline, wall_s: f64, labels: [&str; 2], cpus: usize) -> String {
     let end = t
         .samples
         .last()
-        .map_or(t.wall_s, |s| s.t_s.max(t.wall_s))
+        .map_or(wall_s, |s| s.t_s.max(wall_s))
         .max(1e-3);
     let series: Vec<[Vec<Step>; 2]> = (0..2)
         .map(|w| [held_steps(&t.samples, w, end), used_steps(&t.samples, w)])
@@ -289,7 +289,8 @@ pub fn page(r: &Report, who: &[&str; 2]) -> String {
     );
     let _ = writeln!(
         o,
-        "<section>\n<h2>Results</h2>\n<table>\n<tr><th>mode</th>{}<th class=\"num\">combined</th></tr>",
+        "<section>\n<h2>Results</h2>\n<table>\n<tr><th>mode</th>{}\
+         <th class=\"num\">combined</th></tr>",
         who.iter()
             .map(|w| format!(
                 "<th class=\"num\">{w} solo s</th><th class=\"num\">{w} co-run s</th>\
@@ -301,15 +302,16 @@ pub fn page(r: &Report, who: &[&str; 2]) -> String {
         let _ = writeln!(o, "<tr>{}</tr>", row_cells(row));
     }
     let _ = writeln!(o, "</table>\n</section>");
-    for t in &r.timelines {
+    // One timeline per row, in the same order.
+    for (t, row) in r.timelines.iter().zip(&r.rows) {
         let _ = writeln!(
             o,
             "<section>\n<h2>{} <small>co-run of {:.2} s, {} samples</small></h2>\n\
              <div class=\"charts\"><figure>{}</figure></div>\n</section>",
             esc(&t.mode),
-            t.wall_s,
+            row.corun_wall_s,
             t.samples.len(),
-            plot(t, [&labels[0], &labels[1]], r.cpus)
+            plot(t, row.corun_wall_s, [&labels[0], &labels[1]], r.cpus)
         );
     }
     let _ = writeln!(

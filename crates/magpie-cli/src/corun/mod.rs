@@ -592,7 +592,6 @@ struct ModeRow {
 struct Timeline {
     mode: String,
     pids: [u32; 2],
-    wall_s: f64,
     samples: Vec<Sample>,
 }
 
@@ -621,6 +620,11 @@ pub fn run(a: CorunArgs) -> Result<(), Failure> {
     let progs = [Program::new(0, a.a, a.size)?, Program::new(1, a.b, a.size)?];
     let exe = std::env::current_exe()
         .map_err(|e| Failure::Failed(format!("cannot find the magpie executable: {e}")))?;
+    // A report folder that cannot be made fails now, not after the experiment.
+    if let Some(out) = &a.out {
+        std::fs::create_dir_all(out)
+            .map_err(|e| Failure::Failed(format!("cannot create {}: {e}", out.display())))?;
+    }
     let dir = PrivateDir::new()?;
     let setup = Setup {
         exe,
@@ -672,7 +676,6 @@ pub fn run(a: CorunArgs) -> Result<(), Failure> {
         timelines.push(Timeline {
             mode: mode.name().into(),
             pids: [co.pids[0], co.pids[1]],
-            wall_s: co.wall_s,
             samples: co.samples,
         });
     }
@@ -710,8 +713,6 @@ pub fn run(a: CorunArgs) -> Result<(), Failure> {
 fn write_report(out: &Path, report: &Report) -> Result<(), Failure> {
     let json = serde_json::to_string_pretty(report)
         .map_err(|e| Failure::Failed(format!("cannot serialize the report: {e}")))?;
-    std::fs::create_dir_all(out)
-        .map_err(|e| Failure::Failed(format!("cannot create {}: {e}", out.display())))?;
     for (name, text) in [
         ("corun.json", json),
         ("index.html", html::page(report, &WHO)),
