@@ -6,6 +6,7 @@
 use super::{ModeRow, Report, Sample, Timeline};
 use crate::bench::{secs, times};
 use crate::html::{esc, nice_step, CSS};
+use crate::trace::count;
 use std::fmt::Write as _;
 
 /// The two programs' colours.
@@ -263,8 +264,11 @@ pub fn page(r: &Report, who: &[&str; 2]) -> String {
         (
             "each",
             format!(
-                "{} workers; alone {} runs; co-running until each has ≥ {} runs and ≥ {} s",
-                r.workers, r.solo_runs, r.runs, r.min_seconds
+                "{}; alone {}; co-running until each has ≥ {} and ≥ {} s",
+                count(r.workers, "worker"),
+                count(r.solo_runs, "run"),
+                count(r.runs, "run"),
+                r.min_seconds
             ),
         ),
         (

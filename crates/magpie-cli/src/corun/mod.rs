@@ -20,6 +20,7 @@ mod html;
 
 use crate::bench::{case_of, secs, times};
 use crate::cli::{CorunArgs, ProgramSpec};
+use crate::trace::count;
 use crate::Failure;
 use child::Line;
 use magpie::share::{CoreTable, Mode};
@@ -730,9 +731,13 @@ fn table(progs: &[Program; 2], a: &CorunArgs, rows: &[ModeRow]) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{} and {}, {} workers each; alone {} runs each, co-running until each has ≥ {} runs \
-         and ≥ {} s\n",
-        progs[0].label, progs[1].label, a.workers, a.solo_runs, a.runs, a.min_seconds
+        "{} and {}, {} each; alone {} each, co-running until each has ≥ {} and ≥ {} s\n",
+        progs[0].label,
+        progs[1].label,
+        count(a.workers, "worker"),
+        count(a.solo_runs, "run"),
+        count(a.runs, "run"),
+        a.min_seconds
     );
     let _ = writeln!(
         o,
