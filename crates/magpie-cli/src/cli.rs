@@ -1,6 +1,6 @@
 //! The command line of `magpie` (clap derive): `suite` (also what `magpie` alone runs), `bench`,
-//! `report`, `idle`, `topology`, `locality`, `trace` and `share`, and the parsers that turn bad
-//! values into one-line errors.
+//! `report`, `idle`, `topology`, `locality`, `trace`, `share` and `corun`, and the parsers that
+//! turn bad values into one-line errors.
 
 use clap::{Args, Parser, Subcommand};
 use magpie_bench::{Kernel, Peer, Size};
@@ -48,6 +48,14 @@ pub enum Command {
     /// The core allocation table that co-running magpie programs share (DWS): `share status`
     /// shows which program holds which core, and their heartbeats.
     Share(ShareArgs),
+    /// Run two kernels as separate processes side by side, under each sharing mode (DWS §4):
+    /// each program's mean time co-running against its mean time alone, and a plot of the cores
+    /// each one held and used.
+    Corun(CorunArgs),
+    /// One program of `magpie corun` (internal): runs a kernel over and over on a pool built from
+    /// the environment, printing one JSON line per run, until stdin closes.
+    #[command(hide = true)]
+    CorunChild(CorunChildArgs),
 }
 
 impl Command {
@@ -215,6 +223,135 @@ pub struct ShareStatusArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// One program of `magpie corun`: a kernel, its size (`None`: from `--size`) and its grain.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProgramSpec {
+    pub kernel: Kernel,
+    pub n: Option<u64>,
+    pub grain: Option<u64>,
+}
+
+/// `KERNEL[:N[:GRAIN]]`; an empty N keeps the size preset's (`fib::15`).
+fn parse_program(s: &str) -> Result<ProgramSpec, String> {
+    let mut parts = s.trim().split(':');
+    let kernel = parse_kernel(parts.next().unwrap_or(""))?;
+    let number = |what: &str, v: Option<&str>| -> Result<Option<u64>, String> {
+        match v.map(str::trim) {
+            None | Some("") => Ok(None),
+            Some(v) => v.parse::<u64>().map(Some).map_err(|_| {
+                format!("bad {what} `{v}` in `{s}`: expected KERNEL[:N[:GRAIN]], e.g. fib:30:15")
+            }),
+        }
+    };
+    let n = number("size", parts.next())?;
+    let grain = number("grain", parts.next())?;
+    if parts.next().is_some() {
+        return Err(format!(
+            "too many `:` in `{s}`: expected KERNEL[:N[:GRAIN]], e.g. fib:30:15"
+        ));
+    }
+    Ok(ProgramSpec { kernel, n, grain })
+}
+
+/// Sharing modes, in the order given, without repeats.
+#[derive(Clone, Debug)]
+pub struct ModeList(pub Vec<magpie::share::Mode>);
+
+fn parse_mode_list(s: &str) -> Result<ModeList, String> {
+    let mut v = vec![];
+    for m in s.split(',') {
+        push_new(&mut v, m.parse::<magpie::share::Mode>()?);
+    }
+    Ok(ModeList(v))
+}
+
+fn corun_help() -> String {
+    format!(
+        "Method (DWS §4, Fig. 3): for each mode, each program first runs alone for --solo-runs \
+         runs; then both start together, each running its kernel over and over, until each has \
+         completed at least --runs runs and at least --min-seconds have passed; then both are \
+         killed at once, and the run each was in the middle of is discarded. Every counted run \
+         thus ran while the other program was running too.\n\n\
+         Each program is this binary in a process of its own (`magpie corun-child`), on a pool \
+         of --workers workers built as `magpie bench` builds one (the MAGPIE_* variables apply), \
+         with MAGPIE_SHARE set to the mode and MAGPIE_SHARE_TABLE to a fresh core table in a \
+         private directory that corun creates (mode 0700) and removes at the end, so a table \
+         left by other programs plays no part. Each run's result is verified; before its timed \
+         runs each program does one verified warm-up run, untimed.\n\n\
+         Columns: solo s = the mean time of a run alone; co-run s = the mean time of a run while \
+         co-running (T_i of the paper's Eq. 2); runs = the runs counted co-running; slower = \
+         co-run s ÷ solo s (`slowdown` in --json); combined = the sum of both programs' \
+         slowdowns (2.00× = no interference).\n\n\
+         While co-running, every --sample-ms corun records the cores each program holds in the \
+         core table (only dws and ep hold cores) and the cores it uses (CPU time of all its \
+         threads from /proc/<pid>/task/*/schedstat over wall time); --out DIR writes them with \
+         the results to DIR/corun.json and plots them in DIR/index.html.\n\n\
+         Example:\n  magpie corun fib::15 sort --mode dws,off --out corun-report\n\n{}",
+        kernels_help()
+    )
+}
+
+/// `magpie corun`.
+#[derive(Args, Debug)]
+#[command(after_long_help = corun_help())]
+pub struct CorunArgs {
+    /// The first program: KERNEL[:N[:GRAIN]], e.g. fib, fib:30, fib:30:15 or fib::15 (N from
+    /// --size; `--help` lists the kernels, what N means and their grains).
+    #[arg(value_parser = parse_program)]
+    pub a: ProgramSpec,
+    /// The second program, the same way.
+    #[arg(value_parser = parse_program)]
+    pub b: ProgramSpec,
+    /// Sharing modes to compare, comma-separated: dws, abp, ep, off.
+    #[arg(long, default_value = "dws,abp,ep,off", value_parser = parse_mode_list)]
+    pub mode: ModeList,
+    /// Size preset for the N not given: ci, default or paper.
+    #[arg(long, default_value = "default", value_parser = parse_size)]
+    pub size: Size,
+    /// Worker threads of each program's pool.
+    #[arg(long, default_value_t = 2, value_parser = parse_workers)]
+    pub workers: usize,
+    /// Runs of each program alone, per mode (their mean is solo s).
+    #[arg(long, default_value_t = 5, value_parser = parse_runs)]
+    pub solo_runs: usize,
+    /// The co-run lasts until each program has completed at least this many runs ...
+    #[arg(long, default_value_t = 5, value_parser = parse_runs)]
+    pub runs: usize,
+    /// ... and at least this many seconds have passed since both started.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_min_seconds)]
+    pub min_seconds: f64,
+    /// Milliseconds between two samples of the cores held and used.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub sample_ms: u64,
+    /// A phase (a program alone, or the co-run) that takes longer than this many seconds is
+    /// stopped and reported as an error.
+    #[arg(long, default_value_t = 600.0, value_parser = parse_seconds)]
+    pub timeout: f64,
+    /// Print one JSON array, one object per mode, instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Write DIR/corun.json (the results and the samples) and DIR/index.html (a plot per mode)
+    /// [default: no report folder].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// `magpie corun-child`: one program of a co-run (see `corun::child`).
+#[derive(Args, Debug)]
+pub struct CorunChildArgs {
+    #[arg(value_parser = parse_kernel)]
+    pub kernel: Kernel,
+    #[arg(long)]
+    pub n: u64,
+    #[arg(long)]
+    pub grain: Option<u64>,
+    #[arg(long, default_value_t = 2, value_parser = parse_workers)]
+    pub workers: usize,
+    /// Exit after this many timed runs (default: run until stdin closes).
+    #[arg(long, value_parser = parse_runs)]
+    pub max_runs: Option<usize>,
 }
 
 #[derive(Args, Debug)]
@@ -577,6 +714,13 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(x) if x.is_finite() && x > 0.0 && x <= 3600.0 => Ok(x),
         _ => Err("expected a number of seconds in (0, 3600]".into()),
+    }
+}
+
+fn parse_min_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && (0.0..=3600.0).contains(&x) => Ok(x),
+        _ => Err("expected a number of seconds in [0, 3600]".into()),
     }
 }
 

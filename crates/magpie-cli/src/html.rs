@@ -667,7 +667,7 @@ fn ratio_chart(res: &Results, rows: &[&Row]) -> Option<Chart> {
     })
 }
 
-const CSS: &str = r#"
+pub(crate) const CSS: &str = r#"
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
   color: #222; background: #f6f7f9; max-width: 1180px; margin: 24px auto; padding: 0 20px; }
 h1 { font-size: 26px; margin: 0 0 6px; }

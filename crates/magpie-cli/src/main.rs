@@ -7,12 +7,15 @@
 //! CPU an idle pool uses; `magpie trace` runs a kernel once with steal-tree tracing and writes the
 //! trace file, and `magpie trace export` turns one into Perfetto JSON, Cilkscale-style CSV or an
 //! SVG timeline; `magpie share status` shows the core allocation table co-running magpie
-//! programs share (DWS §3.1). Exit codes: 0 success, 1 a run failed verification (or crashed),
-//! 2 bad input (a trace file that cannot be read, or a core table magpie refuses, included),
-//! 3 magpie stopped the kernel at its stack limit.
+//! programs share (DWS §3.1); `magpie corun` runs two kernels side by side as separate
+//! processes under each sharing mode and reports each one's slowdown (DWS §4). Exit codes: 0
+//! success, 1 a run failed verification (or crashed), 2 bad input (a trace file that cannot be
+//! read, or a core table magpie refuses, included), 3 magpie stopped the kernel at its stack
+//! limit (for `corun`: the code its failing program exited with).
 
 mod bench;
 mod cli;
+mod corun;
 mod html;
 mod idle;
 mod locality;
@@ -116,6 +119,8 @@ fn main() -> ExitCode {
         cli::Command::Topology(a) => topology(a),
         cli::Command::Locality(a) => locality::run(a),
         cli::Command::Share(a) => share::run(a),
+        cli::Command::Corun(a) => corun::run(a),
+        cli::Command::CorunChild(a) => corun::child::run(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

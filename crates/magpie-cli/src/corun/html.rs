@@ -1,0 +1,328 @@
+//! `index.html` of `magpie corun --out`: one self-contained page (the suite report's CSS, inline
+//! SVG, no scripts) with the results table and, per mode, a plot of the co-run over time: the
+//! cores each program held in the core table (upper panel) and the cores it used, CPU time over
+//! wall time (lower panel), as step lines, one colour per program.
+
+use super::{ModeRow, Report, Sample, Timeline};
+use crate::bench::{secs, times};
+use crate::html::{esc, nice_step, CSS};
+use crate::trace::count;
+use std::fmt::Write as _;
+
+/// The two programs' colours.
+const COLORS: [&str; 2] = ["#1f77b4", "#e8710a"];
+
+const WIDTH: f64 = 960.0;
+const LEFT: f64 = 58.0;
+const RIGHT: f64 = 20.0;
+const PLOT_W: f64 = WIDTH - LEFT - RIGHT;
+/// Title and legend.
+const TOP: f64 = 74.0;
+const PANEL_H: f64 = 150.0;
+/// Between the panels: the lower panel's title.
+const GAP: f64 = 34.0;
+/// The time axis's labels and name.
+const BOTTOM: f64 = 46.0;
+
+/// One step of a series: the value over [t0, t1); `None` where it is unknown.
+type Step = (f64, f64, Option<f64>);
+
+/// Held cores: each snapshot holds until the next one (the last one until the end).
+fn held_steps(samples: &[Sample], who: usize, end: f64) -> Vec<Step> {
+    samples
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            let t1 = samples.get(k + 1).map_or(end, |n| n.t_s);
+            (s.t_s, t1, s.held[who].map(|v| v as f64))
+        })
+        .collect()
+}
+
+/// Used cores: each sample is the mean since the sample before (the first one since go).
+fn used_steps(samples: &[Sample], who: usize) -> Vec<Step> {
+    let mut t0 = 0.0;
+    samples
+        .iter()
+        .map(|s| {
+            let step = (t0, s.t_s, s.used[who]);
+            t0 = s.t_s;
+            step
+        })
+        .collect()
+}
+
+/// An SVG path of step lines through `steps`, broken where a value is unknown.
+fn step_path(steps: &[Step], x: impl Fn(f64) -> f64, y: impl Fn(f64) -> f64) -> String {
+    let mut d = String::new();
+    let mut joined = false;
+    for &(t0, t1, v) in steps {
+        match v {
+            Some(v) if joined => {
+                let _ = write!(d, "V{:.1}H{:.1}", y(v), x(t1));
+            }
+            Some(v) => {
+                let _ = write!(d, "M{:.1},{:.1}H{:.1}", x(t0), y(v), x(t1));
+            }
+            None => {}
+        }
+        joined = v.is_some();
+    }
+    d
+}
+
+/// The plot of one mode's co-run.
+fn plot(t: &Timeline, wall_s: f64, labels: [&str; 2], cpus: usize) -> String {
+    let end = t
+        .samples
+        .last()
+        .map_or(wall_s, |s| s.t_s.max(wall_s))
+        .max(1e-3);
+    let series: Vec<[Vec<Step>; 2]> = (0..2)
+        .map(|w| [held_steps(&t.samples, w, end), used_steps(&t.samples, w)])
+        .collect();
+    let top_value = series
+        .iter()
+        .flatten()
+        .flatten()
+        .filter_map(|s| s.2)
+        .fold(cpus as f64, f64::max);
+    let ystep = nice_step(top_value, 4.0).max(1.0);
+    let ymax = (top_value / ystep).ceil().max(1.0) * ystep;
+    let xstep = nice_step(end, 8.0);
+    let height = TOP + 2.0 * PANEL_H + GAP + BOTTOM;
+    let x = |s: f64| LEFT + s.clamp(0.0, end) / end * PLOT_W;
+
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" \
+         viewBox=\"0 0 {WIDTH} {height}\" font-family=\"system-ui, -apple-system, 'Segoe UI', \
+         Roboto, 'DejaVu Sans', sans-serif\">\n<rect width=\"{WIDTH}\" height=\"{height}\" \
+         fill=\"#fff\"/>\n<text x=\"{LEFT}\" y=\"20\" font-size=\"14\" font-weight=\"600\">{}: \
+         the cores each program held and used while co-running</text>",
+        esc(&t.mode)
+    );
+    let mut lx = LEFT;
+    for (w, label) in labels.iter().enumerate() {
+        let text = format!("{label}, pid {}", t.pids[w]);
+        let _ = writeln!(
+            o,
+            "<line x1=\"{lx:.1}\" y1=\"38\" x2=\"{:.1}\" y2=\"38\" stroke=\"{}\" \
+             stroke-width=\"2.5\"/><text x=\"{:.1}\" y=\"42\" font-size=\"12\">{}</text>",
+            lx + 18.0,
+            COLORS[w],
+            lx + 24.0,
+            esc(&text)
+        );
+        lx += 24.0 + text.chars().count() as f64 * 7.0 + 24.0;
+    }
+
+    let panels = [
+        (TOP, "cores held in the core table"),
+        (TOP + PANEL_H + GAP, "cores used: CPU time ÷ wall time"),
+    ];
+    for (p, &(top, title)) in panels.iter().enumerate() {
+        let base = top + PANEL_H;
+        let y = |v: f64| base - v.clamp(0.0, ymax) / ymax * PANEL_H;
+        let _ = writeln!(
+            o,
+            "<text x=\"{LEFT}\" y=\"{:.1}\" font-size=\"12\" fill=\"#444\">{title}</text>",
+            top - 6.0
+        );
+        // Grid and value ticks.
+        let mut v = 0.0;
+        while v <= ymax + 1e-9 {
+            let _ = writeln!(
+                o,
+                "<line x1=\"{LEFT}\" y1=\"{0:.1}\" x2=\"{1:.1}\" y2=\"{0:.1}\" stroke=\"#e6e8eb\"/>\
+                 <text x=\"{2:.1}\" y=\"{3:.1}\" font-size=\"11\" text-anchor=\"end\">{v}</text>",
+                y(v),
+                LEFT + PLOT_W,
+                LEFT - 6.0,
+                y(v) + 4.0
+            );
+            v += ystep;
+        }
+        let mut s = 0.0;
+        while s <= end + 1e-9 {
+            let _ = writeln!(
+                o,
+                "<line x1=\"{0:.1}\" y1=\"{top:.1}\" x2=\"{0:.1}\" y2=\"{base:.1}\" \
+                 stroke=\"#e6e8eb\"/>",
+                x(s)
+            );
+            s += xstep;
+        }
+        // The machine's CPUs, for scale.
+        let _ = writeln!(
+            o,
+            "<line x1=\"{LEFT}\" y1=\"{0:.1}\" x2=\"{1:.1}\" y2=\"{0:.1}\" stroke=\"#888\" \
+             stroke-dasharray=\"4 3\"/><text x=\"{2:.1}\" y=\"{3:.1}\" font-size=\"10\" \
+             fill=\"#666\" text-anchor=\"end\">{cpus} CPUs</text>",
+            y(cpus as f64),
+            LEFT + PLOT_W,
+            LEFT + PLOT_W - 2.0,
+            y(cpus as f64) - 3.0
+        );
+        let _ = writeln!(
+            o,
+            "<text transform=\"translate({:.1},{:.1}) rotate(-90)\" font-size=\"11\" \
+             text-anchor=\"middle\">cores</text>",
+            LEFT - 40.0,
+            top + PANEL_H / 2.0
+        );
+        for (w, s) in series.iter().enumerate() {
+            let d = step_path(&s[p], x, y);
+            if !d.is_empty() {
+                let _ = writeln!(
+                    o,
+                    "<path d=\"{d}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\" \
+                     stroke-opacity=\"0.85\"/>",
+                    COLORS[w]
+                );
+            }
+        }
+        let _ = writeln!(
+            o,
+            "<rect x=\"{LEFT}\" y=\"{top:.1}\" width=\"{PLOT_W}\" height=\"{PANEL_H}\" \
+             fill=\"none\" stroke=\"#aaa\"/>"
+        );
+    }
+    // The time axis, under the lower panel.
+    let base = TOP + 2.0 * PANEL_H + GAP;
+    let mut s = 0.0;
+    while s <= end + 1e-9 {
+        let label = if xstep >= 1.0 {
+            format!("{s:.0}")
+        } else {
+            format!("{s:.*}", (-xstep.log10()).ceil() as usize)
+        };
+        let _ = writeln!(
+            o,
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\">{label}</text>",
+            x(s),
+            base + 16.0
+        );
+        s += xstep;
+    }
+    let _ = writeln!(
+        o,
+        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\">seconds since \
+         both programs started</text>\n</svg>",
+        LEFT + PLOT_W / 2.0,
+        base + 36.0
+    );
+    o
+}
+
+fn row_cells(r: &ModeRow) -> String {
+    let mut o = format!("<td>{}</td>", esc(&r.mode));
+    for p in [&r.a, &r.b] {
+        let _ = write!(
+            o,
+            "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{}</td>",
+            secs(Some(p.solo_s)),
+            secs(Some(p.corun_s)),
+            p.runs,
+            times(Some(p.slowdown))
+        );
+    }
+    let _ = write!(
+        o,
+        "<td class=\"num\">{}</td>",
+        times(Some(r.combined_slowdown))
+    );
+    o
+}
+
+/// The whole page. `who` names the two programs ("a", "b").
+pub fn page(r: &Report, who: &[&str; 2]) -> String {
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>magpie corun</title>\n<style>{CSS}</style>\n</head>\n<body>\n\
+         <h1>magpie corun</h1>\n"
+    );
+    let labels: Vec<String> = match r.rows.first() {
+        Some(row) => [&row.a, &row.b]
+            .iter()
+            .zip(who)
+            .map(|(p, w)| {
+                let grain = p.grain.map_or(String::new(), |g| format!(" grain={g}"));
+                format!("{w}: {} n={}{grain}", p.kernel, p.n)
+            })
+            .collect(),
+        None => who.iter().map(|w| w.to_string()).collect(),
+    };
+    let meta = [
+        ("command", format!("<code>{}</code>", esc(&r.command))),
+        ("programs", esc(&labels.join(" · "))),
+        (
+            "each",
+            format!(
+                "{}; alone {}; co-running until each has ≥ {} and ≥ {} s",
+                count(r.workers, "worker"),
+                count(r.solo_runs, "run"),
+                count(r.runs, "run"),
+                r.min_seconds
+            ),
+        ),
+        (
+            "machine",
+            format!(
+                "{} CPUs available; a sample every {} ms",
+                r.cpus, r.sample_ms
+            ),
+        ),
+    ];
+    let _ = writeln!(o, "<dl class=\"meta\">");
+    for (k, v) in meta {
+        let _ = writeln!(o, "<dt>{k}</dt><dd>{v}</dd>");
+    }
+    let _ = writeln!(o, "</dl>");
+    let _ = writeln!(
+        o,
+        "<p class=\"note\">DWS §4's method: each program runs alone, then both run side by side, \
+         each over and over so their runs overlap fully (Fig. 3); a program's co-run time is the \
+         mean of its runs that completed while co-running (Eq. 2). slower = co-run ÷ solo; \
+         combined = the sum of both (2.00× = no interference).</p>"
+    );
+    let _ = writeln!(
+        o,
+        "<section>\n<h2>Results</h2>\n<table>\n<tr><th>mode</th>{}\
+         <th class=\"num\">combined</th></tr>",
+        who.iter()
+            .map(|w| format!(
+                "<th class=\"num\">{w} solo s</th><th class=\"num\">{w} co-run s</th>\
+                 <th class=\"num\">{w} runs</th><th class=\"num\">{w} slower</th>"
+            ))
+            .collect::<String>()
+    );
+    for row in &r.rows {
+        let _ = writeln!(o, "<tr>{}</tr>", row_cells(row));
+    }
+    let _ = writeln!(o, "</table>\n</section>");
+    // One timeline per row, in the same order.
+    for (t, row) in r.timelines.iter().zip(&r.rows) {
+        let _ = writeln!(
+            o,
+            "<section>\n<h2>{} <small>co-run of {:.2} s, {} samples</small></h2>\n\
+             <div class=\"charts\"><figure>{}</figure></div>\n</section>",
+            esc(&t.mode),
+            row.corun_wall_s,
+            t.samples.len(),
+            plot(t, row.corun_wall_s, [&labels[0], &labels[1]], r.cpus)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "<p class=\"note\">Cores held: the cores the core table gives each program's pid \
+         (only dws and ep take cores). Cores used: each program's CPU time over wall time \
+         between two samples, from /proc/&lt;pid&gt;/task/*/schedstat.</p>\n</body>\n</html>"
+    );
+    o
+}

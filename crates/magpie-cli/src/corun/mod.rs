@@ -1,0 +1,778 @@
+//! `magpie corun`: two programs co-running, the experiment of DWS (Chen et al.) §4. Each program
+//! is this binary in a process of its own (`magpie corun-child`, see [`child`]) running one
+//! kernel over and over on a pool whose sharing mode is set by `MAGPIE_SHARE`. For each mode, each
+//! program first runs alone; then both run side by side, each repeatedly, so their runs overlap
+//! completely (the paper's Fig. 3), until each has completed `--runs` runs and `--min-seconds`
+//! have passed; both are then killed at once and the runs they were in are discarded. A program's
+//! co-run time is the mean of its counted runs (Eq. 2), its slowdown that over its mean alone.
+//!
+//! Every phase has a fresh core table of its own in a private directory (mode 0700) that corun
+//! creates and removes, named by `MAGPIE_SHARE_TABLE`, so neither a table left by other programs
+//! nor the cores a killed child still holds carry into the next phase. While co-running, corun
+//! samples the cores each program holds in that table and the cores it uses (CPU time over wall
+//! time); `--out` writes them to `corun.json` and plots them in `index.html` ([`html`]).
+//!
+//! The children are [`Child`] guards: whatever path the command leaves by (success, an error, a
+//! panic), every child is killed and reaped, and the directory removed.
+
+pub mod child;
+mod html;
+
+use crate::bench::{case_of, secs, times};
+use crate::cli::{CorunArgs, ProgramSpec};
+use crate::trace::count;
+use crate::Failure;
+use child::Line;
+use magpie::share::{CoreTable, Mode};
+use magpie_bench::harness::Timing;
+use magpie_bench::runner::Case;
+use serde::Serialize;
+use std::fs::File;
+use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::{ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+/// The two programs' names in the output.
+const WHO: [&str; 2] = ["a", "b"];
+
+/// One of the two programs: its run, and how messages name it.
+struct Program {
+    case: Case,
+    /// "a (fib n=30 grain=15)".
+    label: String,
+}
+
+impl Program {
+    fn new(i: usize, spec: ProgramSpec, size: magpie_bench::Size) -> Result<Program, Failure> {
+        let case = case_of(spec.kernel, spec.n, size, spec.grain, None)?;
+        Ok(Program {
+            label: format!("{} ({})", WHO[i], describe(&case)),
+            case,
+        })
+    }
+}
+
+/// "fib n=30 grain=15".
+fn describe(c: &Case) -> String {
+    let grain = c.grain.map_or(String::new(), |g| format!(" grain={g}"));
+    format!("{} n={}{grain}", c.kernel.name(), c.n)
+}
+
+/// A directory only this user may enter, made fresh for one `magpie corun` and removed (with
+/// the core tables and stderr files in it) on drop.
+struct PrivateDir(PathBuf);
+
+impl PrivateDir {
+    fn new() -> Result<PrivateDir, Failure> {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        let base = std::env::temp_dir();
+        let cannot = |e: std::io::Error| {
+            Failure::Failed(format!(
+                "cannot create a private directory in {}: {e}",
+                base.display()
+            ))
+        };
+        for k in 0.. {
+            let p = base.join(format!("magpie-corun-{}-{k}", std::process::id()));
+            // `create` fails on an existing path, so the directory is ours and new.
+            match std::fs::DirBuilder::new().mode(0o700).create(&p) {
+                Ok(()) => {
+                    let dir = PrivateDir(p);
+                    // Whatever the umask.
+                    std::fs::set_permissions(&dir.0, std::fs::Permissions::from_mode(0o700))
+                        .map_err(cannot)?;
+                    return Ok(dir);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && k < 100 => {}
+                Err(e) => return Err(cannot(e)),
+            }
+        }
+        unreachable!("the loop returns")
+    }
+}
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// What a child's stdout reader reports, tagged with the child's index.
+enum Event {
+    Line(usize, Line),
+    /// A line that is not a result line.
+    Bad(usize, String),
+    /// Stdout closed: the child exited (or was killed).
+    Eof(usize),
+}
+
+fn read_lines(who: usize, out: ChildStdout, tx: Sender<Event>) {
+    for line in BufReader::new(out).lines() {
+        let Ok(line) = line else { break };
+        let ev = match serde_json::from_str::<Line>(&line) {
+            Ok(l) => Event::Line(who, l),
+            Err(_) => Event::Bad(who, line),
+        };
+        if tx.send(ev).is_err() {
+            return;
+        }
+    }
+    let _ = tx.send(Event::Eof(who));
+}
+
+/// What every phase's children share.
+struct Setup<'a> {
+    exe: PathBuf,
+    dir: &'a Path,
+    workers: usize,
+    timeout: Duration,
+}
+
+/// A running `magpie corun-child`, killed and reaped when dropped.
+struct Child {
+    label: String,
+    proc: std::process::Child,
+    stdin: Option<ChildStdin>,
+    stderr: PathBuf,
+    reaped: Option<ExitStatus>,
+}
+
+impl Child {
+    /// Starts program `who` as the phase's child number `slot` under `mode`, with the core
+    /// table `table`; its stdout lines go to `tx` (tagged `slot`), its stderr to a file beside
+    /// the table.
+    fn start(
+        s: &Setup,
+        slot: usize,
+        (who, p): (usize, &Program),
+        mode: Mode,
+        table: &Path,
+        max_runs: Option<usize>,
+        tx: Sender<Event>,
+    ) -> Result<Child, Failure> {
+        let stderr = table.with_extension(format!("{}.stderr", WHO[who]));
+        let err_file = File::create(&stderr)
+            .map_err(|e| Failure::Failed(format!("cannot create {}: {e}", stderr.display())))?;
+        let mut cmd = Command::new(&s.exe);
+        cmd.arg("corun-child")
+            .arg(p.case.kernel.name())
+            .args(["--n", &p.case.n.to_string()])
+            .args(["--workers", &s.workers.to_string()]);
+        if let Some(g) = p.case.grain {
+            cmd.args(["--grain", &g.to_string()]);
+        }
+        if let Some(r) = max_runs {
+            cmd.args(["--max-runs", &r.to_string()]);
+        }
+        cmd.env(magpie::share::MODE_ENV, mode.name())
+            .env(magpie::share::TABLE_ENV, table)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(err_file);
+        let mut proc = cmd.spawn().map_err(|e| {
+            Failure::Failed(format!(
+                "cannot start {} ({}): {e}",
+                p.label,
+                s.exe.display()
+            ))
+        })?;
+        let stdin = proc.stdin.take();
+        let out = proc.stdout.take().expect("stdout is piped");
+        std::thread::spawn(move || read_lines(slot, out, tx));
+        Ok(Child {
+            label: p.label.clone(),
+            proc,
+            stdin,
+            stderr,
+            reaped: None,
+        })
+    }
+
+    fn pid(&self) -> u32 {
+        self.proc.id()
+    }
+
+    /// Tells the child to start its timed runs.
+    fn go(&mut self) -> Result<(), Failure> {
+        let sent = match self.stdin.as_mut() {
+            Some(i) => writeln!(i, "go").and_then(|()| i.flush()).is_ok(),
+            None => false,
+        };
+        if sent {
+            Ok(())
+        } else {
+            Err(self.failure("exited before its timed runs"))
+        }
+    }
+
+    /// Sends SIGKILL, unless the child has been reaped already.
+    fn signal_kill(&mut self) {
+        if self.reaped.is_none() {
+            let _ = self.proc.kill();
+        }
+    }
+
+    /// Kills the child (if it still runs) and reaps it.
+    fn kill(&mut self) {
+        self.signal_kill();
+        if self.reaped.is_none() {
+            self.reaped = self.proc.wait().ok();
+        }
+        self.stdin = None;
+    }
+
+    /// The last line the child wrote on stderr, without its `error: `.
+    fn last_said(&self) -> Option<String> {
+        let text = std::fs::read_to_string(&self.stderr).ok()?;
+        let line = text.lines().rev().find(|l| !l.trim().is_empty())?;
+        Some(line.trim().trim_start_matches("error: ").to_string())
+    }
+
+    /// Kills the child for breaking the protocol (`what` it did).
+    fn broke(&mut self, what: &str) -> Failure {
+        self.kill();
+        Failure::Failed(format!("{}: {what}", self.label))
+    }
+
+    /// Its exit status, once its stdout has closed: waits a moment for it to exit, then kills it.
+    fn status(&mut self) -> Option<ExitStatus> {
+        let patience = Instant::now() + Duration::from_secs(2);
+        while self.reaped.is_none() && Instant::now() < patience {
+            match self.proc.try_wait() {
+                Ok(Some(st)) => self.reaped = Some(st),
+                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+                Err(_) => break,
+            }
+        }
+        self.kill();
+        self.reaped
+    }
+
+    /// Why the child stopped early: its `error:` line (the last line on its stderr), classed by
+    /// its exit code as the commands' own are; `otherwise` when it exited 0 or said nothing.
+    fn failure(&mut self, otherwise: &str) -> Failure {
+        let status = self.status();
+        let what = match status {
+            Some(st) if !st.success() => self
+                .last_said()
+                .unwrap_or_else(|| format!("exited with {st}")),
+            _ => otherwise.to_string(),
+        };
+        let msg = format!("{}: {what}", self.label);
+        match status.and_then(|s| s.code()) {
+            Some(2) => Failure::Usage(msg),
+            Some(3) => Failure::Stopped(msg),
+            _ => Failure::Failed(msg),
+        }
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The cores a program held and used at one moment of the co-run.
+#[derive(Clone, Debug, Serialize)]
+struct Sample {
+    /// Seconds since both programs were told to go.
+    t_s: f64,
+    /// Cores each program holds in the core table (`null`: the table could not be read).
+    held: [Option<usize>; 2],
+    /// Cores each program used since the sample before (the first: since go): its threads' CPU
+    /// time over wall time (`null` when `/proc` could not be read).
+    used: [Option<f64>; 2],
+}
+
+/// Samples the two co-running children.
+struct Sampler {
+    t0: Instant,
+    table: PathBuf,
+    slots: usize,
+    pids: [u32; 2],
+    /// The last CPU reading of each child: when, and its nanoseconds.
+    last: [Option<(Instant, u64)>; 2],
+}
+
+impl Sampler {
+    fn new(t0: Instant, table: &Path, pids: [u32; 2]) -> Sampler {
+        let mut s = Sampler {
+            t0,
+            table: table.to_path_buf(),
+            slots: magpie::share::cpu_slots(),
+            pids,
+            last: [None; 2],
+        };
+        s.used();
+        s
+    }
+
+    fn used(&mut self) -> [Option<f64>; 2] {
+        let mut used = [None; 2];
+        for (i, &pid) in self.pids.iter().enumerate() {
+            let now = Instant::now();
+            let cpu = crate::idle::tasks_cpu_ns(Path::new(&format!("/proc/{pid}"))).ok();
+            let before = std::mem::replace(&mut self.last[i], cpu.map(|c| (now, c)));
+            if let (Some((t, c0)), Some(c1)) = (before, cpu) {
+                let wall = now.duration_since(t).as_nanos() as f64;
+                used[i] = (wall > 0.0).then(|| c1.saturating_sub(c0) as f64 / wall);
+            }
+        }
+        used
+    }
+
+    fn held(&self) -> [Option<usize>; 2] {
+        match CoreTable::inspect(&self.table, self.slots) {
+            // No table (yet): nobody holds a core.
+            Ok(None) => [Some(0); 2],
+            Ok(Some(snap)) => self.pids.map(|pid| {
+                Some(
+                    snap.cores
+                        .iter()
+                        .filter(|c| c.owner.is_some_and(|o| o.pid() == pid))
+                        .count(),
+                )
+            }),
+            Err(_) => [None; 2],
+        }
+    }
+
+    fn sample(&mut self) -> Sample {
+        let held = self.held();
+        let used = self.used();
+        Sample {
+            t_s: self.t0.elapsed().as_secs_f64(),
+            held,
+            used,
+        }
+    }
+}
+
+/// What one phase measured.
+struct Measured {
+    /// Each child's completed runs: the kernel's seconds.
+    runs: Vec<Vec<f64>>,
+    pids: Vec<u32>,
+    samples: Vec<Sample>,
+    /// Seconds from go to the stop.
+    wall_s: f64,
+}
+
+/// How a phase ends.
+#[derive(Clone, Copy)]
+enum Until {
+    /// Alone: the child exits by itself after this many runs.
+    Exits(usize),
+    /// Co-running: each child has `runs` runs and `min` has passed; then both are killed. The
+    /// cores held and used are sampled `every` so often.
+    Runs {
+        runs: usize,
+        min: Duration,
+        every: Duration,
+    },
+}
+
+/// Runs `progs` side by side under `mode` with a fresh core table named `tag` until `until`.
+fn phase(
+    s: &Setup,
+    mode: Mode,
+    progs: &[(usize, &Program)],
+    tag: &str,
+    until: Until,
+) -> Result<Measured, Failure> {
+    let table = s.dir.join(format!("cores-{mode}-{tag}"));
+    let deadline = Instant::now() + s.timeout;
+    let timed_out = || {
+        let what = match progs {
+            [(_, p)] => format!("{} alone", p.label),
+            _ => "the co-run".into(),
+        };
+        Failure::Failed(format!(
+            "{mode}: {what} was not done after {} s (--timeout)",
+            s.timeout.as_secs_f64()
+        ))
+    };
+    let max_runs = match until {
+        Until::Exits(r) => Some(r),
+        Until::Runs { .. } => None,
+    };
+    let (tx, rx) = mpsc::channel();
+    let mut kids = progs
+        .iter()
+        .enumerate()
+        .map(|(slot, &prog)| Child::start(s, slot, prog, mode, &table, max_runs, tx.clone()))
+        .collect::<Result<Vec<_>, _>>()?;
+    drop(tx);
+    let recv = |rx: &Receiver<Event>, until: Instant| {
+        rx.recv_timeout(until.saturating_duration_since(Instant::now()))
+    };
+
+    // Every child warms up, then says it is ready and which mode its pool runs in.
+    let mut ready = vec![false; kids.len()];
+    while !ready.iter().all(|&r| r) {
+        match recv(&rx, deadline) {
+            Ok(Event::Line(i, Line::Ready { mode: m, .. })) => {
+                if m != mode.name() {
+                    let why = kids[i]
+                        .last_said()
+                        .map_or(String::new(), |w| format!(" ({w})"));
+                    return Err(
+                        kids[i].broke(&format!("its pool runs in mode {m}, not {mode}{why}"))
+                    );
+                }
+                ready[i] = true;
+            }
+            Ok(Event::Line(i, Line::Run { .. })) => {
+                return Err(kids[i].broke("ran before it was told to go"))
+            }
+            Ok(Event::Bad(i, l)) => return Err(kids[i].broke(&not_a_result(&l))),
+            Ok(Event::Eof(i)) => return Err(kids[i].failure("exited before it was ready")),
+            Err(RecvTimeoutError::Timeout) => return Err(timed_out()),
+            Err(RecvTimeoutError::Disconnected) => return Err(lost()),
+        }
+    }
+
+    let go = Instant::now();
+    for k in &mut kids {
+        k.go()?;
+    }
+    let pids: Vec<u32> = kids.iter().map(Child::pid).collect();
+    let mut sampler = match (until, pids.as_slice()) {
+        (Until::Runs { every, .. }, &[a, b]) => Some((Sampler::new(go, &table, [a, b]), every)),
+        _ => None,
+    };
+    let mut next_sample = go + sampler.as_ref().map_or(Duration::ZERO, |s| s.1);
+    let mut samples = vec![];
+    let mut runs: Vec<Vec<f64>> = vec![vec![]; kids.len()];
+    let mut exited = vec![false; kids.len()];
+    loop {
+        let done = match until {
+            Until::Exits(_) => exited.iter().all(|&e| e),
+            Until::Runs { runs: r, min, .. } => {
+                runs.iter().all(|v| v.len() >= r) && go.elapsed() >= min
+            }
+        };
+        if done {
+            break;
+        }
+        // Checked here, not on a quiet channel only: one program may print runs all along
+        // while the other hangs.
+        if Instant::now() >= deadline {
+            return Err(timed_out());
+        }
+        if let Some((sm, every)) = sampler.as_mut() {
+            if Instant::now() >= next_sample {
+                samples.push(sm.sample());
+                next_sample = (next_sample + *every).max(Instant::now());
+            }
+        }
+        let wake = match sampler {
+            Some(_) => next_sample.min(deadline),
+            None => deadline,
+        };
+        match recv(&rx, wake) {
+            Ok(Event::Line(i, Line::Run { seconds, .. })) => runs[i].push(seconds),
+            Ok(Event::Line(i, Line::Ready { .. })) => {
+                return Err(kids[i].broke("said it was ready twice"))
+            }
+            Ok(Event::Bad(i, l)) => return Err(kids[i].broke(&not_a_result(&l))),
+            Ok(Event::Eof(i)) => match until {
+                Until::Exits(r)
+                    if runs[i].len() == r && kids[i].status().is_some_and(|s| s.success()) =>
+                {
+                    exited[i] = true
+                }
+                _ => return Err(kids[i].failure("exited before it was stopped")),
+            },
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return Err(lost()),
+        }
+    }
+    let wall_s = go.elapsed().as_secs_f64();
+    // Stop every child at once; the runs they were in never print. What they printed before
+    // the stop is still in the pipes: read it to the end.
+    for k in &mut kids {
+        k.signal_kill();
+    }
+    for k in &mut kids {
+        k.kill();
+    }
+    let patience = Instant::now() + Duration::from_secs(5);
+    let mut open = exited.iter().filter(|&&e| !e).count();
+    while open > 0 {
+        match recv(&rx, patience) {
+            Ok(Event::Line(i, Line::Run { seconds, .. })) => runs[i].push(seconds),
+            Ok(Event::Eof(_)) => open -= 1,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    Ok(Measured {
+        runs,
+        pids,
+        samples,
+        wall_s,
+    })
+}
+
+/// Every reader ends with an `Eof`, and each `Eof` ends the phase or a child's part in it, so
+/// the channel cannot close under a phase that still waits.
+fn lost() -> Failure {
+    Failure::Failed("lost the programs' output before they ended".into())
+}
+
+fn not_a_result(line: &str) -> String {
+    format!("printed `{line}`, not a result line")
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// One program's figures under one mode.
+#[derive(Clone, Debug, Serialize)]
+struct ProgramRow {
+    kernel: String,
+    n: u64,
+    grain: Option<u64>,
+    /// Mean seconds of a run alone.
+    solo_s: f64,
+    solo_median_s: f64,
+    solo_runs: usize,
+    /// Mean seconds of a run co-running (the paper's T_i).
+    corun_s: f64,
+    corun_median_s: f64,
+    /// Runs counted co-running.
+    runs: usize,
+    /// corun_s / solo_s.
+    slowdown: f64,
+}
+
+impl ProgramRow {
+    fn new(case: &Case, solo: &[f64], corun: &[f64]) -> ProgramRow {
+        let median = |v: &[f64]| {
+            Timing {
+                times_s: v.to_vec(),
+            }
+            .median()
+            .unwrap_or(0.0)
+        };
+        ProgramRow {
+            kernel: case.kernel.name().into(),
+            n: case.n,
+            grain: case.grain,
+            solo_s: mean(solo),
+            solo_median_s: median(solo),
+            solo_runs: solo.len(),
+            corun_s: mean(corun),
+            corun_median_s: median(corun),
+            runs: corun.len(),
+            slowdown: mean(corun) / mean(solo),
+        }
+    }
+}
+
+/// One mode's figures: what `--json` prints, one per mode.
+#[derive(Clone, Debug, Serialize)]
+struct ModeRow {
+    mode: String,
+    workers: usize,
+    a: ProgramRow,
+    b: ProgramRow,
+    /// a.slowdown + b.slowdown (2 when neither slows the other).
+    combined_slowdown: f64,
+    /// Seconds the co-run lasted.
+    corun_wall_s: f64,
+}
+
+/// One mode's co-run over time, for the plot.
+#[derive(Clone, Debug, Serialize)]
+struct Timeline {
+    mode: String,
+    pids: [u32; 2],
+    samples: Vec<Sample>,
+}
+
+/// `corun.json`.
+#[derive(Clone, Debug, Serialize)]
+struct Report {
+    command: String,
+    size: String,
+    workers: usize,
+    cpus: usize,
+    solo_runs: usize,
+    runs: usize,
+    min_seconds: f64,
+    sample_ms: u64,
+    rows: Vec<ModeRow>,
+    timelines: Vec<Timeline>,
+}
+
+fn progress(msg: &str) {
+    if std::io::stderr().is_terminal() {
+        eprintln!("corun: {msg}");
+    }
+}
+
+pub fn run(a: CorunArgs) -> Result<(), Failure> {
+    let progs = [Program::new(0, a.a, a.size)?, Program::new(1, a.b, a.size)?];
+    let exe = std::env::current_exe()
+        .map_err(|e| Failure::Failed(format!("cannot find the magpie executable: {e}")))?;
+    // A report folder that cannot be made fails now, not after the experiment.
+    if let Some(out) = &a.out {
+        std::fs::create_dir_all(out)
+            .map_err(|e| Failure::Failed(format!("cannot create {}: {e}", out.display())))?;
+    }
+    let dir = PrivateDir::new()?;
+    let setup = Setup {
+        exe,
+        dir: &dir.0,
+        workers: a.workers,
+        timeout: Duration::from_secs_f64(a.timeout),
+    };
+    let every = Duration::from_millis(a.sample_ms);
+    let mut rows = vec![];
+    let mut timelines = vec![];
+    for &mode in &a.mode.0 {
+        let mut solo = vec![];
+        for (i, p) in progs.iter().enumerate() {
+            progress(&format!("{mode}: {} alone, {} runs", p.label, a.solo_runs));
+            let m = phase(
+                &setup,
+                mode,
+                &[(i, p)],
+                &format!("solo-{}", WHO[i]),
+                Until::Exits(a.solo_runs),
+            )?;
+            solo.extend(m.runs);
+        }
+        progress(&format!(
+            "{mode}: co-running, ≥ {} runs each and ≥ {} s",
+            a.runs, a.min_seconds
+        ));
+        let co = phase(
+            &setup,
+            mode,
+            &[(0, &progs[0]), (1, &progs[1])],
+            "corun",
+            Until::Runs {
+                runs: a.runs,
+                min: Duration::from_secs_f64(a.min_seconds),
+                every,
+            },
+        )?;
+        let row = |i: usize| ProgramRow::new(&progs[i].case, &solo[i], &co.runs[i]);
+        let (ra, rb) = (row(0), row(1));
+        rows.push(ModeRow {
+            mode: mode.name().into(),
+            workers: a.workers,
+            combined_slowdown: ra.slowdown + rb.slowdown,
+            a: ra,
+            b: rb,
+            corun_wall_s: co.wall_s,
+        });
+        timelines.push(Timeline {
+            mode: mode.name().into(),
+            pids: [co.pids[0], co.pids[1]],
+            samples: co.samples,
+        });
+    }
+    drop(dir);
+
+    if a.json {
+        let json = serde_json::to_string_pretty(&rows)
+            .map_err(|e| Failure::Failed(format!("cannot serialize the results: {e}")))?;
+        println!("{json}");
+    } else {
+        print!("{}", table(&progs, &a, &rows));
+    }
+    if let Some(out) = &a.out {
+        let report = Report {
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+            size: a.size.name().into(),
+            workers: a.workers,
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            solo_runs: a.solo_runs,
+            runs: a.runs,
+            min_seconds: a.min_seconds,
+            sample_ms: a.sample_ms,
+            rows,
+            timelines,
+        };
+        write_report(out, &report)?;
+        eprintln!(
+            "report written to {} (index.html, corun.json)",
+            out.display()
+        );
+    }
+    Ok(())
+}
+
+fn write_report(out: &Path, report: &Report) -> Result<(), Failure> {
+    let json = serde_json::to_string_pretty(report)
+        .map_err(|e| Failure::Failed(format!("cannot serialize the report: {e}")))?;
+    for (name, text) in [
+        ("corun.json", json),
+        ("index.html", html::page(report, &WHO)),
+    ] {
+        let p = out.join(name);
+        std::fs::write(&p, text)
+            .map_err(|e| Failure::Failed(format!("cannot write {}: {e}", p.display())))?;
+    }
+    Ok(())
+}
+
+/// The table: the two programs, then one line per mode.
+fn table(progs: &[Program; 2], a: &CorunArgs, rows: &[ModeRow]) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{} and {}, {} each; alone {} each, co-running until each has ≥ {} and ≥ {} s\n",
+        progs[0].label,
+        progs[1].label,
+        count(a.workers, "worker"),
+        count(a.solo_runs, "run"),
+        count(a.runs, "run"),
+        a.min_seconds
+    );
+    let _ = writeln!(
+        o,
+        "{:<6} {:>10} {:>10} {:>6} {:>9}   {:>10} {:>10} {:>6} {:>9}   {:>8}",
+        "mode",
+        "a solo s",
+        "a co-run s",
+        "a runs",
+        "a slower",
+        "b solo s",
+        "b co-run s",
+        "b runs",
+        "b slower",
+        "combined"
+    );
+    for r in rows {
+        let _ = writeln!(
+            o,
+            "{:<6} {:>10} {:>10} {:>6} {:>9}   {:>10} {:>10} {:>6} {:>9}   {:>8}",
+            r.mode,
+            secs(Some(r.a.solo_s)),
+            secs(Some(r.a.corun_s)),
+            r.a.runs,
+            times(Some(r.a.slowdown)),
+            secs(Some(r.b.solo_s)),
+            secs(Some(r.b.corun_s)),
+            r.b.runs,
+            times(Some(r.b.slowdown)),
+            times(Some(r.combined_slowdown))
+        );
+    }
+    let _ = writeln!(
+        o,
+        "\nsolo s, co-run s: mean seconds of a run alone and co-running; slower = co-run s ÷ \
+         solo s; combined = a's + b's (2.00× = no interference)"
+    );
+    o
+}
