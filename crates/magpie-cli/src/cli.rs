@@ -362,6 +362,10 @@ pub struct IdleArgs {
     /// Seconds to watch the idle pool.
     #[arg(long, default_value_t = 1.0, value_parser = parse_seconds)]
     pub seconds: f64,
+    /// The pool's core-sharing mode: dws, abp, ep or off (dws and ep use the core table that
+    /// MAGPIE_SHARE_TABLE names, else the user's default one).
+    #[arg(long, default_value = "off")]
+    pub share: magpie::share::Mode,
     /// Print one JSON object instead of a line.
     #[arg(long)]
     pub json: bool,

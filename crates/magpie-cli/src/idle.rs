@@ -42,11 +42,22 @@ fn fib(n: u64) -> u64 {
 
 /// The measurement: CPU used by an idle pool of `workers` over `seconds`, as a percentage of one
 /// core, after a short job and a settling pause of `settle`.
-pub fn measure(workers: usize, seconds: f64, settle: Duration) -> Result<f64, Failure> {
+pub fn measure(
+    workers: usize,
+    share: magpie::share::Mode,
+    seconds: f64,
+    settle: Duration,
+) -> Result<f64, Failure> {
     let pool = magpie::Pool::builder()
         .workers(workers)
+        .share(share)
         .build()
         .map_err(Failure::from_magpie)?;
+    if pool.share_mode() != share {
+        return Err(Failure::Failed(format!(
+            "the pool could not share cores under {share} (see the warning above)"
+        )));
+    }
     if pool.install(|| fib(25)) != 75025 {
         return Err(Failure::Failed("fib(25) gave a wrong answer".into()));
     }
@@ -61,20 +72,21 @@ pub fn measure(workers: usize, seconds: f64, settle: Duration) -> Result<f64, Fa
 }
 
 pub fn run(a: IdleArgs) -> Result<(), Failure> {
-    let pct = measure(a.workers, a.seconds, Duration::from_millis(100))?;
+    let pct = measure(a.workers, a.share, a.seconds, Duration::from_millis(100))?;
     if a.json {
         println!(
             "{}",
             serde_json::json!({
                 "workers": a.workers,
+                "share": a.share.name(),
                 "seconds": a.seconds,
                 "cpu_percent_of_one_core": pct,
             })
         );
     } else {
         println!(
-            "idle pool of {} workers over {:.2} s: {:.3}% of one core",
-            a.workers, a.seconds, pct
+            "idle pool of {} workers (share {}) over {:.2} s: {:.3}% of one core",
+            a.workers, a.share, a.seconds, pct
         );
     }
     Ok(())

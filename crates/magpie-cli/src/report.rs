@@ -188,7 +188,12 @@ pub fn run(a: ReportArgs) -> Result<(), Failure> {
         .collect();
 
     // The idle pool: CPU used over one second by 2 sleeping workers.
-    let idle = crate::idle::measure(2, 1.0, std::time::Duration::from_millis(100))?;
+    let idle = crate::idle::measure(
+        2,
+        magpie::share::Mode::Off,
+        1.0,
+        std::time::Duration::from_millis(100),
+    )?;
     eprintln!(
         "[{:>7.1} s] idle pool of 2 workers: {idle:.3}% of one core",
         started.elapsed().as_secs_f64()
