@@ -85,8 +85,13 @@ fn assert_program(p: &serde_json::Value, kernel: &str, min_runs: u64) {
     assert!(p["corun_median_s"].as_f64().unwrap() > 0.0, "{p}");
     assert_eq!(p["solo_runs"], 2, "{p}");
     assert!(p["runs"].as_u64().unwrap() >= min_runs, "{p}");
+    let baseline = p["baseline_s"].as_f64().unwrap();
+    assert!(baseline > 0.0, "{p}");
     let slowdown = p["slowdown"].as_f64().unwrap();
-    assert!((slowdown - corun / solo).abs() <= 1e-9 * slowdown, "{p}");
+    assert!(
+        (slowdown - corun / baseline).abs() <= 1e-9 * slowdown,
+        "{p}"
+    );
 }
 
 #[test]
@@ -117,6 +122,12 @@ fn corun_reports_each_mode_and_writes_the_plots() {
         let combined = row["combined_slowdown"].as_f64().unwrap();
         assert!((combined - sum).abs() <= 1e-9 * sum, "{row}");
         assert!(row["corun_wall_s"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    // One baseline for every mode: the programs alone under off, which is also off's solo time.
+    for p in ["a", "b"] {
+        let off = &rows[0][p];
+        assert_eq!(off["baseline_s"], off["solo_s"], "{off}");
+        assert_eq!(rows[1][p]["baseline_s"], off["baseline_s"], "{}", rows[1]);
     }
     assert_eq!(
         std::fs::read_dir(&private).unwrap().count(),
