@@ -422,3 +422,42 @@ fn ep_keeps_the_pool_on_its_share() {
         t.held_by(me).len() == t.cores()
     });
 }
+
+#[test]
+fn dws_claims_only_cores_of_the_affinity_mask() {
+    let Some(cpus) = two_cpus() else { return };
+    let dir = TempDir::new("mask");
+    let only = *cpus.last().unwrap();
+    let table = dir.table();
+    // On a thread of its own, restricted to one CPU before the pool is built: the pool (whose
+    // threads inherit the mask) reads the mask as its machine, and the test's other threads keep
+    // theirs.
+    let (held, on_cpu) = std::thread::spawn(move || {
+        // SAFETY: a plain bit set of the size passed; 0 names the calling thread.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(only, &mut set);
+            assert_eq!(
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
+                0
+            );
+        }
+        let p = pool(Mode::Dws, &table, 2);
+        let t = CoreTable::open(&table, cpu_slots()).unwrap();
+        let me = ProgramId::me().unwrap();
+        let c = counters();
+        let held = p.install(|| {
+            assert_eq!(leaves(11, &c), 2048);
+            t.held_by(me)
+        });
+        (held, c)
+    })
+    .join()
+    .unwrap();
+    assert_eq!(held, vec![only], "the pool holds only the CPU of its mask");
+    for (cpu, n) in on_cpu.iter().enumerate() {
+        if cpu != only {
+            assert_eq!(n.load(Ordering::Relaxed), 0, "a leaf ran on cpu {cpu}");
+        }
+    }
+}
