@@ -48,14 +48,23 @@ parse_bench_options() {
     done
 }
 
-# paired_medians FN_A FN_B KERNEL WORKERS: calls `FN_A KERNEL WORKERS` and `FN_B KERNEL WORKERS`
-# (each prints one time) alternately $rounds times, so drifting machine load hits both alike,
-# and prints the median of each side's times: "A B".
-paired_medians() {
-    local fa=$1 fb=$2 k=$3 w=$4 r a=() b=()
-    for ((r = 0; r < rounds; r++)); do
-        a+=("$("$fa" "$k" "$w")")
-        b+=("$("$fb" "$k" "$w")")
+# paired_rows FN_A FN_B ROW_FN: for each kernel of $kernels and worker count of $workers (both
+# comma-separated), calls `FN_A KERNEL WORKERS` and `FN_B KERNEL WORKERS` (each prints one time)
+# alternately $rounds times, so drifting machine load hits both alike, then
+# `ROW_FN KERNEL WORKERS MEDIAN_A MEDIAN_B` (which prints the row).
+paired_rows() {
+    local fa=$1 fb=$2 row=$3 k w r ks ws a b
+    IFS=, read -ra ks <<<"$kernels"
+    IFS=, read -ra ws <<<"$workers"
+    for k in "${ks[@]}"; do
+        for w in "${ws[@]}"; do
+            a=()
+            b=()
+            for ((r = 0; r < rounds; r++)); do
+                a+=("$("$fa" "$k" "$w")")
+                b+=("$("$fb" "$k" "$w")")
+            done
+            "$row" "$k" "$w" "$(printf '%s\n' "${a[@]}" | median)" "$(printf '%s\n' "${b[@]}" | median)"
+        done
     done
-    echo "$(printf '%s\n' "${a[@]}" | median) $(printf '%s\n' "${b[@]}" | median)"
 }

@@ -52,14 +52,8 @@ fi
 time_old() { bench_median "$old" "$1" "$2" "$runs" "$size"; }
 time_new() { bench_median "$new" "$1" "$2" "$runs" "$size"; }
 
+row() { awk -v k="$1" -v w="$2" -v b="$3" -v a="$4" 'BEGIN { printf "| %s | %s | %.6f | %.6f | %.2f |\n", k, w, b, a, a / b }'; }
+
 echo "| kernel | workers | before s | after s | after ÷ before |"
 echo "|---|---|---|---|---|"
-IFS=, read -ra ks <<<"$kernels"
-IFS=, read -ra ws <<<"$workers"
-for k in "${ks[@]}"; do
-    for w in "${ws[@]}"; do
-        read -r mb ma < <(paired_medians time_old time_new "$k" "$w")
-        awk -v k="$k" -v w="$w" -v b="$mb" -v a="$ma" \
-            'BEGIN { printf "| %s | %s | %.6f | %.6f | %.2f |\n", k, w, b, a, a / b }'
-    done
-done
+paired_rows time_old time_new row

@@ -38,14 +38,8 @@ table=$tmp/cores
 time_off() { bench_median "$bin" "$1" "$2" "$runs" "$size" MAGPIE_SHARE=off; }
 time_mode() { bench_median "$bin" "$1" "$2" "$runs" "$size" MAGPIE_SHARE="$mode" MAGPIE_SHARE_TABLE="$table"; }
 
+row() { awk -v k="$1" -v w="$2" -v a="$3" -v b="$4" 'BEGIN { printf "| %s | %s | %.6f | %.6f | %.3f |\n", k, w, a, b, b / a }'; }
+
 echo "| kernel | workers | off s | $mode s | $mode ÷ off |"
 echo "|---|---|---|---|---|"
-IFS=, read -ra ks <<<"$kernels"
-IFS=, read -ra ws <<<"$workers"
-for k in "${ks[@]}"; do
-    for w in "${ws[@]}"; do
-        read -r moff mmode < <(paired_medians time_off time_mode "$k" "$w")
-        awk -v k="$k" -v w="$w" -v a="$moff" -v b="$mmode" \
-            'BEGIN { printf "| %s | %s | %.6f | %.6f | %.3f |\n", k, w, a, b, b / a }'
-    done
-done
+paired_rows time_off time_mode row

@@ -31,15 +31,11 @@ trap 'rm -rf "$tmp"' EXIT
 time_off() { bench_median "$bin" "$1" "$2" "$runs" "$size"; }
 time_on() { bench_median "$bin" "$1" "$2" "$runs" "$size" MAGPIE_TRACE="$tmp/run.mtrace"; }
 
+row() {
+    awk -v k="$1" -v w="$2" -v a="$3" -v b="$4" -v n="$(stat -c %s "$tmp/run.mtrace")" \
+        'BEGIN { printf "| %s | %s | %.6f | %.6f | %.3f | %s |\n", k, w, a, b, b / a, n }'
+}
+
 echo "| kernel | workers | off s | on s | on ÷ off | trace file bytes |"
 echo "|---|---|---|---|---|---|"
-IFS=, read -ra ks <<<"$kernels"
-IFS=, read -ra ws <<<"$workers"
-for k in "${ks[@]}"; do
-    for w in "${ws[@]}"; do
-        read -r moff mon < <(paired_medians time_off time_on "$k" "$w")
-        bytes=$(stat -c %s "$tmp/run.mtrace")
-        awk -v k="$k" -v w="$w" -v a="$moff" -v b="$mon" -v n="$bytes" \
-            'BEGIN { printf "| %s | %s | %.6f | %.6f | %.3f | %s |\n", k, w, a, b, b / a, n }'
-    done
-done
+paired_rows time_off time_on row

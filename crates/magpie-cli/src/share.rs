@@ -108,17 +108,19 @@ fn text(s: &Snapshot) -> String {
     o
 }
 
+/// A program's identity as JSON: the packed id, its pid and its start time.
+fn id_json(raw: u64) -> Value {
+    json!({ "id": raw, "pid": raw >> 32, "start_time": raw & 0xffff_ffff })
+}
+
 fn program_json(s: &Snapshot, p: &ProgramEntry) -> Value {
-    json!({
-        "slot": p.slot,
-        "id": p.raw_id,
-        "pid": p.raw_id >> 32,
-        "start_time": p.raw_id & 0xffff_ffff,
-        "heartbeat_age_ms": age(s, p.heartbeat_ms),
-        "alive": p.alive,
-        "stale": p.stale,
-        "cores": p.cores,
-    })
+    let mut v = id_json(p.raw_id);
+    v["slot"] = json!(p.slot);
+    v["heartbeat_age_ms"] = json!(age(s, p.heartbeat_ms));
+    v["alive"] = json!(p.alive);
+    v["stale"] = json!(p.stale);
+    v["cores"] = json!(p.cores);
+    v
 }
 
 fn core_json(s: &Snapshot, c: &CoreEntry) -> Value {
@@ -128,11 +130,7 @@ fn core_json(s: &Snapshot, c: &CoreEntry) -> Value {
     }
     json!({
         "core": c.core,
-        "owner": {
-            "id": c.raw_owner,
-            "pid": c.raw_owner >> 32,
-            "start_time": c.raw_owner & 0xffff_ffff,
-        },
+        "owner": id_json(c.raw_owner),
         "heartbeat_age_ms": age(s, c.heartbeat_ms),
         "alive": c.alive,
         "stale": c.stale,

@@ -292,41 +292,38 @@ impl Registry {
         });
         for (index, deque) in deques.into_iter().enumerate() {
             let r = reg.clone();
-            let spawned = std::thread::Builder::new()
-                .name(format!("magpie-{index}"))
-                .stack_size(THREAD_STACK)
-                .spawn(move || worker_main(r, index, deque));
-            match spawned {
-                Ok(h) => crate::sync::lock(&reg.threads).push(h),
-                Err(e) => {
-                    reg.shutdown();
-                    return Err(Error::Os(format!(
-                        "cannot start worker thread {index}: {e}"
-                    )));
-                }
-            }
+            reg.start_thread(format!("magpie-{index}"), move || {
+                worker_main(r, index, deque)
+            })?;
         }
         if reg.sharing.is_some() {
             let r = reg.clone();
-            let spawned = std::thread::Builder::new()
-                .name("magpie-coordinator".into())
-                .stack_size(THREAD_STACK)
-                .spawn(move || {
-                    if let Some(s) = &r.sharing {
-                        s.coordinate(|| r.queued());
-                    }
-                });
-            match spawned {
-                Ok(h) => crate::sync::lock(&reg.threads).push(h),
-                Err(e) => {
-                    reg.shutdown();
-                    return Err(Error::Os(format!(
-                        "cannot start the coordinator thread: {e}"
-                    )));
+            reg.start_thread("magpie-coordinator".into(), move || {
+                if let Some(s) = &r.sharing {
+                    s.coordinate(|| r.queued());
                 }
-            }
+            })?;
         }
         Ok(reg)
+    }
+
+    /// Starts one of the pool's threads, named `name`; if the OS refuses, stops those already
+    /// started and says which one could not start.
+    fn start_thread(&self, name: String, f: impl FnOnce() + Send + 'static) -> Result<(), Error> {
+        match std::thread::Builder::new()
+            .name(name.clone())
+            .stack_size(THREAD_STACK)
+            .spawn(f)
+        {
+            Ok(h) => {
+                crate::sync::lock(&self.threads).push(h);
+                Ok(())
+            }
+            Err(e) => {
+                self.shutdown();
+                Err(Error::Os(format!("cannot start thread {name}: {e}")))
+            }
+        }
     }
 
     /// Stops the workers and waits for them. Called when the pool is dropped, after every

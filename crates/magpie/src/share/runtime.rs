@@ -172,7 +172,7 @@ impl Sharing {
     }
 
     /// The CPU of worker `w`'s core.
-    pub(crate) fn cpu_of(&self, w: usize) -> usize {
+    fn cpu_of(&self, w: usize) -> usize {
         self.allowed[self.core_of[w]]
     }
 

@@ -770,19 +770,14 @@ impl CoreTable {
             .collect()
     }
 
-    /// Claims `core` for `id` if it is free; true if `id` now holds it (false also when `id`
-    /// already held it). Panics if `core >= cores()`.
-    pub fn try_claim(&self, core: usize, id: ProgramId) -> bool {
-        let owner = self.core_word(core, 0);
-        if owner.load(Ordering::Relaxed) != 0 {
-            return false;
-        }
-        let beat = self.core_word(core, 8);
-        // Ordering: the heartbeat store is published by the CAS's release half, so a reclaimer
-        // whose acquire load sees `id` as owner sees this heartbeat too (module docs).
+    /// Moves a slot (`owner` and its `beat`) from holder `from` (0: free) to `id`; true if it
+    /// did. The heartbeat is stored before the CAS, whose release half publishes it, so a
+    /// reclaimer whose acquire load sees `id` as holder also sees a fresh heartbeat (module
+    /// docs), and again after it.
+    fn hand_over(&self, owner: &AtomicU64, beat: &AtomicU64, from: u64, id: ProgramId) -> bool {
         beat.store(now_ms(), Ordering::Relaxed);
         let won = owner
-            .compare_exchange(0, id.as_u64(), Ordering::AcqRel, Ordering::Relaxed)
+            .compare_exchange(from, id.as_u64(), Ordering::AcqRel, Ordering::Relaxed)
             .is_ok();
         if won {
             beat.store(now_ms(), Ordering::Relaxed);
@@ -793,27 +788,20 @@ impl CoreTable {
         won
     }
 
+    /// Claims `core` for `id` if it is free; true if `id` now holds it (false also when `id`
+    /// already held it). Panics if `core >= cores()`.
+    pub fn try_claim(&self, core: usize, id: ProgramId) -> bool {
+        let owner = self.core_word(core, 0);
+        owner.load(Ordering::Relaxed) == 0 && self.hand_over(owner, self.core_word(core, 8), 0, id)
+    }
+
     /// Takes `core` from `from` for `id` (DWS §3.3's second case: a program takes back one of
     /// its own cores that another program borrowed); true if `id` now holds it. Fails, leaving the
-    /// slot alone, if the core is no longer `from`'s. Panics if `core >= cores()`.
+    /// slot's holder alone, if the core is no longer `from`'s. Panics if `core >= cores()`.
     pub fn take_over(&self, core: usize, from: ProgramId, id: ProgramId) -> bool {
-        let beat = self.core_word(core, 8);
-        let won = self
-            .core_word(core, 0)
-            .compare_exchange(
-                from.as_u64(),
-                id.as_u64(),
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            )
-            .is_ok();
-        if won {
-            beat.store(now_ms(), Ordering::Relaxed);
-            if id == self.me {
-                self.used.store(true, Ordering::Relaxed);
-            }
-        }
-        won
+        let (owner, beat) = (self.core_word(core, 0), self.core_word(core, 8));
+        owner.load(Ordering::Relaxed) == from.as_u64()
+            && self.hand_over(owner, beat, from.as_u64(), id)
     }
 
     /// Gives `core` back if `id` holds it; true if it did. Panics if `core >= cores()`.
@@ -859,19 +847,9 @@ impl CoreTable {
         for attempt in 0..2 {
             for j in 0..self.programs {
                 let slot = self.program_word(j, 0);
-                if slot.load(Ordering::Relaxed) != 0 {
-                    continue;
-                }
-                let beat = self.program_word(j, 8);
-                beat.store(now_ms(), Ordering::Relaxed); // published by the CAS, as in try_claim
-                if slot
-                    .compare_exchange(0, id.as_u64(), Ordering::AcqRel, Ordering::Relaxed)
-                    .is_ok()
+                if slot.load(Ordering::Relaxed) == 0
+                    && self.hand_over(slot, self.program_word(j, 8), 0, id)
                 {
-                    beat.store(now_ms(), Ordering::Relaxed);
-                    if id == self.me {
-                        self.used.store(true, Ordering::Relaxed);
-                    }
                     return Ok(j);
                 }
             }
