@@ -72,7 +72,8 @@ pub(crate) enum Work {
         job: JobRef,
         continuation: bool,
     },
-    Resume(usize),
+    /// A suspended fiber ready to go on (see `worker::FiberPtr`).
+    Resume(crate::worker::FiberPtr),
     /// Items handed to a thief at once (see `Deque::release_batch`); unpack with
     /// `Item::take_batch`.
     Batch(Item),
@@ -92,7 +93,7 @@ impl Work {
                 job.data as usize | continuation as usize,
                 job.entry as usize,
             ),
-            Work::Resume(f) => Item(f, 0),
+            Work::Resume(f) => Item(f.addr(), 0),
             Work::Batch(it) => it,
         }
     }
@@ -102,7 +103,9 @@ impl Work {
             if it.0 & 1 == 1 {
                 Work::Batch(it)
             } else {
-                Work::Resume(it.0)
+                // SAFETY: a second word of zero with bit 0 clear is only written by `encode`
+                // from a `Resume`; the item owned the fiber, and its taker now does.
+                Work::Resume(unsafe { crate::worker::FiberPtr::from_addr(it.0) })
             }
         } else {
             // SAFETY: non-zero second words are only ever written by `encode` from a real entry fn.

@@ -26,6 +26,67 @@
 //!
 //! See the README for the design: split deques, fibers for suspended tasks and work-first
 //! continuations, and the sleep protocol.
+//!
+//! # What the compiler checks, and what magpie adds
+//!
+//! A closure given to [`join`] or [`Scope::spawn`] may run on another worker thread, so it
+//! must be `Send`, and so must what it returns; a value that is not `Send` cannot go in:
+//!
+//! ```compile_fail,E0277
+//! let rc = std::rc::Rc::new(1);
+//! magpie::join(move || *rc + 1, || 2);
+//! ```
+//!
+//! ```compile_fail,E0277
+//! magpie::join(|| std::rc::Rc::new(1), || 2);
+//! ```
+//!
+//! ```compile_fail,E0277
+//! let rc = std::rc::Rc::new(1);
+//! magpie::scope(|s| s.spawn(move |_| drop(rc)));
+//! ```
+//!
+//! A spawned task may borrow only what outlives its scope: not a local of the body, nor of the
+//! loop that spawns it:
+//!
+//! ```compile_fail
+//! let mut out = Vec::new();
+//! magpie::scope(|s| {
+//!     let local = 5;
+//!     s.spawn(|_| out.push(&local));
+//! });
+//! ```
+//!
+//! ```compile_fail,E0373
+//! magpie::scope(|s| {
+//!     for i in 0..3 {
+//!         s.spawn(|_| println!("{i}"));
+//!     }
+//! });
+//! ```
+//!
+//! The compiler does not look at the locals *inside* a closure: a task may make an `Rc`, or
+//! borrow a `thread_local!`, and hold it across a nested `join` or `scope`. magpie makes that
+//! sound by never moving a stack that has started running to another thread: a task suspended
+//! at a sync point is resumed by the worker that suspended it, and thieves take only closures
+//! that have not started. The code after a sync point runs on the thread that ran the code
+//! before it ([`Builder::allow_migration`] is the `unsafe` opt-out):
+//!
+//! ```
+//! use std::rc::Rc;
+//! let pool = magpie::Pool::builder().workers(4).build()?;
+//! fn sum(v: &[u64]) -> u64 {
+//!     if v.len() < 64 { return v.iter().sum(); }
+//!     let here = Rc::new(std::thread::current().id());   // not Send, held across the join
+//!     let (l, r) = v.split_at(v.len() / 2);
+//!     let (a, b) = magpie::join(|| sum(l), || sum(r));
+//!     assert_eq!(*here, std::thread::current().id());
+//!     a + b
+//! }
+//! let v: Vec<u64> = (0..100_000).collect();
+//! assert_eq!(pool.install(|| sum(&v)), 100_000 * 99_999 / 2);
+//! # Ok::<(), magpie::Error>(())
+//! ```
 
 #![warn(missing_docs)]
 // Under `--cfg loom` only the model-checked structures are built (for their loom tests); the
@@ -33,6 +94,7 @@
 #![cfg_attr(loom, allow(dead_code))]
 
 pub(crate) mod deque;
+pub(crate) mod inbox;
 #[cfg(all(test, loom))]
 mod join_model;
 pub(crate) mod latch;

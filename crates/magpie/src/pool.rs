@@ -43,6 +43,7 @@ pub struct Builder {
     share_sleep_after: Option<u32>,
     share_period: std::time::Duration,
     share_table: Option<std::path::PathBuf>,
+    migrate: bool,
 }
 
 /// How often a sharing pool's coordinator looks at its demand and the core table by default
@@ -75,6 +76,7 @@ impl Default for Builder {
             share_sleep_after: None,
             share_period: DEFAULT_SHARE_PERIOD,
             share_table: None,
+            migrate: false,
         }
     }
 }
@@ -262,6 +264,29 @@ impl Builder {
         self
     }
 
+    /// Lets a task's running stack move to another worker thread (off by default): SLAW's
+    /// continuation stealing. A work-first scope spawn that cannot run its child in place
+    /// publishes the parent's suspended stack for thieves, and a task suspended at a sync point
+    /// is resumed by whichever worker takes it, not by the worker that suspended it. Off, a stack
+    /// that has started running user code is only ever resumed on its own thread, and thieves
+    /// take only closures that have not started (join halves and spawned children).
+    ///
+    /// # Safety
+    ///
+    /// With migration on, the code after any `join`, `scope`, `Scope::spawn` (and the other
+    /// spawns) or sync point in code this pool runs may continue on a different OS thread than
+    /// the code before it, with every local it holds. Rust checks `Send` for the closures given
+    /// to magpie, not for the locals on their stacks. The caller promises that no code the pool
+    /// runs holds a value that is not `Send` (an `Rc`, a `MutexGuard`, a `RefCell` borrow of a
+    /// `thread_local!`, a raw pointer into thread-local storage) across such a point, and that
+    /// none relies on the identity of its thread across one (thread-locals, thread ids, locks
+    /// that must be released by the thread that took them). Breaking the promise is undefined
+    /// behaviour.
+    pub unsafe fn allow_migration(mut self, on: bool) -> Self {
+        self.migrate = on;
+        self
+    }
+
     /// Traces, and writes the trace file to `path` when the pool is dropped (what
     /// `MAGPIE_TRACE=path` does).
     pub fn trace_to(mut self, path: impl Into<std::path::PathBuf>) -> Self {
@@ -395,6 +420,7 @@ impl Builder {
             share_sleep_after: self.share_sleep_after,
             share_period: self.share_period,
             share_table: self.share_table,
+            migrate: self.migrate,
         })?;
         Ok(Pool {
             registry,
@@ -447,6 +473,12 @@ impl Pool {
     /// Number of places ([`Builder::places`]); 1 when the pool has none.
     pub fn places(&self) -> usize {
         self.registry.places.as_ref().map_or(1, |p| p.count())
+    }
+
+    /// Whether a task's running stack may move to another worker thread
+    /// ([`Builder::allow_migration`]).
+    pub fn allows_migration(&self) -> bool {
+        self.registry.config.migrate
     }
 
     /// The pool's spawning policy.

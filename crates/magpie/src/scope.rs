@@ -6,10 +6,15 @@
 //! `schedule(wf|hf|dyn)` clause):
 //! * help-first: the child is boxed and pushed; the parent continues;
 //! * work-first: the child runs now. If the worker already keeps `KEEP` items for thieves and none
-//!   asked for more, it runs as a plain call (lazy publication, as in `join`). Otherwise the
-//!   parent's fiber is preempted and published as a continuation, and the child runs on another
-//!   fiber (see `worker.rs`); its closure stays in the parent's frame until the child has moved it
-//!   out, which happens before the continuation becomes stealable.
+//!   asked for more, it runs as a plain call (lazy publication, as in `join`). Otherwise a thief
+//!   needs work, and it gets the child: the child is published (a closure that has not started)
+//!   and the parent goes on, since a stack that has started running user code never moves to
+//!   another thread. Only when the parent's stack is full is the parent preempted: the child
+//!   starts on a fresh fiber and the parent waits on this worker's ready list, to resume here
+//!   once the child has returned or suspended. With `Builder::allow_migration` (an `unsafe`
+//!   opt-in) the parent is preempted instead and published as a continuation thieves may steal,
+//!   as in SLAW (see `worker.rs`); its closure stays in the parent's frame until the child has
+//!   moved it out, which happens before the continuation becomes stealable.
 
 use crate::error::Error;
 use crate::job::{HeapJob, JobRef, Panic, Work};
@@ -147,14 +152,30 @@ impl<'scope> Scope<'scope> {
             self.run_in_place(fl, depth, f);
             return;
         }
-        if wf && policy == Policy::Adaptive && fresh < wt.thresholds.fresh as isize {
-            // The steal-rate heuristic asked for work-first because steals are rare. In SLAW a
-            // work-first spawn is a sequential call, which is what the in-place path above is;
-            // here it could not be taken (too little published, or a thief is asking), and a
-            // preempting work-first spawn costs a fiber switch where publishing the child costs a
-            // push. So publish the child. The fresh-task bound (fresh ≥ F) still gets a real
-            // work-first spawn below, which is what keeps the heap bounded.
-        } else if wf && wt.fiber_limit_reached() {
+        let fresh_bound = policy == Policy::Adaptive && fresh >= wt.thresholds.fresh as isize;
+        if wf && stack_ok && fresh_bound && !wt.registry.config.migrate {
+            // SLAW's fresh-task condition (F tasks published): a work-first spawn, which keeps
+            // the heap bounded. Without migration it is a plain call; a thief's request is
+            // answered from the F tasks already in the deque.
+            wt.count_spawn(true);
+            self.run_in_place(fl, depth, f);
+            return;
+        }
+        // Whether the parent is preempted: suspended, and the child started on a fresh fiber.
+        // An Adaptive spawn that the heuristic made work-first, below the fresh-task bound,
+        // never is: in SLAW a work-first spawn is a sequential call, which the in-place path
+        // above is; it could not be taken here (too little published, or a thief is asking),
+        // and a preempting spawn costs a fiber switch where publishing the child costs a push.
+        let preempt = wf
+            && (policy != Policy::Adaptive || fresh_bound)
+            && (wt.registry.config.migrate || !stack_ok);
+        // Without migration a started stack never goes to a thief, so a work-first spawn that
+        // cannot run its child in place with room on the stack publishes the child (a closure
+        // that has not started) and the parent goes on: the thief that asked gets the child.
+        // Only when the stack is full is the parent preempted, and then its continuation stays
+        // on this worker's ready list (`publish_continuation`), so the child starts on a fresh
+        // stack and the parent resumes here after it.
+        if preempt && wt.fiber_limit_reached() {
             // A preempting spawn runs the child on a fresh fiber, so a full stack here is no
             // obstacle; only the cap on fibers is.
             if policy == Policy::WorkFirst {
@@ -170,7 +191,7 @@ impl<'scope> Scope<'scope> {
                 });
             }
             // Adaptive: the stack bound wins, as in SLAW's stack condition: publish the child.
-        } else if wf {
+        } else if preempt {
             let tag = wt.trace_tag(depth);
             wt.count_spawn(true);
             self.count.increment();

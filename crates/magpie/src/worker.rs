@@ -37,6 +37,7 @@
 
 use crate::deque::{Deque, Item, Pushed, Steal, Stealer};
 use crate::error::Error;
+use crate::inbox::Inbox;
 use crate::job::{JobRef, Work};
 use crate::latch::{CountLatch, Latch};
 use crate::policy::{Adaptive, Policy, Thresholds};
@@ -114,6 +115,10 @@ pub(crate) struct Config {
     pub share_period: std::time::Duration,
     /// The core table file (`Builder::share_table`); `None`: `share::default_path()`.
     pub share_table: Option<std::path::PathBuf>,
+    /// Whether a started task's stack may move to another worker (`Builder::allow_migration`,
+    /// an `unsafe` opt-in): ready fibers go on the setter's deque and work-first parents are
+    /// published as stealable continuations, as in SLAW. Off: every fiber is resumed by its home.
+    pub migrate: bool,
 }
 
 /// What every worker of one pool shares.
@@ -123,6 +128,8 @@ pub(crate) struct Registry {
     pub stats: Vec<CachePadded<WorkerStats>>,
     injector: Mutex<VecDeque<Item>>,
     injected: AtomicUsize,
+    /// Per worker, items only that worker may take (see `inbox.rs`).
+    inboxes: Vec<CachePadded<Inbox>>,
     pub sleep: Sleep,
     terminate: AtomicBool,
     live_fibers: AtomicUsize,
@@ -269,7 +276,8 @@ impl Registry {
             stats: (0..n).map(|_| CachePadded::default()).collect(),
             injector: Mutex::new(VecDeque::new()),
             injected: AtomicUsize::new(0),
-            sleep: Sleep::new(),
+            inboxes: (0..n).map(|_| CachePadded::default()).collect(),
+            sleep: Sleep::new(n),
             terminate: AtomicBool::new(false),
             live_fibers: AtomicUsize::new(0),
             threads: Mutex::new(Vec::new()),
@@ -300,7 +308,7 @@ impl Registry {
             let r = reg.clone();
             reg.start_thread("magpie-coordinator".into(), move || {
                 if let Some(s) = &r.sharing {
-                    s.coordinate(|| r.queued());
+                    s.coordinate(|| r.queued(), |w| !r.inboxes[w].is_empty());
                 }
             })?;
         }
@@ -363,7 +371,10 @@ impl Registry {
     /// Whether worker `me` could find work now: the pool's queue, or a deque or mailbox it may
     /// take from (with places and no cross-place stealing, only its own place's).
     fn has_visible_work(&self, me: usize) -> bool {
-        if self.terminate.load(Ordering::SeqCst) || self.injected.load(Ordering::SeqCst) > 0 {
+        if self.terminate.load(Ordering::SeqCst)
+            || self.injected.load(Ordering::SeqCst) > 0
+            || !self.inboxes[me].is_empty()
+        {
             return true;
         }
         match &self.places {
@@ -411,6 +422,21 @@ impl Registry {
         }
     }
 
+    /// Delivers `it` to worker `w`'s inbox and wakes `w` (from any thread). Only `w` takes it.
+    pub(crate) fn deliver(&self, w: usize, it: Item) {
+        self.inboxes[w].push(it);
+        self.wake_worker(w);
+    }
+
+    /// Wakes worker `w` if it sleeps: under DWS on a core it may use, or later by the
+    /// coordinator, never left asleep with items in its inbox (see `share/runtime.rs`).
+    fn wake_worker(&self, w: usize) {
+        match self.sharing.as_ref().filter(|s| s.mode == Mode::Dws) {
+            Some(s) => s.wake_worker(w),
+            None => self.sleep.notify_worker(w),
+        }
+    }
+
     pub(crate) fn stats(&self) -> Stats {
         let mut s = Stats {
             workers: self.config.workers,
@@ -443,7 +469,7 @@ type Co = Coroutine<Cmd, Action, (), DefaultStack>;
 pub(crate) enum Cmd {
     /// To a loop fiber: run this job first (a work-first child, with the parent's fiber to publish
     /// as a continuation and the parent's frame depth), then run the scheduling loop.
-    Run(Option<(JobRef, usize, u32)>),
+    Run(Option<(JobRef, FiberPtr, u32)>),
     /// To a suspended task: carry on.
     Continue,
     /// To a spare loop fiber: return (the pool is shutting down or has spares to spare).
@@ -456,7 +482,8 @@ pub(crate) enum Action {
     SpawnWf(JobRef, Tag),
     /// Wait on a latch at the sync point named by the tag.
     Wait(*const Latch, Tag),
-    Switch(usize),
+    /// Resume this ready fiber (the loop fiber that found it parks itself).
+    Switch(FiberPtr),
 }
 
 /// A stackful coroutine with its own stack, owned by whoever holds the box: the dispatcher while it
@@ -464,6 +491,9 @@ pub(crate) enum Action {
 pub(crate) struct Fiber {
     co: Co,
     registry: *const Registry,
+    /// The worker that created the fiber and the only one that resumes it (unless the pool
+    /// allows migration): its thread is the one the fiber's stack runs on.
+    home: usize,
     /// Set when the fiber suspended waiting at a sync point (and cleared when it is resumed), so
     /// that the switch back into it is counted as a victim's cost when overheads are measured.
     waited: Cell<bool>,
@@ -473,9 +503,51 @@ pub(crate) struct Fiber {
     at_sync: Cell<bool>,
 }
 
-// SAFETY: a suspended fiber's stack holds only the frames of magpie tasks, whose closures are
-// `Send`, and magpie's own frames, which re-read thread-local state after every suspension point.
-unsafe impl Send for Fiber {}
+/// A fiber handed around as a typed pointer: by a latch that holds its waiter, an inbox or a
+/// deque item that holds a ready fiber, the dispatcher that resumes it. Whoever holds the pointer
+/// owns the `Box<Fiber>` it came from; exactly one holder turns it back into the box.
+///
+/// `Fiber` is not `Send` (`corosensei`'s `Coroutine` is not, since its stack may hold anything),
+/// and a `FiberPtr` is only an address: crossing threads as one gives no access to the fiber.
+/// Only its home worker's dispatcher resumes it ([`make_ready`]); with `Builder::allow_migration`
+/// any worker may, on the caller's promise.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct FiberPtr(std::ptr::NonNull<Fiber>);
+
+impl FiberPtr {
+    fn from_box(f: Box<Fiber>) -> FiberPtr {
+        FiberPtr(std::ptr::NonNull::from(Box::leak(f)))
+    }
+
+    /// # Safety
+    /// The pointer came from `from_box` and no other holder turns it back into the box.
+    unsafe fn into_box(self) -> Box<Fiber> {
+        // SAFETY: by the caller's contract, the box is ours alone.
+        unsafe { Box::from_raw(self.0.as_ptr()) }
+    }
+
+    /// The fiber's shared fields.
+    ///
+    /// # Safety
+    /// The fiber is alive: it is suspended and its box has not been turned back yet.
+    unsafe fn get<'a>(self) -> &'a Fiber {
+        // SAFETY: by the caller's contract the box is alive; only `Cell`s are read through it,
+        // by the one thread that holds the pointer.
+        unsafe { self.0.as_ref() }
+    }
+
+    /// The address, for a latch's waiter word or a deque item (fibers are 8-aligned).
+    pub(crate) fn addr(self) -> usize {
+        self.0.as_ptr() as usize
+    }
+
+    /// # Safety
+    /// `a` is the [`addr`](Self::addr) of a live `FiberPtr`, whose ownership the caller now takes.
+    pub(crate) unsafe fn from_addr(a: usize) -> FiberPtr {
+        // SAFETY: the address of a box is never null.
+        FiberPtr(unsafe { std::ptr::NonNull::new_unchecked(a as *mut Fiber) })
+    }
+}
 
 impl Drop for Fiber {
     fn drop(&mut self) {
@@ -544,7 +616,10 @@ pub(crate) struct WorkerThread {
     /// above S): an in-place join below it has nothing to update.
     frames_hw: Cell<u32>,
     /// A work-first parent waiting to be published by the child's frame.
-    pending_cont: Cell<usize>,
+    pending_cont: Cell<Option<FiberPtr>>,
+    /// Ready fibers of this worker made ready by this worker itself (a local delivery, which
+    /// needs no lock): taken before the inbox and the deque.
+    ready: RefCell<VecDeque<FiberPtr>>,
     /// Deferred completions: `finished` tasks of the scope counted by `finished_scope` ran here and
     /// are not yet subtracted from its count. Consecutive tasks of one scope are thus counted with
     /// one atomic instead of one each, and the count's cache line stays with its spawner.
@@ -564,7 +639,7 @@ pub(crate) struct WorkerThread {
     tiers: Option<[Vec<usize>; 3]>,
     /// A work-first parent whose child has just returned on the fiber that ran it: popping its
     /// continuation next is the sequential order, not an early resumption (tracing only).
-    serial_cont: Cell<usize>,
+    serial_cont: Cell<Option<FiberPtr>>,
     // Boxed: a fiber's address goes into latches and deque items, so it must not move.
     #[allow(clippy::vec_box)]
     spares: RefCell<Vec<Box<Fiber>>>,
@@ -871,7 +946,7 @@ impl WorkerThread {
     fn trace_take(&self, w: Work, took: Took) {
         let rec = self.recorder();
         let count = self.event_count();
-        let serial = self.serial_cont.replace(0);
+        let serial = self.serial_cont.take();
         let me = self.index;
         let origin = |tag: Tag, taken: Taken| match (tag.root_ordinal(), tag.event()) {
             (Some(ordinal), _) => Origin::Root { ordinal },
@@ -901,7 +976,7 @@ impl WorkerThread {
             Work::Resume(f) => {
                 // SAFETY: a ready fiber's box stays alive until it is resumed; only the worker
                 // that took its item reads it.
-                let fb = unsafe { &*(f as *const Fiber) };
+                let fb = unsafe { f.get() };
                 let tag = fb.tag.get();
                 let own = self
                     .cursor
@@ -910,7 +985,7 @@ impl WorkerThread {
                 let o = if fb.at_sync.get() {
                     tag.event()
                         .map_or(Origin::External, |sync| Origin::Resumed { sync })
-                } else if serial == f && took == Took::Popped {
+                } else if serial == Some(f) && took == Took::Popped {
                     // The child returned on the fiber that now pops its parent: the parent goes
                     // on in the phase the child ended in, as if the spawn had run in place.
                     return;
@@ -930,13 +1005,27 @@ impl WorkerThread {
         self.registry.live_fibers.load(Ordering::Relaxed) >= self.registry.config.max_fibers
     }
 
-    /// Publishes the pending work-first parent (called by the child's frame after it has taken
-    /// its closure out of the parent's stack).
+    /// Makes the pending work-first parent ready (called by the child's frame after it has
+    /// taken its closure out of the parent's stack): on this worker's own ready list, so only
+    /// this worker resumes it, or, when the pool allows migration, on its deque as a
+    /// continuation thieves may steal.
     pub(crate) fn publish_continuation(&self) {
-        let c = self.pending_cont.replace(0);
-        if c != 0 {
-            self.push(Work::Resume(c));
+        if let Some(c) = self.pending_cont.take() {
+            if self.registry.config.migrate {
+                self.push(Work::Resume(c));
+            } else {
+                self.ready.borrow_mut().push_back(c);
+            }
         }
+    }
+
+    /// The next fiber or item only this worker may run: its own ready list, then its inbox.
+    #[inline]
+    fn take_own(&self) -> Option<Work> {
+        if let Some(f) = self.ready.borrow_mut().pop_front() {
+            return Some(Work::Resume(f));
+        }
+        self.registry.inboxes[self.index].pop().map(Work::decode)
     }
 
     /// The pool's DWS state, when it shares cores under DWS.
@@ -1112,7 +1201,7 @@ impl WorkerThread {
         if let Some(f) = self.spares.borrow_mut().pop() {
             return f;
         }
-        match Fiber::new(&self.registry) {
+        match Fiber::new(&self.registry, self.index) {
             Ok(f) => {
                 self.stats().fibers_created.bump();
                 f
@@ -1138,7 +1227,7 @@ impl WorkerThread {
 }
 
 impl Fiber {
-    fn new(reg: &Arc<Registry>) -> Result<Box<Fiber>, Error> {
+    fn new(reg: &Arc<Registry>, home: usize) -> Result<Box<Fiber>, Error> {
         let stack = DefaultStack::new(reg.config.stack_size)
             .map_err(|e| Error::Os(format!("cannot map a fiber stack: {e}")))?;
         // The limit includes the guard page; keep one more page of slack.
@@ -1151,6 +1240,7 @@ impl Fiber {
         Ok(Box::new(Fiber {
             co,
             registry: Arc::as_ptr(reg),
+            home,
             waited: Cell::new(false),
             tag: Cell::new(Tag::NONE),
             at_sync: Cell::new(false),
@@ -1196,15 +1286,31 @@ pub(crate) fn suspend_until_stolen(latch: &Latch, tag: Tag) {
     }
 }
 
-/// Makes a suspended fiber runnable: on this worker's deque if it belongs to this pool, otherwise
-/// through its own pool's injector.
-pub(crate) fn make_ready(fiber: usize) {
-    // SAFETY: `fiber` is a leaked `Box<Fiber>` handed over by a latch; we only read its registry.
-    let reg = unsafe { (*(fiber as *const Fiber)).registry };
-    match current() {
-        Some(wt) if Arc::as_ptr(&wt.registry) == reg => wt.push(Work::Resume(fiber)),
-        // SAFETY: the registry outlives its fibers.
-        _ => unsafe { &*reg }.inject(Work::Resume(fiber).encode()),
+/// Makes a suspended fiber runnable; `waiter` is the word a latch handed to its setter.
+///
+/// The fiber goes home: to the ready list of the worker that suspended it, if that is the
+/// caller, or else to that worker's inbox, waking it. Only its home resumes it, so the code after
+/// a sync point runs on the thread that ran the code before it. With `Builder::allow_migration`
+/// it goes on the caller's deque instead (or its own pool's queue), where any worker may take it.
+pub(crate) fn make_ready(waiter: usize) {
+    // SAFETY: a latch's waiter word is only ever the address of a fiber the dispatcher
+    // registered (`FiberPtr::addr`), and the setter that got it back now owns it.
+    let fiber = unsafe { FiberPtr::from_addr(waiter) };
+    // SAFETY: the fiber is suspended and ours; we read two plain fields.
+    let (reg, home) = unsafe { (fiber.get().registry, fiber.get().home) };
+    // SAFETY: the registry outlives its fibers.
+    let registry = unsafe { &*reg };
+    let wt = current().filter(|wt| Arc::as_ptr(&wt.registry) == reg);
+    if registry.config.migrate {
+        match wt {
+            Some(wt) => wt.push(Work::Resume(fiber)),
+            None => registry.inject(Work::Resume(fiber).encode()),
+        }
+        return;
+    }
+    match wt {
+        Some(wt) if wt.index == home => wt.ready.borrow_mut().push_back(fiber),
+        _ => registry.deliver(home, Work::Resume(fiber).encode()),
     }
 }
 
@@ -1221,7 +1327,7 @@ enum Took {
 
 enum LoopExit {
     Exit,
-    Switch(usize),
+    Switch(FiberPtr),
 }
 
 /// The body of every loop fiber.
@@ -1244,7 +1350,7 @@ fn fiber_main(y: &Yielder<Cmd, Action>, first: Cmd, guard_low: usize, stack_limi
                 Cmd::Continue => unreachable!("loop fiber resumed as a task"),
                 Cmd::Run(None) => fl.depth.set(0),
                 Cmd::Run(Some((job, cont, depth))) => {
-                    wt.pending_cont.set(cont);
+                    wt.pending_cont.set(Some(cont));
                     fl.depth.set(depth + 1);
                     // SAFETY: the dispatcher hands each work-first child to exactly one fiber.
                     unsafe { job.execute() };
@@ -1253,7 +1359,7 @@ fn fiber_main(y: &Yielder<Cmd, Action>, first: Cmd, guard_low: usize, stack_limi
                     // next, runs in the sequential order.
                     let wt = current().expect("fiber outside a worker");
                     if wt.tracing {
-                        wt.serial_cont.set(cont);
+                        wt.serial_cont.set(Some(cont));
                     }
                 }
             }
@@ -1277,8 +1383,10 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
     let mut idle: u32 = 0;
     loop {
         let wt = current().expect("loop outside a worker");
-        let found = match wt.deque.pop() {
-            Some(it) => Some((Work::decode(it), Took::Popped)),
+        // Fibers and items only this worker may run come first: a ready fiber is a task that
+        // already holds a stack, and nobody else can take it.
+        let found = match wt.take_own().or_else(|| wt.deque.pop().map(Work::decode)) {
+            Some(w) => Some((w, Took::Popped)),
             // Completions deferred here may be what a waiter needs; and they may make one ready.
             None if wt.flush_finished() => continue,
             None => {
@@ -1306,7 +1414,7 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
                 wt.flush_finished();
                 // SAFETY: a ready fiber's box stays alive until it is resumed, and only the
                 // worker that took its `Resume` item touches it.
-                if unsafe { &*(f as *const Fiber) }.waited.replace(false) {
+                if unsafe { f.get() }.waited.replace(false) {
                     wt.victim_switch_begins();
                 }
                 return LoopExit::Switch(f);
@@ -1360,6 +1468,7 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
                     idle = 0;
                     let reg = &wt.registry;
                     reg.sleep.sleep(
+                        wt.index,
                         || reg.has_visible_work(wt.index),
                         || wt.stats().sleeps.bump(),
                     );
@@ -1428,7 +1537,8 @@ fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
         credit: Cell::new(0),
         granted: Cell::new(0),
         frames_hw: Cell::new(0),
-        pending_cont: Cell::new(0),
+        pending_cont: Cell::new(None),
+        ready: RefCell::new(VecDeque::new()),
         finished_scope: Cell::new(std::ptr::null()),
         finished: Cell::new(0),
         adaptive: Adaptive::new(),
@@ -1440,7 +1550,7 @@ fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
         tracing: registry_traces,
         cursor: Cursor::new(),
         tiers,
-        serial_cont: Cell::new(0),
+        serial_cont: Cell::new(None),
     };
     CURRENT.with(|c| c.set(&wt));
     if let Some(s) = wt.dws() {
@@ -1459,7 +1569,7 @@ fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
                 // The preempted parent's record is still the worker's current one.
                 let depth = wt.fiber_local().depth.get();
                 let g = wt.take_fiber();
-                (g, Cmd::Run(Some((child, Box::into_raw(f) as usize, depth))))
+                (g, Cmd::Run(Some((child, FiberPtr::from_box(f), depth))))
             }
             CoroutineResult::Yield(Action::Wait(latch, tag)) => {
                 f.tag.set(tag);
@@ -1468,26 +1578,23 @@ fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
                 let g = wt.take_fiber();
                 // Counted as a victim's switch back in only if its switch out was.
                 f.waited.set(wt.switch_began_is_set());
-                let p = Box::into_raw(f) as usize;
+                let p = FiberPtr::from_box(f);
                 // SAFETY: the latch lives in the suspended fiber's frame, which cannot be resumed
                 // (and so cannot free it) before it is registered or we resume it ourselves.
-                if unsafe { &*latch }.register(p) {
+                if unsafe { &*latch }.register(p.addr()) {
                     wt.stats().suspensions.bump();
                     (g, Cmd::Run(None))
                 } else {
                     wt.park(g);
                     // SAFETY: not registered, so we still own the fiber.
-                    (unsafe { Box::from_raw(p as *mut Fiber) }, Cmd::Continue)
+                    (unsafe { p.into_box() }, Cmd::Continue)
                 }
             }
             CoroutineResult::Yield(Action::Switch(target)) => {
                 wt.park(f);
                 wt.stats().resumptions.bump();
                 // SAFETY: `target` came out of a `Resume` item, which owned the fiber.
-                (
-                    unsafe { Box::from_raw(target as *mut Fiber) },
-                    Cmd::Continue,
-                )
+                (unsafe { target.into_box() }, Cmd::Continue)
             }
             CoroutineResult::Return(()) => break,
         };

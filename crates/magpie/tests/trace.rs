@@ -1,17 +1,23 @@
 //! Steal-tree tracing: reconstruction from the trace alone equals a full enumeration of which
 //! worker ran each step, on random async-finish programs under both fixed policies.
 
-use magpie::trace::{Origin, Program, Trace};
+#[path = "support/program.rs"]
+mod program;
+
+use magpie::trace::{Origin, Trace};
 use magpie::{Policy, Pool};
+use program::{Program, Reconstruct, ReconstructError};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// A tracing pool. Under `WorkFirst` it opts in to migration: reconstruction models SLAW's
+/// continuation stealing (a stolen work-first parent, a resumption wherever the last child
+/// finished), which is what these tests check the trace against.
 fn traced_pool(workers: usize, policy: Policy) -> Pool {
-    Pool::builder()
-        .workers(workers)
-        .policy(policy)
-        .trace(true)
-        .build()
-        .unwrap()
+    let b = Pool::builder().workers(workers).policy(policy).trace(true);
+    // SAFETY: the programs these pools run (`Program::run`, fib) hold nothing that is not `Send`
+    // across a sync point and do not rely on their thread's identity.
+    let b = unsafe { b.allow_migration(policy == Policy::WorkFirst) };
+    b.build().unwrap()
 }
 
 /// Runs `p` traced; returns the trace and, for each step, the worker that ran it (recorded by
@@ -141,7 +147,7 @@ fn adaptive_traces_identify_every_steal_but_are_not_reconstructed() {
     let p = Program::random(1, 50, 4);
     assert_eq!(
         t.reconstruct(&p, 0).unwrap_err(),
-        magpie::trace::ReconstructError::AdaptivePolicy
+        ReconstructError::AdaptivePolicy
     );
 }
 

@@ -20,6 +20,13 @@
 //!   programs than cores, or home cores outside its mask), by the coordinator on its own core
 //!   without claiming it, so that no program ever starves.
 //!
+//! A ready fiber is delivered to its home worker's inbox (`inbox.rs`), and only that worker can
+//! resume it, so a sleeper with a delivery must be woken itself, not some other sleeper: the
+//! deliverer wakes it on a free or held core, or on one of the program's home cores that another
+//! program uses ([`Sharing::wake_worker`]); failing both, the coordinator tries again every
+//! period, and after two periods runs it as a guest on its own core, so a delivery is never
+//! stranded.
+//!
 //! Programs start from the equal split: at start each claims its home cores (taking them back
 //! if another program holds them) and its other workers sleep.
 //!
@@ -377,6 +384,20 @@ impl Sharing {
         }
     }
 
+    /// An item was delivered to worker `w`'s inbox: wake `w` if it sleeps, on a core the program
+    /// may use (free, held, or a home core another program uses). If none can be had now, the
+    /// coordinator retries every period (see `coordinate`).
+    pub(crate) fn wake_worker(&self, w: usize) {
+        // SeqCst fence: pairs with the fence in `sleep` between the announcement and the
+        // re-check, which reads the inbox: either this load sees `ASLEEP` or the sleeper sees
+        // the delivery.
+        fence(Ordering::SeqCst);
+        if self.workers[w].state.load(Ordering::SeqCst) == ASLEEP && !self.activate(w, Claim::Free)
+        {
+            self.activate(w, Claim::TakeBack);
+        }
+    }
+
     /// Shutdown: stops the coordinator and wakes every sleeper (each sees the pool's flag).
     pub(crate) fn shutdown(&self) {
         *lock(&self.stop) = true;
@@ -401,10 +422,13 @@ impl Sharing {
     }
 
     /// The coordinator thread's body (§3.3), until shutdown. `queued()` counts the pool's
-    /// queued tasks (`N_b`).
-    pub(crate) fn coordinate(&self, queued: impl Fn() -> usize) {
+    /// queued tasks (`N_b`); `delivered(w)` says whether worker `w`'s inbox holds something
+    /// only `w` can run.
+    pub(crate) fn coordinate(&self, queued: impl Fn() -> usize, delivered: impl Fn(usize) -> bool) {
         let mut tick: u64 = 0;
         let mut starved = 0;
+        // Per worker, periods it has slept with a delivery it could not be woken for.
+        let mut stranded = vec![0u32; self.workers.len()];
         while self.pause() {
             tick += 1;
             if tick.is_multiple_of(REFRESH_TICKS) {
@@ -416,6 +440,7 @@ impl Sharing {
                 }
             }
             self.table.beat(self.me);
+            self.wake_delivered(&delivered, &mut stranded);
             if self.mode == Mode::Ep {
                 self.claim_home_only();
                 continue;
@@ -434,6 +459,27 @@ impl Sharing {
                     if self.activate(w, Claim::Guest) {
                         break;
                     }
+                }
+            }
+        }
+    }
+
+    /// Sleepers with a delivery in their inbox: woken on a core the program may use, or, after
+    /// two periods without one, as a guest on their own core (a ready fiber has only one worker
+    /// that can run it, so waiting for a core could wait forever).
+    fn wake_delivered(&self, delivered: &impl Fn(usize) -> bool, stranded: &mut [u32]) {
+        for (w, n) in stranded.iter_mut().enumerate() {
+            // SeqCst: as every read of a sleeper's state.
+            if self.workers[w].state.load(Ordering::SeqCst) != ASLEEP || !delivered(w) {
+                *n = 0;
+                continue;
+            }
+            if self.activate(w, Claim::Free) || self.activate(w, Claim::TakeBack) {
+                *n = 0;
+            } else {
+                *n += 1;
+                if *n >= 2 && self.activate(w, Claim::Guest) {
+                    *n = 0;
                 }
             }
         }

@@ -9,13 +9,14 @@
 //! steal path only; a spawn pays nothing beyond counters the worker keeps anyway.
 //!
 //! magpie adapts the encoding to its own deque (lazy publication, steal-half batches, fibers
-//! resumed by whoever finished the last child), so the lemmas that let the thesis drop the
+//! resumed by their home worker once the last child finished), so the lemmas that let the thesis drop the
 //! *path* of a stolen continuation do not hold as stated. Instead every published item carries an
 //! [`EventId`]: the phase that published it and the index of its spawn among the *events* (spawns
 //! and scope openings) that phase had run, which the worker reads from its spawn counters only
 //! when it publishes. A thief records the `EventId` of what it took; a fiber that waited at a sync
-//! point and is resumed records the `EventId` of that sync point. [`Trace::reconstruct`] replays
-//! a program's structure against these records and recovers which worker ran every step.
+//! point and is resumed records the `EventId` of that sync point. The runtime's tests replay a
+//! program's structure against these records and recover which worker ran every step
+//! (`tests/support/program.rs`).
 //!
 //! A [`Phase`] here is one working phase: created by a steal, a resumption, or the root of an
 //! `install`; a worker can hold several at once (a suspended task's phase goes on when its worker
@@ -26,12 +27,10 @@
 //! versioned header and a checksum; see `file.rs`.
 
 mod file;
-mod program;
 #[cfg(not(loom))]
 pub(crate) mod record;
 
 pub use file::{TraceError, FORMAT_VERSION, MAGIC};
-pub use program::{Op, Program, ReconstructError};
 
 use crate::policy::Policy;
 use std::collections::HashMap;

@@ -25,10 +25,15 @@
 //! point runs the ones newer than its own half first, and the trace does not say which happened.
 //! [`Program::random`] keeps a join's spawns in scopes of its own halves.
 //! Reconstruction needs a fixed policy: under `Adaptive` the order of a worker's own work depends
-//! on decisions the trace does not record (it still identifies every steal).
+//! on decisions the trace does not record (it still identifies every steal). Under `WorkFirst`
+//! it models SLAW's continuation stealing, so the pool must be built with
+//! `Builder::allow_migration(true)`: without migration a work-first scope spawn that a thief
+//! asks for publishes its child instead, a decision the trace does not record either.
+//!
+//! This is test support (the runtime's tests include it with `#[path]`), not magpie's API.
 
-use super::{EventId, Origin, PhaseId, Trace};
-use crate::policy::Policy;
+use magpie::trace::{EventId, Origin, PhaseId, Trace};
+use magpie::Policy;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
@@ -114,7 +119,7 @@ impl Program {
     /// Runs the program on the current pool (inside `Pool::install`; elsewhere on the global
     /// pool), calling `step(i)` for each step.
     pub fn run(&self, step: &(dyn Fn(u32) + Sync)) {
-        crate::scope::scope(|s| run_ops(&self.body, s, step));
+        magpie::scope(|s| run_ops(&self.body, s, step));
     }
 }
 
@@ -148,14 +153,14 @@ fn gen(rng: &mut Rng, steps: &mut u32, budget: &mut i64, depth: u32, in_finish: 
 }
 
 /// Runs `ops` with `s` as the scope that `Spawn`s go into (the innermost enclosing one).
-fn run_ops<'s>(ops: &'s [Op], s: &crate::scope::Scope<'s>, step: &'s (dyn Fn(u32) + Sync)) {
+fn run_ops<'s>(ops: &'s [Op], s: &magpie::Scope<'s>, step: &'s (dyn Fn(u32) + Sync)) {
     for op in ops {
         match op {
             Op::Step(i) => step(*i),
             Op::Spawn(body) => s.spawn(move |s2| run_ops(body, s2, step)),
-            Op::Finish(body) => crate::scope::scope(|s2| run_ops(body, s2, step)),
+            Op::Finish(body) => magpie::scope(|s2| run_ops(body, s2, step)),
             Op::Join(a, b) => {
-                crate::join::join(|| run_ops(a, s, step), || run_ops(b, s, step));
+                magpie::join(|| run_ops(a, s, step), || run_ops(b, s, step));
             }
         }
     }
@@ -286,14 +291,16 @@ impl<'p> Replay<'p> {
     }
 }
 
-impl Trace {
+/// Reconstruction of a trace against a program (a trait, since `Trace` is the runtime's type).
+pub trait Reconstruct {
+    /// Which worker ran each step of install `ordinal` of `program`, from the trace alone.
+    fn reconstruct(&self, program: &Program, ordinal: u64) -> Result<Vec<u32>, ReconstructError>;
+}
+
+impl Reconstruct for Trace {
     /// Which worker ran each step of `program`, traced as the `ordinal`-th install (counting
     /// from 0) of a pool that ran it with [`Program::run`]. See the module doc of `program.rs`.
-    pub fn reconstruct(
-        &self,
-        program: &Program,
-        ordinal: u64,
-    ) -> Result<Vec<u32>, ReconstructError> {
+    fn reconstruct(&self, program: &Program, ordinal: u64) -> Result<Vec<u32>, ReconstructError> {
         if self.policy == Policy::Adaptive {
             return Err(ReconstructError::AdaptivePolicy);
         }
