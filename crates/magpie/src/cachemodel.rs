@@ -37,21 +37,53 @@ pub fn leaf(reads: &[Range<u64>], writes: &[Range<u64>]) {
     let Some(wt) = crate::worker::current() else {
         return;
     };
-    let Some(logs) = &wt.registry.leaves else {
-        return;
-    };
-    let t = LeafTask {
-        worker: wt.index,
-        start: wt.registry.epoch.elapsed().as_nanos() as u64,
-        reads: reads.to_vec(),
-        writes: writes.to_vec(),
-    };
-    crate::sync::lock(&logs[wt.index]).push(t);
-    let pace = wt.registry.config.leaf_pace;
-    if !pace.is_zero() {
-        let len = |r: &Range<u64>| r.end.saturating_sub(r.start);
-        let bytes: u64 = reads.iter().chain(writes).map(len).sum();
-        std::thread::sleep(pace.mul_f64(bytes as f64 / (1u64 << 20) as f64));
+    if let Some(log) = &wt.registry.leaf_log {
+        log.record(wt.index, reads, writes);
+    }
+}
+
+/// A pool's record of its leaf tasks: the hook the runtime keeps for the cache model, and all
+/// the state the model needs from it (per worker, the leaves it ran; the pool's clock; the pace).
+pub(crate) struct LeafLog {
+    per_worker: Vec<crate::sync::CachePadded<std::sync::Mutex<Vec<LeafTask>>>>,
+    /// When the pool started (the clock of recorded leaves).
+    epoch: std::time::Instant,
+    /// Sleep per MiB a recorded leaf declares (`Builder::pace_leaves`).
+    pace: std::time::Duration,
+}
+
+impl LeafLog {
+    pub(crate) fn new(workers: usize, pace: std::time::Duration) -> LeafLog {
+        LeafLog {
+            per_worker: (0..workers).map(|_| Default::default()).collect(),
+            epoch: std::time::Instant::now(),
+            pace,
+        }
+    }
+
+    /// Records a leaf that worker `w` runs now, then holds it for the pace.
+    fn record(&self, w: usize, reads: &[Range<u64>], writes: &[Range<u64>]) {
+        let t = LeafTask {
+            worker: w,
+            start: self.epoch.elapsed().as_nanos() as u64,
+            reads: reads.to_vec(),
+            writes: writes.to_vec(),
+        };
+        crate::sync::lock(&self.per_worker[w]).push(t);
+        if !self.pace.is_zero() {
+            let len = |r: &Range<u64>| r.end.saturating_sub(r.start);
+            let bytes: u64 = reads.iter().chain(writes).map(len).sum();
+            std::thread::sleep(self.pace.mul_f64(bytes as f64 / (1u64 << 20) as f64));
+        }
+    }
+
+    /// Takes every leaf recorded so far, in no particular order.
+    pub(crate) fn take(&self) -> Vec<LeafTask> {
+        let mut v = Vec::new();
+        for l in &self.per_worker {
+            v.append(&mut crate::sync::lock(l));
+        }
+        v
     }
 }
 

@@ -51,7 +51,9 @@ impl JobRef {
     /// Must be called exactly once per job.
     #[inline]
     pub(crate) unsafe fn execute(self) {
-        (self.entry)(self.data)
+        // SAFETY: `entry` was paired with `data` by `new`, whose caller promised `data` stays
+        // valid until this one call; ours promises it is the one call.
+        unsafe { (self.entry)(self.data) }
     }
 
     /// The tracing tag of the frame.
@@ -61,7 +63,8 @@ impl JobRef {
     /// boxed with a tag (all `repr(C)` with the tag first, written before the frame was
     /// published). Only a tracing pool reads tags.
     pub(crate) unsafe fn tag(self) -> Tag {
-        *(self.data as *const Tag)
+        // SAFETY: by the caller's contract the frame is live and starts with its tag.
+        unsafe { *(self.data as *const Tag) }
     }
 }
 
@@ -73,7 +76,7 @@ pub(crate) enum Work {
         continuation: bool,
     },
     /// A suspended fiber ready to go on (see `worker::FiberPtr`).
-    Resume(crate::worker::FiberPtr),
+    Resume(crate::fiber::FiberPtr),
     /// Items handed to a thief at once (see `Deque::release_batch`); unpack with
     /// `Item::take_batch`.
     Batch(Item),
@@ -105,7 +108,7 @@ impl Work {
             } else {
                 // SAFETY: a second word of zero with bit 0 clear is only written by `encode`
                 // from a `Resume`; the item owned the fiber, and its taker now does.
-                Work::Resume(unsafe { crate::worker::FiberPtr::from_addr(it.0) })
+                Work::Resume(unsafe { crate::fiber::FiberPtr::from_addr(it.0) })
             }
         } else {
             // SAFETY: non-zero second words are only ever written by `encode` from a real entry fn.
@@ -159,24 +162,28 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
 
     /// Entry point when the job runs away from its joiner (stolen, or run by a loop fiber).
     unsafe fn entry(data: *const ()) {
-        // SAFETY: `data` came from `as_job_ref`; the job runs once, so we are the only accessor
-        // of `func` and `result` until the latch is set.
-        let this = &*(data as *const Self);
+        // SAFETY: `data` came from `as_job_ref`, and the joiner keeps the frame alive until the
+        // latch is set.
+        let this = unsafe { &*(data as *const Self) };
         if let Some(wt) = crate::worker::current() {
             wt.flush_finished();
         }
-        let f = (*this.func.get()).take().expect("join job run twice");
-        *this.result.get() = match panic::catch_unwind(AssertUnwindSafe(f)) {
+        // SAFETY: the job runs once, so we are the only accessor of `func` and `result` until
+        // the latch is set; the joiner reads `result` only after.
+        let f = unsafe { (*this.func.get()).take() }.expect("join job run twice");
+        let r = match panic::catch_unwind(AssertUnwindSafe(f)) {
             Ok(r) => JobResult::Ok(r),
             Err(p) => JobResult::Panic(p),
         };
+        // SAFETY: as above.
+        unsafe { *this.result.get() = r };
         // The job may have moved to another worker: settle that one's in-place joins before the
         // joiner can see the job finished.
         if let Some(wt) = crate::worker::current() {
             wt.settle_credit();
         }
         if let Some(w) = this.latch.set() {
-            crate::worker::make_ready(w);
+            crate::fiber::make_ready(w);
         }
     }
 
@@ -243,10 +250,12 @@ fn boxed<T>(v: T) -> *mut T {
 /// # Safety
 /// `p` came from `boxed::<T>` and is unboxed once.
 unsafe fn unboxed<T>(p: *mut T) -> T {
-    let v = p.read();
+    // SAFETY: by the caller's contract `p` holds a `T` written by `boxed`, read once.
+    let v = unsafe { p.read() };
     let layout = std::alloc::Layout::new::<T>();
     if layout.size() != 0 {
-        std::alloc::GlobalAlloc::dealloc(&mimalloc::MiMalloc, p as *mut u8, layout);
+        // SAFETY: `boxed` allocated `p` from mimalloc with this layout; freed once.
+        unsafe { std::alloc::GlobalAlloc::dealloc(&mimalloc::MiMalloc, p as *mut u8, layout) };
     }
     v
 }
@@ -257,6 +266,7 @@ impl<F: FnOnce() + Send> HeapJob<F> {
         match tag {
             // SAFETY: the frame is read back once, by the entry function of its own type.
             None => unsafe { JobRef::new(boxed(HeapJob { f }) as *const (), Self::entry) },
+            // SAFETY: as above.
             Some(tag) => unsafe {
                 JobRef::new(
                     boxed(TracedHeapJob { tag, f }) as *const (),
@@ -267,10 +277,10 @@ impl<F: FnOnce() + Send> HeapJob<F> {
     }
     unsafe fn entry(data: *const ()) {
         // SAFETY: `data` came from `into_job_ref` without a tag; the job runs once.
-        (unboxed(data as *mut HeapJob<F>).f)()
+        (unsafe { unboxed(data as *mut HeapJob<F>) }.f)()
     }
     unsafe fn traced_entry(data: *const ()) {
         // SAFETY: `data` came from `into_job_ref` with a tag; the job runs once.
-        (unboxed(data as *mut TracedHeapJob<F>).f)()
+        (unsafe { unboxed(data as *mut TracedHeapJob<F>) }.f)()
     }
 }

@@ -60,9 +60,10 @@
 //! [`Error::StackLimit`](crate::Error) instead of overflowing.
 
 use crate::error::Error;
+use crate::fiber::{FiberLocal, STACK_RESERVE};
 use crate::job::{JobRef, StackJob, Work};
 use crate::policy::Policy;
-use crate::worker::{self, FiberLocal, WorkerThread, STACK_RESERVE};
+use crate::worker::{self, WorkerThread};
 use std::panic::{self, AssertUnwindSafe};
 
 /// Runs `a` and `b`, potentially in parallel, and returns both results. A panic in either reaches
@@ -308,7 +309,7 @@ where
         }
     }
     wt.add_victim(since);
-    worker::suspend_until_stolen(&job.latch, job.tag.get());
+    crate::fiber::suspend_until_stolen(&job.latch, job.tag.get());
     job.take_result()
 }
 
@@ -353,8 +354,8 @@ where
             continuation: false,
         });
     }
-    worker::suspend_until(&jb.latch, jb.tag.get());
-    worker::suspend_until(&ja.latch, ja.tag.get());
+    crate::fiber::suspend_until(&jb.latch, jb.tag.get());
+    crate::fiber::suspend_until(&ja.latch, ja.tag.get());
     match (ja.take_result(), jb.take_result()) {
         (Ok(ra), Ok(rb)) => (ra, rb),
         (Err(p), _) | (_, Err(p)) => panic::resume_unwind(p),

@@ -89,6 +89,10 @@
 //! ```
 
 #![warn(missing_docs)]
+// Every unsafe operation sits in its own `unsafe` block with the argument for it, also inside
+// an `unsafe fn` (whose contract is the caller's side of that argument).
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 // Under `--cfg loom` only the model-checked structures are built (for their loom tests); the
 // runtime that uses them is not, so they look unused there.
 #![cfg_attr(loom, allow(dead_code))]
@@ -104,23 +108,35 @@ pub(crate) mod sync;
 #[cfg(not(loom))]
 pub mod cachemodel;
 #[cfg(not(loom))]
+mod config;
+#[cfg(not(loom))]
 mod error;
+#[cfg(not(loom))]
+mod fiber;
+#[cfg(not(loom))]
+mod idle;
 #[cfg(not(loom))]
 mod job;
 #[cfg(not(loom))]
 mod join;
 #[cfg(not(loom))]
-mod overflow;
+mod overheads;
+#[cfg(not(loom))]
+mod places;
 #[cfg(not(loom))]
 mod policy;
 #[cfg(not(loom))]
 mod pool;
+#[cfg(not(loom))]
+mod registry;
 #[cfg(not(loom))]
 mod scope;
 #[cfg(not(loom))]
 pub mod share;
 #[cfg(not(loom))]
 mod stats;
+#[cfg(not(loom))]
+mod steal;
 #[cfg(not(loom))]
 pub mod topology;
 #[cfg(not(loom))]

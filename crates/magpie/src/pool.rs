@@ -1,12 +1,14 @@
 //! Pools: the builder, `install`, the global pool and its environment variables.
 
+use crate::config::Config;
 use crate::error::Error;
 use crate::job::{JobRef, JobResult, StackJob, Work};
 use crate::latch::LockLatch;
 use crate::policy::{Policy, Thresholds};
+use crate::registry::Registry;
 use crate::stats::Stats;
 use crate::trace::record::Tag;
-use crate::worker::{self, Config, Registry};
+use crate::worker;
 use std::cell::UnsafeCell;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
@@ -409,8 +411,7 @@ impl Builder {
                 .topology
                 .unwrap_or_else(crate::topology::Topology::detect),
             pin: self.pin,
-            record_leaves: self.record_leaves,
-            leaf_pace: self.leaf_pace,
+            leaves: self.record_leaves.then_some(self.leaf_pace),
             victims: self.victims,
             places: (self.places || self.squads).then_some(self.cross_place_steal && !self.squads),
             squads: self.squads,
@@ -500,11 +501,10 @@ impl Pool {
     /// The leaf tasks recorded so far ([`Builder::record_leaves`]), taken out of the pool, in no
     /// particular order (each carries its worker and start time). Empty when not recording.
     pub fn take_leaves(&self) -> Vec<crate::cachemodel::LeafTask> {
-        let mut v = Vec::new();
-        for l in self.registry.leaves.iter().flatten() {
-            v.append(&mut crate::sync::lock(l));
-        }
-        v
+        self.registry
+            .leaf_log
+            .as_ref()
+            .map_or_else(Vec::new, |l| l.take())
     }
 
     /// The pool's counters so far.
@@ -544,7 +544,7 @@ impl Pool {
                     }
                     .encode(),
                 );
-                worker::suspend_until(&job.latch, Tag::NONE);
+                crate::fiber::suspend_until(&job.latch, Tag::NONE);
                 match job.take_result() {
                     Ok(r) => r,
                     Err(p) => panic::resume_unwind(p),
@@ -617,16 +617,20 @@ impl<F: FnOnce() -> R + Send, R: Send> BlockingJob<F, R> {
         unsafe { JobRef::new(self as *const Self as *const (), Self::entry) }
     }
     unsafe fn entry(data: *const ()) {
-        // SAFETY: run once; the blocked caller reads `result` only after `done`.
-        let this = &*(data as *const Self);
+        // SAFETY: `data` came from `as_job_ref`; the blocked caller keeps the job alive.
+        let this = unsafe { &*(data as *const Self) };
         if let Some(wt) = crate::worker::current() {
             wt.flush_finished();
         }
-        let f = (*this.func.get()).take().expect("install job run twice");
-        *this.result.get() = match panic::catch_unwind(AssertUnwindSafe(f)) {
+        // SAFETY: run once, so we are the only accessor of `func` and `result`; the blocked
+        // caller reads `result` only after `done` is set.
+        let f = unsafe { (*this.func.get()).take() }.expect("install job run twice");
+        let r = match panic::catch_unwind(AssertUnwindSafe(f)) {
             Ok(r) => JobResult::Ok(r),
             Err(p) => JobResult::Panic(p),
         };
+        // SAFETY: as above.
+        unsafe { *this.result.get() = r };
         // Count this worker's in-place joins before the caller can read the stats.
         if let Some(wt) = crate::worker::current() {
             wt.settle_credit();

@@ -17,12 +17,14 @@
 //!   moved it out, which happens before the continuation becomes stealable.
 
 use crate::error::Error;
+use crate::fiber::{Action, FiberLocal};
 use crate::job::{HeapJob, JobRef, Panic, Work};
 use crate::join::{pop_above, Popped, SyncMark};
 use crate::latch::CountLatch;
 use crate::policy::Policy;
+use crate::registry::Registry;
 use crate::trace::record::Tag;
-use crate::worker::{self, Action, FiberLocal, Registry};
+use crate::worker;
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
@@ -42,6 +44,7 @@ pub struct Scope<'scope> {
 // SAFETY: every field is shared through atomics; the registry pointer is only read, and the
 // registry outlives the scope (the scope runs inside one of its workers).
 unsafe impl Sync for Scope<'_> {}
+// SAFETY: as for `Sync`: nothing in a scope is tied to the thread that made it.
 unsafe impl Send for Scope<'_> {}
 
 /// Creates a scope, runs `op` in it, and returns when `op` and every task spawned in the scope
@@ -198,7 +201,7 @@ impl<'scope> Scope<'scope> {
             let frame = WfFrame {
                 f: UnsafeCell::new(Some(self.task(f))),
             };
-            worker::suspend(Action::SpawnWf(frame.as_job_ref(), tag));
+            crate::fiber::suspend(Action::SpawnWf(frame.as_job_ref(), tag));
             // Resumed as a continuation: the child has moved the closure out of `frame`.
             return;
         }
@@ -369,7 +372,7 @@ impl<'scope> Scope<'scope> {
 
     fn finish_one(&self) {
         if let Some(w) = self.count.decrement() {
-            worker::make_ready(w);
+            crate::fiber::make_ready(w);
         }
     }
 
@@ -405,7 +408,7 @@ impl<'scope> Scope<'scope> {
             wt.flush_finished();
         }
         // Whatever the scope still waits for was taken by thieves (or is suspended elsewhere).
-        worker::suspend_until_stolen(&self.count.latch, self.sync_tag);
+        crate::fiber::suspend_until_stolen(&self.count.latch, self.sync_tag);
     }
 }
 
@@ -428,9 +431,9 @@ impl<F: FnOnce() + Send> WfFrame<F> {
         unsafe { JobRef::new(self as *const Self as *const (), Self::entry) }
     }
     unsafe fn entry(data: *const ()) {
-        // SAFETY: the dispatcher runs this frame once, on the child's fiber.
-        let f = (*(*(data as *const Self)).f.get())
-            .take()
+        // SAFETY: the dispatcher runs this frame once, on the child's fiber, while the parent
+        // (whose stack holds the frame) stays suspended.
+        let f = unsafe { (*(*(data as *const Self)).f.get()).take() }
             .expect("work-first child run twice");
         // Only now may the parent continue (and drop the frame).
         worker::current()

@@ -95,7 +95,7 @@ pub(crate) struct Sharing {
 impl Sharing {
     /// Opens the table and takes this program's share of the cores, or explains on stderr why
     /// the pool runs without sharing (`None`).
-    pub(crate) fn start(config: &crate::worker::Config) -> Option<Sharing> {
+    pub(crate) fn start(config: &crate::config::Config) -> Option<Sharing> {
         let (mode, workers) = (config.share, config.workers);
         if !matches!(mode, Mode::Dws | Mode::Ep) {
             return None;
@@ -190,10 +190,10 @@ impl Sharing {
         let tid = unsafe { libc::gettid() };
         self.workers[w].tid.store(tid, Ordering::SeqCst);
         match self.mode {
-            Mode::Dws => pin(0, &[self.cpu_of(w)]),
+            Mode::Dws => crate::topology::pin_thread(0, &[self.cpu_of(w)]),
             _ => {
                 let cpus = self.home_cpus();
-                pin(0, &cpus)
+                crate::topology::pin_thread(0, &cpus)
             }
         }
     }
@@ -508,7 +508,7 @@ impl Sharing {
         for slot in &self.workers {
             let tid = slot.tid.load(Ordering::SeqCst);
             if tid != 0 {
-                pin(tid, &cpus);
+                crate::topology::pin_thread(tid, &cpus);
             }
         }
     }
@@ -518,18 +518,5 @@ impl Drop for Sharing {
     fn drop(&mut self) {
         self.table.release_all(self.me);
         self.table.unregister(self.me);
-    }
-}
-
-/// Sets thread `tid`'s (0: the caller's) affinity to `cpus`. A refusal leaves it where it was:
-/// placement is a hint, never a reason to fail.
-fn pin(tid: i32, cpus: &[usize]) {
-    // SAFETY: `set` is a plain bit set of the size we pass.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
-            libc::CPU_SET(c, &mut set);
-        }
-        libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set);
     }
 }

@@ -28,6 +28,8 @@
 
 mod file;
 #[cfg(not(loom))]
+mod hooks;
+#[cfg(not(loom))]
 pub(crate) mod record;
 
 pub use file::{TraceError, FORMAT_VERSION, MAGIC};

@@ -1,0 +1,51 @@
+//! A pool's configuration: the settings `pool::Builder` validated, read by every part of the
+//! runtime through the registry (`registry.config`) and never changed while the pool lives.
+
+use crate::policy::{Policy, Thresholds};
+
+/// A pool's settings, validated by the builder.
+#[derive(Clone, Debug)]
+pub(crate) struct Config {
+    pub workers: usize,
+    pub policy: Policy,
+    pub thresholds: Thresholds,
+    pub stack_size: usize,
+    pub max_fibers: usize,
+    /// Whether workers time the costs of steals (`Builder::measure_overheads`).
+    pub overheads: bool,
+    /// Whether a thief's request is answered with a batch (`Builder::steal_half`).
+    pub steal_half: bool,
+    /// Whether workers record a steal tree (`Builder::trace`).
+    pub trace: bool,
+    /// The machine as the pool sees it (`Builder::topology`).
+    pub topology: crate::topology::Topology,
+    /// Whether each worker is pinned to its core of `topology` (`Builder::pin`).
+    pub pin: bool,
+    /// How thieves pick victims (`Builder::victims`).
+    pub victims: crate::topology::Victims,
+    /// SLAW's places (`Builder::places`): `Some(cross_steal)` groups workers by socket.
+    pub places: Option<bool>,
+    /// CAB's squads (`Builder::squads`): places whose mailboxes are inter-socket task pools,
+    /// served by each squad's head worker one task at a time.
+    pub squads: bool,
+    /// Whether `Scope::inter_spawn_at` honours its squad (`Builder::squad_hints`).
+    pub squad_hints: bool,
+    /// A boundary level that overrides Eq. 4 (`Builder::boundary_level`).
+    pub boundary_level: Option<u32>,
+    /// Whether leaf tasks' declared accesses are recorded for the cache model
+    /// (`Builder::record_leaves`), and if so how long a recorded leaf sleeps per MiB it declares
+    /// (`Builder::pace_leaves`).
+    pub leaves: Option<std::time::Duration>,
+    /// How the pool shares cores with other programs (`Builder::share`).
+    pub share: crate::share::Mode,
+    /// DWS's T_SLEEP in failed steals (`Builder::share_sleep_after`); `None`: the cores usable.
+    pub share_sleep_after: Option<u32>,
+    /// DWS's T (`Builder::share_period`).
+    pub share_period: std::time::Duration,
+    /// The core table file (`Builder::share_table`); `None`: `share::default_path()`.
+    pub share_table: Option<std::path::PathBuf>,
+    /// Whether a started task's stack may move to another worker (`Builder::allow_migration`,
+    /// an `unsafe` opt-in): ready fibers go on the setter's deque and work-first parents are
+    /// published as stealable continuations, as in SLAW. Off: every fiber is resumed by its home.
+    pub migrate: bool,
+}

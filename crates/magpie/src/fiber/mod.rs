@@ -1,0 +1,315 @@
+//! Fibers: the stacks tasks run on, how a task suspends and how it is made ready again.
+//!
+//! SLAW (Algorithm 1 and Subroutine 1) suspends a task at a sync point whose children are not
+//! done, and preempts the parent at a work-first spawn. Both need the parent's activation frames
+//! to be resumable later. magpie runs every task on a *fiber*, a stackful coroutine from
+//! `corosensei` with its own mmap'd stack and guard page; each worker thread's own stack holds
+//! only a small *dispatcher* (`worker::worker_main`):
+//!
+//! ```text
+//!  worker thread (native stack): dispatcher loop ── resumes ──▶ fiber (loop fiber running tasks)
+//!        ▲                                                         │ yields an Action:
+//!        └──────────── SpawnWf(child) · Wait(latch) · Switch(fiber) ◀┘
+//! ```
+//!
+//! * A *loop fiber* runs the scheduling loop (`worker::run_loop`): its own ready fibers and
+//!   inbox, then its deque, then steal, then sleep. Tasks it finds run inline on it, nested as
+//!   plain calls.
+//! * `Wait(latch)`: a task at a sync point whose work was taken suspends its fiber. The dispatcher
+//!   registers the fiber in the latch (only now, when it is fully suspended) and continues with a
+//!   spare loop fiber. Whoever sets the latch makes the fiber ready ([`make_ready`], SLAW's "the
+//!   last child resumes the parent") by handing it to its *home*, the worker whose thread
+//!   suspended it: on that worker's ready list if the setter is that worker, else through its
+//!   inbox, waking it. A waiting task never blocks its thread, and runs on top of itself only
+//!   work that it or its descendants pushed since it last ran (see `join::SyncMark`).
+//! * `SpawnWf(child)`: a work-first scope spawn whose stack is full preempts the parent: the
+//!   dispatcher starts the child on a spare fiber, which first puts the parent on the worker's
+//!   ready list (`WorkerThread::publish_continuation`), then runs the child. The loop resumes the
+//!   parent when the child returns or suspends: the sequential order.
+//! * `Switch(fiber)`: a loop fiber took a ready fiber; it parks itself as a spare and the
+//!   dispatcher resumes the target.
+//!
+//! **A fiber never changes thread.** Every fiber is created by one worker, parked among that
+//! worker's spares, and resumed only by that worker's dispatcher, so the code after a sync point
+//! runs on the thread that ran the code before it, and a task may hold values that are not
+//! `Send` (an `Rc`, a `MutexGuard`, a `thread_local!` borrow) across one, as on any thread. What
+//! moves between threads is only work that has not started: a join half, a spawned child. With
+//! `Builder::allow_migration` (an `unsafe` opt-in) ready fibers go on the setter's deque and
+//! preempted parents are published as continuations, which any worker may take, as in SLAW.
+//!
+//! Each fiber keeps a [`FiberLocal`] record in its own stack (frame depth, how often it was
+//! resumed, stack bounds); the worker points at the record of the fiber it runs. Code on a fiber
+//! that finds its record's resume count unchanged knows nothing else ran on its worker in
+//! between, so the `join` fast path looks the worker up once. Anywhere else, code re-reads the
+//! current worker after anything that may suspend, through `worker::current`, which is never
+//! inlined, so no thread-local address is cached across a suspension (which only matters when
+//! migration is allowed).
+//!
+//! A task whose own recursion overflows its fiber's stack hits the guard page; [`overflow`] turns
+//! that fault into a clear message.
+
+pub(crate) mod overflow;
+
+use crate::error::Error;
+use crate::job::{JobRef, Work};
+use crate::latch::Latch;
+use crate::registry::Registry;
+use crate::sync::atomic::Ordering;
+use crate::trace::record::Tag;
+use crate::worker::{current, WorkerThread};
+use corosensei::stack::{DefaultStack, Stack};
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use std::cell::Cell;
+use std::sync::Arc;
+
+/// Spare loop fibers a worker keeps for reuse.
+const MAX_SPARES: usize = 32;
+
+/// Bytes that must be left on a fiber's stack for a spawn to run its child inline.
+pub(crate) const STACK_RESERVE: usize = 64 * 1024;
+
+pub(crate) type Co = Coroutine<Cmd, Action, (), DefaultStack>;
+
+/// What the dispatcher tells a fiber when it resumes it.
+pub(crate) enum Cmd {
+    /// To a loop fiber: run this job first (a work-first child, with the parent's fiber to publish
+    /// as a continuation and the parent's frame depth), then run the scheduling loop.
+    Run(Option<(JobRef, FiberPtr, u32)>),
+    /// To a suspended task: carry on.
+    Continue,
+    /// To a spare loop fiber: return (the pool is shutting down or has spares to spare).
+    Exit,
+}
+
+/// What a fiber asks of the dispatcher when it yields.
+pub(crate) enum Action {
+    /// A work-first child, and the tag of the spawn (the parent's continuation's identity).
+    SpawnWf(JobRef, Tag),
+    /// Wait on a latch at the sync point named by the tag.
+    Wait(*const Latch, Tag),
+    /// Resume this ready fiber (the loop fiber that found it parks itself).
+    Switch(FiberPtr),
+}
+
+/// A stackful coroutine with its own stack, owned by whoever holds the box: the dispatcher while it
+/// runs, a latch while it waits, a deque item while it is ready.
+pub(crate) struct Fiber {
+    pub(crate) co: Co,
+    pub(crate) registry: *const Registry,
+    /// The worker that created the fiber and the only one that resumes it (unless the pool
+    /// allows migration): its thread is the one the fiber's stack runs on.
+    pub(crate) home: usize,
+    /// Set when the fiber suspended waiting at a sync point (and cleared when it is resumed), so
+    /// that the switch back into it is counted as a victim's cost when overheads are measured.
+    pub(crate) waited: Cell<bool>,
+    /// When tracing: the event at which the fiber was published (a work-first continuation) or
+    /// the sync point at which it suspended, and which of the two (`at_sync`).
+    pub(crate) tag: Cell<Tag>,
+    pub(crate) at_sync: Cell<bool>,
+}
+
+/// A fiber handed around as a typed pointer: by a latch that holds its waiter, an inbox or a
+/// deque item that holds a ready fiber, the dispatcher that resumes it. Whoever holds the pointer
+/// owns the `Box<Fiber>` it came from; exactly one holder turns it back into the box.
+///
+/// `Fiber` is not `Send` (`corosensei`'s `Coroutine` is not, since its stack may hold anything),
+/// and a `FiberPtr` is only an address: crossing threads as one gives no access to the fiber.
+/// Only its home worker's dispatcher resumes it ([`make_ready`]); with `Builder::allow_migration`
+/// any worker may, on the caller's promise.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct FiberPtr(std::ptr::NonNull<Fiber>);
+
+impl FiberPtr {
+    pub(crate) fn from_box(f: Box<Fiber>) -> FiberPtr {
+        FiberPtr(std::ptr::NonNull::from(Box::leak(f)))
+    }
+
+    /// # Safety
+    /// The pointer came from `from_box` and no other holder turns it back into the box.
+    pub(crate) unsafe fn into_box(self) -> Box<Fiber> {
+        // SAFETY: by the caller's contract, the box is ours alone.
+        unsafe { Box::from_raw(self.0.as_ptr()) }
+    }
+
+    /// The fiber's shared fields.
+    ///
+    /// # Safety
+    /// The fiber is alive: it is suspended and its box has not been turned back yet.
+    pub(crate) unsafe fn get<'a>(self) -> &'a Fiber {
+        // SAFETY: by the caller's contract the box is alive; only `Cell`s are read through it,
+        // by the one thread that holds the pointer.
+        unsafe { self.0.as_ref() }
+    }
+
+    /// The address, for a latch's waiter word or a deque item (fibers are 8-aligned).
+    pub(crate) fn addr(self) -> usize {
+        self.0.as_ptr() as usize
+    }
+
+    /// # Safety
+    /// `a` is the [`addr`](Self::addr) of a live `FiberPtr`, whose ownership the caller now takes.
+    pub(crate) unsafe fn from_addr(a: usize) -> FiberPtr {
+        // SAFETY: the address of a box is never null.
+        FiberPtr(unsafe { std::ptr::NonNull::new_unchecked(a as *mut Fiber) })
+    }
+}
+
+impl Drop for Fiber {
+    fn drop(&mut self) {
+        // SAFETY: the registry outlives its fibers (fibers are dropped by its worker threads).
+        unsafe { &*self.registry }
+            .live_fibers
+            .fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A fiber's own state, in its own stack (so it travels with the fiber).
+pub(crate) struct FiberLocal {
+    pub(crate) yielder: *const Yielder<Cmd, Action>,
+    /// Lowest usable stack address.
+    pub(crate) stack_limit: usize,
+    /// Lowest address of the stack's mapping: its guard page starts here.
+    pub(crate) guard_low: usize,
+    /// Task frames on this fiber's logical stack (SLAW's on-stack frames).
+    pub depth: Cell<u32>,
+    /// Bumped each time the fiber is resumed after a suspension. A sync point that sees the same
+    /// count as when it pushed knows that nothing else ran on its worker in between, so the items
+    /// pushed since are its own descendants and the worker is the same.
+    pub resumed: Cell<u64>,
+}
+
+impl FiberLocal {
+    /// Whether at least `STACK_RESERVE` bytes are left below the caller's frame: `stack_left() >=
+    /// STACK_RESERVE` as one add and one compare (on the spawn fast path, the subtraction with
+    /// saturation cost fib(36) 7% at one worker).
+    #[inline(always)]
+    pub(crate) fn has_reserve(&self) -> bool {
+        let here = 0u8;
+        std::ptr::addr_of!(here) as usize >= self.stack_limit + STACK_RESERVE
+    }
+
+    /// Bytes left on this fiber's stack below the caller's frame.
+    #[inline(always)]
+    pub(crate) fn stack_left(&self) -> usize {
+        let here = 0u8;
+        (std::ptr::addr_of!(here) as usize).saturating_sub(self.stack_limit)
+    }
+}
+
+impl Fiber {
+    pub(crate) fn new(reg: &Arc<Registry>, home: usize) -> Result<Box<Fiber>, Error> {
+        let stack = DefaultStack::new(reg.config.stack_size)
+            .map_err(|e| Error::Os(format!("cannot map a fiber stack: {e}")))?;
+        // The limit includes the guard page; keep one more page of slack.
+        let guard_low = stack.limit().get();
+        let limit = guard_low + 2 * 4096;
+        let co = Co::with_stack(stack, move |y: &Yielder<Cmd, Action>, first: Cmd| {
+            crate::worker::fiber_main(y, first, guard_low, limit)
+        });
+        reg.live_fibers.fetch_add(1, Ordering::Relaxed);
+        Ok(Box::new(Fiber {
+            co,
+            registry: Arc::as_ptr(reg),
+            home,
+            waited: Cell::new(false),
+            tag: Cell::new(Tag::NONE),
+            at_sync: Cell::new(false),
+        }))
+    }
+}
+
+impl WorkerThread {
+    pub(crate) fn take_fiber(&self) -> Box<Fiber> {
+        if let Some(f) = self.spares.borrow_mut().pop() {
+            return f;
+        }
+        match Fiber::new(&self.registry, self.index) {
+            Ok(f) => {
+                self.stats().fibers_created.bump();
+                f
+            }
+            Err(e) => {
+                // The OS refused a stack while a task waits: nothing sensible can continue.
+                eprintln!("magpie: fatal: {e}");
+                std::process::abort();
+            }
+        }
+    }
+
+    pub(crate) fn park(&self, mut f: Box<Fiber>) {
+        let mut s = self.spares.borrow_mut();
+        if s.len() < MAX_SPARES {
+            s.push(f);
+        } else {
+            drop(s);
+            let r = f.co.resume(Cmd::Exit);
+            debug_assert!(matches!(r, CoroutineResult::Return(())));
+        }
+    }
+}
+
+/// Suspends the current fiber with `action` and returns what it was resumed with, possibly on
+/// another thread. On resumption the fiber counts the resumption and points its (possibly new)
+/// worker at its record.
+#[inline(never)]
+pub(crate) fn suspend(action: Action) -> Cmd {
+    let wt = current().expect("magpie: suspend outside a worker");
+    wt.flush_finished();
+    let fl = wt.fiber_local();
+    // SAFETY: the yielder lives in this fiber's stack, which is the stack we are running on.
+    let cmd = unsafe { &*fl.yielder }.suspend(action);
+    fl.resumed.set(fl.resumed.get() + 1);
+    let wt = current().expect("magpie: resumed outside a worker");
+    wt.fiber.set(fl);
+    wt.switch_landed();
+    cmd
+}
+
+/// Waits at a sync point without popping anything: returns at once if the latch is set, otherwise
+/// suspends the fiber until the latch's setter makes it ready.
+pub(crate) fn suspend_until(latch: &Latch, tag: Tag) {
+    if !latch.probe() {
+        suspend(Action::Wait(latch, tag));
+        debug_assert!(latch.probe());
+    }
+}
+
+/// [`suspend_until`] at a sync point whose work a thief took: when the pool measures overheads,
+/// the switch out of the task and the later switch back into it are counted as the victim's.
+pub(crate) fn suspend_until_stolen(latch: &Latch, tag: Tag) {
+    if !latch.probe() {
+        if let Some(wt) = current() {
+            wt.victim_switch_begins();
+        }
+        suspend(Action::Wait(latch, tag));
+        debug_assert!(latch.probe());
+    }
+}
+
+/// Makes a suspended fiber runnable; `waiter` is the word a latch handed to its setter.
+///
+/// The fiber goes home: to the ready list of the worker that suspended it, if that is the
+/// caller, or else to that worker's inbox, waking it. Only its home resumes it, so the code after
+/// a sync point runs on the thread that ran the code before it. With `Builder::allow_migration`
+/// it goes on the caller's deque instead (or its own pool's queue), where any worker may take it.
+pub(crate) fn make_ready(waiter: usize) {
+    // SAFETY: a latch's waiter word is only ever the address of a fiber the dispatcher
+    // registered (`FiberPtr::addr`), and the setter that got it back now owns it.
+    let fiber = unsafe { FiberPtr::from_addr(waiter) };
+    // SAFETY: the fiber is suspended and ours; we read two plain fields.
+    let (reg, home) = unsafe { (fiber.get().registry, fiber.get().home) };
+    // SAFETY: the registry outlives its fibers.
+    let registry = unsafe { &*reg };
+    let wt = current().filter(|wt| Arc::as_ptr(&wt.registry) == reg);
+    if registry.config.migrate {
+        match wt {
+            Some(wt) => wt.push(Work::Resume(fiber)),
+            None => registry.inject(Work::Resume(fiber).encode()),
+        }
+        return;
+    }
+    match wt {
+        Some(wt) if wt.index == home => wt.ready.borrow_mut().push_back(fiber),
+        _ => registry.deliver(home, Work::Resume(fiber).encode()),
+    }
+}

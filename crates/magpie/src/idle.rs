@@ -1,0 +1,103 @@
+//! The idle path: what a worker does when it finds nothing to run (SLAW's Subroutine 1 ends
+//! here; DWS's Algorithm 1 decides when it sleeps).
+//!
+//! * Without core sharing: a few failed rounds spinning, then yielding the core between rounds,
+//!   then sleep (`sleep.rs`) until a producer wakes it.
+//! * ABP (`share::Mode::Abp`): yield the core after every failed round, never block.
+//! * DWS (`share::Mode::Dws`): after T_SLEEP failed steal attempts in a row, give the core back in
+//!   the core table and sleep until the program may use a core for this worker
+//!   (`share/runtime.rs`); a worker whose core its home program took back sleeps at once.
+//!
+//! Before any of these the loop has looked at the worker's own ready fibers and inbox, its
+//! deque, and its victims; the sleep protocols' re-check looks at the inbox again, so an item
+//! delivered to a worker on its way to sleep is never stranded.
+
+use crate::share::Mode;
+use crate::sync::atomic::Ordering;
+use crate::worker::WorkerThread;
+
+/// Failed steal rounds before a worker goes to sleep (DWS's T_SLEEP, counted in rounds over all
+/// victims). Small: an idle pool should cost nothing.
+const SPIN_ROUNDS: u32 = 64;
+
+/// Rounds after which an idle worker yields its core between rounds.
+const YIELD_AFTER: u32 = 16;
+
+impl WorkerThread {
+    /// One step of the idle path after a round that found nothing (`rounds` counts such rounds
+    /// in a row; the caller resets it when it finds work). True when the pool is shutting down
+    /// and the loop must exit.
+    pub(crate) fn idle(&self, rounds: &mut u32) -> bool {
+        // Acquire: pairs with the SeqCst store in `Registry::shutdown`; the flag carries no data,
+        // so this only needs to see it eventually (the sleep re-checks read it SeqCst).
+        if self.registry.terminate.load(Ordering::Acquire) {
+            return true;
+        }
+        if self.registry.config.share == Mode::Abp {
+            // ABP: a thief that found nothing yields its core, and never blocks.
+            std::thread::yield_now();
+            return false;
+        }
+        if let Some(s) = self.dws() {
+            // Algorithm 1: failed steal attempts in a row, one per victim tried.
+            *rounds += (self.registry.config.workers as u32 - 1).max(1);
+            if *rounds > s.sleep_after {
+                *rounds = 0;
+                self.dws_sleep(s);
+            } else {
+                std::hint::spin_loop();
+            }
+            return false;
+        }
+        *rounds += 1;
+        if *rounds < SPIN_ROUNDS {
+            if *rounds > YIELD_AFTER {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        } else {
+            *rounds = 0;
+            let reg = &self.registry;
+            reg.sleep.sleep(
+                self.index,
+                || reg.has_visible_work(self.index),
+                || self.stats().sleeps.bump(),
+            );
+        }
+        false
+    }
+
+    /// DWS: if the core this worker holds was taken back by its home program, give it up and
+    /// sleep (the caller's own work is done: its deque is empty). True if it slept.
+    pub(crate) fn sleep_if_core_lost(&self) -> bool {
+        match self.dws() {
+            Some(s) if s.lost_core(self.index) => {
+                self.dws_sleep(s);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The pool's DWS state, when it shares cores under DWS.
+    #[inline]
+    pub(crate) fn dws(&self) -> Option<&crate::share::runtime::Sharing> {
+        self.registry
+            .sharing
+            .as_ref()
+            .filter(|s| s.mode == Mode::Dws)
+    }
+
+    /// DWS: gives the worker's core back and sleeps until the program may use a core for it.
+    pub(crate) fn dws_sleep(&self, s: &crate::share::runtime::Sharing) {
+        let reg = &*self.registry;
+        self.stats().sleeps.bump();
+        s.sleep(
+            self.index,
+            || reg.has_visible_work(self.index),
+            // SeqCst: as every access to `terminate` on the sleep paths.
+            || reg.terminate.load(Ordering::SeqCst),
+        );
+    }
+}

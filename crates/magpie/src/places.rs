@@ -1,0 +1,125 @@
+//! SLAW's places and CAB's squads: workers grouped by socket, each group with a mailbox.
+//!
+//! A place's mailbox holds tasks sent to it from elsewhere (`Scope::spawn_at`); an idle worker
+//! looks there after the deques of its own place. CAB's squads are places whose mailboxes are
+//! inter-socket task pools, served one task at a time by each squad's head worker
+//! (`Scope::inter_spawn`).
+
+use crate::deque::Item;
+use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use crate::sync::{CachePadded, Mutex};
+use std::collections::VecDeque;
+
+/// SLAW §IV: workers grouped into places (one per socket of the topology that has workers), each
+/// with a mailbox for tasks sent to it from elsewhere. An idle worker looks in its own deque, then
+/// the deques of its place, then its place's mailbox; with `cross_steal`, only then at other
+/// places' deques and mailboxes (SLAW's stated future work; off by default, as in SLAW).
+pub(crate) struct Places {
+    /// The place of each worker.
+    pub of_worker: Vec<usize>,
+    /// The workers of each place.
+    pub workers: Vec<Vec<usize>>,
+    pub(crate) mailboxes: Vec<CachePadded<Mutex<VecDeque<Item>>>>,
+    /// Items in all mailboxes (a hint for sleepers).
+    pub(crate) mail: AtomicUsize,
+    pub cross_steal: bool,
+    /// CAB (§III-A, Algorithm I): the places are squads, their mailboxes the inter-socket task
+    /// pools, taken only by each squad's head worker (its first), and only while the squad runs
+    /// no other inter-socket task (`busy`).
+    pub squads: bool,
+    pub(crate) busy: Vec<AtomicBool>,
+    /// CAB with squad hints (`Builder::squad_hints`): a head takes another squad's inter-socket
+    /// task only while that squad is busy, since an idle squad's head takes its own soon; the
+    /// task then runs on the socket it was named for.
+    pub(crate) hints: bool,
+}
+
+impl Places {
+    pub(crate) fn new(
+        topology: &crate::topology::Topology,
+        workers: usize,
+        cross_steal: bool,
+        squads: bool,
+        hints: bool,
+    ) -> Places {
+        let mut sockets: Vec<usize> = Vec::new();
+        let mut of_worker = Vec::with_capacity(workers);
+        for w in 0..workers {
+            let s = topology.socket_of(w);
+            let p = match sockets.iter().position(|&x| x == s) {
+                Some(p) => p,
+                None => {
+                    sockets.push(s);
+                    sockets.len() - 1
+                }
+            };
+            of_worker.push(p);
+        }
+        let mut ws = vec![Vec::new(); sockets.len()];
+        for (w, &p) in of_worker.iter().enumerate() {
+            ws[p].push(w);
+        }
+        Places {
+            of_worker,
+            mailboxes: (0..sockets.len()).map(|_| Default::default()).collect(),
+            workers: ws,
+            mail: AtomicUsize::new(0),
+            cross_steal,
+            squads,
+            busy: (0..sockets.len()).map(|_| AtomicBool::new(false)).collect(),
+            hints,
+        }
+    }
+
+    /// CAB: squad `p` finished its inter-socket task.
+    pub(crate) fn set_idle(&self, p: usize) {
+        self.busy[p].store(false, Ordering::SeqCst);
+    }
+
+    /// CAB, Algorithm I steps 4-6(b): worker `me`, if it is its squad's head and the squad runs
+    /// no inter-socket task, takes one from its squad's pool, else from another squad's (from a
+    /// random one on; with hints, only from a busy squad's), and marks its squad busy.
+    pub(crate) fn take_inter(&self, me: usize, start: usize) -> Option<Item> {
+        let p = self.of_worker[me];
+        if self.workers[p][0] != me || self.busy[p].load(Ordering::SeqCst) {
+            return None;
+        }
+        let n = self.count();
+        for k in 0..n {
+            let q = if k == 0 { p } else { (p + start + k) % n };
+            if k > 0 && (q == p || (self.hints && !self.busy[q].load(Ordering::SeqCst))) {
+                continue;
+            }
+            if let Some(it) = self.take(q) {
+                self.busy[p].store(true, Ordering::SeqCst);
+                return Some(it);
+            }
+        }
+        None
+    }
+
+    pub(crate) fn count(&self) -> usize {
+        self.workers.len()
+    }
+
+    /// Sends `it` to place `p`'s mailbox.
+    pub(crate) fn send(&self, p: usize, it: Item) {
+        crate::sync::lock(&self.mailboxes[p]).push_back(it);
+        self.mail.fetch_add(1, Ordering::SeqCst);
+    }
+
+    pub(crate) fn take(&self, p: usize) -> Option<Item> {
+        if self.mail.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let it = crate::sync::lock(&self.mailboxes[p]).pop_front();
+        if it.is_some() {
+            self.mail.fetch_sub(1, Ordering::SeqCst);
+        }
+        it
+    }
+
+    pub(crate) fn has_mail(&self, p: usize) -> bool {
+        self.mail.load(Ordering::SeqCst) > 0 && !crate::sync::lock(&self.mailboxes[p]).is_empty()
+    }
+}

@@ -1,0 +1,260 @@
+//! The registry: what the workers of one pool share.
+//!
+//! The thief ends of the workers' deques, the pool's queue of work from outside its workers (an
+//! `install` from a plain thread, a scope spawn from a thread that holds a `&Scope`), each
+//! worker's inbox (work only that worker may run, see `inbox.rs`), the sleep slots, the counters,
+//! SLAW's places or CAB's squads, the core-sharing state of DWS and EP, the trace recorder, and
+//! the threads themselves. A pool owns its registry through an `Arc`; each worker thread holds
+//! another, so the registry outlives every task, fiber and worker of the pool.
+//!
+//! Producers of work wake sleepers through the registry: [`Registry::wake`] for work any worker
+//! (of the right place) may take, [`Registry::deliver`] for an item that only one worker may
+//! take.
+
+use crate::config::Config;
+use crate::deque::{Deque, Item, Stealer};
+use crate::error::Error;
+use crate::inbox::Inbox;
+use crate::places::Places;
+use crate::share::Mode;
+use crate::sleep::Sleep;
+use crate::stats::{Stats, WorkerStats};
+use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use crate::sync::{CachePadded, Mutex};
+use crate::trace::record::Recorder;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// Stack of a worker thread: only the dispatcher runs there.
+const THREAD_STACK: usize = 256 * 1024;
+
+/// What every worker of one pool shares.
+pub(crate) struct Registry {
+    pub config: Config,
+    pub(crate) stealers: Vec<Stealer>,
+    pub stats: Vec<CachePadded<WorkerStats>>,
+    pub(crate) injector: Mutex<VecDeque<Item>>,
+    pub(crate) injected: AtomicUsize,
+    /// Per worker, items only that worker may take (see `inbox.rs`).
+    pub(crate) inboxes: Vec<CachePadded<Inbox>>,
+    pub sleep: Sleep,
+    pub(crate) terminate: AtomicBool,
+    pub(crate) live_fibers: AtomicUsize,
+    pub(crate) threads: Mutex<Vec<JoinHandle<()>>>,
+    /// The steal tree being recorded, when the pool traces.
+    pub recorder: Option<Recorder>,
+    /// The cache model's recording hook (`cachemodel::leaf`), when the pool records leaves: the
+    /// one place the runtime holds research tooling's state.
+    pub(crate) leaf_log: Option<crate::cachemodel::LeafLog>,
+    /// SLAW's places, when the pool has them.
+    pub places: Option<Places>,
+    /// Core sharing with other programs (`Mode::Dws`, `Mode::Ep`), when the table could be used.
+    pub sharing: Option<crate::share::runtime::Sharing>,
+}
+
+impl Registry {
+    pub(crate) fn new(config: Config) -> Result<Arc<Registry>, Error> {
+        crate::fiber::overflow::install();
+        let n = config.workers;
+        let deques: Vec<Deque> = (0..n)
+            .map(|_| match n {
+                1 => Deque::new(256).without_thieves(),
+                _ if !config.steal_half => Deque::new(256).without_batches(),
+                _ => Deque::new(256),
+            })
+            .collect();
+        let reg = Arc::new(Registry {
+            stealers: deques.iter().map(|d| d.stealer()).collect(),
+            stats: (0..n).map(|_| CachePadded::default()).collect(),
+            injector: Mutex::new(VecDeque::new()),
+            injected: AtomicUsize::new(0),
+            inboxes: (0..n).map(|_| CachePadded::default()).collect(),
+            sleep: Sleep::new(n),
+            terminate: AtomicBool::new(false),
+            live_fibers: AtomicUsize::new(0),
+            threads: Mutex::new(Vec::new()),
+            recorder: config.trace.then(|| Recorder::new(n)),
+            leaf_log: config
+                .leaves
+                .map(|pace| crate::cachemodel::LeafLog::new(n, pace)),
+            places: config.places.map(|cross| {
+                Places::new(
+                    &config.topology,
+                    n,
+                    cross,
+                    config.squads,
+                    config.squad_hints,
+                )
+            }),
+            sharing: crate::share::runtime::Sharing::start(&config),
+            config,
+        });
+        for (index, deque) in deques.into_iter().enumerate() {
+            let r = reg.clone();
+            reg.start_thread(format!("magpie-{index}"), move || {
+                crate::worker::worker_main(r, index, deque)
+            })?;
+        }
+        if reg.sharing.is_some() {
+            let r = reg.clone();
+            reg.start_thread("magpie-coordinator".into(), move || {
+                if let Some(s) = &r.sharing {
+                    s.coordinate(|| r.queued(), |w| !r.inboxes[w].is_empty());
+                }
+            })?;
+        }
+        Ok(reg)
+    }
+
+    /// Starts one of the pool's threads, named `name`; if the OS refuses, stops those already
+    /// started and says which one could not start.
+    pub(crate) fn start_thread(
+        &self,
+        name: String,
+        f: impl FnOnce() + Send + 'static,
+    ) -> Result<(), Error> {
+        match std::thread::Builder::new()
+            .name(name.clone())
+            .stack_size(THREAD_STACK)
+            .spawn(f)
+        {
+            Ok(h) => {
+                crate::sync::lock(&self.threads).push(h);
+                Ok(())
+            }
+            Err(e) => {
+                self.shutdown();
+                Err(Error::Os(format!("cannot start thread {name}: {e}")))
+            }
+        }
+    }
+
+    /// Stops the workers and waits for them. Called when the pool is dropped, after every
+    /// `install` returned, so there is no work left.
+    pub(crate) fn shutdown(&self) {
+        self.terminate.store(true, Ordering::SeqCst);
+        self.sleep.notify_all();
+        if let Some(s) = &self.sharing {
+            s.shutdown();
+        }
+        let hs: Vec<_> = crate::sync::lock(&self.threads).drain(..).collect();
+        for h in hs {
+            let _ = h.join();
+        }
+    }
+
+    /// Queues work from outside the pool's workers (a blocked caller of `install`, or a fiber of
+    /// this pool made ready by a worker of another pool).
+    pub(crate) fn inject(&self, it: Item) {
+        crate::sync::lock(&self.injector).push_back(it);
+        self.injected.fetch_add(1, Ordering::SeqCst);
+        self.wake();
+    }
+
+    pub(crate) fn take_injected(&self) -> Option<Item> {
+        if self.injected.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let mut q = crate::sync::lock(&self.injector);
+        let it = q.pop_front();
+        if it.is_some() {
+            self.injected.fetch_sub(1, Ordering::SeqCst);
+        }
+        it
+    }
+
+    /// Whether worker `me` could find work now: the pool's queue, or a deque or mailbox it may
+    /// take from (with places and no cross-place stealing, only its own place's).
+    pub(crate) fn has_visible_work(&self, me: usize) -> bool {
+        if self.terminate.load(Ordering::SeqCst)
+            || self.injected.load(Ordering::SeqCst) > 0
+            || !self.inboxes[me].is_empty()
+        {
+            return true;
+        }
+        match &self.places {
+            Some(pl) if pl.squads => {
+                let p = pl.of_worker[me];
+                pl.workers[p].iter().any(|&w| self.stealers[w].has_public())
+                    || (pl.workers[p][0] == me
+                        && !pl.busy[p].load(Ordering::SeqCst)
+                        && (0..pl.count()).any(|q| pl.has_mail(q)))
+            }
+            Some(pl) if !pl.cross_steal => {
+                let p = pl.of_worker[me];
+                pl.has_mail(p) || pl.workers[p].iter().any(|&w| self.stealers[w].has_public())
+            }
+            Some(pl) => {
+                (0..pl.count()).any(|p| pl.has_mail(p))
+                    || self.stealers.iter().any(|s| s.has_public())
+            }
+            None => self.stealers.iter().any(|s| s.has_public()),
+        }
+    }
+
+    /// Tasks queued in the pool now, where any worker may take them (DWS's `N_b`): the public
+    /// parts of the deques, the pool's queue and the mailboxes.
+    pub(crate) fn queued(&self) -> usize {
+        let mail = self
+            .places
+            .as_ref()
+            .map_or(0, |p| p.mail.load(Ordering::Relaxed));
+        self.stealers.iter().map(|s| s.public_len()).sum::<usize>()
+            + self.injected.load(Ordering::Relaxed)
+            + mail
+    }
+
+    /// Wakes a sleeper after publishing work. With several places, every sleeper: the one woken
+    /// must be able to take the work, and only a worker of the right place may. Under DWS, a
+    /// sleeper on a core the program may use without taking it from anyone.
+    pub(crate) fn wake(&self) {
+        if let Some(s) = self.sharing.as_ref().filter(|s| s.mode == Mode::Dws) {
+            s.wake_for_work();
+        } else if self.places.as_ref().is_some_and(|p| p.count() > 1) {
+            self.sleep.notify_all();
+        } else {
+            self.sleep.notify_one();
+        }
+    }
+
+    /// Delivers `it` to worker `w`'s inbox and wakes `w` (from any thread). Only `w` takes it.
+    pub(crate) fn deliver(&self, w: usize, it: Item) {
+        self.inboxes[w].push(it);
+        self.wake_worker(w);
+    }
+
+    /// Wakes worker `w` if it sleeps: under DWS on a core it may use, or later by the
+    /// coordinator, never left asleep with items in its inbox (see `share/runtime.rs`).
+    pub(crate) fn wake_worker(&self, w: usize) {
+        match self.sharing.as_ref().filter(|s| s.mode == Mode::Dws) {
+            Some(s) => s.wake_worker(w),
+            None => self.sleep.notify_worker(w),
+        }
+    }
+
+    pub(crate) fn stats(&self) -> Stats {
+        let mut s = Stats {
+            workers: self.config.workers,
+            ..Stats::default()
+        };
+        for w in &self.stats {
+            w.add_to(&mut s);
+        }
+        s.fenced_pops = self.stealers.iter().map(|d| d.fenced_pops()).sum();
+        s
+    }
+
+    /// The sharing mode in force: `off` when a mode that needs the table could not use it.
+    pub(crate) fn share_mode(&self) -> Mode {
+        match (self.config.share, &self.sharing) {
+            (Mode::Dws | Mode::Ep, None) => Mode::Off,
+            (m, _) => m,
+        }
+    }
+
+    /// Workers asleep now (exposed for tests of the idle protocol).
+    pub(crate) fn sleeping(&self) -> usize {
+        self.sleep.sleepers() + self.sharing.as_ref().map_or(0, |s| s.sleepers())
+    }
+}

@@ -1,0 +1,147 @@
+//! Victim selection and stealing: one round over the other workers, in random order or nearest
+//! first (`Victims::Numa`, or a worker's own place first), then the place's mailbox or squad
+//! pool, then the pool's queue of work from outside.
+//!
+//! A steal never stops or signals the victim (see `deque.rs`): the thief claims the oldest public
+//! item with one CAS, or finds the public part empty and raises the victim's `wanted` flag.
+
+use crate::deque::Steal;
+use crate::job::Work;
+use crate::worker::WorkerThread;
+
+/// Where the scheduling loop found an item.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Took {
+    /// Its own deque.
+    Popped,
+    /// Another worker's deque.
+    Stolen,
+    /// The pool's queue of work from outside, or a mailbox (places, squads).
+    Injected,
+}
+
+impl WorkerThread {
+    pub(crate) fn next_rand(&self) -> u64 {
+        // xorshift64*
+        let mut x = self.rng.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng.set(x);
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// One round over all other workers and the injector.
+    pub(crate) fn steal_round(&self) -> Option<(Work, Took)> {
+        let reg = &*self.registry;
+        let n = reg.stealers.len();
+        if n > 1 {
+            match &self.tiers {
+                // Random: every other worker, from a random one on.
+                None => {
+                    let start = (self.next_rand() % n as u64) as usize;
+                    for k in 0..n {
+                        let v = (start + k) % n;
+                        if v != self.index {
+                            if let Some(w) = self.steal_from(v) {
+                                return Some((w, Took::Stolen));
+                            }
+                        }
+                    }
+                }
+                // Nearest first: each tier from a random member on. With places, the first tier
+                // is the worker's place, followed by its mailbox; the others only with
+                // cross-place stealing, followed by the other places' mailboxes.
+                Some(tiers) => {
+                    for (i, tier) in tiers.iter().enumerate() {
+                        if !tier.is_empty() {
+                            let start = (self.next_rand() % tier.len() as u64) as usize;
+                            for k in 0..tier.len() {
+                                let v = tier[(start + k) % tier.len()];
+                                if let Some(w) = self.steal_from(v) {
+                                    return Some((w, Took::Stolen));
+                                }
+                            }
+                        }
+                        if let (0, Some(pl)) = (i, &reg.places) {
+                            let it = if pl.squads {
+                                let start = self.next_rand() as usize;
+                                pl.take_inter(self.index, start)
+                            } else {
+                                pl.take(pl.of_worker[self.index])
+                            };
+                            if let Some(it) = it {
+                                return Some((Work::decode(it), Took::Injected));
+                            }
+                        }
+                    }
+                    if let Some(pl) = reg.places.as_ref().filter(|pl| pl.cross_steal) {
+                        let mine = pl.of_worker[self.index];
+                        for p in (0..pl.count()).filter(|&p| p != mine) {
+                            if let Some(it) = pl.take(p) {
+                                return Some((Work::decode(it), Took::Injected));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        reg.take_injected()
+            .map(|it| (Work::decode(it), Took::Injected))
+    }
+
+    /// Up to four attempts on victim `v` (a lost race is retried; an empty deque is not).
+    pub(crate) fn steal_from(&self, v: usize) -> Option<Work> {
+        let reg = &*self.registry;
+        for _ in 0..4 {
+            match reg.stealers[v].steal() {
+                Steal::Success(it) => {
+                    reg.stats[v].note_stolen();
+                    let w = Work::decode(it);
+                    match w {
+                        Work::Task {
+                            continuation: false,
+                            ..
+                        } => self.stats().steals_child.bump(),
+                        _ => self.stats().steals_cont.bump(),
+                    }
+                    return Some(w);
+                }
+                Steal::Retry => self.stats().failed_steals.bump(),
+                Steal::Empty => {
+                    self.stats().failed_steals.bump();
+                    return None;
+                }
+            }
+        }
+        None
+    }
+}
+
+/// The tiers of victims worker `index` tries in order: with places, its own place, then (with
+/// cross-place stealing) everyone else; with `Victims::Numa`, its socket, its NUMA node, the
+/// rest; `None` for random victims.
+pub(crate) fn victim_tiers(
+    registry: &crate::registry::Registry,
+    index: usize,
+) -> Option<[Vec<usize>; 3]> {
+    match &registry.places {
+        Some(pl) => {
+            let mine = pl.of_worker[index];
+            let (near, far): (Vec<usize>, Vec<usize>) = (0..registry.config.workers)
+                .filter(|&w| w != index)
+                .partition(|&w| pl.of_worker[w] == mine);
+            Some([
+                near,
+                Vec::new(),
+                if pl.cross_steal { far } else { Vec::new() },
+            ])
+        }
+        None => (registry.config.victims == crate::topology::Victims::Numa).then(|| {
+            registry
+                .config
+                .topology
+                .victim_tiers(index, registry.config.workers)
+        }),
+    }
+}
