@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs magpie's whole test suite: unit, integration, stress and doc tests of every crate, the
 # tests of the optional hwloc feature (when hwloc can be installed), then the loom model tests
-# of the concurrent structures (deque, latches, sleep/wake), which need the crate compiled with
-# `--cfg loom` in a target directory of their own.
+# of the concurrent structures (deque, latches, the join protocol, sleep/wake, the inbox, DWS's
+# sleeping workers), which need the crate compiled with `--cfg loom` in a target directory of
+# their own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -133,6 +133,10 @@ mod registry;
 mod scope;
 #[cfg(not(loom))]
 pub mod share;
+// Under loom only DWS's sleep protocol is built from `share`, for its model tests.
+#[cfg(loom)]
+#[path = "share/sleepers.rs"]
+mod sleepers;
 #[cfg(not(loom))]
 mod stats;
 #[cfg(not(loom))]

@@ -20,6 +20,7 @@
 //! Linux only: liveness is read from `/proc/<pid>/stat`, the CPU count from sysfs.
 
 pub(crate) mod runtime;
+pub(crate) mod sleepers;
 mod table;
 
 pub use table::{

@@ -33,16 +33,12 @@
 //! Per core, the program's active workers that hold it are counted under a lock, so that the
 //! table's slot is claimed by the first and released by the last of them.
 
+use super::sleepers::Sleepers;
 use super::{home_range, CoreTable, Mode, ProgramId};
+use crate::sync::atomic::{fence, AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use crate::sync::{lock, CachePadded, Condvar, Mutex};
 use std::ops::Range;
-use std::sync::atomic::{fence, AtomicBool, AtomicI32, AtomicU8, AtomicUsize, Ordering};
 use std::time::Duration;
-
-const ACTIVE: u8 = 0;
-const ASLEEP: u8 = 1;
-/// A waker chose this sleeper and is claiming its core.
-const WAKING: u8 = 2;
 
 /// Ticks of the coordinator between looks at who is alive (stale holders, the equal split).
 const REFRESH_TICKS: u64 = 10;
@@ -59,13 +55,10 @@ enum Claim {
 }
 
 struct WorkerSlot {
-    state: AtomicU8,
     /// Whether the worker counts in its core's holders.
     held: AtomicBool,
     /// The worker thread's kernel thread id (for EP's re-pinning), 0 until it starts.
     tid: AtomicI32,
-    lock: Mutex<()>,
-    cv: Condvar,
 }
 
 /// The sharing state of one pool under `Mode::Dws` or `Mode::Ep`.
@@ -80,7 +73,8 @@ pub(crate) struct Sharing {
     workers: Vec<CachePadded<WorkerSlot>>,
     /// Per allowed core, this program's active workers that hold it.
     holders: Vec<Mutex<usize>>,
-    asleep: AtomicUsize,
+    /// The workers' sleep slots (`sleepers.rs`).
+    sleepers: Sleepers,
     /// DWS's T_SLEEP, in failed steal attempts.
     pub sleep_after: u32,
     period: Duration,
@@ -143,16 +137,13 @@ impl Sharing {
             workers: (0..workers)
                 .map(|_| {
                     CachePadded(WorkerSlot {
-                        state: AtomicU8::new(ACTIVE),
                         held: AtomicBool::new(false),
                         tid: AtomicI32::new(0),
-                        lock: Mutex::new(()),
-                        cv: Condvar::new(),
                     })
                 })
                 .collect(),
             holders: (0..k).map(|_| Mutex::new(0)).collect(),
-            asleep: AtomicUsize::new(0),
+            sleepers: Sleepers::new(workers),
             sleep_after: config.share_sleep_after.unwrap_or(k as u32).max(1),
             period: config.share_period,
             home: Mutex::new(Vec::new()),
@@ -304,51 +295,22 @@ impl Sharing {
 
     /// Workers asleep now.
     pub(crate) fn sleepers(&self) -> usize {
-        self.asleep.load(Ordering::SeqCst)
+        self.sleepers.count()
     }
 
     /// Algorithm 1, line 15: worker `w` gives its core back and sleeps until woken (or until
     /// `done()`, the pool's shutdown). Unless `has_work()`, evaluated after the sleep is
     /// announced, finds work and the worker can keep or retake its core: then it returns at once.
+    /// The protocol is `sleepers.rs`'s.
     pub(crate) fn sleep(&self, w: usize, has_work: impl Fn() -> bool, done: impl Fn() -> bool) {
-        let slot = &self.workers[w];
         self.unhold(w);
-        slot.state.store(ASLEEP, Ordering::SeqCst);
-        self.asleep.fetch_add(1, Ordering::SeqCst);
-        // Pairs with the fence in `wake_for_work`: either the producer sees this sleeper or
-        // this re-check sees the producer's work.
-        fence(Ordering::SeqCst);
-        if has_work() && self.activate(w, Claim::Free) {
-            return;
-        }
-        let mut g = lock(&slot.lock);
-        while slot.state.load(Ordering::SeqCst) != ACTIVE && !done() {
-            g = match slot.cv.wait(g) {
-                Ok(g) => g,
-                Err(p) => p.into_inner(),
-            };
-        }
+        self.sleepers
+            .sleep(w, has_work, || self.hold(w, Claim::Free), done);
     }
 
     /// Wakes sleeper `w` if it is asleep and its core can be had under `how`.
     fn activate(&self, w: usize, how: Claim) -> bool {
-        let slot = &self.workers[w];
-        if slot
-            .state
-            .compare_exchange(ASLEEP, WAKING, Ordering::SeqCst, Ordering::SeqCst)
-            .is_err()
-        {
-            return false;
-        }
-        if !self.hold(w, how) {
-            slot.state.store(ASLEEP, Ordering::SeqCst);
-            return false;
-        }
-        self.asleep.fetch_sub(1, Ordering::SeqCst);
-        slot.state.store(ACTIVE, Ordering::SeqCst);
-        let _g = lock(&slot.lock);
-        slot.cv.notify_one();
-        true
+        self.sleepers.activate(w, || self.hold(w, how))
     }
 
     /// Wakes up to `n` sleepers: first on cores free or already the program's, then (with
@@ -364,7 +326,7 @@ impl Sharing {
         };
         for &how in passes {
             for k in 0..total {
-                if woke == n || self.asleep.load(Ordering::SeqCst) == 0 {
+                if woke == n || self.sleepers.count() == 0 {
                     return woke;
                 }
                 if self.activate((start + k) % total, how) {
@@ -378,8 +340,9 @@ impl Sharing {
     /// A producer published work: wake one sleeper on a free or held core, if any sleeps.
     #[inline]
     pub(crate) fn wake_for_work(&self) {
+        // SeqCst fence: the producer's side of the handshake (see `sleepers.rs`).
         fence(Ordering::SeqCst);
-        if self.asleep.load(Ordering::SeqCst) > 0 {
+        if self.sleepers.count() > 0 {
             self.wake(1, false);
         }
     }
@@ -388,12 +351,9 @@ impl Sharing {
     /// may use (free, held, or a home core another program uses). If none can be had now, the
     /// coordinator retries every period (see `coordinate`).
     pub(crate) fn wake_worker(&self, w: usize) {
-        // SeqCst fence: pairs with the fence in `sleep` between the announcement and the
-        // re-check, which reads the inbox: either this load sees `ASLEEP` or the sleeper sees
-        // the delivery.
-        fence(Ordering::SeqCst);
-        if self.workers[w].state.load(Ordering::SeqCst) == ASLEEP && !self.activate(w, Claim::Free)
-        {
+        // The fence in `wake` pairs with the sleeper's between its announcement and its
+        // re-check, which reads the inbox: either the wake sees it asleep or it sees the item.
+        if !self.sleepers.wake(w, || self.hold(w, Claim::Free)) {
             self.activate(w, Claim::TakeBack);
         }
     }
@@ -402,10 +362,7 @@ impl Sharing {
     pub(crate) fn shutdown(&self) {
         *lock(&self.stop) = true;
         self.stop_cv.notify_all();
-        for slot in &self.workers {
-            let _g = lock(&slot.lock);
-            slot.cv.notify_all();
-        }
+        self.sleepers.wake_all_for_shutdown();
     }
 
     /// Sleeps one period; false once the pool is shutting down.
@@ -469,8 +426,7 @@ impl Sharing {
     /// that can run it, so waiting for a core could wait forever).
     fn wake_delivered(&self, delivered: &impl Fn(usize) -> bool, stranded: &mut [u32]) {
         for (w, n) in stranded.iter_mut().enumerate() {
-            // SeqCst: as every read of a sleeper's state.
-            if self.workers[w].state.load(Ordering::SeqCst) != ASLEEP || !delivered(w) {
+            if !self.sleepers.is_asleep(w) || !delivered(w) {
                 *n = 0;
                 continue;
             }
@@ -490,7 +446,7 @@ impl Sharing {
     /// every worker asleep, and none could be woken.
     fn balance(&self, nb: usize) -> bool {
         let total = self.workers.len();
-        let asleep = self.asleep.load(Ordering::SeqCst);
+        let asleep = self.sleepers.count();
         if asleep == 0 || nb == 0 {
             return false;
         }
@@ -499,7 +455,7 @@ impl Sharing {
         if nw == 0 {
             return false;
         }
-        self.wake(nw.min(asleep), true) == 0 && self.asleep.load(Ordering::SeqCst) == total
+        self.wake(nw.min(asleep), true) == 0 && self.sleepers.count() == total
     }
 
     /// EP: re-pins every started worker to the program's current share.

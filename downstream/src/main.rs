@@ -1,0 +1,124 @@
+//! fib(n) with no cutoff, as a downstream crate gets it: magpie at 1 and 2 workers against the
+//! serial twin, rayon and chili, timed in the same run, alternating so that drifting machine load
+//! hits every version alike. Every result is checked against the closed form; the medians and
+//! the ratios are printed.
+//!
+//!     magpie-downstream [N] [RUNS]        (defaults: 36, 7)
+
+use std::time::Instant;
+
+fn serial(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    serial(n - 1) + serial(n - 2)
+}
+
+fn magpie_fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = magpie::join(|| magpie_fib(n - 1), || magpie_fib(n - 2));
+    a + b
+}
+
+fn rayon_fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = rayon::join(|| rayon_fib(n - 1), || rayon_fib(n - 2));
+    a + b
+}
+
+fn chili_fib(s: &mut chili::Scope<'_>, n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = s.join(|s| chili_fib(s, n - 1), |s| chili_fib(s, n - 2));
+    a + b
+}
+
+fn expected(n: u64) -> u64 {
+    let (mut a, mut b) = (0u64, 1u64);
+    for _ in 0..n {
+        (a, b) = (b, a.wrapping_add(b));
+    }
+    a
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+fn arg(i: usize, default: u64, what: &str) -> u64 {
+    match std::env::args().nth(i) {
+        None => default,
+        Some(s) => match s.parse::<u64>() {
+            Ok(v) if v >= 1 && (i != 1 || v <= 60) => v,
+            _ => {
+                eprintln!("error: {what} must be a whole number (N between 1 and 60, RUNS at least 1), not '{s}'");
+                eprintln!("usage: magpie-downstream [N] [RUNS]");
+                std::process::exit(2);
+            }
+        },
+    }
+}
+
+fn main() {
+    let n = arg(1, 36, "N");
+    let runs = arg(2, 7, "RUNS") as usize;
+    let want = expected(n);
+    let magpie1 = magpie::Pool::builder().workers(1).build().expect("magpie pool");
+    let magpie2 = magpie::Pool::builder().workers(2).build().expect("magpie pool");
+    let rayon1 = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("rayon pool");
+    let rayon2 = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("rayon pool");
+    let chili1 = chili::ThreadPool::with_config(chili::Config {
+        thread_count: std::num::NonZero::new(1),
+        ..Default::default()
+    });
+    let chili2 = chili::ThreadPool::with_config(chili::Config {
+        thread_count: std::num::NonZero::new(2),
+        ..Default::default()
+    });
+    type Run<'a> = Box<dyn Fn() -> u64 + 'a>;
+    let versions: Vec<(&str, Run)> = vec![
+        ("serial", Box::new(|| serial(std::hint::black_box(n)))),
+        ("magpie 1", Box::new(|| magpie1.install(|| magpie_fib(n)))),
+        ("magpie 2", Box::new(|| magpie2.install(|| magpie_fib(n)))),
+        ("rayon 1", Box::new(|| rayon1.install(|| rayon_fib(n)))),
+        ("rayon 2", Box::new(|| rayon2.install(|| rayon_fib(n)))),
+        ("chili 1", Box::new(|| chili1.scope().join(|s| chili_fib(s, n), |_| 0).0)),
+        ("chili 2", Box::new(|| chili2.scope().join(|s| chili_fib(s, n), |_| 0).0)),
+    ];
+    let mut times = vec![Vec::with_capacity(runs); versions.len()];
+    // One warm-up of each, then the timed runs, round robin.
+    for round in 0..=runs {
+        for (i, (name, f)) in versions.iter().enumerate() {
+            let t = Instant::now();
+            let got = f();
+            let s = t.elapsed().as_secs_f64();
+            if got != want {
+                eprintln!("error: {name}: fib({n}) = {got}, expected {want}");
+                std::process::exit(1);
+            }
+            if round > 0 {
+                times[i].push(s);
+            }
+        }
+    }
+    let med: Vec<f64> = times.iter_mut().map(|t| median(t)).collect();
+    println!("fib({n}) = {want}, verified on every run; medians of {runs} runs");
+    for ((name, _), m) in versions.iter().zip(&med) {
+        println!("  {name:<9} {:>9.1} ms", m * 1e3);
+    }
+    let (ser, m1, m2, r1, r2, c1, c2) = (med[0], med[1], med[2], med[3], med[4], med[5], med[6]);
+    println!("1 worker ÷ serial:  magpie {:.2}  rayon {:.2}  chili {:.2}", m1 / ser, r1 / ser, c1 / ser);
+    println!("serial ÷ 2 workers: magpie {:.2}  rayon {:.2}  chili {:.2}", ser / m2, ser / r2, ser / c2);
+    println!("magpie 2 workers ÷ rayon 2 workers: {:.2}", m2 / r2);
+}
