@@ -43,8 +43,8 @@
 //!    it runs what it pushed above the item (its own descendants), then suspends its fiber on the
 //!    half's [`Latch`](crate::latch::Latch), registering only after it has fully suspended. The
 //!    thief, having run the half, swaps the latch to set: if it finds the victim registered, it
-//!    makes the victim's fiber ready (`worker::make_ready`); if not, the victim's registration
-//!    fails and the victim resumes itself. Exactly one of the two happens, the half runs exactly
+//!    makes the victim's fiber ready (`fiber::make_ready`, which hands it to the victim's own
+//!    worker); if not, the victim's registration fails and the victim resumes itself. Exactly one of the two happens, the half runs exactly
 //!    once, and the victim reads the result after the thief wrote it: `join_model.rs` checks
 //!    this with loom, the thief racing the victim's return for a public half and for a private
 //!    one released on request. With `Builder::measure_overheads`, the time from the failed pop to
@@ -52,7 +52,7 @@
 //!    cost of the steal (`Stats::victim_ns`).
 //!
 //! The joiner never steals unrelated work onto its own stack: a waiting task suspends, and its
-//! worker carries on with a fresh fiber (see `worker.rs`).
+//! worker carries on with a fresh fiber (see `fiber/mod.rs`).
 //!
 //! Stack bound (SLAW's stack condition): when the frames on the fiber reach S, or fewer than
 //! `STACK_RESERVE` bytes are left, help-first and adaptive joins push *both* halves and suspend, so
@@ -69,8 +69,11 @@ use std::panic::{self, AssertUnwindSafe};
 /// Runs `a` and `b`, potentially in parallel, and returns both results. A panic in either reaches
 /// the caller after both have finished. Outside any pool, runs on the global pool.
 ///
-/// Code after `join` returns may run on a different OS thread than the code before it (when a
-/// thief took the other half, the joiner's fiber resumes wherever that half finished).
+/// Code after `join` returns runs on the OS thread that ran the code before it: when a thief took
+/// the other half, the joiner's fiber waits, and its own worker resumes it once that half is done
+/// (unless the pool was built with the `unsafe` [`Builder::allow_migration`]).
+///
+/// [`Builder::allow_migration`]: crate::Builder::allow_migration
 // Never inlined: it reads the thread-local worker pointer inline, once, at entry (see
 // `worker::current_at_entry`).
 #[inline(never)]

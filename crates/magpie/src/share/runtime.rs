@@ -1,7 +1,7 @@
 //! A pool's side of core sharing: DWS's worker sleep and coordinator (Chen et al., "DWS:
 //! Demand-aware Work-Stealing in multi-programmed multi-core architectures", §3.1-§3.4), and the
 //! equal-partition baseline (EP, §4). ABP, the other baseline, needs no table: its workers only
-//! yield between failed steals (`worker::run_loop`).
+//! yield between failed steals (`idle.rs`).
 //!
 //! Under DWS each worker belongs to one core of the pool's (its affinity mask and CPU quota,
 //! spread round-robin) and is pinned there; it runs only while its program holds that core in
