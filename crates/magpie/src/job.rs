@@ -75,7 +75,7 @@ pub(crate) enum Work {
         job: JobRef,
         continuation: bool,
     },
-    /// A suspended fiber ready to go on (see `worker::FiberPtr`).
+    /// A suspended fiber ready to go on (see `fiber::FiberPtr`).
     Resume(crate::fiber::FiberPtr),
     /// Items handed to a thief at once (see `Deque::release_batch`); unpack with
     /// `Item::take_batch`.

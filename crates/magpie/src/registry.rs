@@ -144,8 +144,9 @@ impl Registry {
         }
     }
 
-    /// Queues work from outside the pool's workers (a blocked caller of `install`, or a fiber of
-    /// this pool made ready by a worker of another pool).
+    /// Queues work from outside the pool's workers, for any of them to take: a blocked caller's
+    /// `install`, a task spawned from a plain thread, or (only with `Builder::allow_migration`) a
+    /// fiber of this pool made ready by a thread that is not one of its workers.
     pub(crate) fn inject(&self, it: Item) {
         crate::sync::lock(&self.injector).push_back(it);
         self.injected.fetch_add(1, Ordering::SeqCst);
