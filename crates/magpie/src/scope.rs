@@ -24,7 +24,7 @@ use crate::latch::CountLatch;
 use crate::policy::Policy;
 use crate::registry::Registry;
 use crate::trace::record::Tag;
-use crate::worker;
+use crate::worker::{self, WorkerThread};
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
@@ -138,6 +138,16 @@ impl<'scope> Scope<'scope> {
             self.run_in_place(fl, depth, f);
             return;
         }
+        self.spawn_slow(wt, fl, depth, policy, f)
+    }
+
+    /// The rest of [`spawn_with`](Self::spawn_with) for a worker without credit: out of line, so
+    /// the in-place spawn above stays small where it is inlined into the spawning task.
+    #[inline(never)]
+    fn spawn_slow<F>(&self, wt: &WorkerThread, fl: &FiberLocal, depth: u32, policy: Policy, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
         let fresh = wt.deque.len() as isize;
         let wf = wt.decide(policy, depth, fresh);
         let stack_ok = fl.has_reserve();
