@@ -110,6 +110,8 @@ pub mod cachemodel;
 #[cfg(not(loom))]
 mod config;
 #[cfg(not(loom))]
+mod codec;
+#[cfg(not(loom))]
 mod error;
 #[cfg(not(loom))]
 mod fiber;

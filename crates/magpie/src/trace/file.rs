@@ -1,6 +1,5 @@
-//! The trace file: `MAGIC`, a little-endian `u32` format version, the file's total length as a
-//! little-endian `u64`, a body of LEB128 varints, and a
-//! trailing little-endian `u64` FNV-1a checksum of everything before it.
+//! The trace file: magpie's container (`codec.rs`: magic, version, length, LEB128 body, FNV-1a
+//! checksum) with `MAGIC` and `FORMAT_VERSION`.
 //!
 //! Body: policy (0 work-first, 1 help-first, 2 adaptive), duration, spawns, worker count; then one
 //! section per worker: its byte length, its phases (origin, start as a delta from the previous
@@ -10,6 +9,7 @@
 //! in time order and must not overlap), so a truncated, corrupted or foreign file is an error,
 //! never a panic or a huge allocation.
 
+use crate::codec::{self, put, FrameError, Reader};
 use super::{EventId, Origin, Phase, PhaseId, Segment, Taken, Trace};
 use crate::policy::Policy;
 use std::fmt;
@@ -19,8 +19,6 @@ use std::io::{Read, Write};
 pub const MAGIC: &[u8; 8] = b"MGPTRACE";
 /// The format version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
-/// Magic, version and total length.
-const HEADER: usize = 20;
 
 /// Why a trace file could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,25 +59,15 @@ impl fmt::Display for TraceError {
 
 impl std::error::Error for TraceError {}
 
-fn put(out: &mut Vec<u8>, mut v: u64) {
-    loop {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(b);
-            return;
+impl From<FrameError> for TraceError {
+    fn from(e: FrameError) -> TraceError {
+        match e {
+            FrameError::Foreign => TraceError::NotATrace,
+            FrameError::Version(found) => TraceError::Version { found },
+            FrameError::Truncated => TraceError::Truncated,
+            FrameError::Corrupt(why) => TraceError::Corrupt(why),
         }
-        out.push(b | 0x80);
     }
-}
-
-fn fnv(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
 }
 
 fn policy_code(p: Policy) -> u64 {
@@ -159,10 +147,7 @@ pub(super) fn section_sizes(t: &Trace) -> Vec<(u64, u64)> {
 impl Trace {
     /// Encodes the trace in the file format.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        out.extend_from_slice(&0u64.to_le_bytes());
+        let mut out = codec::begin(MAGIC, FORMAT_VERSION);
         put(&mut out, policy_code(self.policy));
         put(&mut out, self.duration_ns);
         put(&mut out, self.spawns);
@@ -172,11 +157,7 @@ impl Trace {
             put(&mut out, b.len() as u64);
             out.extend_from_slice(&b);
         }
-        let total = (out.len() + 8) as u64;
-        out[12..HEADER].copy_from_slice(&total.to_le_bytes());
-        let h = fnv(&out);
-        out.extend_from_slice(&h.to_le_bytes());
-        out
+        codec::finish(out)
     }
 
     /// Writes the trace file.
@@ -195,47 +176,9 @@ impl Trace {
 
     /// Decodes the file format, checking everything (see the module doc).
     pub fn from_bytes(bytes: &[u8]) -> Result<Trace, TraceError> {
-        if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
-            // A prefix of the magic is a truncated trace, not a foreign file.
-            if !bytes.is_empty() && MAGIC.starts_with(bytes) {
-                return Err(TraceError::Truncated);
-            }
-            return Err(TraceError::NotATrace);
-        }
-        if bytes.len() < 12 {
-            return Err(TraceError::Truncated);
-        }
-        let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
-        if version != FORMAT_VERSION {
-            return Err(TraceError::Version { found: version });
-        }
-        if bytes.len() < HEADER + 8 {
-            return Err(TraceError::Truncated);
-        }
-        let total = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
-        if (bytes.len() as u64) < total {
-            return Err(TraceError::Truncated);
-        }
-        if bytes.len() as u64 > total {
-            return Err(TraceError::Corrupt(format!(
-                "{} bytes after the end the header declares",
-                bytes.len() as u64 - total
-            )));
-        }
-        let (body, sum) = bytes.split_at(bytes.len() - 8);
-        if fnv(body) != u64::from_le_bytes(sum.try_into().expect("8 bytes")) {
-            return Err(TraceError::Corrupt("checksum mismatch".into()));
-        }
-        let mut r = Reader {
-            b: &body[HEADER..],
-            at: 0,
-        };
-        let t = r.trace().map_err(|e| match e {
-            // The declared length and the checksum held, so a short read is a bad count.
-            TraceError::Truncated => TraceError::Corrupt("a count runs past the end".into()),
-            e => e,
-        })?;
-        if r.at != r.b.len() {
+        let mut r = codec::open(bytes, MAGIC, FORMAT_VERSION)?;
+        let t = read_trace(&mut r)?;
+        if !r.at_end() {
             return Err(TraceError::Corrupt("bytes after the last section".into()));
         }
         validate(&t)?;
@@ -243,144 +186,99 @@ impl Trace {
     }
 }
 
-struct Reader<'a> {
-    b: &'a [u8],
-    at: usize,
+fn read_event(r: &mut Reader) -> Result<EventId, FrameError> {
+    let worker = r.u32("worker")?;
+    let index = r.u32("phase index")?;
+    let s = r.var()?;
+    Ok(EventId {
+        phase: PhaseId { worker, index },
+        seq: s >> 1,
+        half: (s & 1) as u8,
+    })
 }
 
-impl Reader<'_> {
-    fn byte(&mut self) -> Result<u8, TraceError> {
-        let b = *self.b.get(self.at).ok_or(TraceError::Truncated)?;
-        self.at += 1;
-        Ok(b)
-    }
-    fn var(&mut self) -> Result<u64, TraceError> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = self.byte()?;
-            let part = (b & 0x7f) as u64;
-            if shift == 63 && part > 1 {
-                return Err(TraceError::Corrupt(
-                    "a number does not fit in 64 bits".into(),
-                ));
-            }
-            v |= part << shift;
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err(TraceError::Corrupt(
-            "a number does not fit in 64 bits".into(),
-        ))
-    }
-    fn u32(&mut self, what: &str) -> Result<u32, TraceError> {
-        let v = self.var()?;
-        u32::try_from(v).map_err(|_| TraceError::Corrupt(format!("{what} {v} is out of range")))
-    }
-    /// A count of items each taking at least `min` bytes: bounded by what is left.
-    fn count(&mut self, what: &str, min: usize) -> Result<usize, TraceError> {
-        let n = self.var()?;
-        let left = (self.b.len() - self.at) / min.max(1);
-        if n > left as u64 {
-            return Err(TraceError::Corrupt(format!(
-                "{what} count {n} exceeds what the file holds"
-            )));
-        }
-        Ok(n as usize)
-    }
-    fn event(&mut self) -> Result<EventId, TraceError> {
-        let worker = self.u32("worker")?;
-        let index = self.u32("phase index")?;
-        let s = self.var()?;
-        Ok(EventId {
-            phase: PhaseId { worker, index },
-            seq: s >> 1,
-            half: (s & 1) as u8,
-        })
-    }
-    fn trace(&mut self) -> Result<Trace, TraceError> {
-        let policy = match self.var()? {
-            0 => Policy::WorkFirst,
-            1 => Policy::HelpFirst,
-            2 => Policy::Adaptive,
-            p => return Err(TraceError::Corrupt(format!("unknown policy code {p}"))),
-        };
-        let duration_ns = self.var()?;
-        let spawns = self.var()?;
-        let workers = self.count("worker", 3)?;
-        let mut phases = Vec::with_capacity(workers);
-        let mut segments = Vec::with_capacity(workers);
-        for _ in 0..workers {
-            let len = self.count("section byte", 1)?;
-            let end = self.at + len;
-            let np = self.count("phase", 2)?;
-            let mut ps = Vec::with_capacity(np);
-            let mut prev = 0u64;
-            for _ in 0..np {
-                let origin = match self.byte()? {
-                    0 => Origin::Root {
-                        ordinal: self.var()?,
-                    },
-                    1 => Origin::External,
-                    k @ (2 | 3) => {
-                        let from = self.event()?;
-                        let level = self.u32("level")?;
-                        Origin::Stolen {
-                            from,
-                            taken: if k == 2 {
-                                Taken::Child
-                            } else {
-                                Taken::Continuation
-                            },
-                            level,
-                        }
+fn read_trace(r: &mut Reader) -> Result<Trace, TraceError> {
+    let policy = match r.var()? {
+        0 => Policy::WorkFirst,
+        1 => Policy::HelpFirst,
+        2 => Policy::Adaptive,
+        p => return Err(TraceError::Corrupt(format!("unknown policy code {p}"))),
+    };
+    let duration_ns = r.var()?;
+    let spawns = r.var()?;
+    let workers = r.count("worker", 3)?;
+    let mut phases = Vec::with_capacity(workers);
+    let mut segments = Vec::with_capacity(workers);
+    for _ in 0..workers {
+        let len = r.count("section byte", 1)?;
+        let end = r.at + len;
+        let np = r.count("phase", 2)?;
+        let mut ps = Vec::with_capacity(np);
+        let mut prev = 0u64;
+        for _ in 0..np {
+            let origin = match r.byte()? {
+                0 => Origin::Root {
+                    ordinal: r.var()?,
+                },
+                1 => Origin::External,
+                k @ (2 | 3) => {
+                    let from = read_event(r)?;
+                    let level = r.u32("level")?;
+                    Origin::Stolen {
+                        from,
+                        taken: if k == 2 {
+                            Taken::Child
+                        } else {
+                            Taken::Continuation
+                        },
+                        level,
                     }
-                    4 => Origin::Resumed {
-                        sync: self.event()?,
-                    },
-                    5 => Origin::Early {
-                        from: self.event()?,
-                    },
-                    k => return Err(TraceError::Corrupt(format!("unknown phase origin {k}"))),
-                };
-                let start_ns = prev.wrapping_add(self.var()?);
-                prev = start_ns;
-                ps.push(Phase { origin, start_ns });
-            }
-            let ns = self.count("segment", 3)?;
-            let mut ss = Vec::with_capacity(ns);
-            let mut prev_end = 0u64;
-            for _ in 0..ns {
-                let phase = self.u32("segment phase")?;
-                let start_ns = prev_end
-                    .checked_add(self.var()?)
-                    .ok_or_else(|| TraceError::Corrupt("a time overflows".into()))?;
-                let end_ns = start_ns
-                    .checked_add(self.var()?)
-                    .ok_or_else(|| TraceError::Corrupt("a time overflows".into()))?;
-                prev_end = end_ns;
-                ss.push(Segment {
-                    phase,
-                    start_ns,
-                    end_ns,
-                });
-            }
-            if self.at != end {
-                return Err(TraceError::Corrupt(
-                    "a worker's section has the wrong length".into(),
-                ));
-            }
-            phases.push(ps);
-            segments.push(ss);
+                }
+                4 => Origin::Resumed {
+                    sync: read_event(r)?,
+                },
+                5 => Origin::Early {
+                    from: read_event(r)?,
+                },
+                k => return Err(TraceError::Corrupt(format!("unknown phase origin {k}"))),
+            };
+            let start_ns = prev.wrapping_add(r.var()?);
+            prev = start_ns;
+            ps.push(Phase { origin, start_ns });
         }
-        Ok(Trace {
-            policy,
-            duration_ns,
-            spawns,
-            phases,
-            segments,
-        })
+        let ns = r.count("segment", 3)?;
+        let mut ss = Vec::with_capacity(ns);
+        let mut prev_end = 0u64;
+        for _ in 0..ns {
+            let phase = r.u32("segment phase")?;
+            let start_ns = prev_end
+                .checked_add(r.var()?)
+                .ok_or_else(|| TraceError::Corrupt("a time overflows".into()))?;
+            let end_ns = start_ns
+                .checked_add(r.var()?)
+                .ok_or_else(|| TraceError::Corrupt("a time overflows".into()))?;
+            prev_end = end_ns;
+            ss.push(Segment {
+                phase,
+                start_ns,
+                end_ns,
+            });
+        }
+        if r.at != end {
+            return Err(TraceError::Corrupt(
+                "a worker's section has the wrong length".into(),
+            ));
+        }
+        phases.push(ps);
+        segments.push(ss);
     }
+    Ok(Trace {
+        policy,
+        duration_ns,
+        spawns,
+        phases,
+        segments,
+    })
 }
 
 /// Checks the references inside a decoded trace.
