@@ -157,9 +157,70 @@ fn finish_after_panic<Y: FnOnce() -> RY, RY, RX>(second: Y, p: crate::job::Panic
     panic::resume_unwind(p)
 }
 
-/// The join that publishes one half.
+/// The join that publishes one half; or, in a schedule region whose task must position its
+/// children, the positioned join (no credit is granted there, so every such join comes here).
 #[inline(never)]
 fn join_publish<A, B, RA, RB>(wt: &WorkerThread, fl: &FiberLocal, t: isize, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    if let Some(cur) = fl.cursor() {
+        return crate::schedule::donate::join_positioned(wt, fl, cur, a, b);
+    }
+    join_publish_plain(wt, fl, t, a, b)
+}
+
+/// A join of two closures that carry their own positions (or need none) in a region: in place
+/// when the worker keeps enough published for thieves and none asked for more (lazy
+/// publication, without the credit), else published as any join.
+pub(crate) fn join_unpositioned<A, B, RA, RB>(
+    wt: &WorkerThread,
+    fl: &FiberLocal,
+    a: A,
+    b: B,
+) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let depth = fl.depth.get();
+    let t = wt.deque.top();
+    if wt.deque.bottom() - t >= wt.keep
+        && !wt.deque.wanted()
+        && depth < wt.thresholds.stack
+        && fl.has_reserve()
+    {
+        wt.count_spawn(wt.policy != Policy::HelpFirst);
+        return in_place_at(fl, a, b);
+    }
+    join_publish_plain(wt, fl, t, a, b)
+}
+
+/// Runs `a` then `b` in place one frame deeper.
+pub(crate) fn in_place_at<A, B, RA, RB>(fl: &FiberLocal, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA,
+    B: FnOnce() -> RB,
+{
+    let depth = fl.depth.get();
+    fl.depth.set(depth + 1);
+    let r = in_place(a, b);
+    fl.depth.set(depth);
+    r
+}
+
+fn join_publish_plain<A, B, RA, RB>(
+    wt: &WorkerThread,
+    fl: &FiberLocal,
+    t: isize,
+    a: A,
+    b: B,
+) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,

@@ -108,9 +108,9 @@ pub(crate) mod sync;
 #[cfg(not(loom))]
 pub mod cachemodel;
 #[cfg(not(loom))]
-mod config;
-#[cfg(not(loom))]
 mod codec;
+#[cfg(not(loom))]
+mod config;
 #[cfg(not(loom))]
 mod error;
 #[cfg(not(loom))]
@@ -131,6 +131,8 @@ mod policy;
 mod pool;
 #[cfg(not(loom))]
 mod registry;
+#[cfg(not(loom))]
+pub mod schedule;
 #[cfg(not(loom))]
 mod scope;
 #[cfg(not(loom))]
@@ -158,6 +160,8 @@ pub use join::join;
 pub use policy::Policy;
 #[cfg(not(loom))]
 pub use pool::{global_pool, Builder, Pool, DEFAULT_MAX_FIBERS, DEFAULT_STACK_SIZE};
+#[cfg(not(loom))]
+pub use schedule::donate::join_designated;
 #[cfg(not(loom))]
 pub use scope::{scope, Scope};
 #[cfg(not(loom))]

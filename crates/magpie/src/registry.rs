@@ -51,6 +51,8 @@ pub(crate) struct Registry {
     pub places: Option<Places>,
     /// Core sharing with other programs (`Mode::Dws`, `Mode::Ep`), when the table could be used.
     pub sharing: Option<crate::share::runtime::Sharing>,
+    /// The schedule region being recorded or followed, if any (`schedule/region.rs`).
+    pub(crate) region: crate::schedule::region::RegionSlot,
 }
 
 impl Registry {
@@ -88,6 +90,7 @@ impl Registry {
                 )
             }),
             sharing: crate::share::runtime::Sharing::start(&config),
+            region: Default::default(),
             config,
         });
         for (index, deque) in deques.into_iter().enumerate() {
@@ -100,7 +103,7 @@ impl Registry {
             let r = reg.clone();
             reg.start_thread("magpie-coordinator".into(), move || {
                 if let Some(s) = &r.sharing {
-                    s.coordinate(|| r.queued(), |w| !r.inboxes[w].is_empty());
+                    s.coordinate(|| r.queued(), |w| r.has_delivered(w));
                 }
             })?;
         }
@@ -165,14 +168,24 @@ impl Registry {
         it
     }
 
-    /// Whether worker `me` could find work now: the pool's queue, or a deque or mailbox it may
-    /// take from (with places and no cross-place stealing, only its own place's).
+    /// Whether worker `me` has work only it may run: its inbox, or a donation of the schedule
+    /// region it may take now.
+    pub(crate) fn has_delivered(&self, me: usize) -> bool {
+        !self.inboxes[me].is_empty() || self.region.get().is_some_and(|r| r.runnable(me))
+    }
+
+    /// Whether worker `me` could find work now: the pool's queue, work delivered to it, or a
+    /// deque or mailbox it may take from (with places and no cross-place stealing, only its own
+    /// place's; under a strict schedule constraint, none: it does not steal).
     pub(crate) fn has_visible_work(&self, me: usize) -> bool {
         if self.terminate.load(Ordering::SeqCst)
             || self.injected.load(Ordering::SeqCst) > 0
-            || !self.inboxes[me].is_empty()
+            || self.has_delivered(me)
         {
             return true;
+        }
+        if self.region.get().is_some_and(|r| r.mode.strict()) {
+            return false;
         }
         match &self.places {
             Some(pl) if pl.squads => {

@@ -148,6 +148,97 @@ impl<'scope> Scope<'scope> {
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
+        if let Some(cur) = fl.cursor() {
+            return self.spawn_positioned(wt, fl, cur, depth, policy, None, f);
+        }
+        self.spawn_plain(wt, fl, depth, policy, f)
+    }
+
+    /// A spawn by a region task whose fiber has a cursor (no credit is granted there, so every
+    /// such spawn comes here): the child gets the next index and is wrapped in its position,
+    /// then donated (to `designated`, or where the template cuts it), run in place (strict
+    /// constraints), or spawned as any child.
+    #[allow(clippy::too_many_arguments)]
+    fn spawn_positioned<F>(
+        &self,
+        wt: &WorkerThread,
+        fl: &FiberLocal,
+        cur: &crate::schedule::region::Cursor,
+        depth: u32,
+        policy: Policy,
+        designated: Option<usize>,
+        f: F,
+    ) where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        let k = cur.take(1);
+        let region = cur.region();
+        let node = region.child(cur.node(), k);
+        let to = match designated {
+            Some(w) if w != wt.index => Some((w, crate::schedule::region::UNRANKED)),
+            Some(_) => None,
+            None => region.donee(node, wt.index),
+        };
+        let spec = cur.scope_child(k, node);
+        let g = move |s: &Scope<'scope>| crate::schedule::region::run(spec, || f(s));
+        match to {
+            Some((w, rank)) => {
+                let it = self.heap_item(wt, depth, g);
+                region.donate(&wt.registry, w, rank, it);
+            }
+            None if region.mode.strict() && fl.has_reserve() => {
+                wt.count_spawn(true);
+                self.run_in_place(fl, depth, g);
+            }
+            None => self.spawn_plain(wt, fl, depth, policy, g),
+        }
+    }
+
+    /// Runs `f` on worker `worker` (modulo the pool's size): the child is donated to that worker
+    /// whatever the policy or a followed template says (the thesis's §6.3.2; recording such a
+    /// program gives its template). When `worker` is the spawner's own, or the spawner is not a
+    /// worker of the scope's pool, this is [`spawn`](Self::spawn).
+    pub fn spawn_designated<F>(&self, worker: usize, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        let Some(wt) = worker::current().filter(|wt| std::ptr::eq(&*wt.registry, self.registry))
+        else {
+            return self.spawn(f);
+        };
+        let w = worker % wt.registry.config.workers;
+        let fl = wt.fiber_local();
+        let depth = fl.depth.get();
+        if let Some(cur) = fl.cursor() {
+            return self.spawn_positioned(wt, fl, cur, depth, self.policy, Some(w), f);
+        }
+        if w == wt.index {
+            return self.spawn(f);
+        }
+        let it = self.heap_item(wt, depth, f);
+        wt.registry.deliver(w, it);
+    }
+
+    /// `f` as a heap task of this scope, counted, as an item for a deque, inbox or held queue.
+    fn heap_item<F>(&self, wt: &WorkerThread, depth: u32, f: F) -> crate::deque::Item
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        let tag = wt.tracing.then(|| wt.trace_tag(depth));
+        wt.count_spawn(false);
+        self.count.increment();
+        Work::Task {
+            job: HeapJob::into_job_ref(self.task(f), tag),
+            continuation: false,
+        }
+        .encode()
+    }
+
+    /// The spawn of a child that needs no position of its own (see `spawn_slow`).
+    fn spawn_plain<F>(&self, wt: &WorkerThread, fl: &FiberLocal, depth: u32, policy: Policy, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
         let fresh = wt.deque.len() as isize;
         let wf = wt.decide(policy, depth, fresh);
         let stack_ok = fl.has_reserve();

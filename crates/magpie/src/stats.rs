@@ -53,6 +53,11 @@ pub struct Stats {
     /// fence and no atomic read-modify-write.
     #[serde(default)]
     pub fenced_pops: u64,
+    /// Cuts of a followed schedule's template that a worker stopped waiting for under
+    /// [`Constraint::Ordered`](crate::schedule::Constraint::Ordered), because every worker was
+    /// idle and the cut had not come (see `magpie::schedule`).
+    #[serde(default)]
+    pub deviations: u64,
 }
 
 impl Sub for Stats {
@@ -77,6 +82,7 @@ impl Sub for Stats {
             steal_ns: self.steal_ns - o.steal_ns,
             search_ns: self.search_ns - o.search_ns,
             fenced_pops: self.fenced_pops - o.fenced_pops,
+            deviations: self.deviations - o.deviations,
         }
     }
 }
@@ -103,6 +109,7 @@ impl Add for Stats {
             steal_ns: self.steal_ns + o.steal_ns,
             search_ns: self.search_ns + o.search_ns,
             fenced_pops: self.fenced_pops + o.fenced_pops,
+            deviations: self.deviations + o.deviations,
         }
     }
 }
@@ -153,6 +160,7 @@ pub(crate) struct WorkerStats {
     pub victim_ns: Counter,
     pub steal_ns: Counter,
     pub search_ns: Counter,
+    pub deviations: Counter,
     pub stolen_from: AtomicU64,
 }
 
@@ -179,5 +187,6 @@ impl WorkerStats {
         s.victim_ns += self.victim_ns.get();
         s.steal_ns += self.steal_ns.get();
         s.search_ns += self.search_ns.get();
+        s.deviations += self.deviations.get();
     }
 }

@@ -97,6 +97,7 @@ impl WorkerThread {
             match reg.stealers[v].steal() {
                 Steal::Success(it) => {
                     reg.stats[v].note_stolen();
+                    self.last_victim.set(v);
                     let w = Work::decode(it);
                     match w {
                         Work::Task {

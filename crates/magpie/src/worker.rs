@@ -24,6 +24,7 @@ use crate::job::Work;
 use crate::latch::CountLatch;
 use crate::policy::{Adaptive, Policy, Thresholds};
 use crate::registry::Registry;
+use crate::schedule::region::Mode as RegionMode;
 use crate::stats::WorkerStats;
 use crate::steal::Took;
 use crate::sync::atomic::Ordering;
@@ -97,6 +98,8 @@ pub(crate) struct WorkerThread {
     // Boxed: a fiber's address goes into latches and deque items, so it must not move.
     #[allow(clippy::vec_box)]
     pub(crate) spares: RefCell<Vec<Box<Fiber>>>,
+    /// The victim of this worker's last successful steal.
+    pub(crate) last_victim: Cell<usize>,
 }
 
 thread_local! {
@@ -277,6 +280,11 @@ impl WorkerThread {
     #[inline(never)]
     pub(crate) fn grant_credit(&self, depth: u32) -> bool {
         self.settle_credit();
+        if !self.fiber_local().pos.get().is_null() {
+            // A region task whose joins must be positioned: no credit, so every join and
+            // spawn reaches the positioned paths (`schedule/region.rs`).
+            return false;
+        }
         let fresh = self.deque.bottom() - self.deque.top();
         let ok = fresh >= self.keep && !self.deque.wanted() && depth < self.thresholds.stack;
         if !ok {
@@ -391,6 +399,8 @@ pub(crate) fn fiber_main(
         guard_low,
         depth: Cell::new(0),
         resumed: Cell::new(0),
+        pos: Cell::new(std::ptr::null()),
+        coarsen: Cell::new(false),
     };
     let r = panic::catch_unwind(AssertUnwindSafe(|| {
         let mut cmd = first;
@@ -436,6 +446,14 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
     let mut idle: u32 = 0;
     loop {
         let wt = current().expect("loop outside a worker");
+        // A schedule region: donations are taken after this worker's own work and before
+        // stealing, which the strict constraints forbid; under `Ordered` the worker leaves the
+        // stall check's idle set before it looks for anything (see `schedule/region.rs`).
+        let region = wt.registry.region.get();
+        let ordered = region.as_ref().filter(|r| r.mode == RegionMode::Ordered);
+        if let Some(r) = ordered {
+            r.idle_leave(wt.index);
+        }
         // Fibers and items only this worker may run come first: a ready fiber is a task that
         // already holds a stack, and nobody else can take it.
         let found = match wt.take_own().or_else(|| wt.deque.pop().map(Work::decode)) {
@@ -450,7 +468,25 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
                 if wt.tracing {
                     wt.trace_idle();
                 }
-                wt.steal()
+                match &region {
+                    Some(r) => match r.take(wt.index) {
+                        Some(it) => Some((Work::decode(it), Took::Injected)),
+                        None if r.mode.strict() => wt
+                            .registry
+                            .take_injected()
+                            .map(|it| (Work::decode(it), Took::Injected)),
+                        None => wt.steal(),
+                    },
+                    None => match wt.steal() {
+                        // A strict region began after this round read the slot, and what was
+                        // stolen may be its work, which must not move: the victim gets it back.
+                        Some((w, Took::Stolen)) if wt.registry.region.strict_now() => {
+                            wt.registry.deliver(wt.last_victim.get(), w.encode());
+                            continue;
+                        }
+                        found => found,
+                    },
+                }
             }
         };
         if wt.tracing {
@@ -488,6 +524,10 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
                 }
             }
             None => {
+                if let Some(r) = ordered {
+                    r.idle_enter(&wt.registry, wt.index);
+                }
+                drop(region);
                 if wt.idle(&mut idle) {
                     return LoopExit::Exit;
                 }
@@ -531,6 +571,7 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
             0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
         ),
         spares: RefCell::new(Vec::new()),
+        last_victim: Cell::new(0),
         tracing: registry_traces,
         cursor: Cursor::new(),
         tiers,

@@ -176,6 +176,22 @@ pub(crate) struct FiberLocal {
     /// count as when it pushed knows that nothing else ran on its worker in between, so the items
     /// pushed since are its own descendants and the worker is the same.
     pub resumed: Cell<u64>,
+    /// The position of the region task running on this fiber, when its joins and spawns must
+    /// be positioned (`schedule/region.rs`); null otherwise.
+    pub(crate) pos: Cell<*const crate::schedule::region::Cursor>,
+    /// The running task is under a strict constraint with no cut below it
+    /// (`schedule::may_coarsen`).
+    pub(crate) coarsen: Cell<bool>,
+}
+
+impl FiberLocal {
+    /// The cursor of the region task running on this fiber, if its work must be positioned.
+    #[inline]
+    pub(crate) fn cursor(&self) -> Option<&crate::schedule::region::Cursor> {
+        // SAFETY: `pos` is set by `schedule::region::run` to a cursor in the frame of the task
+        // running on this fiber, and reset before that frame ends.
+        unsafe { self.pos.get().as_ref() }
+    }
 }
 
 impl FiberLocal {

@@ -9,8 +9,8 @@
 //! in time order and must not overlap), so a truncated, corrupted or foreign file is an error,
 //! never a panic or a huge allocation.
 
-use crate::codec::{self, put, FrameError, Reader};
 use super::{EventId, Origin, Phase, PhaseId, Segment, Taken, Trace};
+use crate::codec::{self, put, FrameError, Reader};
 use crate::policy::Policy;
 use std::fmt;
 use std::io::{Read, Write};
@@ -217,9 +217,7 @@ fn read_trace(r: &mut Reader) -> Result<Trace, TraceError> {
         let mut prev = 0u64;
         for _ in 0..np {
             let origin = match r.byte()? {
-                0 => Origin::Root {
-                    ordinal: r.var()?,
-                },
+                0 => Origin::Root { ordinal: r.var()? },
                 1 => Origin::External,
                 k @ (2 | 3) => {
                     let from = read_event(r)?;

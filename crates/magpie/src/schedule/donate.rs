@@ -1,0 +1,159 @@
+//! Donation: a join whose halves go where a schedule or the user says.
+//!
+//! A donated half is a closure that has not started. It goes to its worker as an ordinary task
+//! item: into that worker's held queue when a schedule region is active (`region.rs`), else into
+//! its inbox (`Registry::deliver`); either way the worker is woken. The donor runs the other half
+//! here, then waits at the sync point on the donated half's latch exactly as for a half a thief
+//! took: its fiber suspends, and the worker that finishes the half hands the fiber back to the
+//! donor's own worker. A donated half is never popped back, so a donor whose donee is slow
+//! waits; that is what the strict constraints ask for, and what `Relaxed` avoids by stealing.
+
+use super::region::{self, Cursor, Region, UNRANKED};
+use crate::fiber::FiberLocal;
+use crate::job::{JobRef, StackJob, Work};
+use crate::join::{in_place_at, join_unpositioned};
+use crate::worker::{current, WorkerThread};
+use std::panic;
+
+/// A join in a region task whose fiber has a cursor: number the halves, wrap each in its
+/// position, and run, publish or donate them as the region and its template say.
+pub(crate) fn join_positioned<A, B, RA, RB>(
+    wt: &WorkerThread,
+    fl: &FiberLocal,
+    cur: &Cursor,
+    a: A,
+    b: B,
+) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    join_positioned_to(wt, fl, cur, None, a, b)
+}
+
+/// As [`join_positioned`], with `b` designated to a worker (`designated`: worker) whatever the
+/// template says.
+fn join_positioned_to<A, B, RA, RB>(
+    wt: &WorkerThread,
+    fl: &FiberLocal,
+    cur: &Cursor,
+    designated: Option<usize>,
+    a: A,
+    b: B,
+) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let k = cur.take(2);
+    let region = cur.region();
+    let (na, nb) = (region.child(cur.node(), k), region.child(cur.node(), k + 1));
+    let da = region.donee(na, wt.index);
+    let db = match designated {
+        Some(w) if w != wt.index => Some((w, UNRANKED)),
+        Some(_) => None,
+        None => region.donee(nb, wt.index),
+    };
+    let (sa, sb) = (cur.join_child(k, na), cur.join_child(k + 1, nb));
+    let wa = move || region::run(sa, a);
+    let wb = move || region::run(sb, b);
+    match (da, db) {
+        (None, None) if region.mode.strict() && fl.has_reserve() => in_place_at(fl, wa, wb),
+        (None, None) => join_unpositioned(wt, fl, wa, wb),
+        (da, db) => donating(wt, fl, Some(region), da, db, wa, wb),
+    }
+}
+
+/// Runs the halves not donated here, donates the others (`Some((worker, rank))`), and waits for
+/// them.
+fn donating<A, B, RA, RB>(
+    wt: &WorkerThread,
+    fl: &FiberLocal,
+    region: Option<&Region>,
+    da: Option<(usize, u32)>,
+    db: Option<(usize, u32)>,
+    a: A,
+    b: B,
+) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let depth = fl.depth.get();
+    let tag = wt.trace_tag(depth);
+    let ja = StackJob::tagged(a, tag);
+    let jb = StackJob::tagged(b, tag.second());
+    let send = |job: JobRef, (w, rank): (usize, u32)| {
+        let it = Work::Task {
+            job,
+            continuation: false,
+        }
+        .encode();
+        match region {
+            Some(r) => r.donate(&wt.registry, w, rank, it),
+            None => wt.registry.deliver(w, it),
+        }
+    };
+    wt.count_spawn(false);
+    if let Some(to) = da {
+        send(ja.as_job_ref(), to);
+    }
+    if let Some(to) = db {
+        send(jb.as_job_ref(), to);
+    }
+    fl.depth.set(depth + 1);
+    let ra = da.is_none().then(|| ja.run_inline());
+    let rb = db.is_none().then(|| jb.run_inline());
+    fl.depth.set(depth);
+    // The donated halves run elsewhere; wait for them as for stolen ones (the fiber suspends and
+    // its own worker resumes it).
+    let ra = ra.unwrap_or_else(|| {
+        crate::fiber::suspend_until_stolen(&ja.latch, ja.tag.get());
+        ja.take_result()
+    });
+    let rb = rb.unwrap_or_else(|| {
+        crate::fiber::suspend_until_stolen(&jb.latch, jb.tag.get());
+        jb.take_result()
+    });
+    match (ra, rb) {
+        (Ok(ra), Ok(rb)) => (ra, rb),
+        (Err(p), _) | (_, Err(p)) => panic::resume_unwind(p),
+    }
+}
+
+/// Runs `a` here and `b` on worker `worker` (modulo the pool's size), and returns both results,
+/// as [`join`](crate::join) does: the user-specified schedule of the thesis's §6.3.2
+/// (`designateAfterNextSpawn`). `b` is donated even if the pool's policy would have kept it, and
+/// even inside a region following a template that says otherwise; recording such a program
+/// (`schedule::record`) gives its template. When `worker` is the caller's own, this is `join`.
+/// Outside any pool, runs on the global pool.
+///
+/// The caller waits for `b` at the end as for a stolen half: its fiber suspends, and its own
+/// worker resumes it, so the code after `join_designated` runs on the thread that ran the code
+/// before it.
+pub fn join_designated<A, B, RA, RB>(worker: usize, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let Some(wt) = current() else {
+        return crate::pool::global().install(|| join_designated(worker, a, b));
+    };
+    let w = worker % wt.registry.config.workers;
+    let fl = wt.fiber_local();
+    if let Some(cur) = fl.cursor() {
+        return join_positioned_to(wt, fl, cur, Some(w), a, b);
+    }
+    if w == wt.index {
+        return crate::join(a, b);
+    }
+    donating(wt, fl, None, None, Some((w, UNRANKED)), a, b)
+}

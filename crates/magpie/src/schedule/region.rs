@@ -1,0 +1,694 @@
+//! A region being recorded or followed: positions, cuts, donations and the stall rule.
+//!
+//! **Positions.** While a region runs, every task of it runs inside [`run`], which keeps the
+//! task's position in a [`Cursor`] on the task's own stack and points the fiber's
+//! `FiberLocal::pos` at it. A `join` or scope spawn made by a task whose fiber has a cursor takes
+//! its child indices from the cursor and wraps each child in [`run`] with a [`Spec`]: the parent's
+//! position, the child's index, the worker that created it and the child's node in the template.
+//! A join child keeps a pointer to its parent's position, which lives on the parent's stack and
+//! outlives the child (a join waits for both halves); a scope child may outlive the task that
+//! spawned it, so it gets the parent's path as a shared linked list ([`Link`]), built once per
+//! spawning task. Paths are only spelled out when a cut is recorded, so recording costs a
+//! wrapper per task and one path per steal.
+//!
+//! The join fast path does not look at cursors: a worker grants itself in-place credit only
+//! when the running fiber has no cursor (`WorkerThread::grant_credit`), and [`run`] settles the
+//! credit whenever it sets or restores one, so a task with a cursor always reaches the
+//! positioned paths (`join::join_positioned`, `Scope::spawn_positioned`). Under the strict
+//! constraints a task below every cut gets no cursor at all: it runs as plain calls, on credit.
+//!
+//! **Cuts.** [`run`] compares the worker it runs on with the worker that created the task; if
+//! they differ the task is a cut, recorded with the next rank of its worker. That covers steals
+//! (record, relaxed), donations and designations alike.
+//!
+//! **Donations.** A child the template cuts to another worker is donated: the item goes into
+//! that worker's *held* queue in this region, keyed by the child's template rank, and the worker
+//! is woken (`Registry::wake_worker`). The scheduling loop takes held items after its own ready
+//! fibers, inbox and deque, and before it would steal; under the strict constraints it never
+//! steals. Held queues are unbounded, so a donor never waits for room (the thesis's bounded
+//! buffers can deadlock in a cycle of donors).
+//!
+//! **Order and stalls.** Under `Ordered` a worker may take a held item only when every cut the
+//! template ranks before it on that worker has begun. A recorded cut may never come (the program
+//! is shallower than the template, or has another shape), so a worker waiting for one could wait
+//! forever: the thesis's wait loop does. Here every worker that finds nothing registers as idle
+//! under the region's stall lock, and the last one to do so checks whether anything is still in
+//! flight (an injected job, an inbox item, an allowed held item). If nothing is, no running task
+//! is left to donate the awaited cut, and the held item with the lowest rank is *forced*: its
+//! worker takes it, the cuts ranked before it count as skipped, and `Stats::deviations` counts
+//! one. A worker leaves the idle set at the top of each round, before it takes anything, so an
+//! item is never both in flight and unseen by the check. Every worker but the one running the
+//! region's root starts in the idle set, since a worker asleep when the region began passes
+//! through no round until something wakes it. (A worker still busy with work from before the
+//! region counts as idle too: it can only make the check fire early, a counted deviation, never
+//! miss a stall.)
+
+use super::{Cut, Schedule};
+use crate::deque::Item;
+use crate::registry::Registry;
+use crate::sync::CachePadded;
+use crate::worker::current;
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The rank key of a donation the template does not rank (a designation): always allowed.
+pub(crate) const UNRANKED: u32 = u32::MAX;
+
+/// What the region does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Record,
+    Ordered,
+    Unordered,
+    Relaxed,
+}
+
+impl Mode {
+    /// No random steals: work moves only by donation.
+    pub(crate) fn strict(self) -> bool {
+        matches!(self, Mode::Ordered | Mode::Unordered)
+    }
+}
+
+/// The template as a trie of positions; node 0 is the root.
+struct Trie {
+    nodes: Vec<Node>,
+}
+
+#[derive(Default)]
+struct Node {
+    /// (child index, node), sorted by index.
+    children: Vec<(u32, u32)>,
+    /// When this position is a cut: its worker (in this pool) and template rank.
+    cut: Option<(u32, u32)>,
+}
+
+impl Trie {
+    fn build(s: &Schedule, worker: impl Fn(u32) -> u32) -> Trie {
+        let mut nodes = vec![Node::default()];
+        for c in s.cuts() {
+            let mut n = 0usize;
+            for &i in &c.path {
+                n = match nodes[n].children.binary_search_by_key(&i, |x| x.0) {
+                    Ok(j) => nodes[n].children[j].1 as usize,
+                    Err(j) => {
+                        let id = nodes.len();
+                        nodes.push(Node::default());
+                        nodes[n].children.insert(j, (i, id as u32));
+                        id
+                    }
+                };
+            }
+            nodes[n].cut = Some((worker(c.worker), c.rank));
+        }
+        Trie { nodes }
+    }
+
+    fn child(&self, n: u32, i: u32) -> Option<u32> {
+        let ch = &self.nodes[n as usize].children;
+        ch.binary_search_by_key(&i, |x| x.0).ok().map(|j| ch[j].1)
+    }
+}
+
+/// One worker's held donations.
+#[derive(Default)]
+struct Held {
+    q: Mutex<HeldQ>,
+    /// Items in `q` (SeqCst: read by the sleep re-check, as an inbox's length).
+    len: AtomicUsize,
+}
+
+#[derive(Default)]
+struct HeldQ {
+    /// Keyed by (template rank, arrival).
+    items: BTreeMap<(u32, u64), Item>,
+    /// `Ordered`: this worker's template ranks, ascending, and which have begun (or were
+    /// skipped by a forced take).
+    order: Vec<u32>,
+    begun: Vec<bool>,
+    /// Index of the first entry of `order` not begun.
+    next: usize,
+    /// The stall rule forced this worker to take its lowest item.
+    forced: bool,
+}
+
+impl HeldQ {
+    fn allowed(&self, ordered: bool, rank: u32) -> bool {
+        !ordered
+            || rank == UNRANKED
+            || self.forced
+            || self.next >= self.order.len()
+            || rank <= self.order[self.next]
+    }
+
+    /// The key of the item this worker may take now, if any.
+    fn takeable(&self, ordered: bool) -> Option<(u32, u64)> {
+        let first = *self.items.keys().next()?;
+        if self.allowed(ordered, first.0) {
+            return Some(first);
+        }
+        // Unranked items sort last and are always allowed.
+        self.items
+            .keys()
+            .next_back()
+            .copied()
+            .filter(|k| k.0 == UNRANKED)
+    }
+
+    fn begin(&mut self, rank: u32) {
+        let at = self.order.partition_point(|&r| r < rank);
+        if let Some(i) = (at..self.order.len()).find(|&i| self.order[i] == rank && !self.begun[i]) {
+            self.begun[i] = true;
+        }
+        while self.next < self.order.len() && self.begun[self.next] {
+            self.next += 1;
+        }
+    }
+
+    /// A forced take of `rank`: the cuts ranked before it will not be waited for.
+    fn skip_to(&mut self, rank: u32) {
+        while self.next < self.order.len() && self.order[self.next] < rank {
+            self.begun[self.next] = true;
+            self.next += 1;
+        }
+    }
+}
+
+struct Stall {
+    idle: Vec<bool>,
+    count: usize,
+}
+
+/// A region being recorded or followed.
+pub(crate) struct Region {
+    pub(crate) mode: Mode,
+    workers: usize,
+    trie: Option<Trie>,
+    held: Vec<CachePadded<Held>>,
+    /// Per worker, the rank its next cut gets in the schedule being taken.
+    ranks: Vec<CachePadded<AtomicU32>>,
+    cuts: Mutex<Vec<Cut>>,
+    deviations: AtomicU64,
+    stall: Mutex<Stall>,
+    /// `stall.idle`, for its own worker to read without the lock (only that worker changes its
+    /// entry once the region is published).
+    idle_hint: Vec<CachePadded<AtomicBool>>,
+    arrivals: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Region {
+    fn new(mode: Mode, template: Option<&Schedule>, workers: usize, root: usize) -> Region {
+        let n = workers as u32;
+        let trie = template.map(|s| {
+            let (t, a) = (s.root_worker() as u32 % n, root as u32);
+            // The template's root worker and the actual one swap roles; workers the pool does
+            // not have are taken modulo its size.
+            Trie::build(s, |w| {
+                let w = w % n;
+                if w == t {
+                    a
+                } else if w == a {
+                    t
+                } else {
+                    w
+                }
+            })
+        });
+        let held: Vec<CachePadded<Held>> = (0..workers).map(|_| CachePadded::default()).collect();
+        if let (Some(t), Mode::Ordered) = (&trie, mode) {
+            for node in &t.nodes {
+                if let Some((w, r)) = node.cut {
+                    lock(&held[w as usize].q).order.push(r);
+                }
+            }
+            for h in &held {
+                let mut q = lock(&h.q);
+                q.order.sort_unstable();
+                q.begun = vec![false; q.order.len()];
+            }
+        }
+        Region {
+            mode,
+            workers,
+            trie,
+            held,
+            ranks: (0..workers).map(|_| CachePadded::default()).collect(),
+            cuts: Mutex::new(Vec::new()),
+            deviations: AtomicU64::new(0),
+            // Every worker but the root's starts idle: one asleep since before the region began
+            // registers nowhere until it is woken, and must not keep the check from firing.
+            stall: Mutex::new(Stall {
+                idle: (0..workers).map(|w| w != root).collect(),
+                count: workers - 1,
+            }),
+            idle_hint: (0..workers)
+                .map(|w| CachePadded(AtomicBool::new(w != root)))
+                .collect(),
+            arrivals: AtomicU64::new(0),
+        }
+    }
+
+    /// The template node of child `i` of the task at node `n`.
+    pub(crate) fn child(&self, n: Option<u32>, i: u32) -> Option<u32> {
+        self.trie.as_ref()?.child(n?, i)
+    }
+
+    /// Where the child at node `n` must go when created on worker `me`: its worker and template
+    /// rank when the template cuts it to another worker.
+    pub(crate) fn donee(&self, n: Option<u32>, me: usize) -> Option<(usize, u32)> {
+        let (w, r) = self.trie.as_ref()?.nodes[n? as usize].cut?;
+        (w as usize != me).then_some((w as usize, r))
+    }
+
+    /// Hands `it` to worker `w` (rank `rank`, or [`UNRANKED`]) and wakes it.
+    pub(crate) fn donate(&self, reg: &Registry, w: usize, rank: u32, it: Item) {
+        let seq = self.arrivals.fetch_add(1, Ordering::Relaxed);
+        lock(&self.held[w].q).items.insert((rank, seq), it);
+        // SeqCst: the owner's sleep re-check must see the item, or we see the owner asleep.
+        self.held[w].len.fetch_add(1, Ordering::SeqCst);
+        reg.wake_worker(w);
+    }
+
+    /// A held item worker `me` may run now.
+    pub(crate) fn take(&self, me: usize) -> Option<Item> {
+        let h = &self.held[me];
+        // Relaxed: a hint, as for an inbox; a stale zero is looked at again next round.
+        if h.len.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let ordered = self.mode == Mode::Ordered;
+        let mut q = lock(&h.q);
+        let key = q.takeable(ordered)?;
+        if q.forced {
+            q.forced = false;
+            q.skip_to(key.0);
+        }
+        let it = q.items.remove(&key)?;
+        h.len.fetch_sub(1, Ordering::SeqCst);
+        Some(it)
+    }
+
+    /// Whether worker `me` has a held item it may run now (the sleep re-check).
+    pub(crate) fn runnable(&self, me: usize) -> bool {
+        let h = &self.held[me];
+        h.len.load(Ordering::SeqCst) > 0
+            && lock(&h.q).takeable(self.mode == Mode::Ordered).is_some()
+    }
+
+    /// A task at template node `n` begins on worker `me`: under `Ordered`, its rank there has
+    /// begun.
+    fn begin(&self, n: Option<u32>, me: usize) {
+        if self.mode != Mode::Ordered {
+            return;
+        }
+        let cut = self.trie.as_ref().and_then(|t| t.nodes[n? as usize].cut);
+        if let Some((w, r)) = cut.filter(|c| c.0 as usize == me) {
+            lock(&self.held[w as usize].q).begin(r);
+        }
+    }
+
+    fn note_cut(&self, pos: &Pos, me: usize) {
+        let rank = self.ranks[me].fetch_add(1, Ordering::Relaxed);
+        let path = pos.path();
+        lock(&self.cuts).push(Cut {
+            path,
+            worker: me as u32,
+            rank,
+        });
+    }
+
+    /// `Ordered`: worker `me` found nothing to run. If every worker now has, and nothing is in
+    /// flight, force the lowest-ranked held item (see the module doc).
+    pub(crate) fn idle_enter(&self, reg: &Registry, me: usize) {
+        let mut st = lock(&self.stall);
+        if !st.idle[me] {
+            st.idle[me] = true;
+            st.count += 1;
+            // Relaxed: read only by this worker (see the field).
+            self.idle_hint[me].store(true, Ordering::Relaxed);
+        }
+        if st.count < self.workers
+            || reg.injected.load(Ordering::SeqCst) > 0
+            || reg.inboxes.iter().any(|i| !i.is_empty())
+        {
+            return;
+        }
+        let mut lowest: Option<((u32, u64), usize)> = None;
+        for (w, h) in self.held.iter().enumerate() {
+            let q = lock(&h.q);
+            if q.forced || q.takeable(true).is_some() {
+                // That worker can run something: no stall.
+                return;
+            }
+            if let Some(&k) = q.items.keys().next() {
+                if lowest.is_none_or(|(l, _)| k < l) {
+                    lowest = Some((k, w));
+                }
+            }
+        }
+        if let Some((_, w)) = lowest {
+            lock(&self.held[w].q).forced = true;
+            self.deviations.fetch_add(1, Ordering::Relaxed);
+            reg.wake_worker(w);
+        }
+    }
+
+    /// `Ordered`: worker `me` looks for work again.
+    pub(crate) fn idle_leave(&self, me: usize) {
+        // Relaxed: only this worker changes its own entry (see the field).
+        if !self.idle_hint[me].load(Ordering::Relaxed) {
+            return;
+        }
+        let mut st = lock(&self.stall);
+        if st.idle[me] {
+            st.idle[me] = false;
+            st.count -= 1;
+        }
+        self.idle_hint[me].store(false, Ordering::Relaxed);
+    }
+
+    fn taken(&self, root: usize) -> Schedule {
+        let cuts = std::mem::take(&mut *lock(&self.cuts));
+        Schedule::new(self.workers, root, cuts).expect("a recorded schedule is consistent")
+    }
+}
+
+/// The pool's region, if one is being recorded or followed.
+#[derive(Default)]
+pub(crate) struct RegionSlot {
+    active: AtomicBool,
+    cur: Mutex<Option<Arc<Region>>>,
+}
+
+impl RegionSlot {
+    /// The active region (one relaxed load when there is none).
+    #[inline]
+    pub(crate) fn get(&self) -> Option<Arc<Region>> {
+        // Relaxed: a hint; a worker that misses a region that just began takes its donations
+        // at its next round (a donation wakes it, and the wake-up orders the flag).
+        if !self.active.load(Ordering::Relaxed) {
+            return None;
+        }
+        lock(&self.cur).clone()
+    }
+
+    /// Whether a strict region is active, read after a steal: SeqCst, so a thief that took an
+    /// item its victim pushed after the region began sees the region (the item's publication
+    /// comes after `begin`'s store in the victim's order, and the steal synchronises with it).
+    pub(crate) fn strict_now(&self) -> bool {
+        self.active.load(Ordering::SeqCst)
+            && lock(&self.cur).as_ref().is_some_and(|r| r.mode.strict())
+    }
+
+    fn begin(&self, r: Arc<Region>) -> bool {
+        let mut cur = lock(&self.cur);
+        if cur.is_some() {
+            return false;
+        }
+        *cur = Some(r);
+        self.active.store(true, Ordering::SeqCst);
+        true
+    }
+
+    fn end(&self) {
+        let mut cur = lock(&self.cur);
+        *cur = None;
+        self.active.store(false, Ordering::SeqCst);
+    }
+}
+
+/// A path as a shared list, for children that may outlive their parent's frame.
+struct Link {
+    parent: Option<Arc<Link>>,
+    index: u32,
+}
+
+/// Where a task's parent's position is.
+enum Parent {
+    /// The task is the region's root.
+    Root,
+    /// On the parent's stack, which outlives this task (a join child).
+    Stack(*const Pos),
+    /// The parent's path (a scope child); `None` for the root's.
+    Heap(Option<Arc<Link>>),
+}
+
+/// A task's position (see the module doc). Read by its children, on any worker.
+pub(crate) struct Pos {
+    parent: Parent,
+    index: u32,
+    worker: u32,
+    node: Option<u32>,
+    region: *const Region,
+    link: OnceLock<Option<Arc<Link>>>,
+}
+
+// SAFETY: a `Pos` is never changed after it is made, except `link`, a `OnceLock`. Its raw
+// pointers are read only: the parent's `Pos` outlives it (a join waits for both halves), and the
+// region outlives every task of it (`run_region` ends it after its root returns, and every task
+// of a region finishes before its root does).
+unsafe impl Sync for Pos {}
+
+impl Pos {
+    /// The path from the region's root.
+    fn path(&self) -> Vec<u32> {
+        let mut rev = Vec::new();
+        let mut p = self;
+        loop {
+            match &p.parent {
+                Parent::Root => break,
+                Parent::Stack(q) => {
+                    rev.push(p.index);
+                    // SAFETY: the parent's position outlives its children (see `Sync`).
+                    p = unsafe { &**q };
+                }
+                Parent::Heap(l) => {
+                    rev.push(p.index);
+                    let mut l = l.as_deref();
+                    while let Some(x) = l {
+                        rev.push(x.index);
+                        l = x.parent.as_deref();
+                    }
+                    break;
+                }
+            }
+        }
+        rev.reverse();
+        rev
+    }
+
+    /// The path as a shared list, built once.
+    fn link(&self) -> Option<Arc<Link>> {
+        self.link
+            .get_or_init(|| {
+                let parent = match &self.parent {
+                    Parent::Root => return None,
+                    // SAFETY: as in `path`.
+                    Parent::Stack(q) => unsafe { &**q }.link(),
+                    Parent::Heap(l) => l.clone(),
+                };
+                Some(Arc::new(Link {
+                    parent,
+                    index: self.index,
+                }))
+            })
+            .clone()
+    }
+}
+
+/// A running task's position and the index its next child gets. Lives on the task's stack.
+pub(crate) struct Cursor {
+    pos: Pos,
+    next: Cell<u32>,
+}
+
+impl Cursor {
+    /// The region.
+    pub(crate) fn region(&self) -> &Region {
+        // SAFETY: the region outlives its tasks (see `Pos`).
+        unsafe { &*self.pos.region }
+    }
+
+    /// The template node of this task.
+    pub(crate) fn node(&self) -> Option<u32> {
+        self.pos.node
+    }
+
+    /// Takes `n` child indices; returns the first.
+    pub(crate) fn take(&self, n: u32) -> u32 {
+        let k = self.next.get();
+        self.next.set(k + n);
+        k
+    }
+
+    /// The spec of child `index` at template node `node`, for a child that its parent waits
+    /// for before its frame ends (a join half).
+    pub(crate) fn join_child(&self, index: u32, node: Option<u32>) -> Spec {
+        Spec {
+            parent: Parent::Stack(&self.pos),
+            index,
+            parent_worker: self.pos.worker,
+            node,
+            region: self.pos.region,
+        }
+    }
+
+    /// The spec of child `index` for a child that may outlive its parent's frame (a scope
+    /// spawn).
+    pub(crate) fn scope_child(&self, index: u32, node: Option<u32>) -> Spec {
+        Spec {
+            parent: Parent::Heap(self.pos.link()),
+            index,
+            parent_worker: self.pos.worker,
+            node,
+            region: self.pos.region,
+        }
+    }
+}
+
+/// What a wrapped child carries to wherever it runs.
+pub(crate) struct Spec {
+    parent: Parent,
+    index: u32,
+    parent_worker: u32,
+    node: Option<u32>,
+    region: *const Region,
+}
+
+// SAFETY: a spec's pointers are the parent's position and the region, both `Sync` and both
+// outliving the child (see `Pos`); the `Arc<Link>` is `Send`.
+unsafe impl Send for Spec {}
+
+/// Runs `f` as the task `spec` describes (see the module doc).
+pub(crate) fn run<R>(spec: Spec, f: impl FnOnce() -> R) -> R {
+    let wt = current().expect("magpie: a region's task outside a worker");
+    let me = wt.index;
+    // SAFETY: the region outlives its tasks (see `Pos`).
+    let region = unsafe { &*spec.region };
+    let node = spec.node;
+    let pos = Pos {
+        parent: spec.parent,
+        index: spec.index,
+        worker: me as u32,
+        node,
+        region: spec.region,
+        link: OnceLock::new(),
+    };
+    if me != spec.parent_worker as usize {
+        region.note_cut(&pos, me);
+    }
+    region.begin(node, me);
+    let cursor = Cursor {
+        pos,
+        next: Cell::new(0),
+    };
+    let strict = region.mode.strict();
+    let fl = wt.fiber_local();
+    let mine: *const Cursor = if !strict || node.is_some() {
+        &cursor
+    } else {
+        std::ptr::null()
+    };
+    let saved = fl.pos.replace(mine);
+    let saved_coarsen = fl.coarsen.replace(strict && node.is_none());
+    wt.settle_credit();
+    let r = panic::catch_unwind(AssertUnwindSafe(f));
+    fl.pos.set(saved);
+    fl.coarsen.set(saved_coarsen);
+    if let Some(wt) = current() {
+        wt.settle_credit();
+    }
+    match r {
+        Ok(r) => r,
+        Err(p) => panic::resume_unwind(p),
+    }
+}
+
+fn run_region<R, F>(mode: Mode, template: Option<&Schedule>, f: F) -> (R, Schedule)
+where
+    F: FnOnce() -> R + Send,
+    R: Send,
+{
+    let Some(wt) = current() else {
+        return crate::pool::global().install(move || run_region(mode, template, f));
+    };
+    let reg = wt.registry.clone();
+    let me = wt.index;
+    let region = Arc::new(Region::new(mode, template, reg.config.workers, me));
+    if !reg.region.begin(region.clone()) {
+        panic!(
+            "magpie: schedule regions do not nest: this pool is already recording or following one"
+        );
+    }
+    let spec = Spec {
+        parent: Parent::Root,
+        index: 0,
+        parent_worker: me as u32,
+        node: template.map(|_| 0),
+        region: Arc::as_ptr(&region),
+    };
+    let r = panic::catch_unwind(AssertUnwindSafe(|| run(spec, f)));
+    reg.region.end();
+    if let Some(wt) = current() {
+        wt.stats()
+            .deviations
+            .add(region.deviations.load(Ordering::Relaxed));
+    }
+    let taken = region.taken(me);
+    match r {
+        Ok(r) => (r, taken),
+        Err(p) => panic::resume_unwind(p),
+    }
+}
+
+/// Runs `f` as a region of the current pool (or of the global pool, from outside any) and
+/// returns its result and the schedule it took.
+///
+/// # Panics
+///
+/// If the pool is already recording or following a region (regions do not nest); a panic in
+/// `f` goes on after the region has ended.
+pub fn record<R, F>(f: F) -> (R, Schedule)
+where
+    F: FnOnce() -> R + Send,
+    R: Send,
+{
+    run_region(Mode::Record, None, f)
+}
+
+/// Runs `f` as a region following `template` under `constraint` (see the module doc) and
+/// returns its result and the schedule it actually took. Never hangs on a template that does
+/// not fit the program; see the module doc for what happens then.
+///
+/// # Panics
+///
+/// As [`record`].
+pub fn follow<R, F>(template: &Schedule, constraint: super::Constraint, f: F) -> (R, Schedule)
+where
+    F: FnOnce() -> R + Send,
+    R: Send,
+{
+    let mode = match constraint {
+        super::Constraint::Ordered => Mode::Ordered,
+        super::Constraint::Unordered => Mode::Unordered,
+        super::Constraint::Relaxed => Mode::Relaxed,
+    };
+    run_region(mode, Some(template), f)
+}
+
+/// Whether the calling task runs under a strict constraint ([`Constraint::Ordered`] or
+/// [`Constraint::Unordered`](super::Constraint::Unordered)) with no cut of the template below
+/// it, so that everything it spawns will run on this worker anyway: it may run a sequential
+/// kernel instead of spawning (dynamic coarsening, §6.5). False anywhere else.
+///
+/// [`Constraint::Ordered`]: super::Constraint::Ordered
+pub fn may_coarsen() -> bool {
+    current().is_some_and(|wt| wt.fiber_local().coarsen.get())
+}

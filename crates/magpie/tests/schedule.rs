@@ -1,0 +1,596 @@
+//! Schedules as data: recording, exact replay under `Ordered`, the other constraints,
+//! designation, templates that do not fit the program, pruning and the file format.
+
+use magpie::schedule::{self, Constraint, Cut, Schedule, ScheduleError};
+use magpie::{Policy, Pool};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A random async-finish program: joins, scopes, and several joins in one task.
+#[derive(Debug)]
+enum Prog {
+    Leaf(usize),
+    Join(Box<Prog>, Box<Prog>),
+    Scope(Vec<Prog>),
+    Seq(Vec<Prog>),
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn gen(rng: &mut Rng, depth: u32, leaves: &mut usize) -> Prog {
+    if depth == 0 || rng.below(8) == 0 {
+        *leaves += 1;
+        return Prog::Leaf(*leaves - 1);
+    }
+    match rng.below(5) {
+        0 => Prog::Scope(
+            (0..1 + rng.below(4))
+                .map(|_| gen(rng, depth - 1, leaves))
+                .collect(),
+        ),
+        1 => Prog::Seq((0..2).map(|_| gen(rng, depth - 1, leaves)).collect()),
+        _ => Prog::Join(
+            Box::new(gen(rng, depth - 1, leaves)),
+            Box::new(gen(rng, depth - 1, leaves)),
+        ),
+    }
+}
+
+/// Per leaf: the worker that ran it (+1; 0 = not run) and how often it ran.
+struct Log {
+    worker: Vec<AtomicUsize>,
+    runs: Vec<AtomicU32>,
+    /// Busy-wait per leaf, so that thieves find work.
+    spin: Duration,
+    /// Leaves on this worker sleep (a slowed worker), if set.
+    slow: Option<usize>,
+}
+
+impl Log {
+    fn new(leaves: usize, spin: Duration) -> Log {
+        Log {
+            worker: (0..leaves).map(|_| AtomicUsize::new(0)).collect(),
+            runs: (0..leaves).map(|_| AtomicU32::new(0)).collect(),
+            spin,
+            slow: None,
+        }
+    }
+    fn map(&self) -> Vec<usize> {
+        self.worker
+            .iter()
+            .map(|w| w.load(Ordering::Relaxed))
+            .collect()
+    }
+    fn each_ran_once(&self) -> bool {
+        self.runs.iter().all(|r| r.load(Ordering::Relaxed) == 1)
+    }
+}
+
+fn run(p: &Prog, log: &Log) -> u64 {
+    match p {
+        Prog::Leaf(id) => {
+            let w = magpie::worker_index().expect("a leaf outside a worker");
+            log.worker[*id].store(w + 1, Ordering::Relaxed);
+            log.runs[*id].fetch_add(1, Ordering::Relaxed);
+            if log.slow == Some(w) {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            let t = std::time::Instant::now();
+            while t.elapsed() < log.spin {
+                std::hint::spin_loop();
+            }
+            *id as u64 + 1
+        }
+        Prog::Join(a, b) => {
+            let (x, y) = magpie::join(|| run(a, log), || run(b, log));
+            x + y
+        }
+        Prog::Scope(cs) => {
+            let sum = AtomicUsize::new(0);
+            magpie::scope(|s| {
+                for c in cs {
+                    let sum = &sum;
+                    s.spawn(move |_| {
+                        sum.fetch_add(run(c, log) as usize, Ordering::Relaxed);
+                    });
+                }
+            });
+            sum.into_inner() as u64
+        }
+        Prog::Seq(cs) => cs.iter().map(|c| run(c, log)).sum(),
+    }
+}
+
+fn expected(leaves: usize) -> u64 {
+    (1..=leaves as u64).sum()
+}
+
+fn pool(workers: usize, policy: Policy) -> Pool {
+    Pool::builder()
+        .workers(workers)
+        .policy(policy)
+        .build()
+        .expect("pool")
+}
+
+/// Runs `f`, aborting the process if it takes longer than `secs` (a hang is a failure).
+fn watchdog<R>(secs: u64, what: &str, f: impl FnOnce() -> R) -> R {
+    let done = Arc::new(AtomicBool::new(false));
+    let d = done.clone();
+    let what = what.to_string();
+    std::thread::spawn(move || {
+        let t = std::time::Instant::now();
+        while t.elapsed() < Duration::from_secs(secs) {
+            if d.load(Ordering::Relaxed) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        eprintln!("watchdog: {what} did not finish in {secs} s");
+        std::process::abort();
+    });
+    let r = f();
+    done.store(true, Ordering::Relaxed);
+    r
+}
+
+#[test]
+fn ordered_replays_a_recorded_schedule_exactly() {
+    let mut replayed = 0;
+    let mut with_cuts = 0;
+    for workers in [1, 2, 3, 4, 8] {
+        for policy in [Policy::WorkFirst, Policy::HelpFirst] {
+            for seed in 1..=4u64 {
+                let mut rng = Rng(seed * 7919 + workers as u64);
+                let mut leaves = 0;
+                let prog = gen(&mut rng, 9, &mut leaves);
+                let p = pool(workers, policy);
+                let what = format!("{workers} workers, {policy:?}, seed {seed}");
+                watchdog(60, &what, || {
+                    let log = Log::new(leaves, Duration::from_micros(20));
+                    let (sum, recorded) = p.install(|| schedule::record(|| run(&prog, &log)));
+                    assert_eq!(sum, expected(leaves), "{what}");
+                    assert!(log.each_ran_once(), "{what}");
+                    for (id, w) in log.map().iter().enumerate() {
+                        assert_ne!(*w, 0, "{what}: leaf {id} not run");
+                    }
+                    let first = log.map();
+                    let before = p.stats().deviations;
+                    let log2 = Log::new(leaves, Duration::from_micros(20));
+                    let (sum2, followed) = p.install(|| {
+                        schedule::follow(&recorded, Constraint::Ordered, || run(&prog, &log2))
+                    });
+                    assert_eq!(sum2, expected(leaves), "{what}");
+                    assert!(log2.each_ran_once(), "{what}");
+                    assert_eq!(p.stats().deviations - before, 0, "{what}: deviations");
+                    if recorded.root_worker() == followed.root_worker() {
+                        assert_eq!(log2.map(), first, "{what}: step to worker map");
+                        assert_eq!(followed, recorded, "{what}: re-recorded schedule");
+                    } else {
+                        // The root ran on another worker: the two swap roles.
+                        let (a, b) = (recorded.root_worker() + 1, followed.root_worker() + 1);
+                        let swapped: Vec<usize> = first
+                            .iter()
+                            .map(|&w| {
+                                if w == a {
+                                    b
+                                } else if w == b {
+                                    a
+                                } else {
+                                    w
+                                }
+                            })
+                            .collect();
+                        assert_eq!(log2.map(), swapped, "{what}: step to worker map");
+                        assert_eq!(followed.cuts().len(), recorded.cuts().len(), "{what}");
+                    }
+                    replayed += 1;
+                    if !recorded.cuts().is_empty() {
+                        with_cuts += 1;
+                    }
+                    if workers == 1 {
+                        assert!(recorded.cuts().is_empty(), "{what}: one worker, no cut");
+                    }
+                });
+            }
+        }
+    }
+    println!("replayed {replayed} programs exactly, {with_cuts} of them with cuts");
+    assert!(with_cuts >= 10, "too few programs had steals: {with_cuts}");
+}
+
+#[test]
+fn unordered_and_relaxed_follow_the_template() {
+    let mut rng = Rng(4242);
+    let mut leaves = 0;
+    let prog = gen(&mut rng, 10, &mut leaves);
+    let p = pool(3, Policy::Adaptive);
+    watchdog(60, "unordered/relaxed", || {
+        let log = Log::new(leaves, Duration::from_micros(20));
+        let (_, recorded) = p.install(|| schedule::record(|| run(&prog, &log)));
+        for c in [Constraint::Unordered, Constraint::Relaxed] {
+            let log2 = Log::new(leaves, Duration::from_micros(20));
+            let (sum, followed) =
+                p.install(|| schedule::follow(&recorded, c, || run(&prog, &log2)));
+            assert_eq!(sum, expected(leaves), "{c:?}");
+            assert!(log2.each_ran_once(), "{c:?}");
+            if c == Constraint::Unordered && recorded.root_worker() == followed.root_worker() {
+                // Same workers, perhaps another order.
+                assert_eq!(log2.map(), log.map(), "{c:?}: step to worker map");
+                let mut a: Vec<(Vec<u32>, u32)> = recorded
+                    .cuts()
+                    .iter()
+                    .map(|c| (c.path.clone(), c.worker))
+                    .collect();
+                let mut b: Vec<(Vec<u32>, u32)> = followed
+                    .cuts()
+                    .iter()
+                    .map(|c| (c.path.clone(), c.worker))
+                    .collect();
+                a.sort();
+                b.sort();
+                assert_eq!(a, b);
+            }
+        }
+    });
+}
+
+#[test]
+fn relaxed_completes_with_a_slowed_worker() {
+    let mut rng = Rng(99);
+    let mut leaves = 0;
+    let prog = gen(&mut rng, 9, &mut leaves);
+    let p = pool(2, Policy::Adaptive);
+    watchdog(60, "relaxed with a slow worker", || {
+        let log = Log::new(leaves, Duration::from_micros(10));
+        let (_, recorded) = p.install(|| schedule::record(|| run(&prog, &log)));
+        for c in [
+            Constraint::Relaxed,
+            Constraint::Ordered,
+            Constraint::Unordered,
+        ] {
+            let mut log2 = Log::new(leaves, Duration::from_micros(10));
+            log2.slow = Some(1);
+            let (sum, _) = p.install(|| schedule::follow(&recorded, c, || run(&prog, &log2)));
+            assert_eq!(sum, expected(leaves), "{c:?}");
+            assert!(log2.each_ran_once(), "{c:?}");
+        }
+    });
+}
+
+#[test]
+fn templates_of_another_shape_never_hang() {
+    // A deep program's schedule followed by shallower and different programs, and random
+    // adversarial schedules: bad positions, workers beyond the pool, both halves donated.
+    let mut rng = Rng(7);
+    let mut deep_leaves = 0;
+    let deep = gen(&mut rng, 12, &mut deep_leaves);
+    let p = pool(3, Policy::Adaptive);
+    let log = Log::new(deep_leaves, Duration::from_micros(10));
+    let (_, deep_schedule) = p.install(|| schedule::record(|| run(&deep, &log)));
+    let mut templates = vec![deep_schedule];
+    for seed in 0..6u64 {
+        let mut r = Rng(seed + 100);
+        let cuts: Vec<Cut> = (0..40)
+            .map(|i| Cut {
+                path: (0..1 + r.below(6)).map(|_| r.below(4) as u32).collect(),
+                worker: r.below(7) as u32,
+                rank: i,
+            })
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        let cuts: Vec<Cut> = cuts
+            .into_iter()
+            .filter(|c| seen.insert(c.path.clone()))
+            .collect();
+        templates.push(Schedule::new(7, r.below(7) as usize, cuts).expect("valid schedule"));
+    }
+    let mut deviations = 0;
+    for (t, template) in templates.iter().enumerate() {
+        for seed in [3u64, 5, 11] {
+            let mut rng = Rng(seed);
+            let mut leaves = 0;
+            let prog = gen(&mut rng, 7, &mut leaves);
+            for c in [
+                Constraint::Ordered,
+                Constraint::Unordered,
+                Constraint::Relaxed,
+            ] {
+                let what = format!("template {t}, program {seed}, {c:?}");
+                watchdog(60, &what, || {
+                    let log = Log::new(leaves, Duration::from_micros(5));
+                    let before = p.stats().deviations;
+                    let (sum, _) = p.install(|| schedule::follow(template, c, || run(&prog, &log)));
+                    assert_eq!(sum, expected(leaves), "{what}");
+                    assert!(log.each_ran_once(), "{what}: a step ran twice or never");
+                    deviations += p.stats().deviations - before;
+                });
+            }
+        }
+    }
+    println!("deviations counted over the mismatched templates: {deviations}");
+}
+
+#[test]
+fn designated_children_run_on_their_worker_and_the_joiner_stays_home() {
+    let p = pool(4, Policy::Adaptive);
+    watchdog(60, "designation", || {
+        p.install(|| {
+            for round in 0..50usize {
+                let me = magpie::worker_index().unwrap();
+                let home = std::thread::current().id();
+                let target = round % 4;
+                let (a, b) = magpie::join_designated(
+                    target,
+                    || magpie::worker_index().unwrap(),
+                    || magpie::worker_index().unwrap(),
+                );
+                if target != me {
+                    // Designated elsewhere: `a` runs here (when `target` is this worker, this
+                    // is a plain join, whose halves thieves may take).
+                    assert_eq!(a, me);
+                    assert_eq!(b, target);
+                }
+                assert_eq!(std::thread::current().id(), home);
+                let ran = AtomicUsize::new(usize::MAX);
+                magpie::scope(|s| {
+                    s.spawn_designated(target + 1, |_| {
+                        ran.store(magpie::worker_index().unwrap(), Ordering::Relaxed)
+                    })
+                });
+                if (target + 1) % 4 != me {
+                    assert_eq!(ran.load(Ordering::Relaxed), (target + 1) % 4);
+                }
+                assert_eq!(std::thread::current().id(), home);
+            }
+        });
+    });
+}
+
+/// A user-specified schedule: the leaves of a binary tree of depth 3, leaf `i` designated to
+/// worker `first + i` (mod 8), where `first` is the worker running the root. A task runs on
+/// worker `first`, so it never designates its own worker.
+fn designated_tree(depth: u32, first: usize, log: &Log, id: usize) -> u64 {
+    if depth == 0 {
+        return run(&Prog::Leaf(id), log);
+    }
+    let w = (first + (1 << (depth - 1))) % 8;
+    let (x, y) = magpie::join_designated(
+        w,
+        || designated_tree(depth - 1, first, log, 2 * id),
+        || designated_tree(depth - 1, w, log, 2 * id + 1),
+    );
+    x + y
+}
+
+#[test]
+fn recording_a_designated_program_gives_its_template() {
+    let p = pool(8, Policy::Adaptive);
+    watchdog(60, "designated template", || {
+        let log = Log::new(8, Duration::ZERO);
+        let (sum, s) = p.install(|| {
+            schedule::record(|| designated_tree(3, magpie::worker_index().unwrap(), &log, 0))
+        });
+        assert_eq!(sum, (1..=8).sum::<u64>());
+        let r = s.root_worker();
+        for (i, w) in log.map().iter().enumerate() {
+            assert_eq!(*w - 1, (r + i) % 8, "leaf {i}");
+        }
+        assert!(s.cuts().len() >= 7, "{:?}", s.cuts());
+        // Following it with plain joins puts every leaf where the designation did.
+        let plain = |depth: u32| {
+            fn go(depth: u32, log: &Log, id: usize) -> u64 {
+                if depth == 0 {
+                    return run(&Prog::Leaf(id), log);
+                }
+                let (x, y) = magpie::join(
+                    || go(depth - 1, log, 2 * id),
+                    || go(depth - 1, log, 2 * id + 1),
+                );
+                x + y
+            }
+            let log2 = Log::new(8, Duration::ZERO);
+            let (sum, f) =
+                p.install(|| schedule::follow(&s, Constraint::Ordered, || go(depth, &log2, 0)));
+            (sum, log2.map(), f.root_worker())
+        };
+        let (sum2, map2, root2) = plain(3);
+        assert_eq!(sum2, sum);
+        // The template's root worker and the follower's swap roles.
+        let (a, b) = (s.root_worker() + 1, root2 + 1);
+        let want: Vec<usize> = log
+            .map()
+            .iter()
+            .map(|&w| {
+                if w == a {
+                    b
+                } else if w == b {
+                    a
+                } else {
+                    w
+                }
+            })
+            .collect();
+        assert_eq!(map2, want);
+    });
+}
+
+#[test]
+fn coarsening_is_allowed_only_below_every_cut_of_a_strict_template() {
+    let p = pool(2, Policy::Adaptive);
+    let mut rng = Rng(5);
+    let mut leaves = 0;
+    let prog = gen(&mut rng, 8, &mut leaves);
+    let log = Log::new(leaves, Duration::from_micros(20));
+    let (_, s) = p.install(|| schedule::record(|| run(&prog, &log)));
+    assert!(!magpie::schedule::may_coarsen());
+    let none = s.prune(100);
+    assert!(none.cuts().is_empty());
+    let (inside, _) = p.install(|| {
+        assert!(!schedule::may_coarsen());
+        schedule::follow(&none, Constraint::Ordered, || {
+            magpie::join(schedule::may_coarsen, schedule::may_coarsen)
+        })
+    });
+    assert_eq!(inside, (true, true));
+    let (relaxed, _) = p.install(|| {
+        schedule::follow(&none, Constraint::Relaxed, || {
+            magpie::join(schedule::may_coarsen, schedule::may_coarsen)
+        })
+    });
+    assert_eq!(relaxed, (false, false));
+    // With a template that cuts the root's second child, the root may not coarsen; the first
+    // child (no cut below it) may.
+    let cut = Schedule::new(
+        2,
+        0,
+        vec![Cut {
+            path: vec![1],
+            worker: 1,
+            rank: 0,
+        }],
+    )
+    .unwrap();
+    let (r, _) = p.install(|| {
+        schedule::follow(&cut, Constraint::Ordered, || {
+            let root = schedule::may_coarsen();
+            let (a, b) = magpie::join(schedule::may_coarsen, magpie::worker_index);
+            (root, a, b.is_some())
+        })
+    });
+    assert_eq!(r, (false, true, true));
+}
+
+#[test]
+fn prune_keeps_a_level_order_prefix_with_its_ancestors() {
+    let cuts: Vec<Cut> = [
+        (vec![1], 1, 0),
+        (vec![1, 1], 2, 0),
+        (vec![0, 1], 3, 0),
+        (vec![1, 1, 1], 3, 1),
+        (vec![1, 0, 1], 2, 1),
+        (vec![0, 1, 0, 1], 1, 1),
+    ]
+    .into_iter()
+    .map(|(path, worker, rank)| Cut { path, worker, rank })
+    .collect();
+    let s = Schedule::new(4, 0, cuts).unwrap();
+    assert_eq!(s.prune(0), s);
+    assert!(s.prune(100).cuts().is_empty());
+    for percent in 0..=100 {
+        let p = s.prune(percent);
+        for c in p.cuts() {
+            for a in s.cuts() {
+                if a.path.len() < c.path.len() && c.path.starts_with(&a.path) {
+                    assert!(
+                        p.cuts().iter().any(|k| k.path == a.path),
+                        "prune({percent}) dropped ancestor {:?} of {:?}",
+                        a.path,
+                        c.path
+                    );
+                }
+            }
+        }
+        // Ranks stay dense and in the old order per worker.
+        for (w, paths) in p.per_worker().iter().enumerate() {
+            let old: Vec<&[u32]> = s.per_worker()[w]
+                .iter()
+                .copied()
+                .filter(|q| paths.contains(q))
+                .collect();
+            assert_eq!(&old, paths);
+        }
+    }
+    assert_eq!(s.prune(50).cuts().len(), 3);
+    let r = s.remap(2);
+    assert_eq!(r.workers(), 2);
+    assert!(r.cuts().iter().all(|c| c.worker < 2));
+    assert_eq!(r.cuts().len(), s.cuts().len());
+    assert_eq!(s.worker_of(&[1, 1, 0]), 2);
+    assert_eq!(s.worker_of(&[0, 0]), 0);
+}
+
+#[test]
+fn schedule_files_round_trip_and_bad_files_are_clear_errors() {
+    let p = pool(3, Policy::Adaptive);
+    let mut rng = Rng(31);
+    let mut leaves = 0;
+    let prog = gen(&mut rng, 9, &mut leaves);
+    let log = Log::new(leaves, Duration::from_micros(20));
+    let (_, s) = p.install(|| schedule::record(|| run(&prog, &log)));
+    let bytes = s.to_bytes();
+    assert_eq!(Schedule::from_bytes(&bytes).unwrap(), s);
+    let mut buf = Vec::new();
+    s.write_to(&mut buf).unwrap();
+    assert_eq!(Schedule::read_from(&mut buf.as_slice()).unwrap(), s);
+    assert_eq!(bytes.len(), s.bytes());
+
+    assert!(matches!(
+        Schedule::from_bytes(b"hello, world, not a schedule"),
+        Err(ScheduleError::NotASchedule)
+    ));
+    assert!(matches!(
+        Schedule::from_bytes(&bytes[..bytes.len() - 3]),
+        Err(ScheduleError::Truncated)
+    ));
+    let mut v = bytes.clone();
+    v[8] = 9;
+    assert_eq!(
+        Schedule::from_bytes(&v),
+        Err(ScheduleError::Version { found: 9 })
+    );
+    for at in 20..bytes.len() {
+        let mut d = bytes.clone();
+        d[at] ^= 0x41;
+        assert!(
+            matches!(Schedule::from_bytes(&d), Err(ScheduleError::Corrupt(_))),
+            "byte {at}"
+        );
+    }
+    // A schedule whose parts contradict each other is refused when built.
+    assert!(matches!(
+        Schedule::new(
+            2,
+            0,
+            vec![Cut {
+                path: vec![0],
+                worker: 5,
+                rank: 0
+            }]
+        ),
+        Err(ScheduleError::Invalid(_))
+    ));
+    assert!(matches!(
+        Schedule::new(
+            2,
+            0,
+            vec![Cut {
+                path: vec![],
+                worker: 1,
+                rank: 0
+            }]
+        ),
+        Err(ScheduleError::Invalid(_))
+    ));
+    let e = ScheduleError::Version { found: 9 }.to_string();
+    assert!(e.contains("version 9"), "{e}");
+}
+
+#[test]
+#[should_panic(expected = "do not nest")]
+fn regions_do_not_nest() {
+    let p = pool(2, Policy::Adaptive);
+    p.install(|| schedule::record(|| schedule::record(|| 1)));
+}
