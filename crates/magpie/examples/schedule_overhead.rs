@@ -87,7 +87,8 @@ fn main() {
                     s.cuts().len()
                 }
                 (Some(c), _) => {
-                    let (r, s) = pool.install(|| schedule::follow(&template, *c, || fib(n, cutoff)));
+                    let (r, s) =
+                        pool.install(|| schedule::follow(&template, *c, || fib(n, cutoff)));
                     check(r);
                     s.cuts().len()
                 }

@@ -16,18 +16,10 @@ enum Prog {
     Seq(Vec<Prog>),
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+#[allow(dead_code)]
+#[path = "support/program.rs"]
+mod program;
+use program::Rng;
 
 fn gen(rng: &mut Rng, depth: u32, leaves: &mut usize) -> Prog {
     if depth == 0 || rng.below(8) == 0 {

@@ -88,15 +88,16 @@ impl fmt::Display for ReconstructError {
 
 impl std::error::Error for ReconstructError {}
 
-struct Rng(u64);
+/// A xorshift generator, for random programs (here and in other tests).
+pub struct Rng(pub u64);
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
-    fn below(&mut self, n: u64) -> u64 {
+    pub fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
 }
