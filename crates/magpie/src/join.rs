@@ -63,6 +63,7 @@ use crate::error::Error;
 use crate::fiber::{FiberLocal, STACK_RESERVE};
 use crate::job::{JobRef, StackJob, Work};
 use crate::policy::Policy;
+use crate::schedule::region::Cursor;
 use crate::worker::{self, WorkerThread};
 use std::panic::{self, AssertUnwindSafe};
 
@@ -121,6 +122,10 @@ where
         // settled (see `WorkerThread::settle_credit`). Under Adaptive an in-place join is a
         // sequential call (work-first order); the heuristic's choice applies to what is
         // published.
+        if let Some(cur) = fl.cursor() {
+            // Credit under a cursor: a tracked region task (see `schedule/region.rs`).
+            return join_tracked(wt, fl, cur, depth, a, b);
+        }
         wt.spend_credit();
         fl.depth.set(depth + 1);
         let r = if wt.policy == Policy::HelpFirst {
@@ -133,6 +138,60 @@ where
         return r;
     }
     join_publish(wt, fl, wt.deque.top(), a, b)
+}
+
+/// The in-place join of a region task below a tracked cursor: as the plain one, with the halves'
+/// positions kept in the cursor (`Cursor`'s doc in `schedule/region.rs`). A task too many levels
+/// below its cursor publishes instead, which gives its halves cursors of their own.
+#[inline(always)]
+fn join_tracked<A, B, RA, RB>(
+    wt: &WorkerThread,
+    fl: &FiberLocal,
+    cur: &Cursor,
+    depth: u32,
+    a: A,
+    b: B,
+) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let Some(l) = cur.level(depth) else {
+        return join_publish(wt, fl, wt.deque.top(), a, b);
+    };
+    wt.spend_credit();
+    let k = cur.take_at(l, 2);
+    fl.depth.set(depth + 1);
+    let r = if wt.policy == Policy::HelpFirst {
+        cur.enter(l + 1, k + 1);
+        match panic::catch_unwind(AssertUnwindSafe(b)) {
+            Ok(rb) => {
+                cur.enter(l + 1, k);
+                (a(), rb)
+            }
+            Err(p) => {
+                cur.enter(l + 1, k);
+                let (rb, ra) = finish_after_panic(a, p);
+                (ra, rb)
+            }
+        }
+    } else {
+        cur.enter(l + 1, k);
+        match panic::catch_unwind(AssertUnwindSafe(a)) {
+            Ok(ra) => {
+                cur.enter(l + 1, k + 1);
+                (ra, b())
+            }
+            Err(p) => {
+                cur.enter(l + 1, k + 1);
+                finish_after_panic(b, p)
+            }
+        }
+    };
+    fl.depth.set(depth);
+    r
 }
 
 /// Runs `first` then `second` as plain calls. If `first` panics, `second` still runs before the
@@ -168,7 +227,9 @@ where
     RB: Send,
 {
     if let Some(cur) = fl.cursor() {
-        return crate::schedule::donate::join_positioned(wt, fl, cur, a, b);
+        return cur.at(fl.depth.get(), |cur| {
+            crate::schedule::donate::join_positioned(wt, fl, cur, a, b)
+        });
     }
     join_publish_plain(wt, fl, t, a, b)
 }
@@ -196,20 +257,27 @@ where
         && fl.has_reserve()
     {
         wt.count_spawn(wt.policy != Policy::HelpFirst);
-        return in_place_at(fl, a, b);
+        return in_place_at(wt, fl, a, b);
     }
     join_publish_plain(wt, fl, t, a, b)
 }
 
-/// Runs `a` then `b` in place one frame deeper.
-pub(crate) fn in_place_at<A, B, RA, RB>(fl: &FiberLocal, a: A, b: B) -> (RA, RB)
+/// Runs `a` and `b` in place one frame deeper, in the order of the pool's policy (help-first:
+/// `b` then `a`), as the in-place join on credit does: a schedule recorded on one road and
+/// followed on the other sees its cuts created in the same order.
+pub(crate) fn in_place_at<A, B, RA, RB>(wt: &WorkerThread, fl: &FiberLocal, a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA,
     B: FnOnce() -> RB,
 {
     let depth = fl.depth.get();
     fl.depth.set(depth + 1);
-    let r = in_place(a, b);
+    let r = if wt.policy == Policy::HelpFirst {
+        let (rb, ra) = in_place(b, a);
+        (ra, rb)
+    } else {
+        in_place(a, b)
+    };
     fl.depth.set(depth);
     r
 }

@@ -134,6 +134,19 @@ impl<'scope> Scope<'scope> {
             // at the deque (whose thief-side line a busy thief keeps writing), nothing counted
             // until the credit is settled. Only for the pool's own policy, which is how the
             // settlement counts it.
+            if let Some(cur) = fl.cursor() {
+                // Credit under a cursor: a tracked region task (see `schedule/region.rs`).
+                if let Some(l) = cur.level(depth) {
+                    wt.spend_credit();
+                    let k = cur.take_at(l, 1);
+                    self.run_in_place(fl, depth, move |s| {
+                        cur.enter(l + 1, k);
+                        f(s)
+                    });
+                    return;
+                }
+                return self.spawn_slow(wt, fl, depth, policy, f);
+            }
             wt.spend_credit();
             self.run_in_place(fl, depth, f);
             return;
@@ -149,7 +162,9 @@ impl<'scope> Scope<'scope> {
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
         if let Some(cur) = fl.cursor() {
-            return self.spawn_positioned(wt, fl, cur, depth, policy, None, f);
+            return cur.at(depth, |cur| {
+                self.spawn_positioned(wt, fl, cur, depth, policy, None, f)
+            });
         }
         self.spawn_plain(wt, fl, depth, policy, f)
     }
@@ -186,7 +201,10 @@ impl<'scope> Scope<'scope> {
                 let it = self.heap_item(wt, depth, g);
                 region.donate(&wt.registry, w, rank, it);
             }
-            None if region.mode.strict() && fl.has_reserve() => {
+            // Under the strict constraints a child that stays here runs now, as a work-first
+            // spawn would; a help-first one goes on the deque as when it was recorded (no
+            // thief takes it there), so this worker creates its cuts in the recorded order.
+            None if region.mode.strict() && policy != Policy::HelpFirst && fl.has_reserve() => {
                 wt.count_spawn(true);
                 self.run_in_place(fl, depth, g);
             }
@@ -210,7 +228,9 @@ impl<'scope> Scope<'scope> {
         let fl = wt.fiber_local();
         let depth = fl.depth.get();
         if let Some(cur) = fl.cursor() {
-            return self.spawn_positioned(wt, fl, cur, depth, self.policy, Some(w), f);
+            return cur.at(depth, |cur| {
+                self.spawn_positioned(wt, fl, cur, depth, self.policy, Some(w), f)
+            });
         }
         if w == wt.index {
             return self.spawn(f);

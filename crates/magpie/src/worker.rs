@@ -280,9 +280,10 @@ impl WorkerThread {
     #[inline(never)]
     pub(crate) fn grant_credit(&self, depth: u32) -> bool {
         self.settle_credit();
-        if !self.fiber_local().pos.get().is_null() {
-            // A region task whose joins must be positioned: no credit, so every join and
-            // spawn reaches the positioned paths (`schedule/region.rs`).
+        if self.fiber_local().cursor().is_some_and(|c| !c.tracked()) {
+            // A region task whose joins must be positioned one by one (it looks them up in a
+            // template): no credit, so every join and spawn reaches the positioned paths
+            // (`schedule/region.rs`). Below a tracked cursor the in-place paths keep positions.
             return false;
         }
         let fresh = self.deque.bottom() - self.deque.top();
@@ -469,22 +470,25 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
                     wt.trace_idle();
                 }
                 match &region {
-                    Some(r) => match r.take(wt.index) {
+                    Some(r) if r.mode.strict() => match r.take(wt.index) {
                         Some(it) => Some((Work::decode(it), Took::Injected)),
-                        None if r.mode.strict() => wt
+                        None => wt
                             .registry
                             .take_injected()
                             .map(|it| (Work::decode(it), Took::Injected)),
-                        None => wt.steal(),
                     },
-                    None => match wt.steal() {
-                        // A strict region began after this round read the slot, and what was
-                        // stolen may be its work, which must not move: the victim gets it back.
-                        Some((w, Took::Stolen)) if wt.registry.region.strict_now() => {
-                            wt.registry.deliver(wt.last_victim.get(), w.encode());
-                            continue;
-                        }
-                        found => found,
+                    _ => match region.as_ref().and_then(|r| r.take(wt.index)) {
+                        Some(it) => Some((Work::decode(it), Took::Injected)),
+                        None => match wt.steal() {
+                            // A strict region began after this round read the slot (none, or
+                            // one that has ended since), and what was stolen may be its work,
+                            // which must not move: the victim gets it back.
+                            Some((w, Took::Stolen)) if wt.registry.region.strict_now() => {
+                                wt.registry.deliver(wt.last_victim.get(), w.encode());
+                                continue;
+                            }
+                            found => found,
+                        },
                     },
                 }
             }

@@ -203,6 +203,60 @@ fn ordered_replays_a_recorded_schedule_exactly() {
     assert!(with_cuts >= 10, "too few programs had steals: {with_cuts}");
 }
 
+/// A comb `depth` levels deep: each level joins (or scope-spawns) a leaf with the rest, so the
+/// in-place tasks below a recorded task run far deeper than a cursor tracks (`LEVELS`).
+fn comb(rng: &mut Rng, depth: u32, leaves: &mut usize) -> Prog {
+    *leaves += 1;
+    let leaf = Prog::Leaf(*leaves - 1);
+    if depth == 0 {
+        return leaf;
+    }
+    let rest = comb(rng, depth - 1, leaves);
+    match rng.below(3) {
+        0 => Prog::Scope(vec![leaf, rest]),
+        _ => Prog::Join(Box::new(leaf), Box::new(rest)),
+    }
+}
+
+#[test]
+fn deep_programs_record_and_replay_exactly() {
+    let mut deepest = 0;
+    for workers in [2, 4] {
+        for policy in [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive] {
+            let mut rng = Rng(workers as u64 * 31 + policy as u64);
+            let mut leaves = 0;
+            let prog = comb(&mut rng, 300, &mut leaves);
+            let p = pool(workers, policy);
+            let what = format!("comb of 300, {workers} workers, {policy:?}");
+            watchdog(60, &what, || {
+                let log = Log::new(leaves, Duration::from_micros(20));
+                let (sum, recorded) = p.install(|| schedule::record(|| run(&prog, &log)));
+                assert_eq!(sum, expected(leaves), "{what}");
+                assert!(log.each_ran_once(), "{what}");
+                assert!(recorded.depth() <= 301, "{what}: a cut below the program");
+                deepest = deepest.max(recorded.depth());
+                let log2 = Log::new(leaves, Duration::from_micros(20));
+                let before = p.stats().deviations;
+                let (sum2, followed) = p.install(|| {
+                    schedule::follow(&recorded, Constraint::Ordered, || run(&prog, &log2))
+                });
+                assert_eq!(sum2, expected(leaves), "{what}");
+                assert!(log2.each_ran_once(), "{what}");
+                assert_eq!(p.stats().deviations - before, 0, "{what}: deviations");
+                if recorded.root_worker() == followed.root_worker() {
+                    assert_eq!(log2.map(), log.map(), "{what}: step to worker map");
+                    assert_eq!(followed, recorded, "{what}: re-recorded schedule");
+                }
+            });
+        }
+    }
+    println!("deepest cut: {deepest} levels");
+    assert!(
+        deepest > 64,
+        "no cut deeper than a cursor tracks: {deepest}"
+    );
+}
+
 #[test]
 fn unordered_and_relaxed_follow_the_template() {
     let mut rng = Rng(4242);

@@ -62,7 +62,7 @@ where
     let wa = move || region::run(sa, a);
     let wb = move || region::run(sb, b);
     match (da, db) {
-        (None, None) if region.mode.strict() && fl.has_reserve() => in_place_at(fl, wa, wb),
+        (None, None) if region.mode.strict() && fl.has_reserve() => in_place_at(wt, fl, wa, wb),
         (None, None) => join_unpositioned(wt, fl, wa, wb),
         (da, db) => donating(wt, fl, Some(region), da, db, wa, wb),
     }
@@ -150,7 +150,9 @@ where
     let w = worker % wt.registry.config.workers;
     let fl = wt.fiber_local();
     if let Some(cur) = fl.cursor() {
-        return join_positioned_to(wt, fl, cur, Some(w), a, b);
+        return cur.at(fl.depth.get(), |cur| {
+            join_positioned_to(wt, fl, cur, Some(w), a, b)
+        });
     }
     if w == wt.index {
         return crate::join(a, b);

@@ -9,12 +9,15 @@
 //! outlives the child (a join waits for both halves); a scope child may outlive the task that
 //! spawned it, so it gets the parent's path as a shared linked list ([`Link`]), built once per
 //! spawning task. Paths are only spelled out when a cut is recorded, so recording costs a
-//! wrapper per task and one path per steal.
+//! wrapper per published task and one path per steal.
 //!
-//! The join fast path does not look at cursors: a worker grants itself in-place credit only
-//! when the running fiber has no cursor (`WorkerThread::grant_credit`), and [`run`] settles the
-//! credit whenever it sets or restores one, so a task with a cursor always reaches the
-//! positioned paths (`join::join_positioned`, `Scope::spawn_positioned`). Under the strict
+//! A task that must look its children up in the template (following, above the deepest cut)
+//! gets no in-place credit (`WorkerThread::grant_credit`), and [`run`] settles the credit
+//! whenever it sets or restores a cursor, so such a task always reaches the positioned paths
+//! (`join::join_positioned`, `Scope::spawn_positioned`). A task that needs only its position
+//! (recording, or `Relaxed` below every cut) keeps the credit: its in-place joins and spawns
+//! number their children in the cursor's level arrays ([`Cursor`]), a few stores each, and a
+//! position is spelled out only for a child that is published or donated. Under the strict
 //! constraints a task below every cut gets no cursor at all: it runs as plain calls, on credit.
 //!
 //! **Cuts.** [`run`] compares the worker it runs on with the worker that created the task; if
@@ -39,9 +42,13 @@
 //! one. A worker leaves the idle set at the top of each round, before it takes anything, so an
 //! item is never both in flight and unseen by the check. Every worker but the one running the
 //! region's root starts in the idle set, since a worker asleep when the region began passes
-//! through no round until something wakes it. (A worker still busy with work from before the
-//! region counts as idle too: it can only make the check fire early, a counted deviation, never
-//! miss a stall.)
+//! through no round until something wakes it. But a worker that began a round before the region
+//! did may be holding an item it stole from the region's root, about to give it back (strict
+//! constraints never move work by stealing): so the check gives no verdict until every worker
+//! has begun a round in the region; it wakes those that have not, and each comes back through
+//! the check when it finds nothing. (A worker busy with work from before the region counts as
+//! idle once it has begun a round: it can only make the check fire early, a counted deviation,
+//! never miss a stall.)
 
 use super::{Cut, Schedule};
 use crate::deque::Item;
@@ -180,6 +187,8 @@ impl HeldQ {
 struct Stall {
     idle: Vec<bool>,
     count: usize,
+    /// Which workers have begun a round since the region began.
+    seen: Vec<bool>,
 }
 
 /// A region being recorded or followed.
@@ -196,6 +205,8 @@ pub(crate) struct Region {
     /// `stall.idle`, for its own worker to read without the lock (only that worker changes its
     /// entry once the region is published).
     idle_hint: Vec<CachePadded<AtomicBool>>,
+    /// `stall.seen`, likewise.
+    seen_hint: Vec<CachePadded<AtomicBool>>,
     arrivals: AtomicU64,
 }
 
@@ -247,9 +258,13 @@ impl Region {
             stall: Mutex::new(Stall {
                 idle: (0..workers).map(|w| w != root).collect(),
                 count: workers - 1,
+                seen: (0..workers).map(|w| w == root).collect(),
             }),
             idle_hint: (0..workers)
                 .map(|w| CachePadded(AtomicBool::new(w != root)))
+                .collect(),
+            seen_hint: (0..workers)
+                .map(|w| CachePadded(AtomicBool::new(w == root)))
                 .collect(),
             arrivals: AtomicU64::new(0),
         }
@@ -340,6 +355,15 @@ impl Region {
         {
             return;
         }
+        if st.seen.iter().any(|s| !s) {
+            // A worker counted idle since the region began may still be in a round it began
+            // before, holding an item it stole and is about to give back: no verdict until
+            // every worker has begun a round in the region (each comes back through here).
+            for (w, _) in st.seen.iter().enumerate().filter(|(_, s)| !**s) {
+                reg.wake_worker(w);
+            }
+            return;
+        }
         let mut lowest: Option<((u32, u64), usize)> = None;
         for (w, h) in self.held.iter().enumerate() {
             let q = lock(&h.q);
@@ -362,11 +386,14 @@ impl Region {
 
     /// `Ordered`: worker `me` looks for work again.
     pub(crate) fn idle_leave(&self, me: usize) {
-        // Relaxed: only this worker changes its own entry (see the field).
-        if !self.idle_hint[me].load(Ordering::Relaxed) {
+        // Relaxed: only this worker changes its own entries (see the fields).
+        if !self.idle_hint[me].load(Ordering::Relaxed) && self.seen_hint[me].load(Ordering::Relaxed)
+        {
             return;
         }
         let mut st = lock(&self.stall);
+        st.seen[me] = true;
+        self.seen_hint[me].store(true, Ordering::Relaxed);
         if st.idle[me] {
             st.idle[me] = false;
             st.count -= 1;
@@ -503,17 +530,81 @@ impl Pos {
     }
 }
 
+/// Relative frame levels a cursor tracks for the tasks run in place below it (see [`Cursor`]).
+pub(crate) const LEVELS: usize = 64;
+
 /// A running task's position and the index its next child gets. Lives on the task's stack.
+///
+/// **In-place tasks below a cursor.** A cursor whose task needs no template lookups (recording,
+/// or following `Relaxed` below every cut) is *tracked*: its joins and spawns may run in place
+/// on the worker's credit like plain ones (`join::join_tracked`, the scope's in-place spawn),
+/// and the cursor keeps the positions of those in-place tasks in two small arrays indexed by
+/// the frame level relative to its own task (`FiberLocal::depth - base`): for the in-place task
+/// at level `l`, its child index (for `l >= 1`) and the index its next child gets, packed in one
+/// word (`levels[l]`: index in the high half, next in the low). Entering an in-place child at
+/// level `l` writes `levels[l]`, so the entries at and below the running level always belong to
+/// the tasks on the fiber's stack. A
+/// task below a cursor only runs in place through these paths, or through [`run`], which sets
+/// a cursor of its own: so the running level is the number of in-place frames above the cursor's
+/// task. Only when such a task must publish, donate or spawn onto the heap is its position
+/// spelled out ([`Cursor::at`]), as a list shared with its children. Recording then costs a few
+/// stores per in-place join and one wrapper per published task.
 pub(crate) struct Cursor {
     pos: Pos,
-    next: Cell<u32>,
+    /// `FiberLocal::depth` when the cursor's task began.
+    base: u32,
+    /// Joins below it may run in place on the credit (see above).
+    tracked: bool,
+    levels: [Cell<u64>; LEVELS],
 }
 
 impl Cursor {
+    fn new(pos: Pos, base: u32, tracked: bool) -> Cursor {
+        Cursor {
+            pos,
+            base,
+            tracked,
+            levels: std::array::from_fn(|_| Cell::new(0)),
+        }
+    }
+
     /// The region.
     pub(crate) fn region(&self) -> &Region {
         // SAFETY: the region outlives its tasks (see `Pos`).
         unsafe { &*self.pos.region }
+    }
+
+    /// Whether in-place joins and spawns may run below this cursor on the worker's credit.
+    #[inline(always)]
+    pub(crate) fn tracked(&self) -> bool {
+        self.tracked
+    }
+
+    /// The level, relative to this cursor's task, of the in-place task running at frame depth
+    /// `depth`, if the cursor is tracked and can track a child below it.
+    #[inline(always)]
+    pub(crate) fn level(&self, depth: u32) -> Option<usize> {
+        let l = depth.wrapping_sub(self.base) as usize;
+        (self.tracked && l + 1 < LEVELS).then_some(l)
+    }
+
+    /// The in-place task at level `l` creates `n` children: the index of the first.
+    #[inline(always)]
+    pub(crate) fn take_at(&self, l: usize, n: u32) -> u32 {
+        let v = self.levels[l].get();
+        let k = v as u32;
+        self.levels[l].set(v & !0xffff_ffff | k.wrapping_add(n) as u64);
+        k
+    }
+
+    /// An in-place child with index `k` begins at level `l` (`l >= 1`).
+    #[inline(always)]
+    pub(crate) fn enter(&self, l: usize, k: u32) {
+        self.levels[l].set((k as u64) << 32);
+    }
+
+    fn index_at(&self, l: usize) -> u32 {
+        (self.levels[l].get() >> 32) as u32
     }
 
     /// The template node of this task.
@@ -523,9 +614,39 @@ impl Cursor {
 
     /// Takes `n` child indices; returns the first.
     pub(crate) fn take(&self, n: u32) -> u32 {
-        let k = self.next.get();
-        self.next.set(k + n);
-        k
+        self.take_at(0, n)
+    }
+
+    /// Calls `f` with the cursor of the task running at frame depth `depth`: this one at its own
+    /// level, or else a cursor made for the in-place task running there, whose position is
+    /// spelled out as a shared list; the children `f` numbers on it are counted back here.
+    pub(crate) fn at<R>(&self, depth: u32, f: impl FnOnce(&Cursor) -> R) -> R {
+        let l = depth.wrapping_sub(self.base) as usize;
+        debug_assert!(l < LEVELS, "an in-place task below its cursor's range");
+        if l == 0 || l >= LEVELS {
+            return f(self);
+        }
+        let mut parent = self.pos.link();
+        for i in 1..l {
+            parent = Some(Arc::new(Link {
+                parent,
+                index: self.index_at(i),
+            }));
+        }
+        let pos = Pos {
+            parent: Parent::Heap(parent),
+            index: self.index_at(l),
+            worker: self.pos.worker,
+            node: None,
+            region: self.pos.region,
+            link: OnceLock::new(),
+        };
+        let here = Cursor::new(pos, depth, false);
+        here.levels[0].set(self.levels[l].get() & 0xffff_ffff);
+        let r = f(&here);
+        let next = here.levels[0].get() & 0xffff_ffff;
+        self.levels[l].set(self.levels[l].get() & !0xffff_ffff | next);
+        r
     }
 
     /// The spec of child `index` at template node `node`, for a child that its parent waits
@@ -585,11 +706,9 @@ pub(crate) fn run<R>(spec: Spec, f: impl FnOnce() -> R) -> R {
         region.note_cut(&pos, me);
     }
     region.begin(node, me);
-    let cursor = Cursor {
-        pos,
-        next: Cell::new(0),
-    };
     let strict = region.mode.strict();
+    let tracked = region.mode == Mode::Record || (region.mode == Mode::Relaxed && node.is_none());
+    let cursor = Cursor::new(pos, wt.fiber_local().depth.get(), tracked);
     let fl = wt.fiber_local();
     let mine: *const Cursor = if !strict || node.is_some() {
         &cursor
