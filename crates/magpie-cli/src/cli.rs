@@ -1,5 +1,6 @@
 //! The command line of `magpie` (clap derive): `suite` (also what `magpie` alone runs), `bench`,
-//! `report`, `idle`, `topology`, `locality`, `trace`, `share` and `corun`, and the parsers that
+//! `report`, `idle`, `topology`, `locality`, `trace`, `schedule`, `share` and `corun`, and the
+//! parsers that
 //! turn bad values into one-line errors.
 
 use clap::{Args, Parser, Subcommand};
@@ -45,6 +46,10 @@ pub enum Command {
     /// Run one kernel once with steal-tree tracing and write the trace file; `trace export`
     /// turns a trace file into Perfetto JSON, Cilkscale-style CSV or an SVG timeline.
     Trace(TraceArgs),
+    /// Schedules as data (Lifflander's thesis, Ch. 6): `schedule record` runs a kernel once
+    /// and writes where its work moved between workers; `schedule follow` runs it again on that
+    /// schedule under a constraint (ordered, unordered, relaxed); `schedule show` prints a file.
+    Schedule(ScheduleArgs),
     /// The core allocation table that co-running magpie programs share (DWS): `share status`
     /// shows which program holds which core, and their heartbeats.
     Share(ShareArgs),
@@ -523,6 +528,114 @@ pub struct TraceRunArgs {
     /// Print the summary as one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `magpie schedule`: record, follow and show schedules.
+#[derive(Args, Debug)]
+#[command(
+    arg_required_else_help = true,
+    after_long_help = "Examples:\n  \
+        magpie schedule record heat --size ci --workers 2 -o heat.msched\n  \
+        magpie schedule follow heat.msched --constraint relaxed -o heat2.msched\n  \
+        magpie schedule show heat.msched --json"
+)]
+pub struct ScheduleArgs {
+    #[command(subcommand)]
+    pub action: ScheduleAction,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ScheduleAction {
+    /// Run a kernel once as a recorded region (verified) and write the schedule it took.
+    Record(ScheduleRecordArgs),
+    /// Run the kernel a schedule file was recorded on again, following it (verified); print the
+    /// deviations and the share of its cuts that ran on their recorded worker.
+    Follow(ScheduleFollowArgs),
+    /// Print a schedule file: workers, cuts per worker, depth, bytes, note and every cut.
+    Show(ScheduleShowArgs),
+}
+
+/// `magpie schedule record <kernel>`.
+#[derive(Args, Debug)]
+pub struct ScheduleRecordArgs {
+    /// The kernel (`magpie bench --help` lists them all).
+    #[arg(value_parser = parse_kernel)]
+    pub kernel: Kernel,
+    /// Where to write the schedule [default: <kernel>.msched].
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    /// Problem size (default: from --size).
+    #[arg(long)]
+    pub n: Option<u64>,
+    /// Worker threads (default: MAGPIE_WORKERS, else available parallelism).
+    #[arg(long, value_parser = parse_workers)]
+    pub workers: Option<usize>,
+    /// work-first, help-first or adaptive (default: MAGPIE_POLICY, else adaptive).
+    #[arg(long, value_parser = parse_policy)]
+    pub policy: Option<magpie::Policy>,
+    /// Size preset for n: ci, default or paper.
+    #[arg(long, default_value = "default", value_parser = parse_size)]
+    pub size: Size,
+    /// The grain (cutoff) for kernels that have one (see `magpie bench --help`).
+    #[arg(long)]
+    pub grain: Option<u64>,
+    /// uts only: a named tree or the standard parameters in quotes (as `magpie bench`).
+    #[arg(long, value_parser = parse_tree, allow_hyphen_values = true)]
+    pub tree: Option<magpie_bench::uts::Params>,
+    /// Most fibers (task stacks) alive at once [magpie's default: 8192].
+    #[arg(long, value_parser = parse_max_fibers)]
+    pub max_fibers: Option<usize>,
+    /// Bytes of stack per fiber [magpie's default: 2 MiB; 65536 to 1073741824].
+    #[arg(long, value_parser = parse_stack_size)]
+    pub stack_size: Option<usize>,
+    /// Thieves take one item per steal instead of half of a victim's unpublished tasks.
+    #[arg(long)]
+    pub steal_one: bool,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `magpie schedule follow <file>`.
+#[derive(Args, Debug)]
+pub struct ScheduleFollowArgs {
+    /// A schedule file written by `magpie schedule record` (or by `follow -o`).
+    pub schedule: PathBuf,
+    /// ordered (StOWS), unordered (StUWS) or relaxed (RelWS).
+    #[arg(long, value_parser = parse_constraint)]
+    pub constraint: magpie::schedule::Constraint,
+    /// Worker threads [default: the schedule's; other counts follow it remapped].
+    #[arg(long, value_parser = parse_workers)]
+    pub workers: Option<usize>,
+    /// Spawning policy [default: the one recorded].
+    #[arg(long, value_parser = parse_policy)]
+    pub policy: Option<magpie::Policy>,
+    /// Write the schedule this run took here (the template of a next iteration).
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    /// Most fibers (task stacks) alive at once [magpie's default: 8192].
+    #[arg(long, value_parser = parse_max_fibers)]
+    pub max_fibers: Option<usize>,
+    /// Bytes of stack per fiber [magpie's default: 2 MiB].
+    #[arg(long, value_parser = parse_stack_size)]
+    pub stack_size: Option<usize>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `magpie schedule show <file>`.
+#[derive(Args, Debug)]
+pub struct ScheduleShowArgs {
+    /// A schedule file.
+    pub schedule: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_constraint(s: &str) -> Result<magpie::schedule::Constraint, String> {
+    s.parse()
 }
 
 /// What `magpie trace export` writes.

@@ -20,6 +20,7 @@ mod html;
 mod idle;
 mod locality;
 mod report;
+mod schedule;
 mod share;
 mod suite;
 mod trace;
@@ -116,6 +117,7 @@ fn main() -> ExitCode {
         cli::Command::Report(a) => report::run(a),
         cli::Command::Idle(a) => idle::run(a),
         cli::Command::Trace(a) => trace::run(a),
+        cli::Command::Schedule(a) => schedule::run(a),
         cli::Command::Topology(a) => topology(a),
         cli::Command::Locality(a) => locality::run(a),
         cli::Command::Share(a) => share::run(a),

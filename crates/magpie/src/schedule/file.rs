@@ -1,8 +1,8 @@
 //! The schedule file: magpie's container (`codec.rs`: magic, version, length, LEB128 body,
 //! FNV-1a checksum) with [`MAGIC`] and [`FORMAT_VERSION`].
 //!
-//! Body: worker count, root worker, cut count, then per cut its worker, rank, path length and
-//! path. Paths come sorted, so each is stored as the length of the prefix it shares with the
+//! Body: worker count, root worker, the note (length and UTF-8 bytes), cut count, then per cut
+//! its worker, rank, path length and path. Paths come sorted, so each is stored as the length of the prefix it shares with the
 //! previous one and the rest. Reading checks the container, bounds every count by the bytes
 //! left, and checks the decoded schedule as [`Schedule::new`] does, so a damaged, truncated or
 //! foreign file, or one of another version, is an error, never a panic or a huge allocation.
@@ -15,7 +15,7 @@ use std::io::{Read, Write};
 /// The first bytes of every schedule file.
 pub const MAGIC: &[u8; 8] = b"MGPSCHED";
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Why a schedule could not be read, written or built.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +76,8 @@ impl Schedule {
         let mut out = codec::begin(MAGIC, FORMAT_VERSION);
         put(&mut out, self.workers as u64);
         put(&mut out, self.root as u64);
+        put(&mut out, self.note.len() as u64);
+        out.extend_from_slice(self.note.as_bytes());
         put(&mut out, self.cuts.len() as u64);
         let mut prev: &[u32] = &[];
         for c in &self.cuts {
@@ -120,6 +122,13 @@ impl Schedule {
 fn read(r: &mut Reader) -> Result<Schedule, ScheduleError> {
     let workers = r.u32("worker count")? as usize;
     let root = r.u32("root worker")? as usize;
+    let len = r.count("note byte", 1)?;
+    let mut note = Vec::with_capacity(len);
+    for _ in 0..len {
+        note.push(r.byte()?);
+    }
+    let note = String::from_utf8(note)
+        .map_err(|_| ScheduleError::Corrupt("the note is not UTF-8".into()))?;
     let n = r.count("cut", 4)?;
     let mut cuts = Vec::with_capacity(n);
     let mut prev: Vec<u32> = Vec::new();
@@ -144,5 +153,5 @@ fn read(r: &mut Reader) -> Result<Schedule, ScheduleError> {
         prev.clone_from(&path);
         cuts.push(Cut { path, worker, rank });
     }
-    Schedule::new(workers, root, cuts)
+    Ok(Schedule::new(workers, root, cuts)?.with_note(note))
 }

@@ -115,6 +115,8 @@ pub struct Schedule {
     root: u32,
     /// Sorted by path.
     cuts: Vec<Cut>,
+    /// What the schedule is of, in the recorder's words (see [`Schedule::note`]).
+    note: String,
 }
 
 impl Schedule {
@@ -157,7 +159,22 @@ impl Schedule {
             workers: workers as u32,
             root: root_worker as u32,
             cuts,
+            note: String::new(),
         })
+    }
+
+    /// A free-form note stored with the schedule: what program and input it was recorded on
+    /// (`magpie schedule record` writes the kernel and its options here, and `follow` reads
+    /// them back). Empty unless set with [`with_note`](Self::with_note); kept by `prune` and
+    /// `remap`.
+    pub fn note(&self) -> &str {
+        &self.note
+    }
+
+    /// The schedule with `note` as its note.
+    pub fn with_note(mut self, note: impl Into<String>) -> Schedule {
+        self.note = note.into();
+        self
     }
 
     /// The cuts, sorted by path.
@@ -210,6 +227,7 @@ impl Schedule {
         order.sort_by(|a, b| a.path.len().cmp(&b.path.len()).then(a.path.cmp(&b.path)));
         let kept: Vec<Cut> = order[..keep].iter().map(|c| (*c).clone()).collect();
         Schedule::renumbered(self.workers, self.root, kept, |c| (c.rank, c.worker))
+            .with_note(self.note.clone())
     }
 
     /// The schedule for a pool of `workers` workers: worker `w` becomes `w % workers`; the cuts
@@ -232,7 +250,7 @@ impl Schedule {
             .map(|c| (c.path.as_slice(), c.worker))
             .collect();
         let key = |c: &Cut| (c.rank, old.get(c.path.as_slice()).copied().unwrap_or(0));
-        Schedule::renumbered(n, self.root % n, cuts, key)
+        Schedule::renumbered(n, self.root % n, cuts, key).with_note(self.note.clone())
     }
 
     /// `cuts` with each worker's ranks renumbered 0.. in the order of `key`.
@@ -257,6 +275,7 @@ impl Schedule {
             workers,
             root,
             cuts,
+            note: String::new(),
         }
     }
 

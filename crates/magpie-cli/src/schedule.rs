@@ -1,0 +1,328 @@
+//! `magpie schedule`: schedules as data (Lifflander's thesis, Ch. 6; the data model is
+//! `magpie::schedule`).
+//!
+//! - `magpie schedule record <kernel> -o k.msched` runs the kernel once as a recorded region,
+//!   verified as `magpie bench` verifies (a wrong result is an error and writes nothing), and
+//!   writes the schedule it took. The schedule's note names the kernel and its options, so the
+//!   file alone says what it is a schedule of.
+//! - `magpie schedule follow k.msched --constraint ordered|unordered|relaxed` runs that kernel
+//!   again (verified) following the schedule, and prints what it followed: cuts, deviations,
+//!   and the share of the template's cuts that ran on their recorded worker. `-o` writes the
+//!   schedule actually taken, the template of a next iteration.
+//! - `magpie schedule show k.msched` prints a schedule file: workers, root, cuts per worker,
+//!   depth, bytes, note, and the cuts (`--json` for one object).
+//!
+//! A schedule file that cannot be read (missing, truncated, corrupted, of another format
+//! version, not a schedule) or one whose note names no kernel is bad input: one `error:` line
+//! naming the file and the problem, exit code 2.
+
+use crate::cli::{
+    ScheduleAction, ScheduleArgs, ScheduleFollowArgs, ScheduleRecordArgs, ScheduleShowArgs,
+};
+use crate::Failure;
+use magpie::schedule::{self, Schedule};
+use magpie_bench::runner::Case;
+use magpie_bench::Kernel;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+pub fn run(a: ScheduleArgs) -> Result<(), Failure> {
+    match a.action {
+        ScheduleAction::Record(r) => record(r),
+        ScheduleAction::Follow(f) => follow(f),
+        ScheduleAction::Show(s) => show(s),
+    }
+}
+
+/// Reads a schedule file; anything wrong with it is bad input naming the file.
+pub fn read(path: &Path) -> Result<Schedule, Failure> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Failure::Usage(format!("cannot read the schedule {}: {e}", path.display())))?;
+    Schedule::from_bytes(&bytes).map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))
+}
+
+fn write(s: &Schedule, path: &Path) -> Result<(), Failure> {
+    std::fs::write(path, s.to_bytes())
+        .map_err(|e| Failure::Failed(format!("cannot write the schedule {}: {e}", path.display())))
+}
+
+/// What a recorded schedule's note says: the run it was taken on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recorded {
+    pub kernel: Kernel,
+    pub n: u64,
+    pub grain: Option<u64>,
+    pub tree: Option<String>,
+    pub policy: magpie::Policy,
+}
+
+impl Recorded {
+    /// The note: `kernel=fib n=30 grain=20 policy=work-first` (`tree=` for uts, quoted values
+    /// never contain spaces but uts trees, which come last).
+    pub fn note(&self) -> String {
+        let mut s = format!("kernel={} n={}", self.kernel.name(), self.n);
+        if let Some(g) = self.grain {
+            s += &format!(" grain={g}");
+        }
+        s += &format!(" policy={}", self.policy);
+        if let Some(t) = &self.tree {
+            s += &format!(" tree={t}");
+        }
+        s
+    }
+
+    /// Parses a note written by [`note`](Self::note).
+    pub fn parse(note: &str) -> Result<Recorded, String> {
+        let (head, tree) = match note.find(" tree=") {
+            Some(i) => (&note[..i], Some(note[i + 6..].to_string())),
+            None => (note, None),
+        };
+        let (mut kernel, mut n, mut grain, mut policy) = (None, None, None, None);
+        for kv in head.split_whitespace() {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| format!("'{kv}' is not key=value"))?;
+            match k {
+                "kernel" => kernel = Some(v.parse::<Kernel>()?),
+                "n" => n = Some(v.parse::<u64>().map_err(|e| format!("n={v}: {e}"))?),
+                "grain" => grain = Some(v.parse::<u64>().map_err(|e| format!("grain={v}: {e}"))?),
+                "policy" => policy = Some(v.parse::<magpie::Policy>().map_err(|e| e.to_string())?),
+                _ => return Err(format!("unknown key '{k}'")),
+            }
+        }
+        Ok(Recorded {
+            kernel: kernel.ok_or("no kernel")?,
+            n: n.ok_or("no n")?,
+            grain,
+            tree,
+            policy: policy.ok_or("no policy")?,
+        })
+    }
+
+    fn case(&self) -> Result<Case, Failure> {
+        let tree = match &self.tree {
+            Some(t) => Some(t.parse().map_err(Failure::Usage)?),
+            None => None,
+        };
+        let case = Case {
+            kernel: self.kernel,
+            n: if tree.is_some() { 0 } else { self.n },
+            grain: self.grain,
+            tree,
+        };
+        case.check().map_err(Failure::Usage)?;
+        Ok(case)
+    }
+}
+
+fn record(a: ScheduleRecordArgs) -> Result<(), Failure> {
+    let builder =
+        crate::bench::pool_builder(a.workers, a.policy, a.stack_size, a.max_fibers, a.steal_one)?;
+    let case = crate::bench::case_of(a.kernel, a.n, a.size, a.grain, a.tree)?;
+    let out = a
+        .out
+        .unwrap_or_else(|| PathBuf::from(format!("{}.msched", a.kernel.name())));
+    let pool = builder.build().map_err(Failure::from_magpie)?;
+    let rec = Recorded {
+        kernel: a.kernel,
+        n: case.n,
+        grain: case.grain,
+        tree: case.tree.map(|t| t.to_string()),
+        policy: pool.policy(),
+    };
+    let (run_s, s) =
+        pool.install(|| schedule::record(|| crate::bench::run_once_verified(&pool, &case)));
+    let run_s = run_s?;
+    let s = s.with_note(rec.note());
+    write(&s, &out)?;
+    print(
+        &describe(&s, &out, Some(("record", run_s, None))),
+        a.json,
+        &s,
+        false,
+    )
+}
+
+fn follow(a: ScheduleFollowArgs) -> Result<(), Failure> {
+    let template = read(&a.schedule)?;
+    let rec = Recorded::parse(template.note()).map_err(|e| {
+        Failure::Usage(format!(
+            "{}: the schedule does not say which kernel it was recorded on ({e}); \
+             record it with `magpie schedule record`",
+            a.schedule.display()
+        ))
+    })?;
+    let case = rec.case()?;
+    let workers = a.workers.unwrap_or(template.workers());
+    let builder = crate::bench::pool_builder(
+        Some(workers),
+        Some(a.policy.unwrap_or(rec.policy)),
+        a.stack_size,
+        a.max_fibers,
+        false,
+    )?;
+    let pool = builder.build().map_err(Failure::from_magpie)?;
+    let before = pool.stats().deviations;
+    let (run_s, taken) = pool.install(|| {
+        schedule::follow(&template, a.constraint, || {
+            crate::bench::run_once_verified(&pool, &case)
+        })
+    });
+    let run_s = run_s?;
+    let deviations = pool.stats().deviations - before;
+    let taken = taken.with_note(rec.note());
+    if let Some(out) = &a.out {
+        write(&taken, out)?;
+    }
+    let kept = kept_share(&template.remap(workers), &taken);
+    let mut d = describe(
+        &taken,
+        a.out
+            .as_deref()
+            .unwrap_or(Path::new("taken (not written; -o writes it)")),
+        Some((a.constraint.name(), run_s, Some((deviations, kept)))),
+    );
+    d["template"] = json!(a.schedule.display().to_string());
+    d["template_cuts"] = json!(template.cuts().len());
+    print(&d, a.json, &taken, false)
+}
+
+/// The share of the template's cuts that ran on the template's worker (1 without cuts). The
+/// root's worker may differ between the runs: the two roots' workers swap roles, as `follow`
+/// swaps them.
+fn kept_share(template: &Schedule, taken: &Schedule) -> f64 {
+    if template.cuts().is_empty() {
+        return 1.0;
+    }
+    let (t, a) = (template.root_worker(), taken.root_worker());
+    let swap = |w: usize| {
+        if w == t {
+            a
+        } else if w == a {
+            t
+        } else {
+            w
+        }
+    };
+    let same = template
+        .cuts()
+        .iter()
+        .filter(|c| taken.worker_of(&c.path) == swap(c.worker as usize))
+        .count();
+    same as f64 / template.cuts().len() as f64
+}
+
+fn show(a: ScheduleShowArgs) -> Result<(), Failure> {
+    let s = read(&a.schedule)?;
+    print(&describe(&s, &a.schedule, None), a.json, &s, true)
+}
+
+/// A schedule and, for a run, what it did, as one JSON object (which the text form prints).
+fn describe(
+    s: &Schedule,
+    file: &Path,
+    run: Option<(&str, f64, Option<(u64, f64)>)>,
+) -> serde_json::Value {
+    let per_worker: Vec<usize> = s.per_worker().iter().map(Vec::len).collect();
+    let mut d = json!({
+        "file": file.display().to_string(),
+        "workers": s.workers(),
+        "root_worker": s.root_worker(),
+        "cuts": s.cuts().len(),
+        "cuts_per_worker": per_worker,
+        "depth": s.depth(),
+        "bytes": s.bytes(),
+        "note": s.note(),
+        "cut_list": s.cuts().iter().map(|c| json!({
+            "path": c.path, "worker": c.worker, "rank": c.rank,
+        })).collect::<Vec<_>>(),
+    });
+    if let Some((mode, run_s, followed)) = run {
+        d["mode"] = json!(mode);
+        d["verified"] = json!(true);
+        d["run_s"] = json!(run_s);
+        if let Some((deviations, kept)) = followed {
+            d["deviations"] = json!(deviations);
+            d["template_cuts_on_their_worker"] = json!(kept);
+        }
+    }
+    d
+}
+
+fn print(d: &serde_json::Value, as_json: bool, s: &Schedule, list: bool) -> Result<(), Failure> {
+    if as_json {
+        println!("{d}");
+        return Ok(());
+    }
+    let mut t = String::new();
+    if let Some(mode) = d["mode"].as_str() {
+        t += &format!(
+            "{mode}: {} ({}), verified, {:.6} s\n",
+            d["note"].as_str().unwrap_or(""),
+            crate::trace::count(s.workers(), "worker"),
+            d["run_s"].as_f64().unwrap_or(0.0),
+        );
+    }
+    if let Some(dev) = d["deviations"].as_u64() {
+        t += &format!(
+            "followed {} ({} cuts): {} deviations, {:.1}% of its cuts on their worker\n",
+            d["template"].as_str().unwrap_or(""),
+            d["template_cuts"],
+            dev,
+            100.0 * d["template_cuts_on_their_worker"].as_f64().unwrap_or(0.0),
+        );
+    }
+    t += &format!(
+        "{}: {} workers, root on w{}, {} cuts (per worker {:?}), depth {}, {} bytes\n",
+        d["file"].as_str().unwrap_or(""),
+        s.workers(),
+        s.root_worker(),
+        s.cuts().len(),
+        s.per_worker().iter().map(Vec::len).collect::<Vec<_>>(),
+        s.depth(),
+        s.bytes(),
+    );
+    if mode_is_show(d) {
+        t += &format!(
+            "note: {}\n",
+            if s.note().is_empty() {
+                "(none)"
+            } else {
+                s.note()
+            }
+        );
+    }
+    if list {
+        for c in s.cuts() {
+            t += &format!("  w{} rank {:>3}  {:?}\n", c.worker, c.rank, c.path);
+        }
+    }
+    print!("{t}");
+    Ok(())
+}
+
+fn mode_is_show(d: &serde_json::Value) -> bool {
+    d.get("mode").is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_round_trip_and_bad_notes_are_errors() {
+        let r = Recorded {
+            kernel: Kernel::Fib,
+            n: 30,
+            grain: Some(20),
+            tree: None,
+            policy: magpie::Policy::HelpFirst,
+        };
+        assert_eq!(Recorded::parse(&r.note()), Ok(r));
+        assert!(Recorded::parse("").is_err());
+        assert!(Recorded::parse("kernel=nope n=3 policy=adaptive").is_err());
+        assert!(Recorded::parse("kernel=fib n=x policy=adaptive").is_err());
+        assert!(Recorded::parse("kernel=fib n=3").is_err());
+        assert!(Recorded::parse("kernel=fib n=3 policy=adaptive colour=red").is_err());
+    }
+}
