@@ -217,12 +217,12 @@ fn show(a: ScheduleShowArgs) -> Result<(), Failure> {
     print(&describe(&s, &a.schedule, None), a.json, &s, true)
 }
 
+/// What a run that took a schedule did: its mode, seconds, and when it followed a template,
+/// the deviations and the share of the template's cuts on their worker.
+type RunOf<'a> = Option<(&'a str, f64, Option<(u64, f64)>)>;
+
 /// A schedule and, for a run, what it did, as one JSON object (which the text form prints).
-fn describe(
-    s: &Schedule,
-    file: &Path,
-    run: Option<(&str, f64, Option<(u64, f64)>)>,
-) -> serde_json::Value {
+fn describe(s: &Schedule, file: &Path, run: RunOf<'_>) -> serde_json::Value {
     let per_worker: Vec<usize> = s.per_worker().iter().map(Vec::len).collect();
     let mut d = json!({
         "file": file.display().to_string(),
