@@ -174,7 +174,7 @@ fn follow(a: ScheduleFollowArgs) -> Result<(), Failure> {
     if let Some(out) = &a.out {
         write(&taken, out)?;
     }
-    let kept = kept_share(&template.remap(workers), &taken);
+    let kept = template.remap(workers).kept_in(&taken);
     let mut d = describe(
         &taken,
         a.out
@@ -185,31 +185,6 @@ fn follow(a: ScheduleFollowArgs) -> Result<(), Failure> {
     d["template"] = json!(a.schedule.display().to_string());
     d["template_cuts"] = json!(template.cuts().len());
     print(&d, a.json, &taken, false)
-}
-
-/// The share of the template's cuts that ran on the template's worker (1 without cuts). The
-/// root's worker may differ between the runs: the two roots' workers swap roles, as `follow`
-/// swaps them.
-fn kept_share(template: &Schedule, taken: &Schedule) -> f64 {
-    if template.cuts().is_empty() {
-        return 1.0;
-    }
-    let (t, a) = (template.root_worker(), taken.root_worker());
-    let swap = |w: usize| {
-        if w == t {
-            a
-        } else if w == a {
-            t
-        } else {
-            w
-        }
-    };
-    let same = template
-        .cuts()
-        .iter()
-        .filter(|c| taken.worker_of(&c.path) == swap(c.worker as usize))
-        .count();
-    same as f64 / template.cuts().len() as f64
 }
 
 fn show(a: ScheduleShowArgs) -> Result<(), Failure> {

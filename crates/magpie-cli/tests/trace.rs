@@ -312,6 +312,7 @@ fn sample() -> Trace {
                 },
             ],
         ],
+        schedules: vec![],
         segments: vec![
             vec![Segment {
                 phase: 0,

@@ -46,6 +46,8 @@ pub struct Builder {
     share_period: std::time::Duration,
     share_table: Option<std::path::PathBuf>,
     migrate: bool,
+    trace_cuts: bool,
+    replay: Option<Vec<crate::schedule::Schedule>>,
 }
 
 /// How often a sharing pool's coordinator looks at its demand and the core table by default
@@ -79,6 +81,8 @@ impl Default for Builder {
             share_period: DEFAULT_SHARE_PERIOD,
             share_table: None,
             migrate: false,
+            trace_cuts: false,
+            replay: None,
         }
     }
 }
@@ -289,6 +293,38 @@ impl Builder {
         self
     }
 
+    /// Traces (as [`trace`](Self::trace)) and also names the trace's cuts: every
+    /// [`install`](Pool::install) from a thread that is no pool's worker runs as a recorded
+    /// schedule region
+    /// ([`schedule::record`](crate::schedule::record)), and the trace keeps the schedule each
+    /// one took ([`Trace::schedules`](crate::trace::Trace::schedules),
+    /// [`Schedule::from_trace`](crate::schedule::Schedule::from_trace)), which
+    /// [`replay`](Self::replay) follows. Recording costs a few stores per in-place join (see the
+    /// README's schedule figures). Installs from outside then run one at a time, and their work
+    /// may not record or follow regions of its own (regions do not nest).
+    pub fn trace_cuts(mut self, on: bool) -> Self {
+        self.trace_cuts = on;
+        if on {
+            self.trace = true;
+        }
+        self
+    }
+
+    /// Replays a trace taken with [`trace_cuts`](Self::trace_cuts): the `i`-th
+    /// [`install`](Pool::install) from a thread that is no pool's worker follows the schedule of the trace's
+    /// `i`-th install under [`Constraint::Ordered`](crate::schedule::Constraint::Ordered)
+    /// (installs past the trace's run as usual). Sets the trace's worker count and policy, which
+    /// later builder calls may change (other worker counts follow the schedules remapped).
+    /// Running the same program again on the pool runs every recorded cut on its recorded worker
+    /// in its recorded order: with `trace_cuts` on as well, the replay's trace names the same
+    /// cuts. `build` fails if the trace names no cuts. The limits of `trace_cuts` apply.
+    pub fn replay(mut self, trace: &crate::trace::Trace) -> Self {
+        self.workers = Some(trace.workers());
+        self.policy = trace.policy;
+        self.replay = Some(trace.schedules.clone());
+        self
+    }
+
     /// Traces, and writes the trace file to `path` when the pool is dropped (what
     /// `MAGPIE_TRACE=path` does).
     pub fn trace_to(mut self, path: impl Into<std::path::PathBuf>) -> Self {
@@ -383,6 +419,13 @@ impl Builder {
                 "at least twice the number of workers",
             ));
         }
+        if self.replay.as_ref().is_some_and(|r| r.is_empty()) {
+            return Err(Error::config(
+                "replay",
+                "a trace that names no cuts",
+                "a trace taken with Builder::trace_cuts",
+            ));
+        }
         if self.share_sleep_after == Some(0) {
             return Err(Error::config(
                 "share_sleep_after",
@@ -423,9 +466,16 @@ impl Builder {
             share_table: self.share_table,
             migrate: self.migrate,
         })?;
+        let regions = (self.trace_cuts || self.replay.is_some()).then(|| Regions {
+            record: self.trace_cuts,
+            replay: self.replay.unwrap_or_default(),
+            taken: std::sync::Mutex::new(Vec::new()),
+            turn: std::sync::Mutex::new(0),
+        });
         Ok(Pool {
             registry,
             trace_path: self.trace_path,
+            regions,
         })
     }
 }
@@ -434,6 +484,18 @@ impl Builder {
 pub struct Pool {
     registry: Arc<Registry>,
     trace_path: Option<std::path::PathBuf>,
+    regions: Option<Regions>,
+}
+
+/// A pool whose installs from outside are schedule regions ([`Builder::trace_cuts`],
+/// [`Builder::replay`]).
+struct Regions {
+    record: bool,
+    replay: Vec<crate::schedule::Schedule>,
+    /// The schedules the installs took, in order (kept when `record`).
+    taken: std::sync::Mutex<Vec<crate::schedule::Schedule>>,
+    /// The next install's ordinal; held while an install runs, so they run one at a time.
+    turn: std::sync::Mutex<usize>,
 }
 
 impl std::fmt::Debug for Pool {
@@ -492,9 +554,13 @@ impl Pool {
     pub fn trace(&self) -> Option<crate::trace::Trace> {
         let rec = self.registry.recorder.as_ref()?;
         let st = self.registry.stats();
+        let schedules = self.regions.as_ref().map_or_else(Vec::new, |r| {
+            r.taken.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        });
         Some(rec.snapshot(
             self.registry.config.policy,
             st.spawns_work_first + st.spawns_help_first,
+            schedules,
         ))
     }
 
@@ -527,6 +593,47 @@ impl Pool {
     /// this pool. A panic in `op` (or in any task it waits for) resumes in the caller; the pool
     /// stays usable.
     pub fn install<OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce() -> R + Send,
+        R: Send,
+    {
+        if let Some(rg) = &self.regions {
+            // Only from a plain thread: one that blocks here can wait for its turn, where a
+            // worker of another pool must not block its thread (its suspended fibers need it).
+            if worker::current().is_none() {
+                return self.install_region(rg, op);
+            }
+        }
+        self.install_plain(op)
+    }
+
+    /// An install from outside a pool whose installs are regions (see [`Regions`]).
+    fn install_region<OP, R>(&self, rg: &Regions, op: OP) -> R
+    where
+        OP: FnOnce() -> R + Send,
+        R: Send,
+    {
+        let mut turn = rg.turn.lock().unwrap_or_else(|e| e.into_inner());
+        let i = *turn;
+        *turn += 1;
+        let template = rg.replay.get(i);
+        let region = template.is_some() || rg.record;
+        let (r, taken) = self.install_plain(move || {
+            if region {
+                let (r, s) = crate::schedule::region::region_here(template, op);
+                (r, Some(s))
+            } else {
+                (op(), None)
+            }
+        });
+        if let (true, Some(s)) = (rg.record, taken) {
+            rg.taken.lock().unwrap_or_else(|e| e.into_inner()).push(s);
+        }
+        drop(turn);
+        r
+    }
+
+    fn install_plain<OP, R>(&self, op: OP) -> R
     where
         OP: FnOnce() -> R + Send,
         R: Send,

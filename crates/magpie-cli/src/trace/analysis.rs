@@ -374,6 +374,7 @@ mod tests {
                     },
                 ],
             ],
+            schedules: vec![],
             segments: vec![
                 vec![seg(0, 0, 1_000), seg(1, 5_000, 5_400)],
                 vec![seg(0, 100, 1_200), seg(1, 1_500, 1_650)],
@@ -443,6 +444,7 @@ mod tests {
             spawns: 0,
             phases: vec![vec![]],
             segments: vec![vec![]],
+            schedules: vec![],
         };
         let a = analyse(&t, 15_000).unwrap();
         assert!(a.regions.is_empty());

@@ -239,6 +239,7 @@ mod tests {
                 }],
             ],
             // Worker 0 is idle when worker 1 steals at 2500.
+            schedules: vec![],
             segments: vec![
                 vec![seg(0, 0, 1_000), seg(1, 1_000, 2_000), seg(0, 2_000, 2_000)],
                 vec![seg(0, 2_500, 4_000)],

@@ -408,6 +408,7 @@ mod tests {
                 })
                 .collect(),
             // Alternating kinds, 60 ns busy in every 100.
+            schedules: vec![],
             segments: (0..workers)
                 .map(|_| {
                     (0..segs_per_worker)

@@ -51,12 +51,20 @@
 //! (§6.3.2), inside a region or not; recording such a program gives its template.
 //!
 //! Regions do not nest: one pool records or follows one region at a time.
+//!
+//! # Iterative programs
+//!
+//! [`Iterate`] runs an iterative program's iterations as regions: record, then follow
+//! `Relaxed` (pruned) and extract until the schedule settles, then follow it `Ordered` (the
+//! thesis's §6.4 and §6.5 loop; `iterate.rs`).
 
 pub(crate) mod donate;
 mod file;
+mod iterate;
 pub(crate) mod region;
 
 pub use file::{ScheduleError, FORMAT_VERSION, MAGIC};
+pub use iterate::{Iterate, Stage, Step};
 pub use region::{follow, may_coarsen, record};
 
 use std::collections::BTreeMap;
@@ -277,6 +285,41 @@ impl Schedule {
             cuts,
             note: String::new(),
         }
+    }
+
+    /// The schedules a trace names: one per [`install`](crate::Pool::install) from outside the
+    /// pool, in order, when the pool was built with
+    /// [`Builder::trace_cuts`](crate::Builder::trace_cuts). A trace taken without it names no
+    /// cuts (its steal tree numbers spawns per working phase, not positions from a region's
+    /// root), which is an error.
+    pub fn from_trace(trace: &crate::trace::Trace) -> Result<Vec<Schedule>, ScheduleError> {
+        if trace.schedules.is_empty() {
+            return Err(ScheduleError::Invalid(
+                "the trace names no cuts (take it with Builder::trace_cuts)".into(),
+            ));
+        }
+        Ok(trace.schedules.clone())
+    }
+
+    /// The share of this schedule's cuts that ran on the same worker in `next` (1 when this one
+    /// has none): how much of the work stayed put from one run to the next. When the two runs'
+    /// roots ran on different workers, those two workers swap roles, as when following.
+    pub fn kept_in(&self, next: &Schedule) -> f64 {
+        if self.cuts.is_empty() {
+            return 1.0;
+        }
+        let (t, a) = (self.root_worker(), next.root_worker());
+        let swap = |w: usize| match w {
+            _ if w == t => a,
+            _ if w == a => t,
+            _ => w,
+        };
+        let same = self
+            .cuts
+            .iter()
+            .filter(|c| next.worker_of(&c.path) == swap(c.worker as usize))
+            .count();
+        same as f64 / self.cuts.len() as f64
     }
 
     /// Each worker's cuts in rank order, as paths.

@@ -735,9 +735,19 @@ where
     F: FnOnce() -> R + Send,
     R: Send,
 {
-    let Some(wt) = current() else {
-        return crate::pool::global().install(move || run_region(mode, template, f));
-    };
+    if current().is_none() {
+        return crate::pool::global().install(move || run_region_here(mode, template, f));
+    }
+    run_region_here(mode, template, f)
+}
+
+/// A region of the current worker's pool (the caller is on a worker).
+fn run_region_here<R, F>(mode: Mode, template: Option<&Schedule>, f: F) -> (R, Schedule)
+where
+    F: FnOnce() -> R + Send,
+    R: Send,
+{
+    let wt = current().expect("magpie: a schedule region outside a worker");
     let reg = wt.registry.clone();
     let me = wt.index;
     let region = Arc::new(Region::new(mode, template, reg.config.workers, me));
@@ -764,6 +774,19 @@ where
     match r {
         Ok(r) => (r, taken),
         Err(p) => panic::resume_unwind(p),
+    }
+}
+
+/// [`record`] (`template: None`) or [`follow`] under `Ordered`, for a caller on a worker (the
+/// pool's own regions: `Builder::trace_cuts`, `Builder::replay`).
+pub(crate) fn region_here<R, F>(template: Option<&Schedule>, f: F) -> (R, Schedule)
+where
+    F: FnOnce() -> R + Send,
+    R: Send,
+{
+    match template {
+        Some(t) => run_region_here(Mode::Ordered, Some(t), f),
+        None => run_region_here(Mode::Record, None, f),
     }
 }
 

@@ -18,7 +18,7 @@ use std::io::{Read, Write};
 /// The first bytes of every trace file.
 pub const MAGIC: &[u8; 8] = b"MGPTRACE";
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Why a trace file could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,6 +157,12 @@ impl Trace {
             put(&mut out, b.len() as u64);
             out.extend_from_slice(&b);
         }
+        put(&mut out, self.schedules.len() as u64);
+        for sc in &self.schedules {
+            let b = sc.to_bytes();
+            put(&mut out, b.len() as u64);
+            out.extend_from_slice(&b);
+        }
         codec::finish(out)
     }
 
@@ -270,12 +276,31 @@ fn read_trace(r: &mut Reader) -> Result<Trace, TraceError> {
         phases.push(ps);
         segments.push(ss);
     }
+    let n = r.count("schedule", 8)?;
+    let mut schedules = Vec::with_capacity(n);
+    for i in 0..n {
+        let len = r.count("schedule byte", 1)?;
+        let mut b = Vec::with_capacity(len);
+        for _ in 0..len {
+            b.push(r.byte()?);
+        }
+        let sc = crate::schedule::Schedule::from_bytes(&b)
+            .map_err(|e| TraceError::Corrupt(format!("the schedule of install {i}: {e}")))?;
+        if sc.workers() != workers {
+            return Err(TraceError::Corrupt(format!(
+                "the schedule of install {i} has {} workers, the trace {workers}",
+                sc.workers()
+            )));
+        }
+        schedules.push(sc);
+    }
     Ok(Trace {
         policy,
         duration_ns,
         spawns,
         phases,
         segments,
+        schedules,
     })
 }
 

@@ -137,6 +137,10 @@ pub struct Trace {
     pub phases: Vec<Vec<Phase>>,
     /// Per worker, its segments in time order.
     pub segments: Vec<Vec<Segment>>,
+    /// When the pool named its cuts ([`Builder::trace_cuts`](crate::Builder::trace_cuts)), the
+    /// schedule each `install` from a thread that is no pool's worker took, in install order (see
+    /// [`Schedule::from_trace`](crate::schedule::Schedule::from_trace)); empty otherwise.
+    pub schedules: Vec<crate::schedule::Schedule>,
 }
 
 /// What a trace costs to keep, per worker, against the thesis's formulas (§4.4.3) and against

@@ -119,7 +119,12 @@ impl Recorder {
     }
 
     /// The trace so far; a segment still running ends now.
-    pub(crate) fn snapshot(&self, policy: Policy, spawns: u64) -> Trace {
+    pub(crate) fn snapshot(
+        &self,
+        policy: Policy,
+        spawns: u64,
+        schedules: Vec<crate::schedule::Schedule>,
+    ) -> Trace {
         let now = self.now();
         let mut phases = Vec::new();
         let mut segments = Vec::new();
@@ -142,6 +147,7 @@ impl Recorder {
             spawns,
             phases,
             segments,
+            schedules,
         }
     }
 }
