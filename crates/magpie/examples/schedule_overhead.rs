@@ -84,8 +84,9 @@ fn main() {
         ("settled", &settled),
         ("fib(n-6)", &smaller),
     ];
-    let mut modes: Vec<(String, Option<(Constraint, usize)>, bool)> =
-        vec![("plain".into(), None, false), ("record".into(), None, true)];
+    // (name, constraint and template index when following, whether recording)
+    type Mode = (String, Option<(Constraint, usize)>, bool);
+    let mut modes: Vec<Mode> = vec![("plain".into(), None, false), ("record".into(), None, true)];
     for (ti, (tn, _)) in templates.iter().enumerate() {
         for c in [
             Constraint::Ordered,
