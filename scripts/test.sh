@@ -2,7 +2,7 @@
 # Runs magpie's whole test suite: unit, integration, stress and doc tests of every crate, the
 # tests of the optional hwloc feature (when hwloc can be installed), then the loom model tests
 # of the concurrent structures (deque, latches, the join protocol, sleep/wake, the inbox, DWS's
-# sleeping workers), which need the crate compiled with `--cfg loom` in a target directory of
+# sleeping workers, a schedule region's held queue), which need the crate compiled with `--cfg loom` in a target directory of
 # their own.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -553,6 +553,41 @@ pub enum ScheduleAction {
     Follow(ScheduleFollowArgs),
     /// Print a schedule file: workers, cuts per worker, depth, bytes, note and every cut.
     Show(ScheduleShowArgs),
+    /// What following costs on a kernel: plain stealing, recording, and each constraint on the
+    /// schedule the record/relax loop settled on; medians of interleaved verified runs.
+    Bench(ScheduleBenchArgs),
+}
+
+/// `magpie schedule bench <kernel>`.
+#[derive(Args, Debug)]
+pub struct ScheduleBenchArgs {
+    /// The kernel (`magpie bench --help` lists them all).
+    #[arg(value_parser = parse_kernel)]
+    pub kernel: Kernel,
+    /// Problem size (default: from --size).
+    #[arg(long)]
+    pub n: Option<u64>,
+    /// Worker threads (default: MAGPIE_WORKERS, else available parallelism).
+    #[arg(long, value_parser = parse_workers)]
+    pub workers: Option<usize>,
+    /// work-first, help-first or adaptive (default: MAGPIE_POLICY, else adaptive).
+    #[arg(long, value_parser = parse_policy)]
+    pub policy: Option<magpie::Policy>,
+    /// Size preset for n: ci, default or paper.
+    #[arg(long, default_value = "default", value_parser = parse_size)]
+    pub size: Size,
+    /// The grain (cutoff) for kernels that have one.
+    #[arg(long)]
+    pub grain: Option<u64>,
+    /// uts only: a named tree or the standard parameters in quotes.
+    #[arg(long, value_parser = parse_tree, allow_hyphen_values = true)]
+    pub tree: Option<magpie_bench::uts::Params>,
+    /// Runs per mode (at least 1).
+    #[arg(long, default_value = "7", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: u32,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `magpie schedule record <kernel>`.

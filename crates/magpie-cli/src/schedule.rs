@@ -9,6 +9,9 @@
 //!   again (verified) following the schedule, and prints what it followed: cuts, deviations,
 //!   and the share of the template's cuts that ran on their recorded worker. `-o` writes the
 //!   schedule actually taken, the template of a next iteration.
+//! - `magpie schedule bench <kernel> --runs R` measures what following costs: plain stealing,
+//!   recording, and each constraint on the schedule `schedule::Iterate` settled on, R runs each,
+//!   interleaved, every run verified; medians and their ratios to plain.
 //! - `magpie schedule show k.msched` prints a schedule file: workers, root, cuts per worker,
 //!   depth, bytes, note, and the cuts (`--json` for one object).
 //!
@@ -17,10 +20,11 @@
 //! naming the file and the problem, exit code 2.
 
 use crate::cli::{
-    ScheduleAction, ScheduleArgs, ScheduleFollowArgs, ScheduleRecordArgs, ScheduleShowArgs,
+    ScheduleAction, ScheduleArgs, ScheduleBenchArgs, ScheduleFollowArgs, ScheduleRecordArgs,
+    ScheduleShowArgs,
 };
 use crate::Failure;
-use magpie::schedule::{self, Schedule};
+use magpie::schedule::{self, Constraint, Schedule};
 use magpie_bench::runner::Case;
 use magpie_bench::Kernel;
 use serde_json::json;
@@ -31,6 +35,7 @@ pub fn run(a: ScheduleArgs) -> Result<(), Failure> {
         ScheduleAction::Record(r) => record(r),
         ScheduleAction::Follow(f) => follow(f),
         ScheduleAction::Show(s) => show(s),
+        ScheduleAction::Bench(b) => bench(b),
     }
 }
 
@@ -185,6 +190,90 @@ fn follow(a: ScheduleFollowArgs) -> Result<(), Failure> {
     d["template"] = json!(a.schedule.display().to_string());
     d["template_cuts"] = json!(template.cuts().len());
     print(&d, a.json, &taken, false)
+}
+
+fn bench(a: ScheduleBenchArgs) -> Result<(), Failure> {
+    let builder = crate::bench::pool_builder(a.workers, a.policy, None, None, false)?;
+    let case = crate::bench::case_of(a.kernel, a.n, a.size, a.grain, a.tree)?;
+    let pool = builder.build().map_err(Failure::from_magpie)?;
+    let once = || crate::bench::run_once_verified(&pool, &case);
+    // The template: record, then relax until the schedule settles (at most 4 relaxed runs).
+    let mut it = schedule::Iterate::new(0, 4);
+    for _ in 0..6 {
+        pool.install(|| it.run(once))?;
+    }
+    let template = it.schedule().expect("six iterations ran").clone();
+    let modes: [(&str, Option<Option<Constraint>>); 5] = [
+        ("plain", None),
+        ("record", Some(None)),
+        ("ordered", Some(Some(Constraint::Ordered))),
+        ("unordered", Some(Some(Constraint::Unordered))),
+        ("relaxed", Some(Some(Constraint::Relaxed))),
+    ];
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
+    let mut deviations = vec![0u64; modes.len()];
+    for _ in 0..a.runs {
+        for (i, (_, m)) in modes.iter().enumerate() {
+            let before = pool.stats().deviations;
+            let t = std::time::Instant::now();
+            match m {
+                None => pool.install(once)?,
+                Some(None) => pool.install(|| schedule::record(once)).0?,
+                Some(Some(c)) => pool.install(|| schedule::follow(&template, *c, once)).0?,
+            };
+            times[i].push(t.elapsed().as_secs_f64());
+            deviations[i] += pool.stats().deviations - before;
+        }
+    }
+    let median = |v: &[f64]| {
+        magpie_bench::harness::Timing {
+            times_s: v.to_vec(),
+        }
+        .median()
+        .unwrap_or(f64::NAN)
+    };
+    let plain = median(&times[0]);
+    let rows: Vec<serde_json::Value> = modes
+        .iter()
+        .zip(&times)
+        .zip(&deviations)
+        .map(|(((name, _), t), d)| {
+            json!({"mode": name, "median_s": median(t), "ratio": median(t) / plain,
+                   "deviations": d})
+        })
+        .collect();
+    let d = json!({
+        "kernel": a.kernel.name(), "n": case.n, "grain": case.grain,
+        "workers": pool.workers(), "policy": pool.policy().to_string(), "runs": a.runs,
+        "verified": true, "template_cuts": template.cuts().len(),
+        "template_bytes": template.bytes(), "modes": rows,
+    });
+    if a.json {
+        println!("{d}");
+        return Ok(());
+    }
+    println!(
+        "{} n={} ({}, {}), {} runs each, interleaved, every run verified; template: {} cuts, {} bytes",
+        a.kernel.name(),
+        case.n,
+        crate::trace::count(pool.workers(), "worker"),
+        pool.policy(),
+        a.runs,
+        template.cuts().len(),
+        template.bytes()
+    );
+    println!("| mode | median s | ÷ plain | deviations |");
+    println!("|---|---|---|---|");
+    for r in d["modes"].as_array().into_iter().flatten() {
+        println!(
+            "| {} | {:.6} | {:.3} | {} |",
+            r["mode"].as_str().unwrap_or(""),
+            r["median_s"].as_f64().unwrap_or(f64::NAN),
+            r["ratio"].as_f64().unwrap_or(f64::NAN),
+            r["deviations"]
+        );
+    }
+    Ok(())
 }
 
 fn show(a: ScheduleShowArgs) -> Result<(), Failure> {

@@ -196,3 +196,37 @@ fn bad_schedule_files_exit_2_with_one_line_naming_the_problem() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown constraint"));
 }
+
+#[test]
+fn bench_times_every_mode_on_a_settled_template() {
+    let o = magpie(&[
+        "schedule",
+        "bench",
+        "fdtd-2d",
+        "--size",
+        "ci",
+        "--workers",
+        "2",
+        "--runs",
+        "2",
+        "--json",
+    ]);
+    let d = json(&o);
+    assert_eq!(d["verified"], true);
+    let modes: Vec<&str> = d["modes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        modes,
+        ["plain", "record", "ordered", "unordered", "relaxed"]
+    );
+    assert_eq!(d["modes"][0]["ratio"].as_f64(), Some(1.0));
+    for m in d["modes"].as_array().unwrap() {
+        assert!(m["median_s"].as_f64().unwrap() > 0.0, "{m}");
+    }
+    let o = magpie(&["schedule", "bench", "fib", "--runs", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+}

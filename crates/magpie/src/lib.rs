@@ -141,6 +141,10 @@ pub mod share;
 #[cfg(loom)]
 #[path = "share/sleepers.rs"]
 mod sleepers;
+// Likewise a schedule region's held queue (donations), for its model tests.
+#[cfg(loom)]
+#[path = "schedule/held.rs"]
+mod held;
 #[cfg(not(loom))]
 mod stats;
 #[cfg(not(loom))]

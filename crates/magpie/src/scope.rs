@@ -190,7 +190,7 @@ impl<'scope> Scope<'scope> {
         let region = cur.region();
         let node = region.child(cur.node(), k);
         let to = match designated {
-            Some(w) if w != wt.index => Some((w, crate::schedule::region::UNRANKED)),
+            Some(w) if w != wt.index => Some((w, crate::schedule::held::UNRANKED)),
             Some(_) => None,
             None => region.donee(node, wt.index),
         };

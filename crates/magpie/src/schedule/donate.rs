@@ -8,7 +8,8 @@
 //! donor's own worker. A donated half is never popped back, so a donor whose donee is slow
 //! waits; that is what the strict constraints ask for, and what `Relaxed` avoids by stealing.
 
-use super::region::{self, Cursor, Region, UNRANKED};
+use super::held::UNRANKED;
+use super::region::{self, Cursor, Region};
 use crate::fiber::FiberLocal;
 use crate::job::{JobRef, StackJob, Work};
 use crate::join::{in_place_at, join_unpositioned};

@@ -60,6 +60,7 @@
 
 pub(crate) mod donate;
 mod file;
+pub(crate) mod held;
 mod iterate;
 pub(crate) mod region;
 

@@ -50,19 +50,16 @@
 //! idle once it has begun a round: it can only make the check fire early, a counted deviation,
 //! never miss a stall.)
 
+use super::held::Held;
 use super::{Cut, Schedule};
 use crate::deque::Item;
 use crate::registry::Registry;
 use crate::sync::CachePadded;
 use crate::worker::current;
 use std::cell::Cell;
-use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-
-/// The rank key of a donation the template does not rank (a designation): always allowed.
-pub(crate) const UNRANKED: u32 = u32::MAX;
 
 /// What the region does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,70 +117,6 @@ impl Trie {
     }
 }
 
-/// One worker's held donations.
-#[derive(Default)]
-struct Held {
-    q: Mutex<HeldQ>,
-    /// Items in `q` (SeqCst: read by the sleep re-check, as an inbox's length).
-    len: AtomicUsize,
-}
-
-#[derive(Default)]
-struct HeldQ {
-    /// Keyed by (template rank, arrival).
-    items: BTreeMap<(u32, u64), Item>,
-    /// `Ordered`: this worker's template ranks, ascending, and which have begun (or were
-    /// skipped by a forced take).
-    order: Vec<u32>,
-    begun: Vec<bool>,
-    /// Index of the first entry of `order` not begun.
-    next: usize,
-    /// The stall rule forced this worker to take its lowest item.
-    forced: bool,
-}
-
-impl HeldQ {
-    fn allowed(&self, ordered: bool, rank: u32) -> bool {
-        !ordered
-            || rank == UNRANKED
-            || self.forced
-            || self.next >= self.order.len()
-            || rank <= self.order[self.next]
-    }
-
-    /// The key of the item this worker may take now, if any.
-    fn takeable(&self, ordered: bool) -> Option<(u32, u64)> {
-        let first = *self.items.keys().next()?;
-        if self.allowed(ordered, first.0) {
-            return Some(first);
-        }
-        // Unranked items sort last and are always allowed.
-        self.items
-            .keys()
-            .next_back()
-            .copied()
-            .filter(|k| k.0 == UNRANKED)
-    }
-
-    fn begin(&mut self, rank: u32) {
-        let at = self.order.partition_point(|&r| r < rank);
-        if let Some(i) = (at..self.order.len()).find(|&i| self.order[i] == rank && !self.begun[i]) {
-            self.begun[i] = true;
-        }
-        while self.next < self.order.len() && self.begun[self.next] {
-            self.next += 1;
-        }
-    }
-
-    /// A forced take of `rank`: the cuts ranked before it will not be waited for.
-    fn skip_to(&mut self, rank: u32) {
-        while self.next < self.order.len() && self.order[self.next] < rank {
-            self.begun[self.next] = true;
-            self.next += 1;
-        }
-    }
-}
-
 struct Stall {
     idle: Vec<bool>,
     count: usize,
@@ -232,19 +165,18 @@ impl Region {
                 }
             })
         });
-        let held: Vec<CachePadded<Held>> = (0..workers).map(|_| CachePadded::default()).collect();
+        let mut orders: Vec<Vec<u32>> = vec![Vec::new(); workers];
         if let (Some(t), Mode::Ordered) = (&trie, mode) {
             for node in &t.nodes {
                 if let Some((w, r)) = node.cut {
-                    lock(&held[w as usize].q).order.push(r);
+                    orders[w as usize].push(r);
                 }
             }
-            for h in &held {
-                let mut q = lock(&h.q);
-                q.order.sort_unstable();
-                q.begun = vec![false; q.order.len()];
-            }
         }
+        let held = orders
+            .into_iter()
+            .map(|o| CachePadded(Held::new(o)))
+            .collect();
         Region {
             mode,
             workers,
@@ -282,39 +214,22 @@ impl Region {
         (w as usize != me).then_some((w as usize, r))
     }
 
-    /// Hands `it` to worker `w` (rank `rank`, or [`UNRANKED`]) and wakes it.
+    /// Hands `it` to worker `w` (rank `rank`, or [`UNRANKED`](super::held::UNRANKED)) and
+    /// wakes it.
     pub(crate) fn donate(&self, reg: &Registry, w: usize, rank: u32, it: Item) {
         let seq = self.arrivals.fetch_add(1, Ordering::Relaxed);
-        lock(&self.held[w].q).items.insert((rank, seq), it);
-        // SeqCst: the owner's sleep re-check must see the item, or we see the owner asleep.
-        self.held[w].len.fetch_add(1, Ordering::SeqCst);
+        self.held[w].push(rank, seq, it);
         reg.wake_worker(w);
     }
 
     /// A held item worker `me` may run now.
     pub(crate) fn take(&self, me: usize) -> Option<Item> {
-        let h = &self.held[me];
-        // Relaxed: a hint, as for an inbox; a stale zero is looked at again next round.
-        if h.len.load(Ordering::Relaxed) == 0 {
-            return None;
-        }
-        let ordered = self.mode == Mode::Ordered;
-        let mut q = lock(&h.q);
-        let key = q.takeable(ordered)?;
-        if q.forced {
-            q.forced = false;
-            q.skip_to(key.0);
-        }
-        let it = q.items.remove(&key)?;
-        h.len.fetch_sub(1, Ordering::SeqCst);
-        Some(it)
+        self.held[me].take(self.mode == Mode::Ordered)
     }
 
     /// Whether worker `me` has a held item it may run now (the sleep re-check).
     pub(crate) fn runnable(&self, me: usize) -> bool {
-        let h = &self.held[me];
-        h.len.load(Ordering::SeqCst) > 0
-            && lock(&h.q).takeable(self.mode == Mode::Ordered).is_some()
+        self.held[me].runnable(self.mode == Mode::Ordered)
     }
 
     /// A task at template node `n` begins on worker `me`: under `Ordered`, its rank there has
@@ -325,7 +240,7 @@ impl Region {
         }
         let cut = self.trie.as_ref().and_then(|t| t.nodes[n? as usize].cut);
         if let Some((w, r)) = cut.filter(|c| c.0 as usize == me) {
-            lock(&self.held[w as usize].q).begin(r);
+            self.held[w as usize].begin(r);
         }
     }
 
@@ -366,19 +281,15 @@ impl Region {
         }
         let mut lowest: Option<((u32, u64), usize)> = None;
         for (w, h) in self.held.iter().enumerate() {
-            let q = lock(&h.q);
-            if q.forced || q.takeable(true).is_some() {
+            match h.stalled() {
                 // That worker can run something: no stall.
-                return;
-            }
-            if let Some(&k) = q.items.keys().next() {
-                if lowest.is_none_or(|(l, _)| k < l) {
-                    lowest = Some((k, w));
-                }
+                Err(()) => return,
+                Ok(Some(k)) if lowest.is_none_or(|(l, _)| k < l) => lowest = Some((k, w)),
+                Ok(_) => {}
             }
         }
         if let Some((_, w)) = lowest {
-            lock(&self.held[w].q).forced = true;
+            self.held[w].force();
             self.deviations.fetch_add(1, Ordering::Relaxed);
             reg.wake_worker(w);
         }
