@@ -1,7 +1,8 @@
 //! fib(n) with no cutoff, as a downstream crate gets it: magpie at 1 and 2 workers against the
 //! serial twin, rayon and chili, timed in the same run, alternating so that drifting machine load
-//! hits every version alike. Every result is checked against the closed form; the medians and
-//! the ratios are printed.
+//! hits every version alike; and magpie recording its schedule (`schedule::record`) and following
+//! a recorded one (`Relaxed`, `Ordered`), against plain magpie. Every result is checked against
+//! the closed form; the medians and the ratios are printed.
 //!
 //!     magpie-downstream [N] [RUNS]        (defaults: 36, 7)
 
@@ -86,6 +87,8 @@ fn main() {
         thread_count: std::num::NonZero::new(2),
         ..Default::default()
     });
+    use magpie::schedule::{self, Constraint};
+    let (_, template) = magpie2.install(|| schedule::record(|| magpie_fib(n)));
     type Run<'a> = Box<dyn Fn() -> u64 + 'a>;
     let versions: Vec<(&str, Run)> = vec![
         ("serial", Box::new(|| serial(std::hint::black_box(n)))),
@@ -95,6 +98,20 @@ fn main() {
         ("rayon 2", Box::new(|| rayon2.install(|| rayon_fib(n)))),
         ("chili 1", Box::new(|| chili1.scope().join(|s| chili_fib(s, n), |_| 0).0)),
         ("chili 2", Box::new(|| chili2.scope().join(|s| chili_fib(s, n), |_| 0).0)),
+        ("record 1", Box::new(|| magpie1.install(|| schedule::record(|| magpie_fib(n)).0))),
+        ("record 2", Box::new(|| magpie2.install(|| schedule::record(|| magpie_fib(n)).0))),
+        (
+            "relaxed 2",
+            Box::new(|| {
+                magpie2.install(|| schedule::follow(&template, Constraint::Relaxed, || magpie_fib(n)).0)
+            }),
+        ),
+        (
+            "ordered 2",
+            Box::new(|| {
+                magpie2.install(|| schedule::follow(&template, Constraint::Ordered, || magpie_fib(n)).0)
+            }),
+        ),
     ];
     let mut times = vec![Vec::with_capacity(runs); versions.len()];
     // One warm-up of each, then the timed runs, round robin.
@@ -121,4 +138,12 @@ fn main() {
     println!("1 worker ÷ serial:  magpie {:.2}  rayon {:.2}  chili {:.2}", m1 / ser, r1 / ser, c1 / ser);
     println!("serial ÷ 2 workers: magpie {:.2}  rayon {:.2}  chili {:.2}", ser / m2, ser / r2, ser / c2);
     println!("magpie 2 workers ÷ rayon 2 workers: {:.2}", m2 / r2);
+    println!(
+        "schedules ÷ plain magpie: record 1 w {:.2}, record 2 w {:.2}, relaxed 2 w {:.2}, ordered 2 w {:.2} (template: {} cuts)",
+        med[7] / m1,
+        med[8] / m2,
+        med[9] / m2,
+        med[10] / m2,
+        template.cuts().len()
+    );
 }
