@@ -75,10 +75,22 @@ fn main() {
     let n = arg(1, 36, "N");
     let runs = arg(2, 7, "RUNS") as usize;
     let want = expected(n);
-    let magpie1 = magpie::Pool::builder().workers(1).build().expect("magpie pool");
-    let magpie2 = magpie::Pool::builder().workers(2).build().expect("magpie pool");
-    let rayon1 = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("rayon pool");
-    let rayon2 = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("rayon pool");
+    let magpie1 = magpie::Pool::builder()
+        .workers(1)
+        .build()
+        .expect("magpie pool");
+    let magpie2 = magpie::Pool::builder()
+        .workers(2)
+        .build()
+        .expect("magpie pool");
+    let rayon1 = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("rayon pool");
+    let rayon2 = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .expect("rayon pool");
     let chili1 = chili::ThreadPool::with_config(chili::Config {
         thread_count: std::num::NonZero::new(1),
         ..Default::default()
@@ -96,20 +108,36 @@ fn main() {
         ("magpie 2", Box::new(|| magpie2.install(|| magpie_fib(n)))),
         ("rayon 1", Box::new(|| rayon1.install(|| rayon_fib(n)))),
         ("rayon 2", Box::new(|| rayon2.install(|| rayon_fib(n)))),
-        ("chili 1", Box::new(|| chili1.scope().join(|s| chili_fib(s, n), |_| 0).0)),
-        ("chili 2", Box::new(|| chili2.scope().join(|s| chili_fib(s, n), |_| 0).0)),
-        ("record 1", Box::new(|| magpie1.install(|| schedule::record(|| magpie_fib(n)).0))),
-        ("record 2", Box::new(|| magpie2.install(|| schedule::record(|| magpie_fib(n)).0))),
+        (
+            "chili 1",
+            Box::new(|| chili1.scope().join(|s| chili_fib(s, n), |_| 0).0),
+        ),
+        (
+            "chili 2",
+            Box::new(|| chili2.scope().join(|s| chili_fib(s, n), |_| 0).0),
+        ),
+        (
+            "record 1",
+            Box::new(|| magpie1.install(|| schedule::record(|| magpie_fib(n)).0)),
+        ),
+        (
+            "record 2",
+            Box::new(|| magpie2.install(|| schedule::record(|| magpie_fib(n)).0)),
+        ),
         (
             "relaxed 2",
             Box::new(|| {
-                magpie2.install(|| schedule::follow(&template, Constraint::Relaxed, || magpie_fib(n)).0)
+                magpie2.install(|| {
+                    schedule::follow(&template, Constraint::Relaxed, || magpie_fib(n)).0
+                })
             }),
         ),
         (
             "ordered 2",
             Box::new(|| {
-                magpie2.install(|| schedule::follow(&template, Constraint::Ordered, || magpie_fib(n)).0)
+                magpie2.install(|| {
+                    schedule::follow(&template, Constraint::Ordered, || magpie_fib(n)).0
+                })
             }),
         ),
     ];
@@ -135,8 +163,18 @@ fn main() {
         println!("  {name:<9} {:>9.1} ms", m * 1e3);
     }
     let (ser, m1, m2, r1, r2, c1, c2) = (med[0], med[1], med[2], med[3], med[4], med[5], med[6]);
-    println!("1 worker ÷ serial:  magpie {:.2}  rayon {:.2}  chili {:.2}", m1 / ser, r1 / ser, c1 / ser);
-    println!("serial ÷ 2 workers: magpie {:.2}  rayon {:.2}  chili {:.2}", ser / m2, ser / r2, ser / c2);
+    println!(
+        "1 worker ÷ serial:  magpie {:.2}  rayon {:.2}  chili {:.2}",
+        m1 / ser,
+        r1 / ser,
+        c1 / ser
+    );
+    println!(
+        "serial ÷ 2 workers: magpie {:.2}  rayon {:.2}  chili {:.2}",
+        ser / m2,
+        ser / r2,
+        ser / c2
+    );
     println!("magpie 2 workers ÷ rayon 2 workers: {:.2}", m2 / r2);
     println!(
         "schedules ÷ plain magpie: record 1 w {:.2}, record 2 w {:.2}, relaxed 2 w {:.2}, ordered 2 w {:.2} (template: {} cuts)",
