@@ -585,6 +585,12 @@ pub struct ScheduleBenchArgs {
     /// Runs per mode (at least 1).
     #[arg(long, default_value = "7", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub runs: u32,
+    /// Iterations of the record/relax/follow loop that settles the template (each reported).
+    #[arg(long, default_value = "10", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub iterations: u32,
+    /// Percent of the cuts the relaxed iterations prune from their template (0 to 100).
+    #[arg(long, default_value = "0", value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub prune: u32,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,

@@ -197,12 +197,29 @@ fn bench(a: ScheduleBenchArgs) -> Result<(), Failure> {
     let case = crate::bench::case_of(a.kernel, a.n, a.size, a.grain, a.tree)?;
     let pool = builder.build().map_err(Failure::from_magpie)?;
     let once = || crate::bench::run_once_verified(&pool, &case);
-    // The template: record, then relax until the schedule settles (at most 4 relaxed runs).
-    let mut it = schedule::Iterate::new(0, 4);
-    for _ in 0..6 {
-        pool.install(|| it.run(once))?;
+    // The template: record, then relax until the schedule settles (at most 4 relaxed runs), on
+    // a pool that also clocks the time its workers spend looking for work; each iteration is
+    // reported (the convergence of the loop).
+    let clocked = crate::bench::pool_builder(a.workers, a.policy, None, None, false)?
+        .measure_overheads(true)
+        .build()
+        .map_err(Failure::from_magpie)?;
+    let mut it = schedule::Iterate::new(a.prune, 4);
+    let mut iterations = Vec::new();
+    for _ in 0..a.iterations {
+        let before = clocked.stats().search_ns;
+        let t = std::time::Instant::now();
+        clocked.install(|| it.run(|| crate::bench::run_once_verified(&clocked, &case)))?;
+        let secs = t.elapsed().as_secs_f64();
+        let step = it.steps().last().expect("a step").clone();
+        iterations.push(json!({
+            "stage": format!("{:?}", step.stage).to_lowercase(), "cuts": step.cuts,
+            "bytes": step.bytes, "same_worker": step.same_worker, "deviations": step.deviations,
+            "run_s": secs, "search_s": (clocked.stats().search_ns - before) as f64 * 1e-9,
+        }));
     }
-    let template = it.schedule().expect("six iterations ran").clone();
+    drop(clocked);
+    let template = it.schedule().expect("an iteration ran").clone();
     let modes: [(&str, Option<Option<Constraint>>); 5] = [
         ("plain", None),
         ("record", Some(None)),
@@ -246,7 +263,7 @@ fn bench(a: ScheduleBenchArgs) -> Result<(), Failure> {
         "kernel": a.kernel.name(), "n": case.n, "grain": case.grain,
         "workers": pool.workers(), "policy": pool.policy().to_string(), "runs": a.runs,
         "verified": true, "template_cuts": template.cuts().len(),
-        "template_bytes": template.bytes(), "modes": rows,
+        "template_bytes": template.bytes(), "modes": rows, "iterations": iterations,
     });
     if a.json {
         println!("{d}");
@@ -262,6 +279,21 @@ fn bench(a: ScheduleBenchArgs) -> Result<(), Failure> {
         template.cuts().len(),
         template.bytes()
     );
+    println!("the record/relax/follow loop (searching: seconds workers spent looking for work):");
+    println!("| iteration | stage | cuts | bytes | cuts kept on their worker | s | searching s |");
+    println!("|---|---|---|---|---|---|---|");
+    for (i, r) in d["iterations"].as_array().into_iter().flatten().enumerate() {
+        println!(
+            "| {} | {} | {} | {} | {:.2} | {:.4} | {:.4} |",
+            i + 1,
+            r["stage"].as_str().unwrap_or(""),
+            r["cuts"],
+            r["bytes"],
+            r["same_worker"].as_f64().unwrap_or(f64::NAN),
+            r["run_s"].as_f64().unwrap_or(f64::NAN),
+            r["search_s"].as_f64().unwrap_or(f64::NAN),
+        );
+    }
     println!("| mode | median s | ÷ plain | deviations |");
     println!("|---|---|---|---|");
     for r in d["modes"].as_array().into_iter().flatten() {

@@ -196,6 +196,10 @@ impl WorkerThread {
         match requested {
             Policy::WorkFirst => true,
             Policy::HelpFirst => false,
+            // In a schedule region the adaptive choice would make the order in which a worker
+            // creates its cuts depend on run-time counters, which a followed schedule cannot
+            // reproduce: there Adaptive spawns work-first (`schedule/region.rs`).
+            Policy::Adaptive if self.registry.region.active() => true,
             Policy::Adaptive => self.decide_adaptive(depth, fresh),
         }
     }

@@ -151,7 +151,7 @@ fn ordered_replays_a_recorded_schedule_exactly() {
     let mut replayed = 0;
     let mut with_cuts = 0;
     for workers in [1, 2, 3, 4, 8] {
-        for policy in [Policy::WorkFirst, Policy::HelpFirst] {
+        for policy in [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive] {
             for seed in 1..=4u64 {
                 let mut rng = Rng(seed * 7919 + workers as u64);
                 let mut leaves = 0;
@@ -660,7 +660,7 @@ fn a_trace_that_names_its_cuts_replays_exactly() {
     let mut with_cuts = 0;
     let mut total = 0;
     for workers in [2, 3, 4] {
-        for policy in [Policy::WorkFirst, Policy::HelpFirst] {
+        for policy in [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive] {
             for seed in 1..=3u64 {
                 let mut rng = Rng(seed * 104_729 + workers as u64);
                 let mut leaves = 0;

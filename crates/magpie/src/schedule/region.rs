@@ -20,6 +20,12 @@
 //! position is spelled out only for a child that is published or donated. Under the strict
 //! constraints a task below every cut gets no cursor at all: it runs as plain calls, on credit.
 //!
+//! **Policy.** A worker creates its cuts in the order its policy runs a join's halves and a
+//! scope's children, so a followed schedule keeps its ranks only if that order is the one
+//! recorded. The adaptive policy chooses per spawn from run-time counters; inside a region it
+//! spawns work-first (`WorkerThread::decide`), and work-first and help-first follow their own
+//! order on every road (in place on the credit, positioned, published).
+//!
 //! **Cuts.** [`run`] compares the worker it runs on with the worker that created the task; if
 //! they differ the task is a cut, recorded with the next rank of its worker. That covers steals
 //! (record, relaxed), donations and designations alike.
@@ -335,6 +341,12 @@ impl RegionSlot {
             return None;
         }
         lock(&self.cur).clone()
+    }
+
+    /// Whether a region is active (a hint: one relaxed load).
+    #[inline]
+    pub(crate) fn active(&self) -> bool {
+        self.active.load(Ordering::Relaxed)
     }
 
     /// Whether a strict region is active, read after a steal: SeqCst, so a thief that took an
