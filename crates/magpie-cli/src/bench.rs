@@ -69,6 +69,19 @@ pub(crate) fn pool_builder(
     Ok(builder.steal_half(!steal_one))
 }
 
+/// The pool `RunOptions` describe.
+pub(crate) fn run_pool(o: &crate::cli::RunOptions) -> Result<magpie::Builder, Failure> {
+    pool_builder(o.workers, o.policy, o.stack_size, o.max_fibers, o.steal_one)
+}
+
+/// The run of `kernel` that `RunOptions` describe.
+pub(crate) fn run_case(
+    kernel: magpie_bench::Kernel,
+    o: &crate::cli::RunOptions,
+) -> Result<runner::Case, Failure> {
+    case_of(kernel, o.n, o.size, o.grain, o.tree)
+}
+
 /// The run that `bench` and `trace` take alike: the kernel at `n` (default: its size for
 /// `size`), or the uts tree given, checked.
 pub(crate) fn case_of(

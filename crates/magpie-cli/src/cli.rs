@@ -488,15 +488,10 @@ pub enum TraceAction {
     Summary(SummaryArgs),
 }
 
-/// `magpie trace <kernel>`: one traced run.
+/// How one run of a kernel is set up: its input and its pool (`trace`, `schedule record`,
+/// `schedule bench`).
 #[derive(Args, Debug)]
-pub struct TraceRunArgs {
-    /// The kernel (`magpie bench --help` lists them all).
-    #[arg(value_parser = parse_kernel, required = true)]
-    pub kernel: Option<Kernel>,
-    /// Where to write the trace file [default: <kernel>.mtrace].
-    #[arg(short, long)]
-    pub out: Option<PathBuf>,
+pub struct RunOptions {
     /// Problem size (default: from --size).
     #[arg(long)]
     pub n: Option<u64>,
@@ -525,6 +520,19 @@ pub struct TraceRunArgs {
     /// Thieves take one item per steal instead of half of a victim's unpublished tasks.
     #[arg(long)]
     pub steal_one: bool,
+}
+
+/// `magpie trace <kernel>`: one traced run.
+#[derive(Args, Debug)]
+pub struct TraceRunArgs {
+    /// The kernel (`magpie bench --help` lists them all).
+    #[arg(value_parser = parse_kernel, required = true)]
+    pub kernel: Option<Kernel>,
+    /// Where to write the trace file [default: <kernel>.mtrace].
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub opts: RunOptions,
     /// Print the summary as one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -564,24 +572,8 @@ pub struct ScheduleBenchArgs {
     /// The kernel (`magpie bench --help` lists them all).
     #[arg(value_parser = parse_kernel)]
     pub kernel: Kernel,
-    /// Problem size (default: from --size).
-    #[arg(long)]
-    pub n: Option<u64>,
-    /// Worker threads (default: MAGPIE_WORKERS, else available parallelism).
-    #[arg(long, value_parser = parse_workers)]
-    pub workers: Option<usize>,
-    /// work-first, help-first or adaptive (default: MAGPIE_POLICY, else adaptive).
-    #[arg(long, value_parser = parse_policy)]
-    pub policy: Option<magpie::Policy>,
-    /// Size preset for n: ci, default or paper.
-    #[arg(long, default_value = "default", value_parser = parse_size)]
-    pub size: Size,
-    /// The grain (cutoff) for kernels that have one.
-    #[arg(long)]
-    pub grain: Option<u64>,
-    /// uts only: a named tree or the standard parameters in quotes.
-    #[arg(long, value_parser = parse_tree, allow_hyphen_values = true)]
-    pub tree: Option<magpie_bench::uts::Params>,
+    #[command(flatten)]
+    pub opts: RunOptions,
     /// Runs per mode (at least 1).
     #[arg(long, default_value = "7", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub runs: u32,
@@ -605,33 +597,8 @@ pub struct ScheduleRecordArgs {
     /// Where to write the schedule [default: <kernel>.msched].
     #[arg(short, long)]
     pub out: Option<PathBuf>,
-    /// Problem size (default: from --size).
-    #[arg(long)]
-    pub n: Option<u64>,
-    /// Worker threads (default: MAGPIE_WORKERS, else available parallelism).
-    #[arg(long, value_parser = parse_workers)]
-    pub workers: Option<usize>,
-    /// work-first, help-first or adaptive (default: MAGPIE_POLICY, else adaptive).
-    #[arg(long, value_parser = parse_policy)]
-    pub policy: Option<magpie::Policy>,
-    /// Size preset for n: ci, default or paper.
-    #[arg(long, default_value = "default", value_parser = parse_size)]
-    pub size: Size,
-    /// The grain (cutoff) for kernels that have one (see `magpie bench --help`).
-    #[arg(long)]
-    pub grain: Option<u64>,
-    /// uts only: a named tree or the standard parameters in quotes (as `magpie bench`).
-    #[arg(long, value_parser = parse_tree, allow_hyphen_values = true)]
-    pub tree: Option<magpie_bench::uts::Params>,
-    /// Most fibers (task stacks) alive at once [magpie's default: 8192].
-    #[arg(long, value_parser = parse_max_fibers)]
-    pub max_fibers: Option<usize>,
-    /// Bytes of stack per fiber [magpie's default: 2 MiB; 65536 to 1073741824].
-    #[arg(long, value_parser = parse_stack_size)]
-    pub stack_size: Option<usize>,
-    /// Thieves take one item per steal instead of half of a victim's unpublished tasks.
-    #[arg(long)]
-    pub steal_one: bool,
+    #[command(flatten)]
+    pub opts: RunOptions,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,

@@ -121,9 +121,8 @@ impl Recorded {
 }
 
 fn record(a: ScheduleRecordArgs) -> Result<(), Failure> {
-    let builder =
-        crate::bench::pool_builder(a.workers, a.policy, a.stack_size, a.max_fibers, a.steal_one)?;
-    let case = crate::bench::case_of(a.kernel, a.n, a.size, a.grain, a.tree)?;
+    let builder = crate::bench::run_pool(&a.opts)?;
+    let case = crate::bench::run_case(a.kernel, &a.opts)?;
     let out = a
         .out
         .unwrap_or_else(|| PathBuf::from(format!("{}.msched", a.kernel.name())));
@@ -193,14 +192,14 @@ fn follow(a: ScheduleFollowArgs) -> Result<(), Failure> {
 }
 
 fn bench(a: ScheduleBenchArgs) -> Result<(), Failure> {
-    let builder = crate::bench::pool_builder(a.workers, a.policy, None, None, false)?;
-    let case = crate::bench::case_of(a.kernel, a.n, a.size, a.grain, a.tree)?;
+    let builder = crate::bench::run_pool(&a.opts)?;
+    let case = crate::bench::run_case(a.kernel, &a.opts)?;
     let pool = builder.build().map_err(Failure::from_magpie)?;
     let once = || crate::bench::run_once_verified(&pool, &case);
     // The template: record, then relax until the schedule settles (at most 4 relaxed runs), on
     // a pool that also clocks the time its workers spend looking for work; each iteration is
     // reported (the convergence of the loop).
-    let clocked = crate::bench::pool_builder(a.workers, a.policy, None, None, false)?
+    let clocked = crate::bench::run_pool(&a.opts)?
         .measure_overheads(true)
         .build()
         .map_err(Failure::from_magpie)?;

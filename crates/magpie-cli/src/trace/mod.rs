@@ -486,10 +486,8 @@ fn run_kernel(a: TraceRunArgs) -> Result<(), Failure> {
     let kernel = a
         .kernel
         .ok_or_else(|| Failure::Usage("missing the kernel to trace".into()))?;
-    let builder =
-        crate::bench::pool_builder(a.workers, a.policy, a.stack_size, a.max_fibers, a.steal_one)?
-            .trace(true);
-    let case = crate::bench::case_of(kernel, a.n, a.size, a.grain, a.tree)?;
+    let builder = crate::bench::run_pool(&a.opts)?.trace(true);
+    let case = crate::bench::run_case(kernel, &a.opts)?;
     let out = a
         .out
         .unwrap_or_else(|| PathBuf::from(format!("{}.mtrace", kernel.name())));
@@ -501,8 +499,8 @@ fn run_kernel(a: TraceRunArgs) -> Result<(), Failure> {
     let info = RunInfo {
         kernel: kernel.name().into(),
         n: case.n,
-        grain: a.grain,
-        tree: a.tree.map(|p| p.to_string()),
+        grain: a.opts.grain,
+        tree: a.opts.tree.map(|p| p.to_string()),
         verified: true,
         run_s,
     };
