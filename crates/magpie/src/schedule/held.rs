@@ -193,7 +193,7 @@ mod loom_tests {
         /// the donor ready.
         fn run(&self, v: u64) {
             self.ran.fetch_add(1, Ordering::Relaxed);
-            // SAFETY (model): only the one worker that took the item writes the result, and the
+            // SAFETY: (model) only the one worker that took the item writes the result, and the
             // donor reads it only after the latch was set (loom checks the order).
             self.result.with_mut(|r| unsafe { *r = v });
             if let Some(w) = self.latch.set() {
@@ -210,7 +210,7 @@ mod loom_tests {
                 }
             }
             assert!(self.latch.probe());
-            // SAFETY (model): the latch is set, so the donee's write happened before.
+            // SAFETY: (model) the latch is set, so the donee's write happened before.
             self.result.with(|r| unsafe { *r })
         }
     }
