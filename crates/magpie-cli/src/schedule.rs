@@ -377,7 +377,7 @@ fn print(d: &serde_json::Value, as_json: bool, s: &Schedule, list: bool) -> Resu
         s.depth(),
         s.bytes(),
     );
-    if mode_is_show(d) {
+    if d.get("mode").is_none() {
         t += &format!(
             "note: {}\n",
             if s.note().is_empty() {
@@ -394,10 +394,6 @@ fn print(d: &serde_json::Value, as_json: bool, s: &Schedule, list: bool) -> Resu
     }
     print!("{t}");
     Ok(())
-}
-
-fn mode_is_show(d: &serde_json::Value) -> bool {
-    d.get("mode").is_none()
 }
 
 #[cfg(test)]

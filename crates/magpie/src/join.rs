@@ -142,7 +142,9 @@ where
 
 /// The in-place join of a region task below a tracked cursor: as the plain one, with the halves'
 /// positions kept in the cursor (`Cursor`'s doc in `schedule/region.rs`). A task too many levels
-/// below its cursor publishes instead, which gives its halves cursors of their own.
+/// below its cursor publishes instead, which gives its halves cursors of their own. `in_place`'s
+/// sequence is written out here rather than called with wrapped halves: wrapping each half in a
+/// closure that enters its level cost recording on fib(32) 1.55x plain, this 1.36x.
 #[inline(always)]
 fn join_tracked<A, B, RA, RB>(
     wt: &WorkerThread,
@@ -251,11 +253,7 @@ where
 {
     let depth = fl.depth.get();
     let t = wt.deque.top();
-    if wt.deque.bottom() - t >= wt.keep
-        && !wt.deque.wanted()
-        && depth < wt.thresholds.stack
-        && fl.has_reserve()
-    {
+    if wt.may_run_in_place(depth, t) && fl.has_reserve() {
         wt.count_spawn(wt.policy != Policy::HelpFirst);
         return in_place_at(wt, fl, a, b);
     }

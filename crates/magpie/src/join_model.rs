@@ -18,10 +18,11 @@ use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use loom::sync::Arc;
 use loom::thread;
 
-/// The half's frame: its result, how often it ran, and its latch.
-struct Frame {
+/// The half's frame: its result, how often it ran, and its latch. Also the donated half of
+/// `schedule/held.rs`'s model, whose donee finishes it as a thief does.
+pub(crate) struct Frame {
     result: UnsafeCell<u64>,
-    ran: AtomicUsize,
+    pub(crate) ran: AtomicUsize,
     latch: Latch,
     /// Set by whoever made the suspended joiner ready (`make_ready`).
     woken: AtomicBool,
@@ -32,7 +33,7 @@ const OTHER: Item = Item(128, 1);
 const WAITER: usize = 8;
 
 impl Frame {
-    fn new() -> Frame {
+    pub(crate) fn new() -> Frame {
         Frame {
             result: UnsafeCell::new(0),
             ran: AtomicUsize::new(0),
@@ -41,13 +42,13 @@ impl Frame {
         }
     }
     /// The half's body, run by whoever took it.
-    fn run(&self) {
+    pub(crate) fn run(&self) {
         self.ran.fetch_add(1, Ordering::Relaxed);
         self.result.with_mut(|r| unsafe { *r = 42 });
     }
     /// What a thief does after running a stolen half: set the latch and, if the joiner had
     /// suspended on it, make it ready.
-    fn finish_stolen(&self) {
+    pub(crate) fn finish_stolen(&self) {
         if let Some(w) = self.latch.set() {
             assert_eq!(w, WAITER);
             self.woken.store(true, Ordering::Release);
@@ -55,7 +56,7 @@ impl Frame {
     }
     /// The joiner at its sync point when the half was not popped back: suspend until the
     /// thief is done (or find it done already), then read the result.
-    fn wait(&self) -> u64 {
+    pub(crate) fn wait(&self) -> u64 {
         if !self.latch.probe() && self.latch.register(WAITER) {
             while !self.woken.load(Ordering::Acquire) {
                 thread::yield_now();

@@ -290,9 +290,7 @@ impl WorkerThread {
             // (`schedule/region.rs`). Below a tracked cursor the in-place paths keep positions.
             return false;
         }
-        let fresh = self.deque.bottom() - self.deque.top();
-        let ok = fresh >= self.keep && !self.deque.wanted() && depth < self.thresholds.stack;
-        if !ok {
+        if !self.may_run_in_place(depth, self.deque.top()) {
             return false;
         }
         if depth >= self.frames_hw.get() {
@@ -302,6 +300,16 @@ impl WorkerThread {
         self.credit.set(CREDIT);
         self.granted.set(CREDIT);
         true
+    }
+
+    /// Lazy publication's test: the deque (whose thieves' end was read as `top`) keeps `keep`
+    /// items for thieves, none asked for more, and the stack condition allows a frame at depth
+    /// `depth`. What the credit stands for, and what region tasks, which get none, ask directly.
+    #[inline]
+    pub(crate) fn may_run_in_place(&self, depth: u32, top: isize) -> bool {
+        self.deque.bottom() - top >= self.keep
+            && !self.deque.wanted()
+            && depth < self.thresholds.stack
     }
 
     /// Counts the in-place joins run on the credit (as spawns of the pool's policy: work-first

@@ -113,6 +113,19 @@ fn run(p: &Prog, log: &Log) -> u64 {
     }
 }
 
+/// A leaf→worker map (workers + 1, 0 for none) as seen from a run whose root ran on worker `b`
+/// when the root ran on `a`: the two swap roles, as `follow` swaps them.
+fn swap_roots(map: &[usize], a: usize, b: usize) -> Vec<usize> {
+    let (a, b) = (a + 1, b + 1);
+    map.iter()
+        .map(|&w| match w {
+            _ if w == a => b,
+            _ if w == b => a,
+            _ => w,
+        })
+        .collect()
+}
+
 fn expected(leaves: usize) -> u64 {
     (1..=leaves as u64).sum()
 }
@@ -180,19 +193,8 @@ fn ordered_replays_a_recorded_schedule_exactly() {
                         assert_eq!(followed, recorded, "{what}: re-recorded schedule");
                     } else {
                         // The root ran on another worker: the two swap roles.
-                        let (a, b) = (recorded.root_worker() + 1, followed.root_worker() + 1);
-                        let swapped: Vec<usize> = first
-                            .iter()
-                            .map(|&w| {
-                                if w == a {
-                                    b
-                                } else if w == b {
-                                    a
-                                } else {
-                                    w
-                                }
-                            })
-                            .collect();
+                        let swapped =
+                            swap_roots(&first, recorded.root_worker(), followed.root_worker());
                         assert_eq!(log2.map(), swapped, "{what}: step to worker map");
                         assert_eq!(followed.cuts().len(), recorded.cuts().len(), "{what}");
                     }
@@ -468,21 +470,7 @@ fn recording_a_designated_program_gives_its_template() {
         let (sum2, map2, root2) = plain(3);
         assert_eq!(sum2, sum);
         // The template's root worker and the follower's swap roles.
-        let (a, b) = (s.root_worker() + 1, root2 + 1);
-        let want: Vec<usize> = log
-            .map()
-            .iter()
-            .map(|&w| {
-                if w == a {
-                    b
-                } else if w == b {
-                    a
-                } else {
-                    w
-                }
-            })
-            .collect();
-        assert_eq!(map2, want);
+        assert_eq!(map2, swap_roots(&log.map(), s.root_worker(), root2));
     });
 }
 

@@ -160,69 +160,23 @@ impl Held {
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::*;
-    use crate::latch::Latch;
+    // The donated half, its latch and the donor's suspension are modelled as in the join's
+    // model: the donee finishes the half as a thief does.
+    use crate::join_model::Frame;
     use crate::sleep::Sleep;
-    use loom::cell::UnsafeCell;
-    use loom::sync::atomic::AtomicBool;
     use loom::sync::Arc;
     use loom::thread;
 
-    const WAITER: usize = 8;
-
-    /// A donated half: its result, how often it ran, its latch, and whether the donor was made
-    /// ready (`make_ready`, modelled as a flag the suspended donor spins on, as in
-    /// `join_model.rs`).
-    struct Half {
-        result: UnsafeCell<u64>,
-        ran: AtomicUsize,
-        latch: Latch,
-        woken: AtomicBool,
-    }
-
-    impl Half {
-        fn new() -> Half {
-            Half {
-                result: UnsafeCell::new(0),
-                ran: AtomicUsize::new(0),
-                latch: Latch::new(),
-                woken: AtomicBool::new(false),
-            }
-        }
-
-        /// The donee runs the half, sets its latch and, if the donor suspended on it, makes
-        /// the donor ready.
-        fn run(&self, v: u64) {
-            self.ran.fetch_add(1, Ordering::Relaxed);
-            // SAFETY: (model) only the one worker that took the item writes the result, and the
-            // donor reads it only after the latch was set (loom checks the order).
-            self.result.with_mut(|r| unsafe { *r = v });
-            if let Some(w) = self.latch.set() {
-                assert_eq!(w, WAITER);
-                self.woken.store(true, Ordering::Release);
-            }
-        }
-
-        /// The donor at its sync point: suspend until the donee is done (or find it done).
-        fn wait(&self) -> u64 {
-            if !self.latch.probe() && self.latch.register(WAITER) {
-                while !self.woken.load(Ordering::Acquire) {
-                    thread::yield_now();
-                }
-            }
-            assert!(self.latch.probe());
-            // SAFETY: (model) the latch is set, so the donee's write happened before.
-            self.result.with(|r| unsafe { *r })
-        }
-    }
-
     /// The donee's loop: take a held item, else sleep until woken (the sleep re-check asks
     /// `runnable`), until it has run `n` items.
-    fn donee(held: &Held, sleep: &Sleep, halves: &[Arc<Half>], n: usize, ordered: bool) {
+    fn donee(held: &Held, sleep: &Sleep, halves: &[Arc<Frame>], n: usize, ordered: bool) {
         let mut done = 0;
         while done < n {
             match held.take(ordered) {
                 Some(it) => {
-                    halves[it.0 as usize].run(it.0 as u64 + 40);
+                    let half = &halves[it.0 as usize];
+                    half.run();
+                    half.finish_stolen();
                     done += 1;
                 }
                 None => {
@@ -241,14 +195,14 @@ mod loom_tests {
         loom::model(|| {
             let held = Arc::new(Held::new(vec![]));
             let sleep = Arc::new(Sleep::new(2));
-            let halves = vec![Arc::new(Half::new())];
+            let halves = vec![Arc::new(Frame::new())];
             let w1 = {
                 let (held, sleep, halves) = (held.clone(), sleep.clone(), halves.clone());
                 thread::spawn(move || donee(&held, &sleep, &halves, 1, false))
             };
             held.push(UNRANKED, 0, Item(0, 0));
             sleep.notify_worker(1);
-            assert_eq!(halves[0].wait(), 40);
+            assert_eq!(halves[0].wait(), 42);
             w1.join().unwrap();
             assert_eq!(halves[0].ran.load(Ordering::Relaxed), 1);
             assert!(held.take(false).is_none());

@@ -128,6 +128,17 @@ pub struct Schedule {
     note: String,
 }
 
+/// Worker `w` of a run whose root ran on `t`, seen from a run whose root ran on `a`: the two
+/// roots' workers swap roles, every other worker stays (how `follow` maps a template, and how
+/// two runs' schedules are compared).
+pub(crate) fn swap_roots(w: usize, t: usize, a: usize) -> usize {
+    match w {
+        _ if w == t => a,
+        _ if w == a => t,
+        _ => w,
+    }
+}
+
 impl Schedule {
     /// A schedule from its parts: `workers` workers, the root on `root_worker`, and `cuts` (in
     /// any order). Checks that every worker index is below `workers`, that paths are non-empty
@@ -310,15 +321,10 @@ impl Schedule {
             return 1.0;
         }
         let (t, a) = (self.root_worker(), next.root_worker());
-        let swap = |w: usize| match w {
-            _ if w == t => a,
-            _ if w == a => t,
-            _ => w,
-        };
         let same = self
             .cuts
             .iter()
-            .filter(|c| next.worker_of(&c.path) == swap(c.worker as usize))
+            .filter(|c| next.worker_of(&c.path) == swap_roots(c.worker as usize, t, a))
             .count();
         same as f64 / self.cuts.len() as f64
     }

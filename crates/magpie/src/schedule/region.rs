@@ -157,19 +157,10 @@ impl Region {
     fn new(mode: Mode, template: Option<&Schedule>, workers: usize, root: usize) -> Region {
         let n = workers as u32;
         let trie = template.map(|s| {
-            let (t, a) = (s.root_worker() as u32 % n, root as u32);
+            let t = s.root_worker() % workers;
             // The template's root worker and the actual one swap roles; workers the pool does
             // not have are taken modulo its size.
-            Trie::build(s, |w| {
-                let w = w % n;
-                if w == t {
-                    a
-                } else if w == a {
-                    t
-                } else {
-                    w
-                }
-            })
+            Trie::build(s, |w| super::swap_roots((w % n) as usize, t, root) as u32)
         });
         let mut orders: Vec<Vec<u32>> = vec![Vec::new(); workers];
         if let (Some(t), Mode::Ordered) = (&trie, mode) {
