@@ -218,6 +218,67 @@ impl Vectors {
     }
 }
 
+/// The leaf of q = A p and p·q: rows `first..` of q (`q`, with p's same rows `p`) from all of
+/// p (`p_all`); returns the block's p·q. Declares, for the cache model, the matrix rows, p's
+/// scattered entries (by line, computed only while leaves are recorded) and the q rows.
+fn leaf_ap(a: &Matrix, first: usize, q: &mut [f64], p: &[f64], p_all: &[f64]) -> f64 {
+    if magpie::cachemodel::recording() {
+        let rows = first * NONZEROS..(first + q.len()) * NONZEROS;
+        let base = p_all.as_ptr() as u64;
+        let mut lines: Vec<u64> = a.cols[rows.clone()]
+            .iter()
+            .map(|&j| (base + 8 * j as u64) / 64)
+            .collect();
+        lines.sort_unstable();
+        lines.dedup();
+        let mut reads = vec![
+            magpie::cachemodel::range_of(&a.cols[rows.clone()]),
+            magpie::cachemodel::range_of(&a.vals[rows]),
+            magpie::cachemodel::range_of(p),
+        ];
+        // Consecutive lines as one range (after the three contiguous ranges).
+        let fixed = reads.len();
+        for l in lines {
+            let n = reads.len();
+            if n > fixed && reads[n - 1].end == l * 64 {
+                reads[n - 1].end += 64;
+            } else {
+                reads.push(l * 64..(l + 1) * 64);
+            }
+        }
+        magpie::cachemodel::leaf(&reads, &[magpie::cachemodel::range_of(q)]);
+    }
+    let mut s = 0.0;
+    for (k, (qi, &pi)) in q.iter_mut().zip(p).enumerate() {
+        *qi = a.row_dot(first + k, p_all);
+        s += pi * *qi;
+    }
+    s
+}
+
+/// The leaf of x += α p, r -= α q and r·r, on the same rows of the four vectors.
+fn leaf_update(alpha: f64, x: &mut [f64], r: &mut [f64], p: &[f64], q: &[f64]) -> f64 {
+    use magpie::cachemodel::range_of as rg;
+    magpie::cachemodel::leaf(&[rg(x), rg(r), rg(p), rg(q)], &[rg(x), rg(r)]);
+    let mut s = 0.0;
+    for (((xi, ri), &pi), &qi) in x.iter_mut().zip(r.iter_mut()).zip(p).zip(q) {
+        *xi += alpha * pi;
+        *ri -= alpha * qi;
+        s += *ri * *ri;
+    }
+    s
+}
+
+/// The leaf of p = r + β p.
+fn leaf_direction(beta: f64, p: &mut [f64], r: &[f64]) -> f64 {
+    use magpie::cachemodel::range_of as rg;
+    magpie::cachemodel::leaf(&[rg(p), rg(r)], &[rg(p)]);
+    for (pi, &ri) in p.iter_mut().zip(r) {
+        *pi = ri + beta * *pi;
+    }
+    0.0
+}
+
 /// The kernel over any [`Fork`]: [`ITERATIONS`] CG iterations from `v`, which must be
 /// [`Vectors::start`]; returns ‖b − A x‖.
 pub fn run<F: Fork>(f: &mut F, a: &Matrix, v: &mut Vectors, grain: u64) -> f64 {
@@ -231,12 +292,7 @@ pub fn run<F: Fork>(f: &mut F, a: &Matrix, v: &mut Vectors, grain: u64) -> f64 {
         // q = A p, and p·q: a leaf writes its rows of q and reads all of p.
         let p_all: &[f64] = p;
         let pq = pass(f, 0, n, (&mut q[..], p_all), grain, &|first, (q, p)| {
-            let mut s = 0.0;
-            for (k, (qi, &pi)) in q.iter_mut().zip(p).enumerate() {
-                *qi = a.row_dot(first + k, p_all);
-                s += pi * *qi;
-            }
-            s
+            leaf_ap(a, first, q, p, p_all)
         });
         let alpha = rho / pq;
         // x += α p, r -= α q, and r·r.
@@ -246,29 +302,21 @@ pub fn run<F: Fork>(f: &mut F, a: &Matrix, v: &mut Vectors, grain: u64) -> f64 {
             n,
             ((&mut x[..], &mut r[..]), (&p[..], &q[..])),
             grain,
-            &|_, ((x, r), (p, q))| {
-                let mut s = 0.0;
-                for (((xi, ri), &pi), &qi) in x.iter_mut().zip(r.iter_mut()).zip(p).zip(q) {
-                    *xi += alpha * pi;
-                    *ri -= alpha * qi;
-                    s += *ri * *ri;
-                }
-                s
-            },
+            &|_, ((x, r), (p, q))| leaf_update(alpha, x, r, p, q),
         );
         let beta = rr / rho;
         rho = rr;
         // p = r + β p.
         pass(f, 0, n, (&mut p[..], &r[..]), grain, &|_, (p, r)| {
-            for (pi, &ri) in p.iter_mut().zip(r) {
-                *pi = ri + beta * *pi;
-            }
-            0.0
+            leaf_direction(beta, p, r)
         });
     }
-    // ‖b − A x‖.
-    let x = &x[..];
-    let d2 = pass(f, 0, n, x, grain, &|first, xb: &[f64]| {
+    residual(f, a, x, grain)
+}
+
+/// ‖b − A x‖, by a pass.
+fn residual<F: Fork>(f: &mut F, a: &Matrix, x: &[f64], grain: usize) -> f64 {
+    let d2 = pass(f, 0, a.n, x, grain, &|first, xb: &[f64]| {
         let mut s = 0.0;
         for k in 0..xb.len() {
             let d = a.b[first + k] - a.row_dot(first + k, x);
@@ -277,6 +325,169 @@ pub fn run<F: Fork>(f: &mut F, a: &Matrix, v: &mut Vectors, grain: u64) -> f64 {
         s
     });
     d2.sqrt()
+}
+
+/// A matrix's rows as one pass walks them: `NONZEROS` columns and values per row.
+struct Csr<'a>(&'a mut [u32], &'a mut [f64]);
+
+impl Rows for Csr<'_> {
+    fn split(self, mid: usize) -> (Self, Self) {
+        let (c0, c1) = self.0.split_at_mut(mid * NONZEROS);
+        let (v0, v1) = self.1.split_at_mut(mid * NONZEROS);
+        (Csr(c0, v0), Csr(c1, v1))
+    }
+}
+
+/// CG as an iterative [`Program`](crate::placement::Program) (first-touch placement, §6.4): the
+/// workload's matrix of order `n` and `iterations` CG iterations (each three phases: the three
+/// passes of [`run`]), and an initialiser that copies the matrix rows and the four vectors into
+/// fresh memory with a pass's structure.
+#[derive(Clone, Debug)]
+pub struct Placed {
+    a: Matrix,
+    v: Vectors,
+    grain: usize,
+    iterations: usize,
+    rho: f64,
+    alpha: f64,
+    beta: f64,
+}
+
+impl Placed {
+    /// The matrix of order `n` (at least `2 * OFFSETS + 1`), passes forking above `grain` rows,
+    /// `iterations` iterations ([`ITERATIONS`] is a benchmark run's).
+    pub fn new(n: usize, grain: u64, iterations: usize) -> Result<Placed, String> {
+        if n <= 2 * OFFSETS || n > u32::MAX as usize {
+            return Err(format!(
+                "cg: n = {n}: the order must be between {} and {}",
+                2 * OFFSETS + 1,
+                u32::MAX
+            ));
+        }
+        let a = Matrix::new(n);
+        let v = Vectors::start(&a);
+        let rho = pass(
+            &mut crate::fork::Serial,
+            0,
+            n,
+            &v.r[..],
+            n,
+            &|_, r: &[f64]| r.iter().fold(0.0, |s, &ri| s + ri * ri),
+        );
+        Ok(Placed {
+            a,
+            v,
+            grain: grain.clamp(1, n as u64) as usize,
+            iterations,
+            rho,
+            alpha: 0.0,
+            beta: 0.0,
+        })
+    }
+}
+
+impl crate::placement::Program for Placed {
+    fn name(&self) -> &'static str {
+        "cg"
+    }
+    fn phases(&self) -> usize {
+        3
+    }
+    fn iterations(&self) -> usize {
+        self.iterations
+    }
+    fn banded(&self) -> bool {
+        false
+    }
+
+    fn place<F: Fork>(&mut self, f: &mut F) {
+        let n = self.a.n;
+        let fresh = || vec![0.0; n];
+        let (mut cols, mut vals) = (vec![0u32; n * NONZEROS], vec![0.0; n * NONZEROS]);
+        let (mut x, mut r, mut p, mut q) = (fresh(), fresh(), fresh(), fresh());
+        let (a, v) = (&self.a, &self.v);
+        let rows = (
+            Csr(&mut cols, &mut vals),
+            ((&mut x[..], &mut r[..]), (&mut p[..], &mut q[..])),
+        );
+        pass(f, 0, n, rows, self.grain, &|first,
+                                          (
+            Csr(c, vl),
+            ((x, r), (p, q)),
+        )| {
+            let k = x.len();
+            let m = first * NONZEROS..(first + k) * NONZEROS;
+            use magpie::cachemodel::range_of as rg;
+            magpie::cachemodel::first_touch(
+                &[
+                    rg(&a.cols[m.clone()]),
+                    rg(&a.vals[m.clone()]),
+                    rg(&v.x[first..first + k]),
+                    rg(&v.r[first..first + k]),
+                    rg(&v.p[first..first + k]),
+                    rg(&v.q[first..first + k]),
+                ],
+                &[rg(c), rg(vl), rg(x), rg(r), rg(p), rg(q)],
+            );
+            c.copy_from_slice(&a.cols[m.clone()]);
+            vl.copy_from_slice(&a.vals[m]);
+            x.copy_from_slice(&v.x[first..first + k]);
+            r.copy_from_slice(&v.r[first..first + k]);
+            p.copy_from_slice(&v.p[first..first + k]);
+            q.copy_from_slice(&v.q[first..first + k]);
+            0.0
+        });
+        (self.a.cols, self.a.vals) = (cols, vals);
+        self.v = Vectors { x, r, p, q };
+    }
+
+    fn phase<F: Fork>(&mut self, f: &mut F, _it: usize, phase: usize) {
+        let (n, grain, a) = (self.a.n, self.grain, &self.a);
+        let Vectors { x, r, p, q } = &mut self.v;
+        match phase {
+            0 => {
+                let p_all: &[f64] = p;
+                let pq = pass(f, 0, n, (&mut q[..], p_all), grain, &|first, (q, p)| {
+                    leaf_ap(a, first, q, p, p_all)
+                });
+                self.alpha = self.rho / pq;
+            }
+            1 => {
+                let alpha = self.alpha;
+                let rr = pass(
+                    f,
+                    0,
+                    n,
+                    ((&mut x[..], &mut r[..]), (&p[..], &q[..])),
+                    grain,
+                    &|_, ((x, r), (p, q))| leaf_update(alpha, x, r, p, q),
+                );
+                self.beta = rr / self.rho;
+                self.rho = rr;
+            }
+            _ => {
+                let beta = self.beta;
+                pass(f, 0, n, (&mut p[..], &r[..]), grain, &|_, (p, r)| {
+                    leaf_direction(beta, p, r)
+                });
+            }
+        }
+    }
+
+    fn compare(&self, twin: &Placed) -> Result<(), String> {
+        match first_bit_difference(&self.v.x, &twin.v.x) {
+            None => Ok(()),
+            Some(i) => Err(format!(
+                "cg({}): x[{i}] is {:e}, the serial twin's {:e}",
+                self.a.n, self.v.x[i], twin.v.x[i]
+            )),
+        }
+    }
+
+    fn answer(&self) -> String {
+        let res = residual(&mut crate::fork::Serial, &self.a, &self.v.x, self.a.n);
+        format!("residual {res:.9e}")
+    }
 }
 
 /// Adds block sums pairwise by halving: the tree [`pass`] builds.

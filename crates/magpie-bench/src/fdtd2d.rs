@@ -73,6 +73,20 @@ fn h_update(h: f64, ex_next: f64, ex: f64, ey_next: f64, ey: f64) -> f64 {
 /// The electric update of step `t` on rows `first..` held by `ey` and `ex` (whole rows, the
 /// same ones).
 fn e_rows(n: usize, t: usize, first: usize, ey: &mut [f64], ex: &mut [f64], hz: &[f64]) {
+    // For the cache model: hz's rows and the one above, and the two fields' own rows.
+    let k = ey.len() / n;
+    let lo = first.saturating_sub(1) * n;
+    magpie::cachemodel::leaf(
+        &[
+            magpie::cachemodel::range_of(&hz[lo..(first + k) * n]),
+            magpie::cachemodel::range_of(ey),
+            magpie::cachemodel::range_of(ex),
+        ],
+        &[
+            magpie::cachemodel::range_of(ey),
+            magpie::cachemodel::range_of(ex),
+        ],
+    );
     for (r, (ey_row, ex_row)) in ey
         .chunks_exact_mut(n)
         .zip(ex.chunks_exact_mut(n))
@@ -96,6 +110,16 @@ fn e_rows(n: usize, t: usize, first: usize, ey: &mut [f64], ex: &mut [f64], hz: 
 
 /// The magnetic update on rows `first..` held by `hz` (whole rows; none is the last row).
 fn h_rows(n: usize, first: usize, hz: &mut [f64], ex: &[f64], ey: &[f64]) {
+    // For the cache model: ex's rows, ey's rows and the one below, hz's own rows.
+    let k = hz.len() / n;
+    magpie::cachemodel::leaf(
+        &[
+            magpie::cachemodel::range_of(&ex[first * n..(first + k) * n]),
+            magpie::cachemodel::range_of(&ey[first * n..(first + k + 1) * n]),
+            magpie::cachemodel::range_of(hz),
+        ],
+        &[magpie::cachemodel::range_of(hz)],
+    );
     for (r, h_row) in hz.chunks_exact_mut(n).enumerate() {
         let i = first + r;
         let x = &ex[i * n..(i + 1) * n];
@@ -155,6 +179,116 @@ pub fn plain(g: &mut Fields) {
                 );
             }
         }
+    }
+}
+
+/// FDTD-2D as an iterative [`Program`](crate::placement::Program) (first-touch placement,
+/// §6.4): [`input`]`(n)` and `steps` time steps, each two phases (the electric sweep over the
+/// `n` rows, the magnetic one over the first `n - 1`), and an initialiser that copies the three
+/// fields into fresh memory with the electric sweep's structure.
+#[derive(Clone, Debug)]
+pub struct Placed {
+    g: Fields,
+    grain: usize,
+    steps: usize,
+}
+
+impl Placed {
+    /// A grid of side `n` (at least 2), leaves of at most `grain` rows, `steps` steps.
+    pub fn new(n: usize, grain: u64, steps: usize) -> Result<Placed, String> {
+        if n < 2 {
+            return Err(format!("fdtd-2d: n = {n}: the grid needs at least 2 rows"));
+        }
+        Ok(Placed {
+            g: input(n),
+            grain: grain.clamp(1, n as u64) as usize,
+            steps,
+        })
+    }
+}
+
+impl crate::placement::Program for Placed {
+    fn name(&self) -> &'static str {
+        "fdtd-2d"
+    }
+    fn phases(&self) -> usize {
+        2
+    }
+    fn iterations(&self) -> usize {
+        self.steps
+    }
+    fn banded(&self) -> bool {
+        true
+    }
+
+    fn place<F: Fork>(&mut self, f: &mut F) {
+        let n = self.g.n;
+        let fresh = || vec![0.0; n * n];
+        let (mut ex, mut ey, mut hz) = (fresh(), fresh(), fresh());
+        let old = &self.g;
+        let band = (
+            (Rows(&mut ey[..], n), Rows(&mut ex[..], n)),
+            Rows(&mut hz[..], n),
+        );
+        let data = 3 * (n * n * 8) as u64;
+        crate::placement::sweep(f, band, 0, self.grain, data, &|first,
+                                                                (
+            (Rows(ey, _), Rows(ex, _)),
+            Rows(hz, _),
+        )| {
+            let rows = first * n..first * n + ey.len();
+            let r = magpie::cachemodel::range_of;
+            magpie::cachemodel::first_touch(
+                &[
+                    r(&old.ey[rows.clone()]),
+                    r(&old.ex[rows.clone()]),
+                    r(&old.hz[rows.clone()]),
+                ],
+                &[r(ey), r(ex), r(hz)],
+            );
+            ey.copy_from_slice(&old.ey[rows.clone()]);
+            ex.copy_from_slice(&old.ex[rows.clone()]);
+            hz.copy_from_slice(&old.hz[rows]);
+        });
+        self.g = Fields { n, ex, ey, hz };
+    }
+
+    fn phase<F: Fork>(&mut self, f: &mut F, t: usize, p: usize) {
+        let n = self.g.n;
+        let Fields { ex, ey, hz, .. } = &mut self.g;
+        let data = 3 * (n * n * 8) as u64;
+        if p == 0 {
+            let hz_all: &[f64] = hz;
+            let band = (Rows(&mut ey[..], n), Rows(&mut ex[..], n));
+            crate::placement::sweep(f, band, 0, self.grain, data, &|first,
+                                                                    (
+                Rows(ey, _),
+                Rows(ex, _),
+            )| {
+                e_rows(n, t, first, ey, ex, hz_all)
+            });
+        } else {
+            let (ex_all, ey_all): (&[f64], &[f64]) = (ex, ey);
+            let band = Rows(&mut hz[..(n - 1) * n], n);
+            crate::placement::sweep(f, band, 0, self.grain, data, &|first, Rows(hz, _)| {
+                h_rows(n, first, hz, ex_all, ey_all)
+            });
+        }
+    }
+
+    fn compare(&self, twin: &Placed) -> Result<(), String> {
+        match first_difference(&self.g, &twin.g) {
+            None => Ok(()),
+            Some((field, k, a, b)) => Err(format!(
+                "fdtd-2d({}): {field}[{k}] is {a:e}, the serial twin's {b:e}",
+                self.g.n
+            )),
+        }
+    }
+
+    fn answer(&self) -> String {
+        let sum = |v: &[f64]| v.iter().sum::<f64>();
+        format!("hz sum {:.9e}", sum(&self.g.hz))
     }
 }
 

@@ -57,6 +57,21 @@ fn relax_row(row: &mut [u32], k: usize, rk: &[u32]) {
     }
 }
 
+/// Relaxes the whole rows `rows` through vertex k, whose row (copied) is `rk`.
+fn relax_rows(n: usize, rows: &mut [u32], k: usize, rk: &[u32]) {
+    // For the cache model: the rows and row k's copy read, the rows written.
+    magpie::cachemodel::leaf(
+        &[
+            magpie::cachemodel::range_of(rows),
+            magpie::cachemodel::range_of(rk),
+        ],
+        &[magpie::cachemodel::range_of(rows)],
+    );
+    for row in rows.chunks_exact_mut(n) {
+        relax_row(row, k, rk);
+    }
+}
+
 /// The kernel over any [`Fork`]: `d` (`n`×`n`, row-major) becomes the shortest distances. Each
 /// step relaxes the rows through k, split in halves down to `grain` rows ([`for_row_bands`]).
 pub fn run<F: Fork>(f: &mut F, n: usize, d: &mut [u32], grain: u64) {
@@ -66,9 +81,7 @@ pub fn run<F: Fork>(f: &mut F, n: usize, d: &mut [u32], grain: u64) {
         rk.copy_from_slice(&d[k * n..(k + 1) * n]);
         let rk = &rk[..];
         for_row_bands(f, Rows(d, n), 0, grain, &|_, Rows(rows, _)| {
-            for row in rows.chunks_exact_mut(n) {
-                relax_row(row, k, rk);
-            }
+            relax_rows(n, rows, k, rk)
         });
     }
 }
@@ -84,6 +97,112 @@ pub fn plain(n: usize, d: &mut [u32]) {
                 }
             }
         }
+    }
+}
+
+/// Floyd–Warshall as an iterative [`Program`](crate::placement::Program) (first-touch
+/// placement, §6.4): the workload's graph on `n` vertices and its first `steps` steps (k = 0,
+/// 1, ...; `n` steps finish it), each one phase over the rows, and an initialiser that copies
+/// the matrix into fresh memory with the same sweep.
+#[derive(Clone, Debug)]
+pub struct Placed {
+    n: usize,
+    d: Vec<u32>,
+    grain: usize,
+    steps: usize,
+}
+
+impl Placed {
+    /// The graph of `n` vertices (at least 1), leaves of at most `grain` rows, the first
+    /// `steps` steps (at most `n`).
+    pub fn new(n: usize, grain: u64, steps: usize) -> Result<Placed, String> {
+        if n == 0 {
+            return Err("floyd-warshall: n = 0: the graph needs a vertex".into());
+        }
+        Ok(Placed {
+            n,
+            d: FloydWarshall::input_matrix(n as u64),
+            grain: grain.clamp(1, n as u64) as usize,
+            steps: steps.min(n),
+        })
+    }
+}
+
+impl crate::placement::Program for Placed {
+    fn name(&self) -> &'static str {
+        "floyd-warshall"
+    }
+    fn phases(&self) -> usize {
+        1
+    }
+    fn iterations(&self) -> usize {
+        self.steps
+    }
+    fn banded(&self) -> bool {
+        true
+    }
+
+    fn place<F: Fork>(&mut self, f: &mut F) {
+        let n = self.n;
+        let mut d = vec![0u32; n * n];
+        let old = &self.d[..];
+        let data = (n * n * 4) as u64;
+        crate::placement::sweep(f, Rows(&mut d[..], n), 0, self.grain, data, &|first,
+                                                                               Rows(
+            rows,
+            _,
+        )| {
+            let from = &old[first * n..first * n + rows.len()];
+            magpie::cachemodel::first_touch(
+                &[magpie::cachemodel::range_of(from)],
+                &[magpie::cachemodel::range_of(rows)],
+            );
+            rows.copy_from_slice(from);
+        });
+        self.d = d;
+    }
+
+    fn phase<F: Fork>(&mut self, f: &mut F, k: usize, _p: usize) {
+        let n = self.n;
+        let rk = self.d[k * n..(k + 1) * n].to_vec();
+        let rk = &rk[..];
+        let data = (n * n * 4) as u64;
+        crate::placement::sweep(
+            f,
+            Rows(&mut self.d[..], n),
+            0,
+            self.grain,
+            data,
+            &|_, Rows(rows, _)| relax_rows(n, rows, k, rk),
+        );
+    }
+
+    fn compare(&self, twin: &Placed) -> Result<(), String> {
+        match self.d.iter().zip(&twin.d).position(|(a, b)| a != b) {
+            None => Ok(()),
+            Some(k) => Err(format!(
+                "floyd-warshall({}): d[{}][{}] is {}, the serial twin's {}",
+                self.n,
+                k / self.n,
+                k % self.n,
+                self.d[k],
+                twin.d[k]
+            )),
+        }
+    }
+
+    fn answer(&self) -> String {
+        let finite: Vec<u64> = self
+            .d
+            .iter()
+            .filter(|&&x| x < INF)
+            .map(|&x| x as u64)
+            .collect();
+        format!(
+            "{} finite distances, sum {}",
+            finite.len(),
+            finite.iter().sum::<u64>()
+        )
     }
 }
 

@@ -20,6 +20,11 @@ pub trait Fork: Sized {
     fn places(&self) -> usize {
         1
     }
+
+    /// Whether the pool has CAB's squads (magpie in a pool built with `squads`).
+    fn squads(&self) -> bool {
+        false
+    }
 }
 
 /// No runtime: `a`, then `b`.
@@ -55,6 +60,10 @@ impl Fork for Magpie {
 
     fn places(&self) -> usize {
         magpie::current_places()
+    }
+
+    fn squads(&self) -> bool {
+        magpie::current_squads()
     }
 }
 

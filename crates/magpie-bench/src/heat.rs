@@ -241,6 +241,126 @@ pub fn chili_join_grain(s: &mut chili::Scope<'_>, n: u64, grid: &mut Vec<f64>, g
     run_with(Chili::new(s), n, grid, grain)
 }
 
+// ---- first-touch placement ---------------------------------------------------------------------
+
+/// Heat as an iterative [`Program`](crate::placement::Program) (first-touch placement, §6.4):
+/// [`input`]`(n)` and `steps` time steps (each one phase, the rows swept as [`parallel`]
+/// sweeps them), and an initialiser that copies both grids into fresh memory with the same
+/// sweep over the interior rows.
+#[derive(Clone, Debug)]
+pub struct Placed {
+    n: usize,
+    grain: usize,
+    steps: usize,
+    grid: Vec<f64>,
+    next: Vec<f64>,
+}
+
+impl Placed {
+    /// `n` as [`check_n`] wants, leaves of at most `grain` rows (0 counts as 1), `steps` steps
+    /// ([`STEPS`] is a benchmark run's).
+    pub fn new(n: u64, grain: usize, steps: usize) -> Result<Placed, String> {
+        check_n(n)?;
+        let grid = input(n);
+        let (n, next) = prepare(n, &grid);
+        Ok(Placed {
+            n,
+            grain: grain.max(1),
+            steps,
+            grid,
+            next,
+        })
+    }
+
+    /// The grid after the steps run so far.
+    pub fn grid(&self) -> &[f64] {
+        &self.grid
+    }
+}
+
+impl crate::placement::Program for Placed {
+    fn name(&self) -> &'static str {
+        "heat"
+    }
+    fn phases(&self) -> usize {
+        1
+    }
+    fn iterations(&self) -> usize {
+        self.steps
+    }
+    fn banded(&self) -> bool {
+        true
+    }
+
+    fn place<F: Fork>(&mut self, f: &mut F) {
+        let n = self.n;
+        // Zeroed allocations: the pages stay untouched until the leaves write them.
+        let (mut grid, mut next) = (vec![0.0; n * n], vec![0.0; n * n]);
+        let (old, old_next) = (&self.grid[..], &self.next[..]);
+        let band = (
+            crate::common::Rows(&mut grid[n..(n - 1) * n], n),
+            crate::common::Rows(&mut next[n..(n - 1) * n], n),
+        );
+        let data = 2 * (n * n * 8) as u64;
+        crate::placement::sweep(f, band, 1, self.grain, data, &|first,
+                                                                (
+            crate::common::Rows(g, _),
+            crate::common::Rows(x, _),
+        )| {
+            let rows = first * n..first * n + g.len();
+            magpie::cachemodel::first_touch(
+                &[
+                    magpie::cachemodel::range_of(&old[rows.clone()]),
+                    magpie::cachemodel::range_of(&old_next[rows.clone()]),
+                ],
+                &[
+                    magpie::cachemodel::range_of(g),
+                    magpie::cachemodel::range_of(x),
+                ],
+            );
+            g.copy_from_slice(&old[rows.clone()]);
+            x.copy_from_slice(&old_next[rows]);
+        });
+        // The boundary rows, which no step writes.
+        for r in [0, n - 1] {
+            grid[r * n..(r + 1) * n].copy_from_slice(&old[r * n..(r + 1) * n]);
+            next[r * n..(r + 1) * n].copy_from_slice(&old_next[r * n..(r + 1) * n]);
+        }
+        (self.grid, self.next) = (grid, next);
+    }
+
+    fn phase<F: Fork>(&mut self, f: &mut F, _it: usize, _p: usize) {
+        let n = self.n;
+        let old: &[f64] = &self.grid;
+        let band = crate::common::Rows(&mut self.next[n..(n - 1) * n], n);
+        let data = 2 * (n * n * 8) as u64;
+        crate::placement::sweep(f, band, 1, self.grain, data, &|first,
+                                                                crate::common::Rows(
+            out,
+            _,
+        )| {
+            update_rows(old, n, first, out)
+        });
+        std::mem::swap(&mut self.grid, &mut self.next);
+    }
+
+    fn compare(&self, twin: &Placed) -> Result<(), String> {
+        match crate::common::first_bit_difference(&self.grid, &twin.grid) {
+            None => Ok(()),
+            Some(k) => Err(format!(
+                "heat({}): point ({}, {}) differs from the serial twin's",
+                self.n,
+                k / self.n,
+                k % self.n
+            )),
+        }
+    }
+
+    fn answer(&self) -> String {
+        format!("sum {:.9e}", self.grid.iter().sum::<f64>())
+    }
+}
+
 /// Checks `got` against the serial twin run on [`input`]`(n)`, bit for bit (every version computes
 /// each point by the same expression from the same values, so any difference is an error). Costs
 /// one serial run. The error is one line and names the first differing point.

@@ -49,6 +49,7 @@ pub mod native;
 pub mod nbody;
 pub mod nqueens;
 pub mod pdfs;
+pub mod placement;
 pub mod prefix_scan;
 pub mod runner;
 pub mod sor;

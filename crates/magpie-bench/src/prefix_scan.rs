@@ -35,6 +35,8 @@ pub fn input(n: u64) -> Vec<u64> {
 fn up_sweep<F: Fork>(f: &mut F, v: &[u64], tree: &mut [u64], blocks: usize, grain: usize) -> u64 {
     let (node, rest) = tree.split_first_mut().expect("a node per range");
     *node = if blocks == 1 {
+        // For the cache model: the block read.
+        magpie::cachemodel::leaf(&[magpie::cachemodel::range_of(v)], &[]);
         v.iter().fold(0, |a: u64, &x| a.wrapping_add(x))
     } else {
         let half = blocks / 2;
@@ -60,6 +62,9 @@ fn down_sweep<F: Fork>(
     grain: usize,
 ) {
     if blocks == 1 {
+        // For the cache model: the block read and written.
+        let r = magpie::cachemodel::range_of(v);
+        magpie::cachemodel::leaf(std::slice::from_ref(&r), std::slice::from_ref(&r));
         let mut acc = offset;
         for x in v {
             acc = acc.wrapping_add(*x);
@@ -97,6 +102,102 @@ pub fn run<F: Fork>(f: &mut F, v: &mut [u64], grain: u64) {
     for _ in 0..PASSES {
         up_sweep(f, v, &mut tree, blocks, grain);
         down_sweep(f, v, &tree, blocks, 0, grain);
+    }
+}
+
+/// Copies `from` into `to` (the same length) by the sweeps' recursion over `blocks` blocks of
+/// `grain`: the first-touch initialiser's.
+fn copy_blocks<F: Fork>(f: &mut F, from: &[u64], to: &mut [u64], blocks: usize, grain: usize) {
+    if blocks == 1 {
+        magpie::cachemodel::first_touch(
+            &[magpie::cachemodel::range_of(from)],
+            &[magpie::cachemodel::range_of(to)],
+        );
+        return to.copy_from_slice(from);
+    }
+    let half = blocks / 2;
+    let (flo, fhi) = from.split_at(half * grain);
+    let (tlo, thi) = to.split_at_mut(half * grain);
+    f.join(
+        |f| copy_blocks(f, flo, tlo, half, grain),
+        |f| copy_blocks(f, fhi, thi, blocks - half, grain),
+    );
+}
+
+/// Prefix scan as an iterative [`Program`](crate::placement::Program) (first-touch placement,
+/// §6.4): [`input`]`(n)` scanned `passes` times, each pass two phases (the up-sweep and the
+/// down-sweep, the same recursion over the blocks), and an initialiser that copies the array
+/// into fresh memory with that recursion. (The thesis's scan is not iterative; this one scans
+/// [`PASSES`] times per run, so it is.)
+#[derive(Clone, Debug)]
+pub struct Placed {
+    v: Vec<u64>,
+    tree: Vec<u64>,
+    grain: usize,
+    blocks: usize,
+    passes: usize,
+}
+
+impl Placed {
+    /// `n` values (at least 1) in blocks of `grain`, `passes` scans.
+    pub fn new(n: u64, grain: u64, passes: usize) -> Result<Placed, String> {
+        if n == 0 {
+            return Err("prefix-scan: n = 0: nothing to scan".into());
+        }
+        let grain = grain.clamp(1, n) as usize;
+        let blocks = (n as usize).div_ceil(grain);
+        Ok(Placed {
+            v: input(n),
+            tree: vec![0; 2 * blocks - 1],
+            grain,
+            blocks,
+            passes,
+        })
+    }
+}
+
+impl crate::placement::Program for Placed {
+    fn name(&self) -> &'static str {
+        "prefix-scan"
+    }
+    fn phases(&self) -> usize {
+        2
+    }
+    fn iterations(&self) -> usize {
+        self.passes
+    }
+    fn banded(&self) -> bool {
+        false
+    }
+
+    fn place<F: Fork>(&mut self, f: &mut F) {
+        let mut v = vec![0u64; self.v.len()];
+        copy_blocks(f, &self.v, &mut v, self.blocks, self.grain);
+        self.v = v;
+    }
+
+    fn phase<F: Fork>(&mut self, f: &mut F, _it: usize, p: usize) {
+        if p == 0 {
+            up_sweep(f, &self.v, &mut self.tree, self.blocks, self.grain);
+        } else {
+            down_sweep(f, &mut self.v, &self.tree, self.blocks, 0, self.grain);
+        }
+    }
+
+    fn compare(&self, twin: &Placed) -> Result<(), String> {
+        match self.v.iter().zip(&twin.v).position(|(a, b)| a != b) {
+            None => Ok(()),
+            Some(k) => Err(format!(
+                "prefix-scan({}): v[{k}] is {}, the serial twin's {}",
+                self.v.len(),
+                self.v[k],
+                twin.v[k]
+            )),
+        }
+    }
+
+    fn answer(&self) -> String {
+        format!("last {}", self.v.last().copied().unwrap_or(0))
     }
 }
 

@@ -11,6 +11,19 @@
 //! tasks in start order). A line not in the cache is a miss and is brought in, evicting the least
 //! recently used line when the cache is full. A write also invalidates the line in every other
 //! socket's cache (coherence), so a later read there misses.
+//!
+//! # First-touch pages
+//!
+//! On a NUMA machine an operating system's first-touch policy puts a page of memory on the socket
+//! whose core touched it first, and every later access from another socket crosses the
+//! interconnect. The model keeps a virtual page map of [`PAGE_BYTES`] pages: a page belongs to the
+//! socket of the first leaf that touches it, except that a leaf declared with [`first_touch`] (a
+//! fork/join initialiser writing freshly allocated memory) takes the pages it writes whoever held
+//! those addresses before (the allocator may hand the same addresses out again). Every byte a
+//! leaf declares on a page of another socket counts as a remote byte ([`Misses::remote_bytes`]),
+//! and every missed line on such a page as a remote miss ([`Misses::remote_misses`]). When two
+//! initialiser leaves on different sockets write the same page (a page straddling their blocks),
+//! the later one takes it; only a block's two edge pages can be shared.
 
 use crate::topology::Topology;
 use std::collections::{BTreeMap, HashMap};
@@ -27,7 +40,13 @@ pub struct LeafTask {
     pub reads: Vec<Range<u64>>,
     /// Byte ranges written, after the reads.
     pub writes: Vec<Range<u64>>,
+    /// Whether the writes first-touch freshly allocated memory ([`first_touch`]): their pages
+    /// move to this task's socket.
+    pub fresh: bool,
 }
+
+/// The size of a page of the virtual first-touch map (see the module doc).
+pub const PAGE_BYTES: u64 = 4096;
 
 /// Declares what the running leaf task touches: the byte ranges it reads and writes (see
 /// [`range_of`]). Recorded, with the worker and the time, when the current pool was built with
@@ -38,8 +57,26 @@ pub fn leaf(reads: &[Range<u64>], writes: &[Range<u64>]) {
         return;
     };
     if let Some(log) = &wt.registry.leaf_log {
-        log.record(wt.index, reads, writes);
+        log.record(wt.index, reads, writes, false);
     }
+}
+
+/// Declares a leaf of a fork/join *initialiser*: like [`leaf`], and its `writes` are the first
+/// touch of freshly allocated memory, so in the model their pages are placed on the socket of
+/// the worker that runs it (the operating system's first-touch policy; see the module doc).
+pub fn first_touch(reads: &[Range<u64>], writes: &[Range<u64>]) {
+    let Some(wt) = crate::worker::current() else {
+        return;
+    };
+    if let Some(log) = &wt.registry.leaf_log {
+        log.record(wt.index, reads, writes, true);
+    }
+}
+
+/// Whether the current pool records leaves: a kernel whose declarations cost something to
+/// compute (a sparse kernel's scattered reads) computes them only then.
+pub fn recording() -> bool {
+    crate::worker::current().is_some_and(|wt| wt.registry.leaf_log.is_some())
 }
 
 /// A pool's record of its leaf tasks: the hook the runtime keeps for the cache model, and all
@@ -62,12 +99,13 @@ impl LeafLog {
     }
 
     /// Records a leaf that worker `w` runs now, then holds it for the pace.
-    fn record(&self, w: usize, reads: &[Range<u64>], writes: &[Range<u64>]) {
+    fn record(&self, w: usize, reads: &[Range<u64>], writes: &[Range<u64>], fresh: bool) {
         let t = LeafTask {
             worker: w,
             start: self.epoch.elapsed().as_nanos() as u64,
             reads: reads.to_vec(),
             writes: writes.to_vec(),
+            fresh,
         };
         crate::sync::lock(&self.per_worker[w]).push(t);
         if !self.pace.is_zero() {
@@ -100,6 +138,10 @@ pub struct Misses {
     pub per_socket: Vec<u64>,
     /// The line size used.
     pub line_bytes: u64,
+    /// Bytes the leaves declared on pages of another socket than their worker's.
+    pub remote_bytes: u64,
+    /// Missed lines on pages of another socket than the missing one's.
+    pub remote_misses: u64,
 }
 
 impl Misses {
@@ -110,6 +152,40 @@ impl Misses {
     /// Bytes read from memory over all sockets (missed lines × line size).
     pub fn bytes(&self) -> u64 {
         self.total() * self.line_bytes
+    }
+}
+
+/// The virtual first-touch page map: page → socket.
+struct Pages {
+    owner: HashMap<u64, usize>,
+}
+
+impl Pages {
+    /// Places the pages `r` covers on socket `s`, whoever held them.
+    fn place(&mut self, r: &Range<u64>, s: usize) {
+        for p in r.start / PAGE_BYTES..r.end.div_ceil(PAGE_BYTES) {
+            self.owner.insert(p, s);
+        }
+    }
+
+    /// Socket `s` touches `r`: pages nobody touched become `s`'s; returns the bytes of `r` on
+    /// other sockets' pages.
+    fn touch(&mut self, r: &Range<u64>, s: usize) -> u64 {
+        let mut remote = 0;
+        for p in r.start / PAGE_BYTES..r.end.div_ceil(PAGE_BYTES) {
+            if *self.owner.entry(p).or_insert(s) != s {
+                let lo = r.start.max(p * PAGE_BYTES);
+                let hi = r.end.min((p + 1) * PAGE_BYTES);
+                remote += hi.saturating_sub(lo);
+            }
+        }
+        remote
+    }
+
+    fn remote(&self, byte: u64, s: usize) -> bool {
+        self.owner
+            .get(&(byte / PAGE_BYTES))
+            .is_some_and(|&o| o != s)
     }
 }
 
@@ -169,6 +245,10 @@ pub fn simulate(topology: &Topology, line_bytes: u64, tasks: &[LeafTask]) -> Mis
         .map(|s| Lru::new(((s.llc_bytes / line_bytes) as usize).max(1)))
         .collect();
     let mut misses = vec![0u64; caches.len()];
+    let mut pages = Pages {
+        owner: HashMap::new(),
+    };
+    let (mut remote_bytes, mut remote_misses) = (0, 0);
     let mut order: Vec<&LeafTask> = tasks.iter().collect();
     order.sort_by_key(|t| (t.start, t.worker));
     let lines = |r: &Range<u64>| {
@@ -178,10 +258,19 @@ pub fn simulate(topology: &Topology, line_bytes: u64, tasks: &[LeafTask]) -> Mis
     };
     for t in order {
         let s = topology.socket_of(t.worker);
+        if t.fresh {
+            for r in &t.writes {
+                pages.place(r, s);
+            }
+        }
+        for r in t.reads.iter().chain(&t.writes) {
+            remote_bytes += pages.touch(r, s);
+        }
         for r in &t.reads {
             for l in lines(r) {
                 if caches[s].touch(l) {
                     misses[s] += 1;
+                    remote_misses += u64::from(pages.remote(l * line_bytes, s));
                 }
             }
         }
@@ -189,6 +278,7 @@ pub fn simulate(topology: &Topology, line_bytes: u64, tasks: &[LeafTask]) -> Mis
             for l in lines(r) {
                 if caches[s].touch(l) {
                     misses[s] += 1;
+                    remote_misses += u64::from(pages.remote(l * line_bytes, s));
                 }
                 for (o, c) in caches.iter_mut().enumerate() {
                     if o != s {
@@ -201,6 +291,8 @@ pub fn simulate(topology: &Topology, line_bytes: u64, tasks: &[LeafTask]) -> Mis
     Misses {
         per_socket: misses,
         line_bytes,
+        remote_bytes,
+        remote_misses,
     }
 }
 
@@ -220,6 +312,7 @@ mod tests {
                 start: 0,
                 reads: vec![(2 * i * 80)..((2 * i + 4) * 80)],
                 writes: vec![],
+                fresh: false,
             })
             .collect()
     }
@@ -252,6 +345,7 @@ mod tests {
             start,
             reads: vec![r],
             writes: vec![],
+            fresh: false,
         };
         // 4 lines of 64 bytes fit; reading 5 evicts line 0, so line 0 misses again but line 4
         // (used last) does not.
@@ -283,12 +377,14 @@ mod tests {
             start,
             reads: vec![0..64],
             writes: vec![],
+            fresh: false,
         };
         let write = LeafTask {
             worker: 1,
             start: 1,
             reads: vec![],
             writes: vec![0..64],
+            fresh: false,
         };
         // Socket 0 reads, socket 1 writes (a miss there), socket 0 reads again: a miss.
         let m = simulate(&t, 64, &[read(0, 0), write.clone(), read(0, 2)]);
@@ -305,8 +401,65 @@ mod tests {
                 start: 0,
                 reads: vec![60..70],
                 writes: vec![],
+                fresh: false,
             }],
         );
         assert_eq!(m.total(), 2);
+    }
+
+    #[test]
+    fn pages_belong_to_their_first_toucher_and_fresh_writes_move_them() {
+        let t = Topology::parse("2x1:1MiB").unwrap();
+        let leaf = |w, start, reads: Vec<Range<u64>>, writes: Vec<Range<u64>>, fresh| LeafTask {
+            worker: w,
+            start,
+            reads,
+            writes,
+            fresh,
+        };
+        let page = PAGE_BYTES;
+        // Socket 0 touches two pages first; socket 1 then reads 100 bytes of the second page and
+        // 50 of a new one (its own): 100 remote bytes, and its 2 missed lines on that page
+        // (100 bytes from the page's start span two 64-byte lines) are remote.
+        let m = simulate(
+            &t,
+            64,
+            &[
+                leaf(0, 0, vec![0..2 * page], vec![], false),
+                leaf(
+                    1,
+                    1,
+                    vec![page..page + 100, 2 * page..2 * page + 50],
+                    vec![],
+                    false,
+                ),
+            ],
+        );
+        assert_eq!(m.remote_bytes, 100);
+        assert_eq!(m.remote_misses, 2);
+        // A fresh write by socket 1 moves the first page to it: socket 0's later read of it is
+        // remote, socket 1's is not.
+        let m = simulate(
+            &t,
+            64,
+            &[
+                leaf(0, 0, vec![0..page], vec![], false),
+                leaf(1, 1, vec![], vec![0..page], true),
+                leaf(0, 2, vec![0..64], vec![], false),
+                leaf(1, 3, vec![64..128], vec![], false),
+            ],
+        );
+        assert_eq!(m.remote_bytes, 64);
+        // Without `fresh`, the write itself is the remote access and the page stays.
+        let m = simulate(
+            &t,
+            64,
+            &[
+                leaf(0, 0, vec![0..page], vec![], false),
+                leaf(1, 1, vec![], vec![0..page], false),
+                leaf(0, 2, vec![0..64], vec![], false),
+            ],
+        );
+        assert_eq!(m.remote_bytes, page);
     }
 }

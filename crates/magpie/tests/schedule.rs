@@ -4,7 +4,7 @@
 use magpie::schedule::{self, Constraint, Cut, Schedule, ScheduleError};
 use magpie::{Policy, Pool};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// A random async-finish program: joins, scopes, and several joins in one task.
@@ -764,4 +764,104 @@ fn iterations_settle_from_recording_through_relaxed_to_ordered() {
             assert!(it.schedule().is_some());
         });
     }
+}
+
+/// A halving recursion `depth` levels deep whose leaves note their worker in `log`; leaf `i` is
+/// the `i`-th from the left.
+fn halving_tree(depth: u32, first: usize, log: &Mutex<Vec<(usize, usize)>>) {
+    if depth == 0 {
+        std::thread::sleep(Duration::from_micros(200));
+        log.lock()
+            .unwrap()
+            .push((first, magpie::worker_index().unwrap()));
+        return;
+    }
+    let half = 1 << (depth - 1);
+    magpie::join(
+        || halving_tree(depth - 1, first, log),
+        || halving_tree(depth - 1, first + half, log),
+    );
+}
+
+#[test]
+fn halving_gives_each_worker_one_contiguous_share() {
+    let cuts = |s: &Schedule| -> Vec<(Vec<u32>, u32)> {
+        s.cuts()
+            .iter()
+            .map(|c| (c.path.clone(), c.worker))
+            .collect()
+    };
+    assert!(Schedule::halving(1).cuts().is_empty());
+    assert_eq!(
+        cuts(&Schedule::halving(4)),
+        vec![(vec![0, 1], 1), (vec![1], 2), (vec![1, 1], 3)]
+    );
+    // 3 workers over 4 subtrees: 0, 0, 1, 2.
+    assert_eq!(
+        cuts(&Schedule::halving(3)),
+        vec![(vec![1], 1), (vec![1, 1], 2)]
+    );
+    for workers in [2, 3, 4, 5, 8] {
+        let s = Schedule::halving(workers);
+        assert_eq!(s.workers(), workers);
+        for constraint in [Constraint::Ordered, Constraint::Unordered] {
+            let p = pool(workers, Policy::WorkFirst);
+            let what = format!("{workers} workers, {constraint:?}");
+            let log = Mutex::new(Vec::new());
+            let depth = 5;
+            watchdog(60, &what, || {
+                p.install(|| schedule::follow(&s, constraint, || halving_tree(depth, 0, &log)))
+            });
+            let mut by_leaf = log.into_inner().unwrap();
+            by_leaf.sort();
+            assert_eq!(by_leaf.len(), 1 << depth, "{what}");
+            // Worker shares are contiguous runs of leaves, in worker order from the root's,
+            // and every worker has one.
+            let seq: Vec<usize> = by_leaf.iter().map(|&(_, w)| w).collect();
+            let mut runs: Vec<usize> = seq.clone();
+            runs.dedup();
+            assert_eq!(runs.len(), workers, "{what}: {seq:?}");
+            let mut distinct = runs.clone();
+            distinct.sort();
+            distinct.dedup();
+            assert_eq!(distinct.len(), workers, "{what}: {seq:?}");
+        }
+    }
+}
+
+#[test]
+fn iterate_places_with_the_initialisers_schedule_then_follows_it() {
+    let p = pool(3, Policy::WorkFirst);
+    watchdog(60, "place", || {
+        let mut it = schedule::Iterate::new(0, 2);
+        let log = Mutex::new(Vec::new());
+        // The initialiser is recorded and becomes the first template: the first iteration
+        // relaxes from it.
+        p.install(|| it.place(|| halving_tree(4, 0, &log)));
+        assert_eq!(it.steps()[0].stage, schedule::Stage::Place);
+        assert_eq!(it.stage(), schedule::Stage::Relax);
+        let init = it.schedule().cloned().unwrap();
+        for _ in 0..5 {
+            let was = it.stage();
+            p.install(|| it.run(|| halving_tree(4, 0, &log)));
+            // A second phase of the iteration, as the first ran.
+            p.install(|| it.again(|| halving_tree(4, 0, &log)));
+            if was == schedule::Stage::Relax {
+                // The initialiser follows the schedule just taken, under Ordered, and keeps it.
+                let t = it.schedule().cloned().unwrap();
+                p.install(|| it.place(|| halving_tree(4, 0, &log)));
+                assert_eq!(it.schedule(), Some(&t));
+                let last = it.steps().last().unwrap();
+                assert_eq!(last.stage, schedule::Stage::Place);
+                assert_eq!(last.deviations, 0);
+                assert_eq!(last.same_worker, 1.0, "{:?}", it.steps());
+            }
+        }
+        assert_eq!(it.stage(), schedule::Stage::Follow, "{:?}", it.steps());
+        // Every leaf of every run ran once: 1 initialiser + 2 placements at most + 10 phases.
+        let n = log.lock().unwrap().len();
+        assert_eq!(n % 16, 0);
+        assert!(n >= 16 * 11, "{n}");
+        let _ = init;
+    });
 }

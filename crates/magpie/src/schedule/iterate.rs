@@ -19,6 +19,17 @@
 //! 4. An ordered iteration that deviates (its program changed shape under it) goes back to
 //!    relaxing from the schedule it took.
 //!
+//! A program whose data should live where it is computed adds a fork/join *initialiser* with
+//! the structure of an iteration (§6.4): [`Iterate::place`] runs it. The first call, before any
+//! iteration, is recorded and its schedule is the first template (the initialiser's structure
+//! matches the kernel's, so the kernel starts from where the data was first touched). Later
+//! calls follow the current template under `Ordered`, so the initialiser copies each piece of
+//! data into fresh memory on the worker that computes on it now; the program calls it after each
+//! relaxed iteration (Relaxed kernel, extract, Ordered initialiser, until stable; then Ordered):
+//! the thesis's Fig. 6.3. An iteration made of several phases of the same structure (sweeps
+//! over the same rows) runs its first phase with [`run`](Iterate::run) and the others with
+//! [`again`](Iterate::again), which follow the same template under the same constraint.
+//!
 //! Everything an iteration does is reported ([`Step`]), so a program (or a figure) can show
 //! how fast the schedule settled, what it costs to keep and how much stays put.
 
@@ -33,6 +44,9 @@ pub enum Stage {
     Relax,
     /// Follow the stable schedule under `Ordered`.
     Follow,
+    /// A fork/join initialiser ([`Iterate::place`]): recorded when there is no template yet,
+    /// otherwise following the template under `Ordered`.
+    Place,
 }
 
 /// One iteration, as [`Iterate::run`] reports it.
@@ -61,6 +75,8 @@ pub struct Iterate {
     stage: Stage,
     template: Option<Schedule>,
     relaxed: usize,
+    /// How the last [`run`](Iterate::run) ran (what [`again`](Iterate::again) repeats).
+    last: Stage,
     steps: Vec<Step>,
 }
 
@@ -81,6 +97,7 @@ impl Iterate {
             stage: Stage::Record,
             template: None,
             relaxed: 0,
+            last: Stage::Record,
             steps: Vec::new(),
         }
     }
@@ -117,6 +134,7 @@ impl Iterate {
             (Some(t), Stage::Follow) => follow(t, Constraint::Ordered, f),
             _ => record(f),
         };
+        self.last = stage;
         let deviations = deviations().saturating_sub(before);
         let same_worker = match &self.template {
             None => 0.0,
@@ -140,7 +158,7 @@ impl Iterate {
                 self.relaxed = 0;
                 Stage::Relax
             }
-            Stage::Follow => Stage::Follow,
+            Stage::Follow | Stage::Place => Stage::Follow,
         };
         self.steps.push(Step {
             stage,
@@ -153,6 +171,65 @@ impl Iterate {
         // is the next template (the extraction step).
         if stage != Stage::Follow || deviations > 0 {
             self.template = Some(taken);
+        }
+        r
+    }
+
+    /// Runs the program's fork/join initialiser `f` (see the module doc): recorded, its
+    /// schedule becoming the first template, when no iteration or initialiser ran yet;
+    /// otherwise following the current template under `Ordered`, the template unchanged. Either
+    /// way the next [`run`](Self::run) relaxes from the template unless the schedule is already
+    /// stable. Reported as a [`Stage::Place`] step.
+    ///
+    /// # Panics
+    ///
+    /// As [`record`].
+    pub fn place<R, F>(&mut self, f: F) -> R
+    where
+        F: FnOnce() -> R + Send,
+        R: Send,
+    {
+        let before = deviations();
+        let (r, taken) = match &self.template {
+            Some(t) => follow(t, Constraint::Ordered, f),
+            None => record(f),
+        };
+        let same_worker = self.template.as_ref().map_or(0.0, |t| t.kept_in(&taken));
+        self.steps.push(Step {
+            stage: Stage::Place,
+            cuts: taken.cuts().len(),
+            bytes: taken.bytes(),
+            deviations: deviations().saturating_sub(before),
+            same_worker,
+        });
+        if self.template.is_none() {
+            self.template = Some(taken);
+            self.stage = Stage::Relax;
+        }
+        r
+    }
+
+    /// Runs `f`, another phase of the iteration the last [`run`](Self::run) began, as that
+    /// phase ran: recorded, or following the current template `Relaxed` (pruned) or `Ordered`.
+    /// The template and the stage do not change; deviations are added to the last step.
+    /// Before any `run`, it records, as the first iteration does.
+    ///
+    /// # Panics
+    ///
+    /// As [`record`].
+    pub fn again<R, F>(&mut self, f: F) -> R
+    where
+        F: FnOnce() -> R + Send,
+        R: Send,
+    {
+        let before = deviations();
+        let r = match (&self.template, self.last) {
+            (Some(t), Stage::Relax) => follow(&t.prune(self.prune), Constraint::Relaxed, f).0,
+            (Some(t), Stage::Follow) => follow(t, Constraint::Ordered, f).0,
+            _ => record(f).0,
+        };
+        if let Some(s) = self.steps.last_mut() {
+            s.deviations += deviations().saturating_sub(before);
         }
         r
     }

@@ -183,6 +183,50 @@ impl Schedule {
         })
     }
 
+    /// A user-specified schedule (§6.3.2) for a region whose tasks halve their work with one
+    /// `join` each (left half, right half), as a recursive loop over rows or blocks does: the
+    /// `2^d` subtrees at depth `d = ⌈log₂ workers⌉` go to the workers in order, subtree `i` to
+    /// worker `i × workers / 2^d`, so each worker gets one contiguous share of the work and
+    /// worker 0 the first (the root's). Each right half whose first subtree belongs to another
+    /// worker than its parent's is a cut of rank 0 on it (or the next rank when a worker gets
+    /// several, which happens only when `workers` is not a power of two). A region with more
+    /// or fewer levels, or with other work at the root, still runs under it (see
+    /// [`follow`](crate::schedule::follow)).
+    pub fn halving(workers: usize) -> Schedule {
+        let workers = workers.clamp(1, 1 << 16);
+        let depth = workers.next_power_of_two().trailing_zeros();
+        let leaves = 1usize << depth;
+        let owner = |first_leaf: usize| (first_leaf * workers / leaves) as u32;
+        let mut cuts = Vec::new();
+        // Every node is (path, first subtree index, subtrees under it); a right child starts
+        // halfway through its parent's subtrees.
+        let mut stack = vec![(Vec::<u32>::new(), 0usize, leaves)];
+        while let Some((path, first, span)) = stack.pop() {
+            if span == 1 {
+                continue;
+            }
+            let half = span / 2;
+            let mut right = path.clone();
+            right.push(1);
+            if owner(first + half) != owner(first) {
+                cuts.push(Cut {
+                    path: right.clone(),
+                    worker: owner(first + half),
+                    rank: 0,
+                });
+            }
+            let mut left = path;
+            left.push(0);
+            stack.push((left, first, half));
+            stack.push((right, first + half, half));
+        }
+        // A worker's cuts in the order of their first subtrees (left to right).
+        let first_subtree =
+            |c: &Cut| c.path.iter().fold(0, |a, &b| a * 2 + b) << (depth as usize - c.path.len());
+        Schedule::renumbered(workers as u32, 0, cuts, |c| (first_subtree(c), 0))
+            .with_note(format!("halving workers={workers}"))
+    }
+
     /// A free-form note stored with the schedule: what program and input it was recorded on
     /// (`magpie schedule record` writes the kernel and its options here, and `follow` reads
     /// them back). Empty unless set with [`with_note`](Self::with_note); kept by `prune` and
