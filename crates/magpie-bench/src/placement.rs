@@ -180,120 +180,126 @@ pub fn run<P: Program>(
     let mut prog = prog.clone();
     let workers = pool.workers();
     let start = Instant::now();
-    let mut all = pool.take_leaves();
-    all.clear();
-    let mut rows = Vec::new();
+    let mut leaves = pool.take_leaves();
+    leaves.clear();
+    let all = &mut leaves;
     let mut previous: Option<HashMap<(usize, u64), usize>> = None;
     let mut iterate = match strategy {
         Strategy::Relaxed { prune, max_relaxed } => Some(Iterate::new(prune, max_relaxed)),
         _ => None,
     };
-    let user = Schedule::halving(workers);
-    // The initialiser.
-    let template = pool.install(|| match (strategy, &mut iterate) {
-        (Strategy::Relaxed { .. }, Some(it)) => {
-            it.place(|| prog.place(&mut Magpie));
-            None
-        }
-        (Strategy::Ordered, _) => Some(schedule::record(|| prog.place(&mut Magpie)).1),
-        (Strategy::User, _) => {
-            schedule::follow(&user, Constraint::Unordered, || prog.place(&mut Magpie));
-            Some(user.clone())
-        }
-        _ => {
-            prog.place(&mut Magpie);
-            None
-        }
-    });
-    all.extend(pool.take_leaves());
-    let devs = || pool.stats().deviations;
-    for it in 0..prog.iterations() {
-        let t0 = Instant::now();
-        let d0 = devs();
-        let mut phase_leaves = Vec::new();
-        let mut stage = "plain".to_string();
-        let (mut bytes, mut cuts) = (0, 0);
-        let mut place_after = false;
-        for p in 0..prog.phases() {
-            let prog = &mut prog;
-            let run = |prog: &mut P| prog.phase(&mut Magpie, it, p);
-            match (strategy, &mut iterate, &template) {
-                (Strategy::Relaxed { .. }, Some(iter), _) => {
-                    if p == 0 {
-                        let s = iter.stage();
-                        stage = match s {
-                            Stage::Record => "record",
-                            Stage::Relax => "relax",
-                            _ => "follow",
+    // One install for the whole program: every region's root then runs on the same worker (a
+    // started task never changes thread), so a template's root worker is the same worker in
+    // every iteration and following it keeps every piece of work where it ran before.
+    let rows = pool.install(|| {
+        let user = Schedule::halving(workers);
+        // The initialiser.
+        let template = match (strategy, &mut iterate) {
+            (Strategy::Relaxed { .. }, Some(it)) => {
+                it.place(|| prog.place(&mut Magpie));
+                None
+            }
+            (Strategy::Ordered, _) => Some(schedule::record(|| prog.place(&mut Magpie)).1),
+            (Strategy::User, _) => {
+                schedule::follow(&user, Constraint::Unordered, || prog.place(&mut Magpie));
+                Some(user.clone())
+            }
+            _ => {
+                prog.place(&mut Magpie);
+                None
+            }
+        };
+        all.extend(pool.take_leaves());
+        let devs = || pool.stats().deviations;
+        let mut rows = Vec::new();
+        for it in 0..prog.iterations() {
+            let t0 = Instant::now();
+            let d0 = devs();
+            let mut phase_leaves = Vec::new();
+            let mut stage = "plain".to_string();
+            let (mut bytes, mut cuts) = (0, 0);
+            let mut place_after = false;
+            for p in 0..prog.phases() {
+                let prog = &mut prog;
+                let run = |prog: &mut P| prog.phase(&mut Magpie, it, p);
+                match (strategy, &mut iterate, &template) {
+                    (Strategy::Relaxed { .. }, Some(iter), _) => {
+                        if p == 0 {
+                            let s = iter.stage();
+                            stage = match s {
+                                Stage::Record => "record",
+                                Stage::Relax => "relax",
+                                _ => "follow",
+                            }
+                            .into();
+                            place_after = s == Stage::Relax;
+                            iter.run(|| run(prog));
+                            if let Some(t) = iter.schedule() {
+                                (bytes, cuts) = (t.bytes(), t.cuts().len());
+                            }
+                        } else {
+                            iter.again(|| run(prog));
                         }
-                        .into();
-                        place_after = s == Stage::Relax;
-                        pool.install(|| iter.run(|| run(prog)));
-                        if let Some(t) = iter.schedule() {
-                            (bytes, cuts) = (t.bytes(), t.cuts().len());
-                        }
-                    } else {
-                        pool.install(|| iter.again(|| run(prog)));
                     }
+                    (Strategy::Ordered, _, Some(t)) => {
+                        stage = "follow".into();
+                        let taken = pool
+                            .install(|| schedule::follow(t, Constraint::Ordered, || run(prog)).1);
+                        (bytes, cuts) = (taken.bytes(), taken.cuts().len());
+                    }
+                    (Strategy::User, _, Some(t)) => {
+                        stage = "unordered".into();
+                        let taken = schedule::follow(t, Constraint::Unordered, || run(prog)).1;
+                        (bytes, cuts) = (taken.bytes(), taken.cuts().len());
+                    }
+                    _ => run(prog),
                 }
-                (Strategy::Ordered, _, Some(t)) => {
-                    stage = "follow".into();
-                    let taken =
-                        pool.install(|| schedule::follow(t, Constraint::Ordered, || run(prog)).1);
-                    (bytes, cuts) = (taken.bytes(), taken.cuts().len());
+                phase_leaves.push((p, pool.take_leaves()));
+            }
+            let wall = t0.elapsed();
+            let busy: Duration = phase_leaves
+                .iter()
+                .flat_map(|(_, l)| l)
+                .map(|l| paced(l, pace))
+                .sum();
+            let idle = if pace.is_zero() || wall.is_zero() {
+                0.0
+            } else {
+                (1.0 - busy.as_secs_f64() / (workers as f64 * wall.as_secs_f64())).max(0.0)
+            };
+            let now = keyed(&phase_leaves);
+            let same_worker = match &previous {
+                Some(prev) if !now.is_empty() => {
+                    let same = now.iter().filter(|(k, w)| prev.get(k) == Some(w)).count();
+                    same as f64 / now.len() as f64
                 }
-                (Strategy::User, _, Some(t)) => {
-                    stage = "unordered".into();
-                    let taken =
-                        pool.install(|| schedule::follow(t, Constraint::Unordered, || run(prog)).1);
-                    (bytes, cuts) = (taken.bytes(), taken.cuts().len());
+                _ => 0.0,
+            };
+            let leaves: usize = phase_leaves.iter().map(|(_, l)| l.len()).sum();
+            for (_, l) in phase_leaves {
+                all.extend(l);
+            }
+            previous = Some(now);
+            if place_after {
+                if let Some(iter) = &mut iterate {
+                    iter.place(|| prog.place(&mut Magpie));
+                    all.extend(pool.take_leaves());
                 }
-                _ => pool.install(|| run(prog)),
             }
-            phase_leaves.push((p, pool.take_leaves()));
+            rows.push(Iteration {
+                stage,
+                placed_after: place_after,
+                leaves,
+                same_worker,
+                idle,
+                schedule_bytes: bytes,
+                cuts,
+                deviations: devs().saturating_sub(d0),
+                wall_ns: wall.as_nanos() as u64,
+            });
         }
-        let wall = t0.elapsed();
-        let busy: Duration = phase_leaves
-            .iter()
-            .flat_map(|(_, l)| l)
-            .map(|l| paced(l, pace))
-            .sum();
-        let idle = if pace.is_zero() || wall.is_zero() {
-            0.0
-        } else {
-            (1.0 - busy.as_secs_f64() / (workers as f64 * wall.as_secs_f64())).max(0.0)
-        };
-        let now = keyed(&phase_leaves);
-        let same_worker = match &previous {
-            Some(prev) if !now.is_empty() => {
-                let same = now.iter().filter(|(k, w)| prev.get(k) == Some(w)).count();
-                same as f64 / now.len() as f64
-            }
-            _ => 0.0,
-        };
-        let leaves: usize = phase_leaves.iter().map(|(_, l)| l.len()).sum();
-        for (_, l) in phase_leaves {
-            all.extend(l);
-        }
-        previous = Some(now);
-        if place_after {
-            if let Some(iter) = &mut iterate {
-                pool.install(|| iter.place(|| prog.place(&mut Magpie)));
-                all.extend(pool.take_leaves());
-            }
-        }
-        rows.push(Iteration {
-            stage,
-            placed_after: place_after,
-            leaves,
-            same_worker,
-            idle,
-            schedule_bytes: bytes,
-            cuts,
-            deviations: devs().saturating_sub(d0),
-            wall_ns: wall.as_nanos() as u64,
-        });
-    }
+        rows
+    });
     let wall_ns = start.elapsed().as_nanos() as u64;
     // The serial twin: the same program, the same iterations, the serial fork.
     twin.place(&mut Serial);
@@ -305,10 +311,92 @@ pub fn run<P: Program>(
     prog.compare(&twin)?;
     Ok(Report {
         iterations: rows,
-        leaves: all,
+        leaves,
         answer: prog.answer(),
         wall_ns,
     })
+}
+
+/// The kernels that are [`Program`]s.
+pub const KERNELS: &[crate::Kernel] = &[
+    crate::Kernel::Heat,
+    crate::Kernel::Fdtd2d,
+    crate::Kernel::FloydWarshall,
+    crate::Kernel::Cg,
+    crate::Kernel::PrefixScan,
+];
+
+/// The iterations a kernel's benchmark run does at size `n` (floyd-warshall: `n` steps).
+pub fn default_iterations(kernel: crate::Kernel, n: u64) -> usize {
+    match kernel {
+        crate::Kernel::Heat => crate::heat::STEPS,
+        crate::Kernel::Fdtd2d => crate::fdtd2d::STEPS,
+        crate::Kernel::FloydWarshall => n as usize,
+        crate::Kernel::Cg => crate::cg::ITERATIONS,
+        _ => crate::prefix_scan::PASSES,
+    }
+}
+
+/// Whether `kernel`'s phases sweep rows (so places and squads apply to them).
+pub fn banded(kernel: crate::Kernel) -> bool {
+    matches!(
+        kernel,
+        crate::Kernel::Heat | crate::Kernel::Fdtd2d | crate::Kernel::FloydWarshall
+    )
+}
+
+/// [`run`] on `kernel` at size `n`, with `grain` (default: the kernel's) and `iterations`
+/// (default: [`default_iterations`]). A kernel that is not a [`Program`] or a bad size is an
+/// error naming what to do.
+pub fn run_kernel(
+    pool: &magpie::Pool,
+    kernel: crate::Kernel,
+    n: u64,
+    grain: Option<u64>,
+    iterations: Option<usize>,
+    strategy: Strategy,
+    pace: Duration,
+) -> Result<Report, String> {
+    kernel.check_n(n)?;
+    let grain = grain.or(kernel.default_grain()).unwrap_or(1);
+    let it = iterations.unwrap_or_else(|| default_iterations(kernel, n));
+    match kernel {
+        crate::Kernel::Heat => run(
+            pool,
+            &crate::heat::Placed::new(n, grain as usize, it)?,
+            strategy,
+            pace,
+        ),
+        crate::Kernel::Fdtd2d => run(
+            pool,
+            &crate::fdtd2d::Placed::new(n as usize, grain, it)?,
+            strategy,
+            pace,
+        ),
+        crate::Kernel::FloydWarshall => run(
+            pool,
+            &crate::floyd_warshall::Placed::new(n as usize, grain, it)?,
+            strategy,
+            pace,
+        ),
+        crate::Kernel::Cg => run(
+            pool,
+            &crate::cg::Placed::new(n as usize, grain, it)?,
+            strategy,
+            pace,
+        ),
+        crate::Kernel::PrefixScan => run(
+            pool,
+            &crate::prefix_scan::Placed::new(n, grain, it)?,
+            strategy,
+            pace,
+        ),
+        k => Err(format!(
+            "{} has no first-touch initialiser (these do: heat, fdtd-2d, floyd-warshall, cg, \
+             prefix-scan)",
+            k.name()
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -75,7 +75,8 @@ impl Command {
 
 #[derive(Args, Debug)]
 pub struct LocalityArgs {
-    /// The kernel (one whose leaf tasks declare their accesses: heat, sor, ge, mergesort).
+    /// The kernel (one whose leaf tasks declare their accesses: heat, fdtd-2d, floyd-warshall,
+    /// cg, prefix-scan, sor, ge, mergesort).
     #[arg(value_parser = parse_kernel)]
     pub kernel: Kernel,
     /// Problem size (default: from --size).
@@ -98,9 +99,20 @@ pub struct LocalityArgs {
     /// cross-place stealing), places-cross (the same with cross-place stealing), cab (CAB's
     /// squads, the work split across squads down to Eq. 4's boundary level, each inter-socket
     /// task sent to the squad it names), cab-paper (the same, each inter-socket task left in its
-    /// spawner's squad's pool, as in CAB's paper).
+    /// spawner's squad's pool, as in CAB's paper); for the kernels with a first-touch
+    /// initialiser (heat, fdtd-2d, floyd-warshall, cg, prefix-scan) also relws (the thesis's
+    /// §6.4 loop: Relaxed iterations re-placing the data until the schedule is stable, then
+    /// Ordered), stows (the initialiser's schedule followed Ordered) and user (a user-specified
+    /// halving partition, Unordered).
     #[arg(long, default_value = DEFAULT_STRATEGIES, value_parser = parse_strategies)]
     pub strategies: Strategies,
+    /// For the kernels with a first-touch initialiser: iterations to run (default: the
+    /// kernel's; floyd-warshall's is n).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub iterations: Option<u64>,
+    /// With relws: percent of the template's cuts pruned before each relaxed iteration.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub prune: u32,
     /// With cab: use this boundary level instead of Eq. 4's (to sweep it).
     #[arg(long)]
     pub boundary_level: Option<u32>,
@@ -130,6 +142,19 @@ pub struct Strategy {
     pub squads: bool,
     /// With squads: whether inter-socket tasks go to the squads they name.
     pub squad_hints: bool,
+    /// relws, stows or user: the schedule the kernel's iterations follow.
+    pub follow: Option<Follow>,
+}
+
+/// The schedule-following strategies of `magpie locality` (`magpie_bench::placement`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Follow {
+    /// relws: the §6.4 loop.
+    Relaxed,
+    /// stows: the initialiser's schedule, Ordered.
+    Ordered,
+    /// user: `Schedule::halving`, Unordered.
+    User,
 }
 
 /// Strategies, in the order given.
@@ -139,6 +164,11 @@ pub struct Strategies(pub Vec<(String, Strategy)>);
 /// `magpie locality`'s strategies when none are named, and the ones `magpie suite --locality`
 /// compares.
 pub const DEFAULT_STRATEGIES: &str = "random,numa,places,places-cross,cab,cab-paper";
+
+/// The schedule-following strategies, parsed (for the kernels with a first-touch initialiser).
+pub fn schedule_strategies() -> Strategies {
+    parse_strategies("relws,stows,user").expect("the schedule strategies parse")
+}
 
 /// [`DEFAULT_STRATEGIES`], parsed.
 pub fn default_strategies() -> Strategies {
@@ -154,29 +184,44 @@ fn parse_strategies(s: &str) -> Result<Strategies, String> {
                 places: Some(false),
                 squads: false,
                 squad_hints: true,
+                follow: None,
             },
             "places-cross" => Strategy {
                 victims: magpie::Victims::Random,
                 places: Some(true),
                 squads: false,
                 squad_hints: true,
+                follow: None,
             },
             "cab" | "cab-paper" => Strategy {
                 victims: magpie::Victims::Random,
                 places: None,
                 squads: true,
                 squad_hints: name == "cab",
+                follow: None,
+            },
+            "relws" | "stows" | "user" => Strategy {
+                victims: magpie::Victims::Random,
+                places: None,
+                squads: false,
+                squad_hints: true,
+                follow: Some(match name {
+                    "relws" => Follow::Relaxed,
+                    "stows" => Follow::Ordered,
+                    _ => Follow::User,
+                }),
             },
             _ => Strategy {
                 victims: name.parse::<magpie::Victims>().map_err(|_| {
                     format!(
                         "unknown strategy `{name}`: expected random, numa, places, \
-                         places-cross, cab or cab-paper"
+                         places-cross, cab, cab-paper, relws, stows or user"
                     )
                 })?,
                 places: None,
                 squads: false,
                 squad_hints: true,
+                follow: None,
             },
         };
         if !v.iter().any(|(n, _)| n == name) {

@@ -3,6 +3,13 @@
 //! core (mapped onto the CPUs that exist), records what each leaf task declares it touched, and
 //! the records are replayed through one LRU cache per socket. Each strategy runs `--runs` times
 //! (verified each time); the run with the median total is reported.
+//!
+//! The kernels with a first-touch initialiser (`magpie_bench::placement`: heat, fdtd-2d,
+//! floyd-warshall, cg, prefix-scan) run as programs under every strategy: their data is placed
+//! by a fork/join initialiser (under the strategy's schedule, or plain stealing), then their
+//! iterations run; the model's page map counts the bytes each socket reads from another's
+//! memory, and each iteration reports the share of leaves that stayed on their worker, the idle
+//! share and the schedule's bytes. The strategies `relws`, `stows` and `user` are theirs.
 
 use crate::cli::LocalityArgs;
 use crate::Failure;
@@ -23,6 +30,19 @@ pub struct Row {
     pub leaves: usize,
     /// Every run's total, in run order.
     pub runs: Vec<u64>,
+    /// Bytes declared on pages of another socket (the model's first-touch page map), the median
+    /// run's.
+    #[serde(default)]
+    pub remote_bytes: u64,
+    /// Missed lines on pages of another socket, the median run's.
+    #[serde(default)]
+    pub remote_misses: u64,
+    /// For a kernel with a first-touch initialiser: the median run's iterations.
+    #[serde(default)]
+    pub iterations: Vec<magpie_bench::placement::Iteration>,
+    /// For a kernel with a first-touch initialiser: the result, in words.
+    #[serde(default)]
+    pub answer: Option<String>,
 }
 
 /// How the model runs: the virtual machine, the strategies and the runs of each.
@@ -34,6 +54,10 @@ pub struct Settings<'a> {
     pub pace_us_per_mib: u64,
     pub boundary_level: Option<u32>,
     pub policy: Option<magpie::Policy>,
+    /// Iterations of a first-touch program (default: the kernel's).
+    pub iterations: Option<usize>,
+    /// relws's pruning percentage.
+    pub prune: u32,
 }
 
 /// `--pace-us-per-mib`'s default: a leaf touching the 80 KiB of four rows of a 1024-wide grid
@@ -41,7 +65,16 @@ pub struct Settings<'a> {
 pub const DEFAULT_PACE_US_PER_MIB: u64 = 2000;
 
 /// The kernels that declare their leaves' accesses (the others give the model nothing).
-pub const KERNELS: &[Kernel] = &[Kernel::Heat, Kernel::Sor, Kernel::Ge, Kernel::Mergesort];
+pub const KERNELS: &[Kernel] = &[
+    Kernel::Heat,
+    Kernel::Fdtd2d,
+    Kernel::FloydWarshall,
+    Kernel::Cg,
+    Kernel::PrefixScan,
+    Kernel::Sor,
+    Kernel::Ge,
+    Kernel::Mergesort,
+];
 
 /// [`KERNELS`] in words.
 pub fn kernels_in_words() -> String {
@@ -53,14 +86,40 @@ pub fn kernels_in_words() -> String {
     }
 }
 
+/// One modelled run: the misses, the leaves' count, and for a first-touch program its
+/// iterations and answer.
+struct Modelled {
+    misses: Misses,
+    leaves: usize,
+    iterations: Vec<magpie_bench::placement::Iteration>,
+    answer: Option<String>,
+}
+
 /// Runs `case` `m.runs` times per strategy, each run verified, and models each run's misses;
 /// one row per strategy, with the median run's misses.
 pub fn model(case: &magpie_bench::runner::Case, m: &Settings) -> Result<Vec<Row>, Failure> {
+    use magpie_bench::placement;
     let topo = m.topology;
+    let program = placement::KERNELS.contains(&case.kernel);
     let mut rows = Vec::new();
     for (name, st) in m.strategies {
-        let mut results: Vec<(Misses, usize)> = Vec::new();
+        if st.follow.is_some() && !program {
+            return Err(Failure::Usage(format!(
+                "the strategy {name} needs a kernel with a first-touch initialiser (heat, \
+                 fdtd-2d, floyd-warshall, cg, prefix-scan), not {}",
+                case.kernel.name()
+            )));
+        }
+        if program && (st.places.is_some() || st.squads) && !placement::banded(case.kernel) {
+            return Err(Failure::Usage(format!(
+                "the strategy {name} needs a kernel whose phases sweep rows (heat, fdtd-2d, \
+                 floyd-warshall), not {}; leave it out",
+                case.kernel.name()
+            )));
+        }
+        let mut results: Vec<Modelled> = Vec::new();
         for _ in 0..m.runs {
+            let pace = std::time::Duration::from_micros(m.pace_us_per_mib);
             let pool = crate::bench::pool_builder(Some(topo.cores()), m.policy, None, None, false)?
                 .topology(topo.clone())
                 .victims(st.victims)
@@ -70,11 +129,35 @@ pub fn model(case: &magpie_bench::runner::Case, m: &Settings) -> Result<Vec<Row>
                 .squad_hints(st.squad_hints)
                 .boundary_level(m.boundary_level)
                 .record_leaves(true)
-                .pace_leaves(std::time::Duration::from_micros(m.pace_us_per_mib))
+                .pace_leaves(pace)
                 .build()
                 .map_err(Failure::from_magpie)?;
-            crate::bench::run_once_verified(&pool, case)?;
-            let leaves = pool.take_leaves();
+            let (leaves, iterations, answer) = if program {
+                use crate::cli::Follow;
+                let strategy = match st.follow {
+                    None => placement::Strategy::Plain,
+                    Some(Follow::Relaxed) => placement::Strategy::Relaxed {
+                        prune: m.prune,
+                        max_relaxed: 4,
+                    },
+                    Some(Follow::Ordered) => placement::Strategy::Ordered,
+                    Some(Follow::User) => placement::Strategy::User,
+                };
+                let r = placement::run_kernel(
+                    &pool,
+                    case.kernel,
+                    case.n,
+                    case.grain,
+                    m.iterations,
+                    strategy,
+                    pace,
+                )
+                .map_err(Failure::Failed)?;
+                (r.leaves, r.iterations, Some(r.answer))
+            } else {
+                crate::bench::run_once_verified(&pool, case)?;
+                (pool.take_leaves(), Vec::new(), None)
+            };
             if leaves.is_empty() {
                 return Err(Failure::Usage(format!(
                     "{} declares no leaf accesses, so there is nothing to model ({} do)",
@@ -82,22 +165,67 @@ pub fn model(case: &magpie_bench::runner::Case, m: &Settings) -> Result<Vec<Row>
                     kernels_in_words()
                 )));
             }
-            results.push((simulate(topo, m.line, &leaves), leaves.len()));
+            results.push(Modelled {
+                misses: simulate(topo, m.line, &leaves),
+                leaves: leaves.len(),
+                iterations,
+                answer,
+            });
         }
-        let runs: Vec<u64> = results.iter().map(|r| r.0.total()).collect();
+        let runs: Vec<u64> = results.iter().map(|r| r.misses.total()).collect();
         let mut order: Vec<usize> = (0..results.len()).collect();
         order.sort_by_key(|&i| runs[i]);
-        let (mm, leaves) = &results[order[order.len() / 2]];
+        let r = &results[order[order.len() / 2]];
         rows.push(Row {
             strategy: name.clone(),
-            misses: mm.total(),
-            misses_per_socket: mm.per_socket.clone(),
-            bytes: mm.bytes(),
-            leaves: *leaves,
+            misses: r.misses.total(),
+            misses_per_socket: r.misses.per_socket.clone(),
+            bytes: r.misses.bytes(),
+            leaves: r.leaves,
             runs,
+            remote_bytes: r.misses.remote_bytes,
+            remote_misses: r.misses.remote_misses,
+            iterations: r.iterations.clone(),
+            answer: r.answer.clone(),
         });
     }
     Ok(rows)
+}
+
+/// The per-iteration table of a first-touch program's row (at most `max` iterations, then a
+/// line on the rest).
+pub fn iteration_lines(r: &Row, max: usize) -> Vec<String> {
+    let mut v = vec![format!(
+        "  {}: {:>4} {:<9} {:>6} {:>6} {:>7} {:>5} {:>4}",
+        r.strategy, "it", "stage", "same%", "idle%", "sched B", "cuts", "dev"
+    )];
+    let pad = " ".repeat(r.strategy.len() + 2);
+    for (i, it) in r.iterations.iter().enumerate().take(max) {
+        v.push(format!(
+            "  {pad}{:>4} {:<9} {:>6.1} {:>6.1} {:>7} {:>5} {:>4}{}",
+            i,
+            it.stage,
+            100.0 * it.same_worker,
+            100.0 * it.idle,
+            it.schedule_bytes,
+            it.cuts,
+            it.deviations,
+            if it.placed_after { "  re-placed" } else { "" }
+        ));
+    }
+    let rest = &r.iterations[r.iterations.len().min(max)..];
+    if !rest.is_empty() {
+        let mean = |f: &dyn Fn(&magpie_bench::placement::Iteration) -> f64| {
+            rest.iter().map(f).sum::<f64>() / rest.len() as f64
+        };
+        v.push(format!(
+            "  {pad}and {} more: mean same {:.1}%, idle {:.1}%",
+            rest.len(),
+            100.0 * mean(&|i| i.same_worker),
+            100.0 * mean(&|i| i.idle)
+        ));
+    }
+    v
 }
 
 pub fn run(a: LocalityArgs) -> Result<(), Failure> {
@@ -113,6 +241,8 @@ pub fn run(a: LocalityArgs) -> Result<(), Failure> {
             pace_us_per_mib: a.pace_us_per_mib,
             boundary_level: a.boundary_level,
             policy: a.policy,
+            iterations: a.iterations.map(|i| i as usize),
+            prune: a.prune,
         },
     )?;
     if a.json {
@@ -131,19 +261,37 @@ pub fn run(a: LocalityArgs) -> Result<(), Failure> {
         a.runs
     );
     let base = rows.first().map_or(1, |r| r.misses.max(1)) as f64;
+    let remote_base = rows.first().map_or(1, |r| r.remote_bytes.max(1)) as f64;
     println!(
-        "  {:<10} {:>12} {:>10} {:>8}  per socket",
-        "strategy", "misses", "MB", "÷ first"
+        "  {:<12} {:>12} {:>10} {:>8} {:>11} {:>8}  per socket",
+        "strategy", "misses", "MB", "÷ first", "remote MB", "÷ first"
     );
     for r in &rows {
         println!(
-            "  {:<10} {:>12} {:>10.2} {:>8.2}  {:?}",
+            "  {:<12} {:>12} {:>10.2} {:>8.2} {:>11.2} {:>8.2}  {:?}",
             r.strategy,
             r.misses,
             r.bytes as f64 / 1e6,
             r.misses as f64 / base,
+            r.remote_bytes as f64 / 1e6,
+            r.remote_bytes as f64 / remote_base,
             r.misses_per_socket
         );
+    }
+    if rows.iter().any(|r| !r.iterations.is_empty()) {
+        if let Some(a) = rows.iter().find_map(|r| r.answer.as_ref()) {
+            println!("result: {a} (every run checked against the serial twin)");
+        }
+        println!(
+            "per iteration (the median run's; same%: leaves on the worker that ran them the \
+             iteration before; idle%: of the workers' time, outside paced leaves; re-placed: the \
+             initialiser ran after it):"
+        );
+        for r in &rows {
+            for l in iteration_lines(r, 10) {
+                println!("{l}");
+            }
+        }
     }
     Ok(())
 }

@@ -803,15 +803,43 @@ fn modelled(
         pace_us_per_mib: crate::locality::DEFAULT_PACE_US_PER_MIB,
         boundary_level: None,
         policy: None,
+        iterations: None,
+        prune: 0,
     };
     l.kernels
         .iter()
         .map(|&k| {
             let n = k.size_n(size);
+            // A kernel with a first-touch initialiser is also modelled under the schedules
+            // (relws, stows, user); places and squads only where its phases sweep rows.
+            let own;
+            let settings = if magpie_bench::placement::KERNELS.contains(&k) {
+                let mut v: Vec<(String, cli::Strategy)> = strategies
+                    .0
+                    .iter()
+                    .filter(|(_, st)| {
+                        magpie_bench::placement::banded(k) || (st.places.is_none() && !st.squads)
+                    })
+                    .cloned()
+                    .collect();
+                for (name, st) in cli::schedule_strategies().0 {
+                    if !v.iter().any(|(n, _)| *n == name) {
+                        v.push((name, st));
+                    }
+                }
+                own = v;
+                crate::locality::Settings {
+                    strategies: &own,
+                    ..settings
+                }
+            } else {
+                crate::locality::Settings { ..settings }
+            };
+            let strategies = settings.strategies;
             eprintln!(
                 "modelling {k} n={n} on a virtual {} under {} strategies, {runs} run(s) each",
                 l.spec,
-                strategies.0.len()
+                strategies.len()
             );
             let (rows, error) = match crate::locality::model(&runner::Case::new(k, n), &settings) {
                 Ok(rows) => (rows, None),
