@@ -870,7 +870,11 @@ fn locality_section(res: &Results) -> String {
          (random victims), numa (nearest victims first), places (SLAW's places, one per socket, \
          no cross-place steals), places-cross (with them), cab (CAB's squads, inter-socket \
          tasks sent to the squads they name), cab-paper (left in the spawner's squad's pool, as \
-         in CAB's paper).</p>",
+         in CAB's paper); for the kernels with a first-touch initialiser, relws (Relaxed \
+         iterations re-placing the data until the schedule settles, then Ordered), stows (the \
+         initialiser's schedule, Ordered) and user (one contiguous share per worker). Remote \
+         bytes: what leaves read or wrote on pages that the model's first-touch page map put on \
+         another socket (also a model).</p>",
         res.machine.sockets,
         if res.machine.sockets == 1 { "" } else { "s" }
     );
@@ -891,27 +895,82 @@ fn locality_section(res: &Results) -> String {
         let _ = writeln!(
             o,
             "<table>\n<thead><tr><th>strategy</th><th class=\"num\">misses (lines)</th>\
-             <th class=\"num\">MB from memory</th><th class=\"num\">÷ {}</th>\
+             <th class=\"num\">MB from memory</th><th class=\"num\">÷ {0}</th>\
+             <th class=\"num\">remote MB</th><th class=\"num\">÷ {0}</th>\
              <th>per socket</th></tr></thead>\n<tbody>",
             esc(l.rows.first().map_or("first", |r| &r.strategy))
         );
         let base = l.rows.first().map_or(1, |r| r.misses.max(1)) as f64;
+        let remote_base = l.rows.first().map_or(1, |r| r.remote_bytes.max(1)) as f64;
         for r in &l.rows {
             let per: Vec<String> = r.misses_per_socket.iter().map(|m| m.to_string()).collect();
             let _ = writeln!(
                 o,
                 "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2}</td>\
+                 <td class=\"num\">{:.2}</td><td class=\"num\">{:.2}</td>\
                  <td class=\"num\">{:.2}</td><td>{}</td></tr>",
                 esc(&r.strategy),
                 r.misses,
                 r.bytes as f64 / 1e6,
                 r.misses as f64 / base,
+                r.remote_bytes as f64 / 1e6,
+                r.remote_bytes as f64 / remote_base,
                 esc(&per.join(", "))
             );
         }
         let _ = writeln!(o, "</tbody>\n</table>");
+        o.push_str(&iteration_table(&l.rows));
     }
     let _ = writeln!(o, "</section>");
+    o
+}
+
+/// Per iteration of a first-touch program, per strategy: the share of leaves that stayed on
+/// their worker, the idle share and the schedule's bytes (empty for other kernels).
+fn iteration_table(rows: &[crate::locality::Row]) -> String {
+    let rows: Vec<&crate::locality::Row> =
+        rows.iter().filter(|r| !r.iterations.is_empty()).collect();
+    let Some(count) = rows.iter().map(|r| r.iterations.len()).max() else {
+        return String::new();
+    };
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "<p class=\"note\">Per iteration (the median run's), modelled: same = leaves on the worker \
+         that ran them the iteration before; idle = the workers' time outside paced leaves; \
+         schedule = bytes of the schedule the iteration took; * = the initialiser re-placed the \
+         data after it.</p>\n<table>\n<thead><tr><th>iteration</th>"
+    );
+    for r in &rows {
+        let _ = write!(
+            o,
+            "<th class=\"num\">{0} same</th><th class=\"num\">{0} idle</th>\
+             <th class=\"num\">{0} schedule B</th>",
+            esc(&r.strategy)
+        );
+    }
+    let _ = writeln!(o, "</tr></thead>\n<tbody>");
+    for i in 0..count.min(12) {
+        let _ = write!(o, "<tr><td>{i}</td>");
+        for r in &rows {
+            match r.iterations.get(i) {
+                Some(it) => {
+                    let _ = write!(
+                        o,
+                        "<td class=\"num\">{:.0}%{}</td><td class=\"num\">{:.0}%</td>\
+                         <td class=\"num\">{}</td>",
+                        100.0 * it.same_worker,
+                        if it.placed_after { "*" } else { "" },
+                        100.0 * it.idle,
+                        it.schedule_bytes
+                    );
+                }
+                None => o.push_str("<td></td><td></td><td></td>"),
+            }
+        }
+        let _ = writeln!(o, "</tr>");
+    }
+    let _ = writeln!(o, "</tbody>\n</table>");
     o
 }
 

@@ -1132,15 +1132,23 @@ pub fn table(res: &Results) -> String {
             continue;
         }
         let base = l.rows.first().map_or(1, |r| r.misses.max(1)) as f64;
+        let remote_base = l.rows.first().map_or(1, |r| r.remote_bytes.max(1)) as f64;
         for r in &l.rows {
             let _ = writeln!(
                 o,
-                "  {:<13} {:>12} lines  {:>6.2}× {}",
+                "  {:<13} {:>12} lines  {:>6.2}× {}   remote {:>9.2} MB  {:>6.2}×",
                 r.strategy,
                 r.misses,
                 r.misses as f64 / base,
-                l.rows.first().map_or("", |f| &f.strategy)
+                l.rows.first().map_or("", |f| &f.strategy),
+                r.remote_bytes as f64 / 1e6,
+                r.remote_bytes as f64 / remote_base,
             );
+        }
+        for r in l.rows.iter().filter(|r| !r.iterations.is_empty()) {
+            for line in crate::locality::iteration_lines(r, 10) {
+                let _ = writeln!(o, "{line}");
+            }
         }
     }
     o

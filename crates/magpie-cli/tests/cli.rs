@@ -501,6 +501,84 @@ fn locality_models_misses_per_strategy() {
 }
 
 #[test]
+fn locality_follows_schedules_on_the_first_touch_kernels() {
+    for (kernel, n, strategies) in [
+        ("heat", "64", "random,places,relws,stows,user"),
+        ("fdtd-2d", "48", "random,relws,stows,user"),
+        ("floyd-warshall", "64", "random,relws,stows,user"),
+        ("cg", "4096", "random,relws,stows,user"),
+        ("prefix-scan", "40000", "random,relws,stows,user"),
+    ] {
+        let o = magpie(&[
+            "locality",
+            kernel,
+            "--n",
+            n,
+            "--topology",
+            "2x2:64KiB",
+            "--runs",
+            "1",
+            "--iterations",
+            "4",
+            "--strategies",
+            strategies,
+            "--json",
+        ]);
+        assert!(
+            o.status.success(),
+            "{kernel}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let rows = v.as_array().unwrap();
+        assert_eq!(rows.len(), strategies.split(',').count(), "{kernel}");
+        let answers: Vec<&str> = rows.iter().map(|r| r["answer"].as_str().unwrap()).collect();
+        // Every strategy computes the same result (each run is also checked against the serial
+        // twin inside).
+        assert!(
+            answers.iter().all(|a| *a == answers[0]),
+            "{kernel}: {answers:?}"
+        );
+        for row in rows {
+            let its = row["iterations"].as_array().unwrap();
+            assert_eq!(its.len(), 4, "{kernel} {}", row["strategy"]);
+            for it in its {
+                let same = it["same_worker"].as_f64().unwrap();
+                assert!((0.0..=1.0).contains(&same), "{kernel}: {it}");
+            }
+            let strategy = row["strategy"].as_str().unwrap();
+            if matches!(strategy, "stows" | "user") {
+                // Strict schedules keep every leaf on its worker after the first iteration.
+                for it in &its[1..] {
+                    assert_eq!(
+                        it["same_worker"].as_f64(),
+                        Some(1.0),
+                        "{kernel} {strategy}: {it}"
+                    );
+                    assert_eq!(
+                        it["deviations"].as_u64(),
+                        Some(0),
+                        "{kernel} {strategy}: {it}"
+                    );
+                }
+            }
+            if strategy != "random" && strategy != "places" {
+                assert!(its
+                    .iter()
+                    .all(|i| i["schedule_bytes"].as_u64().unwrap() > 0));
+            }
+        }
+    }
+    // The schedule strategies need a kernel with an initialiser; places a kernel with rows.
+    let bad = magpie(&["locality", "sor", "--strategies", "random,relws"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("first-touch initialiser"));
+    let bad = magpie(&["locality", "cg", "--strategies", "places"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("sweep rows"));
+}
+
+#[test]
 fn bench_runs_with_squads() {
     let o = magpie(&[
         "bench", "fib", "--size", "ci", "--runs", "1", "--squads", "--json",

@@ -397,7 +397,10 @@ fn locality_models_each_strategy_and_says_it_is_a_model() {
             "places",
             "places-cross",
             "cab",
-            "cab-paper"
+            "cab-paper",
+            "relws",
+            "stows",
+            "user"
         ]
     );
     let misses = |name: &str| {
@@ -415,8 +418,16 @@ fn locality_models_each_strategy_and_says_it_is_a_model() {
     // Places keep each socket's rows in its cache from step to step; random stealing moves
     // them, and a write on one socket invalidates the other sockets' copies.
     assert!(misses("places") < misses("random"));
+    // heat has a first-touch initialiser: per-iteration rows, and the first-touch page map.
+    for name in ["random", "relws", "stows", "user"] {
+        let r = rows.iter().find(|r| r["strategy"] == name).unwrap();
+        assert_eq!(r["iterations"].as_array().unwrap().len(), 20, "{name}");
+        assert!(r["answer"].as_str().unwrap().starts_with("sum "), "{name}");
+    }
     let html = std::fs::read_to_string(dir.join("magpie-report/index.html")).unwrap();
     assert!(html.contains("id=\"locality\""));
     assert!(html.contains("wall-clock gains from locality need a machine with several"));
+    assert!(html.contains("remote MB"));
+    assert!(html.contains("relws same"));
     let _ = std::fs::remove_dir_all(&dir);
 }
