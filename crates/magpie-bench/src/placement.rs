@@ -106,6 +106,13 @@ pub struct Iteration {
     pub deviations: u64,
     /// Wall time, nanoseconds.
     pub wall_ns: u64,
+    /// Modelled last-level misses of its leaves (filled in by the model, which replays
+    /// [`Report::leaves`]; 0 from [`run`]).
+    #[serde(default)]
+    pub misses: u64,
+    /// Modelled remote bytes of its leaves (as `misses`).
+    #[serde(default)]
+    pub remote_bytes: u64,
 }
 
 /// What [`run`] returns.
@@ -115,6 +122,8 @@ pub struct Report {
     pub iterations: Vec<Iteration>,
     /// Every recorded leaf, initialisers' included, in the pool's clock.
     pub leaves: Vec<LeafTask>,
+    /// Per iteration, the indices of its leaves in `leaves` (the initialisers' are the rest).
+    pub spans: Vec<std::ops::Range<usize>>,
     /// The result in words.
     pub answer: String,
     /// Wall time of the whole run (initialisers included), nanoseconds.
@@ -183,6 +192,7 @@ pub fn run<P: Program>(
     let mut leaves = pool.take_leaves();
     leaves.clear();
     let all = &mut leaves;
+    let mut spans = Vec::new();
     let mut previous: Option<HashMap<(usize, u64), usize>> = None;
     let mut iterate = match strategy {
         Strategy::Relaxed { prune, max_relaxed } => Some(Iterate::new(prune, max_relaxed)),
@@ -276,6 +286,7 @@ pub fn run<P: Program>(
                 _ => 0.0,
             };
             let leaves: usize = phase_leaves.iter().map(|(_, l)| l.len()).sum();
+            spans.push(all.len()..all.len() + leaves);
             for (_, l) in phase_leaves {
                 all.extend(l);
             }
@@ -296,6 +307,8 @@ pub fn run<P: Program>(
                 cuts,
                 deviations: devs().saturating_sub(d0),
                 wall_ns: wall.as_nanos() as u64,
+                misses: 0,
+                remote_bytes: 0,
             });
         }
         rows
@@ -312,6 +325,7 @@ pub fn run<P: Program>(
     Ok(Report {
         iterations: rows,
         leaves,
+        spans,
         answer: prog.answer(),
         wall_ns,
     })

@@ -13,7 +13,7 @@
 
 use crate::cli::LocalityArgs;
 use crate::Failure;
-use magpie::cachemodel::{simulate, Misses};
+use magpie::cachemodel::{simulate, simulate_each, Misses};
 use magpie::Topology;
 use magpie_bench::Kernel;
 
@@ -43,6 +43,16 @@ pub struct Row {
     /// For a kernel with a first-touch initialiser: the result, in words.
     #[serde(default)]
     pub answer: Option<String>,
+    /// For a kernel with a first-touch initialiser: the misses of the second half of its
+    /// iterations (once a schedule has settled), the median run's.
+    #[serde(default)]
+    pub late_misses: u64,
+    /// The same for remote bytes.
+    #[serde(default)]
+    pub late_remote_bytes: u64,
+    /// Misses of the initialiser's runs (placing and re-placing the data).
+    #[serde(default)]
+    pub placing_misses: u64,
 }
 
 /// How the model runs: the virtual machine, the strategies and the runs of each.
@@ -132,7 +142,7 @@ pub fn model(case: &magpie_bench::runner::Case, m: &Settings) -> Result<Vec<Row>
                 .pace_leaves(pace)
                 .build()
                 .map_err(Failure::from_magpie)?;
-            let (leaves, iterations, answer) = if program {
+            let (leaves, mut iterations, answer, spans) = if program {
                 use crate::cli::Follow;
                 let strategy = match st.follow {
                     None => placement::Strategy::Plain,
@@ -153,10 +163,10 @@ pub fn model(case: &magpie_bench::runner::Case, m: &Settings) -> Result<Vec<Row>
                     pace,
                 )
                 .map_err(Failure::Failed)?;
-                (r.leaves, r.iterations, Some(r.answer))
+                (r.leaves, r.iterations, Some(r.answer), r.spans)
             } else {
                 crate::bench::run_once_verified(&pool, case)?;
-                (pool.take_leaves(), Vec::new(), None)
+                (pool.take_leaves(), Vec::new(), None, Vec::new())
             };
             if leaves.is_empty() {
                 return Err(Failure::Usage(format!(
@@ -165,8 +175,17 @@ pub fn model(case: &magpie_bench::runner::Case, m: &Settings) -> Result<Vec<Row>
                     kernels_in_words()
                 )));
             }
+            let (misses, each) = if program {
+                simulate_each(topo, m.line, &leaves)
+            } else {
+                (simulate(topo, m.line, &leaves), Vec::new())
+            };
+            for (it, span) in iterations.iter_mut().zip(&spans) {
+                it.misses = each[span.clone()].iter().map(|c| c.misses).sum();
+                it.remote_bytes = each[span.clone()].iter().map(|c| c.remote_bytes).sum();
+            }
             results.push(Modelled {
-                misses: simulate(topo, m.line, &leaves),
+                misses,
                 leaves: leaves.len(),
                 iterations,
                 answer,
@@ -176,7 +195,16 @@ pub fn model(case: &magpie_bench::runner::Case, m: &Settings) -> Result<Vec<Row>
         let mut order: Vec<usize> = (0..results.len()).collect();
         order.sort_by_key(|&i| runs[i]);
         let r = &results[order[order.len() / 2]];
+        let late = &r.iterations[r.iterations.len() / 2..];
+        let in_iterations: u64 = r.iterations.iter().map(|i| i.misses).sum();
         rows.push(Row {
+            late_misses: late.iter().map(|i| i.misses).sum(),
+            late_remote_bytes: late.iter().map(|i| i.remote_bytes).sum(),
+            placing_misses: if r.iterations.is_empty() {
+                0
+            } else {
+                r.misses.total().saturating_sub(in_iterations)
+            },
             strategy: name.clone(),
             misses: r.misses.total(),
             misses_per_socket: r.misses.per_socket.clone(),
@@ -196,13 +224,22 @@ pub fn model(case: &magpie_bench::runner::Case, m: &Settings) -> Result<Vec<Row>
 /// line on the rest).
 pub fn iteration_lines(r: &Row, max: usize) -> Vec<String> {
     let mut v = vec![format!(
-        "  {}: {:>4} {:<9} {:>6} {:>6} {:>7} {:>5} {:>4}",
-        r.strategy, "it", "stage", "same%", "idle%", "sched B", "cuts", "dev"
+        "  {}: {:>4} {:<9} {:>6} {:>6} {:>7} {:>5} {:>4} {:>10} {:>9}",
+        r.strategy,
+        "it",
+        "stage",
+        "same%",
+        "idle%",
+        "sched B",
+        "cuts",
+        "dev",
+        "misses",
+        "remote MB"
     )];
     let pad = " ".repeat(r.strategy.len() + 2);
     for (i, it) in r.iterations.iter().enumerate().take(max) {
         v.push(format!(
-            "  {pad}{:>4} {:<9} {:>6.1} {:>6.1} {:>7} {:>5} {:>4}{}",
+            "  {pad}{:>4} {:<9} {:>6.1} {:>6.1} {:>7} {:>5} {:>4} {:>10} {:>9.2}{}",
             i,
             it.stage,
             100.0 * it.same_worker,
@@ -210,6 +247,8 @@ pub fn iteration_lines(r: &Row, max: usize) -> Vec<String> {
             it.schedule_bytes,
             it.cuts,
             it.deviations,
+            it.misses,
+            it.remote_bytes as f64 / 1e6,
             if it.placed_after { "  re-placed" } else { "" }
         ));
     }
@@ -279,6 +318,27 @@ pub fn run(a: LocalityArgs) -> Result<(), Failure> {
         );
     }
     if rows.iter().any(|r| !r.iterations.is_empty()) {
+        let late = rows.first().map_or(1, |r| r.late_misses.max(1)) as f64;
+        let late_remote = rows.first().map_or(1, |r| r.late_remote_bytes.max(1)) as f64;
+        println!(
+            "the second half of the iterations (after a schedule settles), and the initialiser's \
+             misses (placing and re-placing the data):"
+        );
+        println!(
+            "  {:<12} {:>12} {:>8} {:>11} {:>8} {:>14}",
+            "strategy", "misses", "÷ first", "remote MB", "÷ first", "placing misses"
+        );
+        for r in &rows {
+            println!(
+                "  {:<12} {:>12} {:>8.2} {:>11.2} {:>8.2} {:>14}",
+                r.strategy,
+                r.late_misses,
+                r.late_misses as f64 / late,
+                r.late_remote_bytes as f64 / 1e6,
+                r.late_remote_bytes as f64 / late_remote,
+                r.placing_misses
+            );
+        }
         if let Some(a) = rows.iter().find_map(|r| r.answer.as_ref()) {
             println!("result: {a} (every run checked against the serial twin)");
         }

@@ -546,6 +546,15 @@ fn locality_follows_schedules_on_the_first_touch_kernels() {
                 let same = it["same_worker"].as_f64().unwrap();
                 assert!((0.0..=1.0).contains(&same), "{kernel}: {it}");
             }
+            // The iterations' misses and the initialiser's add up to the run's.
+            let in_its: u64 = its.iter().map(|i| i["misses"].as_u64().unwrap()).sum();
+            assert_eq!(
+                in_its + row["placing_misses"].as_u64().unwrap(),
+                row["misses"].as_u64().unwrap(),
+                "{kernel}"
+            );
+            let late: u64 = its[2..].iter().map(|i| i["misses"].as_u64().unwrap()).sum();
+            assert_eq!(row["late_misses"].as_u64(), Some(late), "{kernel}");
             let strategy = row["strategy"].as_str().unwrap();
             if matches!(strategy, "stows" | "user") {
                 // Strict schedules keep every leaf on its worker after the first iteration.

@@ -238,6 +238,25 @@ impl Lru {
 /// Replays `tasks` through the last-level caches of `topology` (worker `w` on the socket of the
 /// topology's `w`-th core), with lines of `line_bytes`.
 pub fn simulate(topology: &Topology, line_bytes: u64, tasks: &[LeafTask]) -> Misses {
+    simulate_each(topology, line_bytes, tasks).0
+}
+
+/// What one task cost in [`simulate_each`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TaskCost {
+    /// Lines it missed.
+    pub misses: u64,
+    /// Bytes it declared on other sockets' pages.
+    pub remote_bytes: u64,
+}
+
+/// [`simulate`], with each task's own share, in the order of `tasks` (so a program can add up
+/// its iterations' shares).
+pub fn simulate_each(
+    topology: &Topology,
+    line_bytes: u64,
+    tasks: &[LeafTask],
+) -> (Misses, Vec<TaskCost>) {
     let line_bytes = line_bytes.max(1);
     let mut caches: Vec<Lru> = topology
         .sockets
@@ -249,27 +268,31 @@ pub fn simulate(topology: &Topology, line_bytes: u64, tasks: &[LeafTask]) -> Mis
         owner: HashMap::new(),
     };
     let (mut remote_bytes, mut remote_misses) = (0, 0);
-    let mut order: Vec<&LeafTask> = tasks.iter().collect();
-    order.sort_by_key(|t| (t.start, t.worker));
+    let mut each = vec![TaskCost::default(); tasks.len()];
+    let mut order: Vec<(usize, &LeafTask)> = tasks.iter().enumerate().collect();
+    order.sort_by_key(|(_, t)| (t.start, t.worker));
     let lines = |r: &Range<u64>| {
         let first = r.start / line_bytes;
         let end = r.end.div_ceil(line_bytes);
         first..end.max(first)
     };
-    for t in order {
+    for (i, t) in order {
         let s = topology.socket_of(t.worker);
+        let cost = &mut each[i];
         if t.fresh {
             for r in &t.writes {
                 pages.place(r, s);
             }
         }
         for r in t.reads.iter().chain(&t.writes) {
-            remote_bytes += pages.touch(r, s);
+            cost.remote_bytes += pages.touch(r, s);
         }
+        remote_bytes += cost.remote_bytes;
         for r in &t.reads {
             for l in lines(r) {
                 if caches[s].touch(l) {
                     misses[s] += 1;
+                    cost.misses += 1;
                     remote_misses += u64::from(pages.remote(l * line_bytes, s));
                 }
             }
@@ -278,6 +301,7 @@ pub fn simulate(topology: &Topology, line_bytes: u64, tasks: &[LeafTask]) -> Mis
             for l in lines(r) {
                 if caches[s].touch(l) {
                     misses[s] += 1;
+                    cost.misses += 1;
                     remote_misses += u64::from(pages.remote(l * line_bytes, s));
                 }
                 for (o, c) in caches.iter_mut().enumerate() {
@@ -288,12 +312,15 @@ pub fn simulate(topology: &Topology, line_bytes: u64, tasks: &[LeafTask]) -> Mis
             }
         }
     }
-    Misses {
-        per_socket: misses,
-        line_bytes,
-        remote_bytes,
-        remote_misses,
-    }
+    (
+        Misses {
+            per_socket: misses,
+            line_bytes,
+            remote_bytes,
+            remote_misses,
+        },
+        each,
+    )
 }
 
 #[cfg(test)]
@@ -437,6 +464,25 @@ mod tests {
         );
         assert_eq!(m.remote_bytes, 100);
         assert_eq!(m.remote_misses, 2);
+        // Each task's share, in input order.
+        let (_, each) = simulate_each(
+            &t,
+            64,
+            &[
+                leaf(
+                    1,
+                    1,
+                    vec![page..page + 100, 2 * page..2 * page + 50],
+                    vec![],
+                    false,
+                ),
+                leaf(0, 0, vec![0..2 * page], vec![], false),
+            ],
+        );
+        assert_eq!(each[0].remote_bytes, 100);
+        assert_eq!(each[0].misses, 3);
+        assert_eq!(each[1].misses, 2 * page / 64);
+        assert_eq!(each[1].remote_bytes, 0);
         // A fresh write by socket 1 moves the first page to it: socket 0's later read of it is
         // remote, socket 1's is not.
         let m = simulate(
