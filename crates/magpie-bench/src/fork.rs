@@ -67,6 +67,49 @@ impl Fork for Magpie {
     }
 }
 
+/// magpie with dynamic coarsening (Lifflander's thesis, §6.5): a join asks
+/// [`magpie::schedule::may_coarsen`] whether the template being followed (under a strict
+/// constraint) cuts nothing below this task; if so, this task and everything below it run the
+/// two halves one after the other, as [`Serial`] does, with no spawn and no further question.
+/// Outside a followed region it is [`Magpie`] plus one thread-local read per join.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Coarsen {
+    /// Whether an ancestor found that nothing below it is cut.
+    below: bool,
+}
+
+impl Coarsen {
+    /// Whether the last join coarsened (this task's subtree runs sequentially).
+    pub fn coarsened(&self) -> bool {
+        self.below
+    }
+}
+
+impl Fork for Coarsen {
+    fn join<A, B, RA, RB>(&mut self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce(&mut Self) -> RA + Send,
+        B: FnOnce(&mut Self) -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        if self.below || magpie::schedule::may_coarsen() {
+            self.below = true;
+            let ra = a(self);
+            return (ra, b(self));
+        }
+        magpie::join(|| a(&mut Coarsen::default()), || b(&mut Coarsen::default()))
+    }
+
+    fn places(&self) -> usize {
+        magpie::current_places()
+    }
+
+    fn squads(&self) -> bool {
+        magpie::current_squads()
+    }
+}
+
 impl Fork for Rayon {
     fn join<A, B, RA, RB>(&mut self, a: A, b: B) -> (RA, RB)
     where
@@ -129,5 +172,55 @@ impl Fork for Chili<'_, '_> {
                 },
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fib<F: Fork>(f: &mut F, n: u64, joins: &std::sync::atomic::AtomicU64) -> u64 {
+        if n < 2 {
+            return n;
+        }
+        let (a, b) = f.join(|f| fib(f, n - 1, joins), |f| fib(f, n - 2, joins));
+        if magpie::worker_index().is_some() && magpie::schedule::may_coarsen() {
+            joins.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        a + b
+    }
+
+    #[test]
+    fn coarsen_runs_sequentially_only_below_every_cut_of_a_strict_template() {
+        use magpie::schedule::{self, Constraint, Schedule};
+        use std::sync::atomic::AtomicU64;
+        let pool = magpie::Pool::builder().workers(4).build().unwrap();
+        let joins = AtomicU64::new(0);
+        // Plain: the same answer, nothing coarsened.
+        assert_eq!(
+            pool.install(|| fib(&mut Coarsen::default(), 20, &joins)),
+            6765
+        );
+        assert_eq!(joins.load(std::sync::atomic::Ordering::Relaxed), 0);
+        // Under a strict halving template the subtrees below depth 2 coarsen, and the work still
+        // spreads over the four workers (the cuts above are followed).
+        for c in [Constraint::Ordered, Constraint::Unordered] {
+            let (r, taken) = pool.install(|| {
+                schedule::follow(&Schedule::halving(4), c, || {
+                    fib(&mut Coarsen::default(), 20, &joins)
+                })
+            });
+            assert_eq!(r, 6765);
+            assert_eq!(taken.cuts().len(), 3, "{c:?}");
+            assert!(joins.load(std::sync::atomic::Ordering::Relaxed) > 0);
+        }
+        // Relaxed never coarsens: idle workers may still steal below.
+        joins.store(0, std::sync::atomic::Ordering::Relaxed);
+        pool.install(|| {
+            schedule::follow(&Schedule::halving(4), Constraint::Relaxed, || {
+                fib(&mut Coarsen::default(), 20, &joins)
+            })
+        });
+        assert_eq!(joins.load(std::sync::atomic::Ordering::Relaxed), 0);
     }
 }

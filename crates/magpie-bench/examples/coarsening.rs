@@ -1,0 +1,216 @@
+//! Dynamic coarsening (Lifflander's thesis, §6.5) against three fixed grains, on heat and fib.
+//!
+//!     cargo run --release -p magpie-bench --example coarsening -- [WORKERS] [RUNS] [ITERATIONS]
+//!
+//! An iterative program runs its iterations under `schedule::Iterate` (recorded, relaxed until
+//! the schedule settles, then followed `Ordered`). With a fixed grain, every task above the grain
+//! still spawns, though under `Ordered` nothing below the template's cuts can move. With dynamic
+//! coarsening the program starts from the finest grain and uses the `Coarsen` fork, whose joins
+//! ask `schedule::may_coarsen()` and run a subtree with no cut below it sequentially: the grain
+//! becomes whatever the settled schedule needs. For each kernel the example times, RUNS times
+//! each and interleaved: plain stealing at each grain; the Iterate loop at each fixed grain; and
+//! the Iterate loop at the finest grain with coarsening. The figures are the medians of the
+//! settled (`Ordered`) iterations' times, and their ratios to the serial twin's iteration; every
+//! run's result is checked against the serial twin's and printed.
+//!
+//! heat: n = 1024, one iteration = one time step; grains 2, 16 and 128 rows. fib: one iteration
+//! = fib(30); grains are cutoffs 4, 12 and 20 (below the cutoff, a plain recursive call).
+
+use magpie::schedule::{Iterate, Stage};
+use magpie_bench::fork::{Coarsen, Fork, Magpie, Serial};
+use magpie_bench::heat;
+use magpie_bench::placement::Program;
+use std::time::Instant;
+
+fn arg(i: usize, default: usize) -> usize {
+    match std::env::args().nth(i) {
+        None => default,
+        Some(s) => s.parse().unwrap_or_else(|_| {
+            eprintln!("error: argument {i} ('{s}') is not a whole number");
+            std::process::exit(2)
+        }),
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn fib_seq(n: u64) -> u64 {
+    if n < 2 {
+        n
+    } else {
+        fib_seq(n - 1) + fib_seq(n - 2)
+    }
+}
+
+fn fib<F: Fork>(f: &mut F, n: u64, cutoff: u64) -> u64 {
+    if n < 2 || n < cutoff {
+        return fib_seq(n);
+    }
+    let (a, b) = f.join(|f| fib(f, n - 1, cutoff), |f| fib(f, n - 2, cutoff));
+    a + b
+}
+
+/// How a configuration schedules its iterations.
+#[derive(Clone, Copy, PartialEq)]
+enum How {
+    Plain,
+    Iterate,
+    Dynamic,
+}
+
+/// Runs `iterations` iterations of `step` in `pool` as `how` says; returns the times of the
+/// iterations that count: all of them for plain, the `Ordered` ones otherwise.
+fn timed(
+    pool: &magpie::Pool,
+    how: How,
+    iterations: usize,
+    mut step: impl FnMut(usize, How) + Send,
+) -> Vec<f64> {
+    pool.install(|| {
+        let mut it = Iterate::new(0, 3);
+        let mut times = Vec::new();
+        for i in 0..iterations {
+            let stage = it.stage();
+            let t = Instant::now();
+            match how {
+                How::Plain => step(i, how),
+                _ => it.run(|| step(i, how)),
+            }
+            let dt = t.elapsed().as_secs_f64();
+            if how == How::Plain || stage == Stage::Follow {
+                times.push(dt);
+            }
+        }
+        times
+    })
+}
+
+fn report(name: &str, serial: f64, rows: &[(String, Vec<f64>)]) {
+    println!("{name}: serial twin {:.3} ms per iteration", serial * 1e3);
+    println!(
+        "  {:<28} {:>10} {:>9}",
+        "configuration", "ms/iter", "÷ serial"
+    );
+    for (what, t) in rows {
+        if t.is_empty() {
+            println!("  {what:<28} (never settled)");
+            continue;
+        }
+        let m = median(t.clone());
+        println!("  {what:<28} {:>10.3} {:>9.3}", m * 1e3, m / serial);
+    }
+}
+
+fn main() {
+    let workers = arg(1, 2).max(1);
+    let runs = arg(2, 5).max(1);
+    let iterations = arg(3, 12).max(4);
+    let pool = magpie::Pool::builder()
+        .workers(workers)
+        .build()
+        .unwrap_or_else(|e| {
+            eprintln!("error: {e}");
+            std::process::exit(1)
+        });
+    println!("{workers} workers, {runs} runs, {iterations} iterations per run");
+
+    // heat.
+    let n = 1024u64;
+    let grains = [2usize, 16, 128];
+    let mut want = heat::Placed::new(n, n as usize, iterations).unwrap();
+    let t = Instant::now();
+    for i in 0..iterations {
+        want.phase(&mut Serial, i, 0);
+    }
+    let serial = t.elapsed().as_secs_f64() / iterations as f64;
+    let configs: Vec<(String, usize, How)> = grains
+        .iter()
+        .map(|&g| (format!("plain, grain {g}"), g, How::Plain))
+        .chain(
+            grains
+                .iter()
+                .map(|&g| (format!("iterate, grain {g}"), g, How::Iterate)),
+        )
+        .chain([(
+            format!("dynamic, from grain {}", grains[0]),
+            grains[0],
+            How::Dynamic,
+        )])
+        .collect();
+    let mut rows: Vec<(String, Vec<f64>)> = configs.iter().map(|c| (c.0.clone(), vec![])).collect();
+    for _ in 0..runs {
+        for (k, (what, grain, how)) in configs.iter().enumerate() {
+            let mut prog = heat::Placed::new(n, *grain, iterations).unwrap();
+            let times = timed(&pool, *how, iterations, |i, how| {
+                if how == How::Dynamic {
+                    prog.phase(&mut Coarsen::default(), i, 0)
+                } else {
+                    prog.phase(&mut Magpie, i, 0)
+                }
+            });
+            if let Err(e) = prog.compare(&want) {
+                eprintln!("error: heat, {what}: {e}");
+                std::process::exit(1);
+            }
+            rows[k].1.extend(times);
+        }
+    }
+    report(
+        &format!("heat n={n} ({}; verified every run)", want.answer()),
+        serial,
+        &rows,
+    );
+
+    // fib.
+    let fib_n = 30u64;
+    let cutoffs = [4u64, 12, 20];
+    let expect = fib_seq(fib_n);
+    let t = Instant::now();
+    for _ in 0..iterations {
+        assert_eq!(fib(&mut Serial, std::hint::black_box(fib_n), 0), expect);
+    }
+    let serial = t.elapsed().as_secs_f64() / iterations as f64;
+    let configs: Vec<(String, u64, How)> = cutoffs
+        .iter()
+        .map(|&c| (format!("plain, cutoff {c}"), c, How::Plain))
+        .chain(
+            cutoffs
+                .iter()
+                .map(|&c| (format!("iterate, cutoff {c}"), c, How::Iterate)),
+        )
+        .chain([(
+            format!("dynamic, from cutoff {}", cutoffs[0]),
+            cutoffs[0],
+            How::Dynamic,
+        )])
+        .collect();
+    let mut rows: Vec<(String, Vec<f64>)> = configs.iter().map(|c| (c.0.clone(), vec![])).collect();
+    for _ in 0..runs {
+        for (k, (what, cutoff, how)) in configs.iter().enumerate() {
+            let bad = std::sync::atomic::AtomicBool::new(false);
+            let times = timed(&pool, *how, iterations, |_, how| {
+                let r = if how == How::Dynamic {
+                    fib(&mut Coarsen::default(), fib_n, *cutoff)
+                } else {
+                    fib(&mut Magpie, fib_n, *cutoff)
+                };
+                if r != expect {
+                    bad.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+            if bad.into_inner() {
+                eprintln!("error: fib({fib_n}), {what}: not {expect}");
+                std::process::exit(1);
+            }
+            rows[k].1.extend(times);
+        }
+    }
+    report(
+        &format!("fib({fib_n}) = {expect} (verified every iteration)"),
+        serial,
+        &rows,
+    );
+}
