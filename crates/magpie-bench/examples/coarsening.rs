@@ -1,23 +1,27 @@
 //! Dynamic coarsening (Lifflander's thesis, §6.5) against three fixed grains, on heat and fib.
 //!
-//!     cargo run --release -p magpie-bench --example coarsening -- [WORKERS] [RUNS] [ITERATIONS]
+//!     cargo run --release -p magpie-bench --example coarsening -- [WORKERS] [RUNS] [ITERATIONS] [PRUNE]
 //!
 //! An iterative program runs its iterations under `schedule::Iterate` (recorded, relaxed until
 //! the schedule settles, then followed `Ordered`). With a fixed grain, every task above the grain
 //! still spawns, though under `Ordered` nothing below the template's cuts can move. With dynamic
 //! coarsening the program starts from the finest grain and uses the `Coarsen` fork, whose joins
-//! ask `schedule::may_coarsen()` and run a subtree with no cut below it sequentially: the grain
-//! becomes whatever the settled schedule needs. For each kernel the example times, RUNS times
+//! ask `schedule::may_coarsen()` and run a subtree with no cut below it sequentially, and the
+//! kernels ask `Fork::coarse()` to call their sequential code there (fib its plain recursive
+//! function, heat one leaf for the band): the grain becomes whatever the settled schedule needs. For each kernel the example times, RUNS times
 //! each and interleaved: plain stealing at each grain; the Iterate loop at each fixed grain; and
 //! the Iterate loop at the finest grain with coarsening. The figures are the medians of the
-//! settled (`Ordered`) iterations' times, and their ratios to the serial twin's iteration; every
-//! run's result is checked against the serial twin's and printed.
+//! settled (`Ordered`) iterations' times, and their ratios to the serial twin's iteration (for
+//! fib, the plain recursive function), with the settled template's cuts; every run's result is
+//! checked against the serial twin's and printed. PRUNE (default 0) is the percentage of cuts
+//! the loop prunes from each relaxed iteration's template (§6.5's prune/relax/extract).
 //!
 //! heat: n = 1024, one iteration = one time step; grains 2, 16 and 128 rows. fib: one iteration
 //! = fib(30); grains are cutoffs 4, 12 and 20 (below the cutoff, a plain recursive call).
 
 use magpie::schedule::{Iterate, Stage};
 use magpie_bench::fork::{Coarsen, Fork, Magpie, Serial};
+
 use magpie_bench::heat;
 use magpie_bench::placement::Program;
 use std::time::Instant;
@@ -46,7 +50,9 @@ fn fib_seq(n: u64) -> u64 {
 }
 
 fn fib<F: Fork>(f: &mut F, n: u64, cutoff: u64) -> u64 {
-    if n < 2 || n < cutoff {
+    // Below the cutoff, or (dynamic coarsening) where the schedule cuts nothing below: the
+    // sequential function.
+    if n < 2 || n < cutoff || f.coarse() {
         return fib_seq(n);
     }
     let (a, b) = f.join(|f| fib(f, n - 1, cutoff), |f| fib(f, n - 2, cutoff));
@@ -67,10 +73,11 @@ fn timed(
     pool: &magpie::Pool,
     how: How,
     iterations: usize,
+    prune: u32,
     mut step: impl FnMut(usize, How) + Send,
-) -> Vec<f64> {
+) -> (Vec<f64>, usize) {
     pool.install(|| {
-        let mut it = Iterate::new(0, 3);
+        let mut it = Iterate::new(prune, 3);
         let mut times = Vec::new();
         for i in 0..iterations {
             let stage = it.stage();
@@ -84,23 +91,35 @@ fn timed(
                 times.push(dt);
             }
         }
-        times
+        (times, it.schedule().map_or(0, |s| s.cuts().len()))
     })
 }
 
-fn report(name: &str, serial: f64, rows: &[(String, Vec<f64>)]) {
+/// A configuration's settled iterations' times and its templates' cuts (one per run).
+type Row = (String, Vec<f64>, Vec<usize>);
+
+fn report(name: &str, serial: f64, rows: &[Row]) {
     println!("{name}: serial twin {:.3} ms per iteration", serial * 1e3);
     println!(
-        "  {:<28} {:>10} {:>9}",
-        "configuration", "ms/iter", "÷ serial"
+        "  {:<28} {:>10} {:>9} {:>14}",
+        "configuration", "ms/iter", "÷ serial", "template cuts"
     );
-    for (what, t) in rows {
+    for (what, t, cuts) in rows {
         if t.is_empty() {
             println!("  {what:<28} (never settled)");
             continue;
         }
         let m = median(t.clone());
-        println!("  {what:<28} {:>10.3} {:>9.3}", m * 1e3, m / serial);
+        let cuts = if what.starts_with("plain") {
+            "-".to_string()
+        } else {
+            median(cuts.iter().map(|&c| c as f64).collect()).to_string()
+        };
+        println!(
+            "  {what:<28} {:>10.3} {:>9.3} {cuts:>14}",
+            m * 1e3,
+            m / serial
+        );
     }
 }
 
@@ -108,6 +127,7 @@ fn main() {
     let workers = arg(1, 2).max(1);
     let runs = arg(2, 5).max(1);
     let iterations = arg(3, 12).max(4);
+    let prune = arg(4, 0).min(100) as u32;
     let pool = magpie::Pool::builder()
         .workers(workers)
         .build()
@@ -115,7 +135,7 @@ fn main() {
             eprintln!("error: {e}");
             std::process::exit(1)
         });
-    println!("{workers} workers, {runs} runs, {iterations} iterations per run");
+    println!("{workers} workers, {runs} runs, {iterations} iterations per run, prune {prune}%");
 
     // heat.
     let n = 1024u64;
@@ -140,11 +160,14 @@ fn main() {
             How::Dynamic,
         )])
         .collect();
-    let mut rows: Vec<(String, Vec<f64>)> = configs.iter().map(|c| (c.0.clone(), vec![])).collect();
+    let mut rows: Vec<Row> = configs
+        .iter()
+        .map(|c| (c.0.clone(), vec![], vec![]))
+        .collect();
     for _ in 0..runs {
         for (k, (what, grain, how)) in configs.iter().enumerate() {
             let mut prog = heat::Placed::new(n, *grain, iterations).unwrap();
-            let times = timed(&pool, *how, iterations, |i, how| {
+            let (times, cuts) = timed(&pool, *how, iterations, prune, |i, how| {
                 if how == How::Dynamic {
                     prog.phase(&mut Coarsen::default(), i, 0)
                 } else {
@@ -156,6 +179,7 @@ fn main() {
                 std::process::exit(1);
             }
             rows[k].1.extend(times);
+            rows[k].2.push(cuts);
         }
     }
     report(
@@ -170,7 +194,7 @@ fn main() {
     let expect = fib_seq(fib_n);
     let t = Instant::now();
     for _ in 0..iterations {
-        assert_eq!(fib(&mut Serial, std::hint::black_box(fib_n), 0), expect);
+        assert_eq!(fib_seq(std::hint::black_box(fib_n)), expect);
     }
     let serial = t.elapsed().as_secs_f64() / iterations as f64;
     let configs: Vec<(String, u64, How)> = cutoffs
@@ -187,11 +211,14 @@ fn main() {
             How::Dynamic,
         )])
         .collect();
-    let mut rows: Vec<(String, Vec<f64>)> = configs.iter().map(|c| (c.0.clone(), vec![])).collect();
+    let mut rows: Vec<Row> = configs
+        .iter()
+        .map(|c| (c.0.clone(), vec![], vec![]))
+        .collect();
     for _ in 0..runs {
         for (k, (what, cutoff, how)) in configs.iter().enumerate() {
             let bad = std::sync::atomic::AtomicBool::new(false);
-            let times = timed(&pool, *how, iterations, |_, how| {
+            let (times, cuts) = timed(&pool, *how, iterations, prune, |_, how| {
                 let r = if how == How::Dynamic {
                     fib(&mut Coarsen::default(), fib_n, *cutoff)
                 } else {
@@ -206,6 +233,7 @@ fn main() {
                 std::process::exit(1);
             }
             rows[k].1.extend(times);
+            rows[k].2.push(cuts);
         }
     }
     report(

@@ -126,7 +126,9 @@ pub fn for_row_bands<F: Fork, B: Band>(
     body: &(impl Fn(usize, B) + Sync),
 ) {
     let count = band.rows();
-    if count <= grain {
+    // A task under a strict schedule with no cut below it does its rows as one leaf (dynamic
+    // coarsening; never for the other forks).
+    if count <= grain || f.coarse() {
         return body(first, band);
     }
     let half = count / 2;

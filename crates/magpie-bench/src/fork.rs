@@ -21,6 +21,12 @@ pub trait Fork: Sized {
         1
     }
 
+    /// Whether the calling task may run its whole subtree as a sequential kernel (dynamic
+    /// coarsening: only [`Coarsen`] says yes, under a strict schedule with no cut below).
+    fn coarse(&mut self) -> bool {
+        false
+    }
+
     /// Whether the pool has CAB's squads (magpie in a pool built with `squads`).
     fn squads(&self) -> bool {
         false
@@ -71,7 +77,9 @@ impl Fork for Magpie {
 /// [`magpie::schedule::may_coarsen`] whether the template being followed (under a strict
 /// constraint) cuts nothing below this task; if so, this task and everything below it run the
 /// two halves one after the other, as [`Serial`] does, with no spawn and no further question.
-/// Outside a followed region it is [`Magpie`] plus one thread-local read per join.
+/// A kernel that asks [`Fork::coarse`] first can call its sequential code instead (the row
+/// sweeps do: a coarse band is one leaf). Outside a followed region it is [`Magpie`] plus one
+/// thread-local read per join.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Coarsen {
     /// Whether an ancestor found that nothing below it is cut.
@@ -99,6 +107,11 @@ impl Fork for Coarsen {
             return (ra, b(self));
         }
         magpie::join(|| a(&mut Coarsen::default()), || b(&mut Coarsen::default()))
+    }
+
+    fn coarse(&mut self) -> bool {
+        self.below = self.below || magpie::schedule::may_coarsen();
+        self.below
     }
 
     fn places(&self) -> usize {
