@@ -396,9 +396,6 @@ impl crate::placement::Program for Placed {
     fn iterations(&self) -> usize {
         self.iterations
     }
-    fn banded(&self) -> bool {
-        false
-    }
 
     fn place<F: Fork>(&mut self, f: &mut F) {
         let n = self.a.n;

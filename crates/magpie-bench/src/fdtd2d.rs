@@ -217,9 +217,6 @@ impl crate::placement::Program for Placed {
     fn iterations(&self) -> usize {
         self.steps
     }
-    fn banded(&self) -> bool {
-        true
-    }
 
     fn place<F: Fork>(&mut self, f: &mut F) {
         let n = self.g.n;

@@ -53,8 +53,6 @@ pub trait Program: Clone + Send {
     fn place<F: Fork>(&mut self, f: &mut F);
     /// Phase `p` of iteration `it`.
     fn phase<F: Fork>(&mut self, f: &mut F, it: usize, p: usize);
-    /// Whether the phases sweep rows with [`sweep`], so places and squads apply.
-    fn banded(&self) -> bool;
     /// Compares the result with `twin`'s (the same program run with the serial fork), bit for
     /// bit; the error is one line naming the first difference.
     fn compare(&self, twin: &Self) -> Result<(), String>;
@@ -189,8 +187,9 @@ pub fn run<P: Program>(
     let mut prog = prog.clone();
     let workers = pool.workers();
     let start = Instant::now();
-    let mut leaves = pool.take_leaves();
-    leaves.clear();
+    // Leaves recorded before this run are not its own.
+    drop(pool.take_leaves());
+    let mut leaves = Vec::new();
     let all = &mut leaves;
     let mut spans = Vec::new();
     let mut previous: Option<HashMap<(usize, u64), usize>> = None;
@@ -253,8 +252,7 @@ pub fn run<P: Program>(
                     }
                     (Strategy::Ordered, _, Some(t)) => {
                         stage = "follow".into();
-                        let taken = pool
-                            .install(|| schedule::follow(t, Constraint::Ordered, || run(prog)).1);
+                        let taken = schedule::follow(t, Constraint::Ordered, || run(prog)).1;
                         (bytes, cuts) = (taken.bytes(), taken.cuts().len());
                     }
                     (Strategy::User, _, Some(t)) => {

@@ -166,9 +166,6 @@ impl crate::placement::Program for Placed {
     fn iterations(&self) -> usize {
         self.passes
     }
-    fn banded(&self) -> bool {
-        false
-    }
 
     fn place<F: Fork>(&mut self, f: &mut F) {
         let mut v = vec![0u64; self.v.len()];
