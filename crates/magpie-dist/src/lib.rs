@@ -1,0 +1,10 @@
+//! magpie beyond one machine: distributed task collections, after Lifflander's thesis, Ch. 5.
+//!
+//! This crate holds the parts of the distributed runtime that are plain algorithms, usable
+//! in-process and by the MPI transport alike:
+//!
+//! - [`balance`]: the persistence-based balancers (centralized, hierarchical), as functions from
+//!   measured per-rank task loads to a new placement.
+#![warn(missing_docs)]
+
+pub mod balance;
