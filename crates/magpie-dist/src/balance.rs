@@ -276,7 +276,7 @@ mod tests {
         for id in 0..tasks as u64 {
             let load = 1.0 + (rng.next() % 100) as f64;
             // Skewed: most tasks start on rank 0.
-            let r = if skew && rng.next() % 4 != 0 {
+            let r = if skew && !rng.next().is_multiple_of(4) {
                 0
             } else {
                 (rng.next() % ranks as u64) as usize
