@@ -2,8 +2,8 @@
 # Runs magpie's whole test suite: unit, integration, stress and doc tests of every crate, the
 # tests of the optional hwloc feature (when hwloc can be installed), then the loom model tests
 # of the concurrent structures (deque, latches, the join protocol, sleep/wake, the inbox, DWS's
-# sleeping workers, a schedule region's held queue), which need the crate compiled with `--cfg loom` in a target directory of
-# their own.
+# sleeping workers, a schedule region's held queue; magpie-dist's split deque), which need the
+# crates compiled with `--cfg loom` in a target directory of their own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,4 +33,4 @@ fi
 
 echo "== loom model tests (RUSTFLAGS=--cfg loom)"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-    cargo test --locked --release -p magpie --lib
+    cargo test --locked --release -p magpie -p magpie-dist --lib

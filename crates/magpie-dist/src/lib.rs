@@ -5,6 +5,10 @@
 //!
 //! - [`balance`]: the persistence-based balancers (centralized, hierarchical), as functions from
 //!   measured per-rank task loads to a new placement.
+//! - [`deque`]: the split deque, lock-free: the owner's local part needs no atomics, thieves
+//!   claim the older half of the shared part with one compare-and-swap.
 #![warn(missing_docs)]
 
 pub mod balance;
+pub mod deque;
+mod sync;
