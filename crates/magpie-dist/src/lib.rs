@@ -7,8 +7,11 @@
 //!   measured per-rank task loads to a new placement.
 //! - [`deque`]: the split deque, lock-free: the owner's local part needs no atomics, thieves
 //!   claim the older half of the shared part with one compare-and-swap.
+//! - [`termination`]: termination detection by waves over a spanning tree, as a state machine
+//!   the transport feeds with messages.
 #![warn(missing_docs)]
 
 pub mod balance;
 pub mod deque;
 mod sync;
+pub mod termination;
