@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs magpie's whole test suite: unit, integration, stress and doc tests of every crate, the
-# tests of the optional hwloc feature (when hwloc can be installed), then the loom model tests
+# tests of the optional hwloc feature (when hwloc can be installed), magpie-dist's MPI tests under
+# mpirun (when Open MPI can be installed), then the loom model tests
 # of the concurrent structures (deque, latches, the join protocol, sleep/wake, the inbox, DWS's
 # sleeping workers, a schedule region's held queue; magpie-dist's split deque), which need the
 # crates compiled with `--cfg loom` in a target directory of their own.
@@ -29,6 +30,14 @@ if bash scripts/install-hwloc.sh; then
     cargo test --locked -p magpie --features hwloc --lib --test hwloc -- hwloc
 else
     echo "warning: hwloc 2.x could not be installed; the hwloc tests are skipped" >&2
+fi
+
+echo "== MPI: scripts/install-mpi.sh, then magpie-dist's MPI tests (--features mpi, under mpirun)"
+# MPI is optional for magpie: without it (no root, no apt) the MPI tests are skipped, said here.
+if bash scripts/install-mpi.sh; then
+    cargo test --locked -p magpie-dist --features mpi
+else
+    echo "warning: Open MPI could not be installed; magpie-dist's MPI tests are skipped" >&2
 fi
 
 echo "== loom model tests (RUSTFLAGS=--cfg loom)"

@@ -9,9 +9,19 @@
 //!   claim the older half of the shared part with one compare-and-swap.
 //! - [`termination`]: termination detection by waves over a spanning tree, as a state machine
 //!   the transport feeds with messages.
+//!
+//! With the `mpi` feature (rsmpi over the system's Open MPI; `scripts/install-mpi.sh`):
+//!
+//! - `launch`: starting MPI with the settings the one-sided operations need.
+//! - `rma`: the split deque's memory in an MPI window, so thieves steal with passive-target
+//!   one-sided operations.
 #![warn(missing_docs)]
 
 pub mod balance;
 pub mod deque;
+#[cfg(feature = "mpi")]
+pub mod launch;
+#[cfg(feature = "mpi")]
+pub mod rma;
 mod sync;
 pub mod termination;

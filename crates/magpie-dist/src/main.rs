@@ -1,0 +1,188 @@
+//! `magpie-dist`: magpie's distributed task collections (Lifflander's thesis, Ch. 5).
+//!
+//! Commands so far:
+//!
+//! - `magpie-dist selftest deque [--tasks N]` (needs the `mpi` feature; run it under `mpirun
+//!   -n P`): rank 0 pushes N × P tasks into its split deque and runs them; the other ranks
+//!   steal with one-sided operations (and steal from each other what they stole), until a
+//!   counter on rank 0 says all have run. Rank 0 then checks that every task ran exactly once
+//!   (counts and id sums reduced over the ranks) and prints what each rank ran and stole.
+//!   Exit 1 if a task was lost or ran twice.
+//!
+//! Bad options exit 2 with a message.
+
+use std::process::ExitCode;
+
+const USAGE: &str =
+    "usage: magpie-dist selftest deque [--tasks N]   (under mpirun -n P; needs --features mpi)";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("-h" | "--help") => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Some("selftest") => match args.get(1).map(String::as_str) {
+            Some("deque") => match parse_tasks(&args[2..]) {
+                Ok(n) => selftest_deque(n),
+                Err(e) => usage_error(&e),
+            },
+            Some(other) => usage_error(&format!("unknown selftest '{other}' (expected deque)")),
+            None => usage_error("selftest needs a name (deque)"),
+        },
+        Some(other) => usage_error(&format!("unknown command '{other}'")),
+        None => usage_error("no command given"),
+    }
+}
+
+fn usage_error(e: &str) -> ExitCode {
+    eprintln!("error: {e}\n{USAGE}");
+    ExitCode::from(2)
+}
+
+fn parse_tasks(args: &[String]) -> Result<u64, String> {
+    let mut n = 2000;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--tasks" => {
+                let v = it.next().ok_or("--tasks needs a value")?;
+                n = v
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|&n| (1..=10_000_000).contains(&n))
+                    .ok_or(format!(
+                        "--tasks '{v}': expected a whole number from 1 to 10000000"
+                    ))?;
+            }
+            other => return Err(format!("unknown option '{other}'")),
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(not(feature = "mpi"))]
+fn selftest_deque(_: u64) -> ExitCode {
+    eprintln!(
+        "error: this magpie-dist was built without MPI; build it with `cargo build --release -p \
+         magpie-dist --features mpi` (scripts/install-mpi.sh installs Open MPI)"
+    );
+    ExitCode::from(2)
+}
+
+#[cfg(feature = "mpi")]
+fn selftest_deque(n: u64) -> ExitCode {
+    use magpie_dist::deque::{steal, Full, Owner, Stolen};
+    use magpie_dist::rma::{Counter, Window};
+    use mpi::collective::SystemOperation;
+    use mpi::traits::*;
+
+    let Some(universe) = magpie_dist::launch::init() else {
+        eprintln!("error: MPI was already initialised");
+        return ExitCode::from(3);
+    };
+    let world = universe.world();
+    let (me, p) = (world.rank() as usize, world.size() as usize);
+    let win: Window<u64> = Window::new(&world, 256);
+    let done = Counter::new(&world);
+    let want = n * p as u64;
+    // Rank 0 holds every task at first: the others only get work by stealing.
+    let seeded = if me == 0 { want } else { 0 };
+    let mut owner = Owner::new(win.target(me));
+    let (mut ran, mut sum, mut stolen_tasks, mut steals) = (0u64, 0u64, 0u64, 0u64);
+    // A task: its id; running it takes about 20 µs, so the others have time to steal.
+    let mut run = |t: u64| {
+        let start = std::time::Instant::now();
+        while start.elapsed() < std::time::Duration::from_micros(20) {
+            std::hint::spin_loop();
+        }
+        ran += 1;
+        sum = sum.wrapping_add(t);
+        done.add(1);
+    };
+    let mut next = 0u64;
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64 ^ me as u64;
+    loop {
+        while next < seeded && owner.local_len() < 64 {
+            let id = next;
+            if let Err(Full(t)) = owner.push(id) {
+                run(t);
+            }
+            next += 1;
+        }
+        if let Some(t) = owner.pop() {
+            run(t);
+            continue;
+        }
+        if next < seeded {
+            continue;
+        }
+        // Nothing of its own left: steal, trying every other rank once from a random one.
+        let mut found = false;
+        if p > 1 {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let first = (rng % (p as u64 - 1)) as usize;
+            for k in 0..p - 1 {
+                let v = (me + 1 + (first + k) % (p - 1)) % p;
+                if let Stolen::Tasks(ts) = steal(&win.target(v), 8) {
+                    steals += 1;
+                    stolen_tasks += ts.len() as u64;
+                    for t in ts {
+                        run(t);
+                    }
+                    found = true;
+                    break;
+                }
+            }
+        }
+        // Stop once every task has run (tasks in flight are counted when they run).
+        if !found && done.add(0) >= want {
+            break;
+        }
+    }
+    let (mut total, mut total_sum) = (0u64, 0u64);
+    world.all_reduce_into(&ran, &mut total, SystemOperation::sum());
+    world.all_reduce_into(&sum, &mut total_sum, SystemOperation::sum());
+    let mut per_rank = vec![0u64; if me == 0 { 3 * p } else { 0 }];
+    let mine = [ran, steals, stolen_tasks];
+    if me == 0 {
+        world
+            .process_at_rank(0)
+            .gather_into_root(&mine[..], &mut per_rank[..]);
+    } else {
+        world.process_at_rank(0).gather_into(&mine[..]);
+    }
+    // The windows go last, together on every rank (freeing them is collective).
+    let _ = owner;
+    drop(win);
+    drop(done);
+    let want_sum = (0..want).fold(0u64, |a, t| a.wrapping_add(t));
+    if me == 0 {
+        println!(
+            "{p} ranks, {want} tasks seeded on rank 0: {total} run (expected {want}), id sum \
+             {total_sum} (expected {want_sum})"
+        );
+        for r in 0..p {
+            println!(
+                "  rank {r}: ran {}, {} steals took {} tasks",
+                per_rank[3 * r],
+                per_rank[3 * r + 1],
+                per_rank[3 * r + 2]
+            );
+        }
+    }
+    if total == want && total_sum == want_sum {
+        if me == 0 {
+            println!("ok: every task ran exactly once");
+        }
+        ExitCode::SUCCESS
+    } else {
+        if me == 0 {
+            eprintln!("error: tasks were lost or ran twice");
+        }
+        ExitCode::from(1)
+    }
+}

@@ -1,0 +1,312 @@
+//! The split deque's memory in an MPI window: every rank's deque is one window of the same
+//! layout, and thieves work on a victim's deque with passive-target one-sided operations only
+//! (no message the victim must answer, no lock anyone holds).
+//!
+//! Layout of a rank's window (bytes): the `split`/`stail` word at 0, `itail` at 8 (in a 64-bit
+//! cell), then `capacity` slots of `size_of::<T>()` bytes. The window is allocated with
+//! `MPI_Win_allocate` (Open MPI's `sm` one-sided component needs that, and a 64-bit
+//! compare-and-swap crashes under its default component: see [`crate::launch`]) and stays in
+//! one `MPI_Win_lock_all` epoch from creation to drop.
+//!
+//! The [`Memory`] operations, for a window and a target rank:
+//!
+//! - `word`: an atomic read, as a compare-and-swap of 0 for 0 (which changes nothing):
+//!   rsmpi exports no `MPI_NO_OP` to fetch with.
+//! - `swap_word`: `MPI_Compare_and_swap`, then `MPI_Win_flush`. The owner's slot writes before it
+//!   are published by an `MPI_Win_sync` first (the unified memory model of `sm` windows).
+//! - `itail`, `add_itail`: `MPI_Fetch_and_op` with `MPI_SUM` (of 0 to read).
+//! - `write`, `read` on the owner's own window: plain stores and loads of its memory (the local
+//!   part needs no communication); `read` of another rank's slot: `MPI_Get`, then flush.
+
+use crate::deque::Memory;
+use mpi::ffi;
+use mpi::raw::AsRaw;
+use std::mem::{size_of, MaybeUninit};
+use std::os::raw::c_void;
+
+const WORD: ffi::MPI_Aint = 0;
+const ITAIL: ffi::MPI_Aint = 8;
+const SLOTS: usize = 16;
+
+/// One window per rank holding its split deque (see the module doc).
+pub struct Window<T> {
+    win: ffi::MPI_Win,
+    base: *mut u8,
+    capacity: u32,
+    me: i32,
+    _t: std::marker::PhantomData<T>,
+}
+
+/// A window seen from one rank, aimed at one target's deque.
+pub struct Target<'w, T> {
+    w: &'w Window<T>,
+    rank: i32,
+}
+
+fn check(code: i32, what: &str) {
+    if code != ffi::MPI_SUCCESS as i32 {
+        // MPI's default error handler aborts before this; a handler that returns lands here.
+        eprintln!("error: {what} failed (MPI error {code}); aborting the run");
+        // SAFETY: MPI_Abort takes the world communicator and ends every rank.
+        unsafe { ffi::MPI_Abort(ffi::RSMPI_COMM_WORLD, 3) };
+    }
+}
+
+impl<T: Copy> Window<T> {
+    /// Allocates every rank's deque window (collective over `comm`), `capacity` slots each
+    /// (rounded up to a power of two, at least 2).
+    pub fn new<C: AsRaw<Raw = ffi::MPI_Comm>>(comm: &C, capacity: usize) -> Window<T> {
+        let cap = capacity.clamp(2, 1 << 30).next_power_of_two();
+        let bytes = SLOTS + cap * size_of::<T>();
+        let mut base: *mut c_void = std::ptr::null_mut();
+        let mut win: MaybeUninit<ffi::MPI_Win> = MaybeUninit::uninit();
+        let mut me = 0;
+        // SAFETY: plain MPI calls with valid out-pointers; the window's memory is MPI's until
+        // MPI_Win_free (in drop).
+        unsafe {
+            check(ffi::MPI_Comm_rank(comm.as_raw(), &mut me), "MPI_Comm_rank");
+            check(
+                ffi::MPI_Win_allocate(
+                    bytes as ffi::MPI_Aint,
+                    1,
+                    ffi::RSMPI_INFO_NULL,
+                    comm.as_raw(),
+                    &mut base as *mut *mut c_void as *mut c_void,
+                    win.as_mut_ptr(),
+                ),
+                "MPI_Win_allocate",
+            );
+            std::ptr::write_bytes(base as *mut u8, 0, SLOTS);
+            let win = win.assume_init();
+            check(ffi::MPI_Win_lock_all(0, win), "MPI_Win_lock_all");
+            // Every rank's zeroed header before anyone reads it.
+            check(ffi::MPI_Win_sync(win), "MPI_Win_sync");
+            check(ffi::MPI_Barrier(comm.as_raw()), "MPI_Barrier");
+            Window {
+                win,
+                base: base as *mut u8,
+                capacity: cap as u32,
+                me,
+                _t: std::marker::PhantomData,
+            }
+        }
+    }
+
+    /// This window aimed at `rank`'s deque.
+    pub fn target(&self, rank: usize) -> Target<'_, T> {
+        Target {
+            w: self,
+            rank: rank as i32,
+        }
+    }
+
+    fn flush(&self, rank: i32) {
+        // SAFETY: the window is in its lock_all epoch.
+        check(
+            unsafe { ffi::MPI_Win_flush(rank, self.win) },
+            "MPI_Win_flush",
+        );
+    }
+}
+
+impl<T> Drop for Window<T> {
+    fn drop(&mut self) {
+        // SAFETY: ends the epoch begun in `new` and frees the window (collective: every rank
+        // drops its window at the same point of the program).
+        unsafe {
+            ffi::MPI_Win_unlock_all(self.win);
+            ffi::MPI_Win_free(&mut self.win);
+        }
+    }
+}
+
+impl<T: Copy> Memory<T> for Target<'_, T> {
+    fn capacity(&self) -> u32 {
+        self.w.capacity
+    }
+
+    fn word(&self) -> u64 {
+        let (zero, mut old) = (0u64, 0u64);
+        // SAFETY: a 64-bit compare-and-swap at offset 0 of the target's window, buffers live
+        // across the call and the flush.
+        unsafe {
+            check(
+                ffi::MPI_Compare_and_swap(
+                    &zero as *const u64 as *const c_void,
+                    &zero as *const u64 as *const c_void,
+                    &mut old as *mut u64 as *mut c_void,
+                    ffi::RSMPI_UINT64_T,
+                    self.rank,
+                    WORD,
+                    self.w.win,
+                ),
+                "MPI_Compare_and_swap",
+            );
+        }
+        self.w.flush(self.rank);
+        old
+    }
+
+    fn swap_word(&self, old: u64, new: u64) -> bool {
+        let mut seen = 0u64;
+        // SAFETY: as in `word`; the sync publishes the owner's plain slot stores first.
+        unsafe {
+            check(ffi::MPI_Win_sync(self.w.win), "MPI_Win_sync");
+            check(
+                ffi::MPI_Compare_and_swap(
+                    &new as *const u64 as *const c_void,
+                    &old as *const u64 as *const c_void,
+                    &mut seen as *mut u64 as *mut c_void,
+                    ffi::RSMPI_UINT64_T,
+                    self.rank,
+                    WORD,
+                    self.w.win,
+                ),
+                "MPI_Compare_and_swap",
+            );
+        }
+        self.w.flush(self.rank);
+        seen == old
+    }
+
+    fn itail(&self) -> u32 {
+        self.fetch_add_itail(0)
+    }
+
+    fn add_itail(&self, n: u32) {
+        self.fetch_add_itail(n);
+    }
+
+    unsafe fn write(&self, i: u32, t: T) {
+        assert_eq!(self.rank, self.w.me, "only the owner writes its slots");
+        let at = SLOTS + (i & (self.w.capacity - 1)) as usize * size_of::<T>();
+        // SAFETY: the caller's contract (no reader of this slot now); the slot lies inside the
+        // window's allocation; the write may be unaligned.
+        unsafe { std::ptr::write_unaligned(self.w.base.add(at) as *mut T, t) };
+    }
+
+    unsafe fn read(&self, i: u32) -> T {
+        let at = SLOTS + (i & (self.w.capacity - 1)) as usize * size_of::<T>();
+        if self.rank == self.w.me {
+            // SAFETY: the caller's contract; inside the allocation; unaligned read.
+            return unsafe { std::ptr::read_unaligned(self.w.base.add(at) as *const T) };
+        }
+        let mut t = MaybeUninit::<T>::uninit();
+        // SAFETY: MPI_Get of the slot's bytes into `t` (as bytes), completed by the flush
+        // before `t` is read. The bytes are a `T` the owner wrote (the caller's contract: a
+        // claimed slot), of the same type in the same program on every rank.
+        unsafe {
+            check(
+                ffi::MPI_Get(
+                    t.as_mut_ptr() as *mut c_void,
+                    size_of::<T>() as i32,
+                    ffi::RSMPI_UINT8_T,
+                    self.rank,
+                    at as ffi::MPI_Aint,
+                    size_of::<T>() as i32,
+                    ffi::RSMPI_UINT8_T,
+                    self.w.win,
+                ),
+                "MPI_Get",
+            );
+            self.w.flush(self.rank);
+            t.assume_init()
+        }
+    }
+}
+
+impl<T: Copy> Target<'_, T> {
+    fn fetch_add_itail(&self, n: u32) -> u32 {
+        let (add, mut old) = (n as u64, 0u64);
+        // SAFETY: a 64-bit fetch-and-add at offset 8 of the target's window.
+        unsafe {
+            check(
+                ffi::MPI_Fetch_and_op(
+                    &add as *const u64 as *const c_void,
+                    &mut old as *mut u64 as *mut c_void,
+                    ffi::RSMPI_UINT64_T,
+                    self.rank,
+                    ITAIL,
+                    ffi::RSMPI_SUM,
+                    self.w.win,
+                ),
+                "MPI_Fetch_and_op",
+            );
+        }
+        self.w.flush(self.rank);
+        (old as u32).wrapping_add(n)
+    }
+}
+
+/// A 64-bit counter in rank 0's memory that every rank adds to and reads with one-sided
+/// operations (the self-test's count of tasks run, which tells thieves when to stop).
+pub struct Counter {
+    win: ffi::MPI_Win,
+}
+
+impl Counter {
+    /// Allocates the counter, 0 (collective over `comm`).
+    pub fn new<C: AsRaw<Raw = ffi::MPI_Comm>>(comm: &C) -> Counter {
+        let mut base: *mut c_void = std::ptr::null_mut();
+        let mut win: MaybeUninit<ffi::MPI_Win> = MaybeUninit::uninit();
+        let mut me = 0;
+        // SAFETY: as in `Window::new`: 8 bytes on rank 0, none elsewhere, zeroed before the
+        // barrier that precedes any access.
+        unsafe {
+            check(ffi::MPI_Comm_rank(comm.as_raw(), &mut me), "MPI_Comm_rank");
+            let bytes = if me == 0 { 8 } else { 0 };
+            check(
+                ffi::MPI_Win_allocate(
+                    bytes,
+                    1,
+                    ffi::RSMPI_INFO_NULL,
+                    comm.as_raw(),
+                    &mut base as *mut *mut c_void as *mut c_void,
+                    win.as_mut_ptr(),
+                ),
+                "MPI_Win_allocate",
+            );
+            if me == 0 {
+                std::ptr::write_bytes(base as *mut u8, 0, 8);
+            }
+            let win = win.assume_init();
+            check(ffi::MPI_Win_lock_all(0, win), "MPI_Win_lock_all");
+            check(ffi::MPI_Win_sync(win), "MPI_Win_sync");
+            check(ffi::MPI_Barrier(comm.as_raw()), "MPI_Barrier");
+            Counter { win }
+        }
+    }
+
+    /// Adds `n`; returns the value after.
+    pub fn add(&self, n: u64) -> u64 {
+        let mut old = 0u64;
+        // SAFETY: a 64-bit fetch-and-add at offset 0 of rank 0's window, flushed before `old`
+        // is read.
+        unsafe {
+            check(
+                ffi::MPI_Fetch_and_op(
+                    &n as *const u64 as *const c_void,
+                    &mut old as *mut u64 as *mut c_void,
+                    ffi::RSMPI_UINT64_T,
+                    0,
+                    0,
+                    ffi::RSMPI_SUM,
+                    self.win,
+                ),
+                "MPI_Fetch_and_op",
+            );
+            check(ffi::MPI_Win_flush(0, self.win), "MPI_Win_flush");
+        }
+        old + n
+    }
+}
+
+impl Drop for Counter {
+    fn drop(&mut self) {
+        // SAFETY: ends the epoch and frees the window (collective).
+        unsafe {
+            ffi::MPI_Win_unlock_all(self.win);
+            ffi::MPI_Win_free(&mut self.win);
+        }
+    }
+}
