@@ -9,6 +9,8 @@
 //!   claim the older half of the shared part with one compare-and-swap.
 //! - [`termination`]: termination detection by waves over a spanning tree, as a state machine
 //!   the transport feeds with messages.
+//! - [`collection`]: the task collection (push, process, restore) and its five strategies,
+//!   over any [`collection::Comm`]; [`collection::local`] runs ranks as threads.
 //!
 //! With the `mpi` feature (rsmpi over the system's Open MPI; `scripts/install-mpi.sh`):
 //!
@@ -18,6 +20,7 @@
 #![warn(missing_docs)]
 
 pub mod balance;
+pub mod collection;
 pub mod deque;
 #[cfg(feature = "mpi")]
 pub mod launch;

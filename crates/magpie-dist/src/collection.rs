@@ -1,0 +1,736 @@
+//! Task collections (Lifflander's thesis, §5.2 and §5.4): a collective pool of fixed-size tasks
+//! that ranks process together, with work stealing between them, and that an iterative program
+//! processes again and again.
+//!
+//! ```text
+//! let mut tc = TaskCollection::new(comm, capacity, Strategy::StealRetentive);
+//! tc.push(task);                                   // seed, locally
+//! for _ in 0..iterations {
+//!     let report = tc.process(|ctx, task, spawner| ..); // collective: returns when every
+//!                                                  // task everywhere has run
+//!     tc.restore();                                // collective: reseed for the next one
+//! }
+//! ```
+//!
+//! A task is plain data (`T: Copy`), so it can be copied between ranks' memories; the closure
+//! given to `process` is the thesis's function table. A task may spawn more tasks into its
+//! rank's deque through the [`Spawner`]; a task a full deque cannot take runs on this rank
+//! (nothing is lost, nothing waits).
+//!
+//! `process` runs the rank's own tasks newest first; with nothing left it steals the older half
+//! of a random victim's shared tasks (strategies that steal), and between attempts it takes part
+//! in the termination waves ([`crate::termination`]), which end `process` on every rank once
+//! no task is left anywhere. What `restore` reseeds from is the strategy ([`Strategy`]): the
+//! original seed, the tasks this rank ran (retentive stealing, §5.4: kept in a list, so two
+//! equal tasks stay two), or a persistence-based balancer's placement of every rank's measured
+//! tasks (§5.3).
+//!
+//! The ranks are a [`Comm`]: [`local::Cluster`] runs them as threads of one process (tests,
+//! and runs without `mpirun`); the MPI transport implements the same trait.
+
+use crate::balance::{self, Measured, Params};
+use crate::deque::{steal, Full, Memory, Owner, Stolen};
+use crate::termination::{Detector, Message};
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+/// How a collection balances its tasks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Strategy {
+    /// No stealing; each iteration reseeds the original distribution.
+    NoBalance,
+    /// Work stealing; each iteration reseeds the original distribution.
+    Steal,
+    /// Work stealing; each rank reseeds with the tasks it ran (retentive stealing, §5.4).
+    StealRetentive,
+    /// No stealing; between iterations the centralized balancer places the measured tasks.
+    PlbCentralized,
+    /// No stealing; between iterations the hierarchical balancer places them.
+    PlbHierarchical,
+}
+
+impl Strategy {
+    /// Every strategy, in the order the tools list them.
+    pub const ALL: [Strategy; 5] = [
+        Strategy::NoBalance,
+        Strategy::Steal,
+        Strategy::StealRetentive,
+        Strategy::PlbCentralized,
+        Strategy::PlbHierarchical,
+    ];
+
+    /// The name the tools use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::NoBalance => "no-balance",
+            Strategy::Steal => "steal",
+            Strategy::StealRetentive => "steal-retentive",
+            Strategy::PlbCentralized => "plb-centralized",
+            Strategy::PlbHierarchical => "plb-hierarchical",
+        }
+    }
+
+    fn steals(self) -> bool {
+        matches!(self, Strategy::Steal | Strategy::StealRetentive)
+    }
+}
+
+impl std::str::FromStr for Strategy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Strategy, String> {
+        Strategy::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Strategy::ALL.iter().map(|k| k.name()).collect();
+                format!("unknown strategy '{s}' (expected {})", names.join(", "))
+            })
+    }
+}
+
+/// A task in a deque: the task, and whether it is one of the collection's own (seeded or
+/// reseeded) rather than spawned while processing. Retention and the balancers reseed only
+/// the collection's own tasks that a rank ran; spawned ones come back when their parent runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Entry<T> {
+    /// The task.
+    pub task: T,
+    /// Seeded, not spawned.
+    pub root: bool,
+}
+
+/// What a collection needs from the ranks it spans.
+pub trait Comm<T: Copy>: Send {
+    /// A deque's memory as this rank reaches it.
+    type Mem: Memory<T>;
+    /// This rank.
+    fn rank(&self) -> usize;
+    /// Ranks in all.
+    fn size(&self) -> usize;
+    /// Rank `r`'s deque memory (this rank's own for `r == rank()`), empty when first asked.
+    fn deque(&self, r: usize) -> Self::Mem;
+    /// Sends a termination message to rank `to`.
+    fn send(&self, to: usize, m: Message);
+    /// A termination message for this rank, if one has arrived.
+    fn try_recv(&self) -> Option<Message>;
+    /// Collective: every rank's `mine`, in rank order, on every rank.
+    fn all_gather<U: Clone + Send + 'static>(&self, mine: U) -> Vec<U>;
+    /// Whether another rank has failed (panicked or died), so this one must stop rather than
+    /// wait for it; the transport says which, in words.
+    fn failed(&self) -> Option<String>;
+}
+
+/// One rank's figures for one `process`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RankReport {
+    /// Tasks this rank ran.
+    pub tasks: u64,
+    /// Nanoseconds in tasks.
+    pub task_ns: u64,
+    /// Nanoseconds in steal attempts (successful or not).
+    pub steal_ns: u64,
+    /// Nanoseconds with nothing to run and no steal in progress (termination waves).
+    pub idle_ns: u64,
+    /// Steal attempts.
+    pub steals_attempted: u64,
+    /// Steal attempts that took tasks.
+    pub steals_successful: u64,
+    /// Wall time of the rank's `process`.
+    pub wall_ns: u64,
+}
+
+/// Every rank's figures for one `process` (the same on every rank).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IterationReport {
+    /// The iteration (0 for the first `process`).
+    pub iteration: u32,
+    /// Per rank.
+    pub ranks: Vec<RankReport>,
+}
+
+impl IterationReport {
+    /// Total task time ÷ (ranks × the longest rank's wall time): 1 when every rank computed
+    /// all the time.
+    pub fn efficiency(&self) -> f64 {
+        let work: u64 = self.ranks.iter().map(|r| r.task_ns).sum();
+        let wall = self.ranks.iter().map(|r| r.wall_ns).max().unwrap_or(0);
+        if wall == 0 {
+            return 0.0;
+        }
+        work as f64 / (self.ranks.len() as f64 * wall as f64)
+    }
+
+    /// Tasks run over all ranks.
+    pub fn tasks(&self) -> u64 {
+        self.ranks.iter().map(|r| r.tasks).sum()
+    }
+}
+
+/// Where a running task puts the tasks it spawns.
+pub struct Spawner<'a, T: Copy, M: Memory<Entry<T>>> {
+    own: &'a mut Owner<Entry<T>, M>,
+    overflow: &'a mut Vec<Entry<T>>,
+}
+
+impl<T: Copy, M: Memory<Entry<T>>> Spawner<'_, T, M> {
+    /// Adds `t` to this rank's tasks (run here, or stolen); never waits and never drops it.
+    pub fn spawn(&mut self, t: T) {
+        let e = Entry {
+            task: t,
+            root: false,
+        };
+        if let Err(Full(e)) = self.own.push(e) {
+            self.overflow.push(e);
+        }
+    }
+}
+
+/// A task collection on one rank (see the module doc).
+pub struct TaskCollection<T: Copy, C: Comm<Entry<T>>> {
+    comm: C,
+    own: Owner<Entry<T>, C::Mem>,
+    strategy: Strategy,
+    /// The tasks `push` seeded (what `restore` reseeds under the non-retentive strategies).
+    seed: Vec<T>,
+    /// Tasks a full deque gave back; run before the deque's.
+    overflow: Vec<Entry<T>>,
+    /// The collection's own tasks this rank ran in the last `process`, with their time.
+    ran: Vec<(T, u64)>,
+    iteration: u32,
+    arity: usize,
+    params: Params,
+    rng: u64,
+}
+
+impl<T: Copy + Send + 'static, C: Comm<Entry<T>>> TaskCollection<T, C> {
+    /// A collection on the ranks of `comm` (collective in spirit: every rank makes one), with
+    /// the deque memory `comm` gives and the strategy.
+    pub fn new(comm: C, strategy: Strategy) -> TaskCollection<T, C> {
+        let own = Owner::new(comm.deque(comm.rank()));
+        let rng = 0x9e37_79b9_7f4a_7c15 ^ (comm.rank() as u64 + 1).wrapping_mul(0xbf58_476d);
+        TaskCollection {
+            comm,
+            own,
+            strategy,
+            seed: Vec::new(),
+            overflow: Vec::new(),
+            ran: Vec::new(),
+            iteration: 0,
+            arity: 3,
+            params: Params::default(),
+            rng,
+        }
+    }
+
+    /// The balancers' constants (C, D, arity; the thesis's 1.003, 1.003, 3 by default); the
+    /// arity is also the termination tree's.
+    pub fn with_params(mut self, p: Params) -> Self {
+        self.params = p;
+        self.arity = p.arity.max(2);
+        self
+    }
+
+    /// The ranks.
+    pub fn comm(&self) -> &C {
+        &self.comm
+    }
+
+    /// Seeds `t` on this rank (a local operation).
+    pub fn push(&mut self, t: T) {
+        self.seed.push(t);
+        self.add(t);
+    }
+
+    /// Adds one of the collection's own tasks.
+    fn add(&mut self, t: T) {
+        self.add_entry(Entry {
+            task: t,
+            root: true,
+        });
+    }
+
+    fn add_entry(&mut self, e: Entry<T>) {
+        if let Err(Full(e)) = self.own.push(e) {
+            self.overflow.push(e);
+        }
+    }
+
+    fn next_victim(&mut self) -> usize {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        let p = self.comm.size();
+        let k = (self.rng % (p as u64 - 1)) as usize;
+        (self.comm.rank() + 1 + k) % p
+    }
+
+    fn pump(&mut self, det: &mut Detector) {
+        while let Some(m) = self.comm.try_recv() {
+            for (to, out) in det.on_message(m) {
+                self.comm.send(to, out);
+            }
+        }
+    }
+
+    /// Runs every task of the collection, on every rank, until none is left anywhere
+    /// (collective); `f(task, spawner)` runs one task. Returns every rank's figures.
+    pub fn process<F>(&mut self, mut f: F) -> IterationReport
+    where
+        F: FnMut(T, &mut Spawner<'_, T, C::Mem>),
+    {
+        let start = Instant::now();
+        let mut r = RankReport::default();
+        let mut det = Detector::new(self.comm.rank(), self.comm.size(), self.arity, 0);
+        det.restart(self.iteration, self.own.stolen());
+        self.ran.clear();
+        let steals = self.strategy.steals() && self.comm.size() > 1;
+        let mut since_pump = 0u32;
+        let mut idle_since: Option<Instant> = None;
+        loop {
+            since_pump += 1;
+            if since_pump >= 16 {
+                since_pump = 0;
+                self.pump(&mut det);
+            }
+            if let Some(e) = self.overflow.pop().or_else(|| self.own.pop()) {
+                if let Some(s) = idle_since.take() {
+                    r.idle_ns += s.elapsed().as_nanos() as u64;
+                }
+                let t0 = Instant::now();
+                f(
+                    e.task,
+                    &mut Spawner {
+                        own: &mut self.own,
+                        overflow: &mut self.overflow,
+                    },
+                );
+                let ns = t0.elapsed().as_nanos() as u64;
+                r.task_ns += ns;
+                r.tasks += 1;
+                if e.root {
+                    self.ran.push((e.task, ns));
+                }
+                continue;
+            }
+            if steals {
+                let victim = self.next_victim();
+                let t0 = Instant::now();
+                r.steals_attempted += 1;
+                let got = steal(&self.comm.deque(victim), 4);
+                r.steal_ns += t0.elapsed().as_nanos() as u64;
+                if let Stolen::Tasks(ts) = got {
+                    r.steals_successful += 1;
+                    for e in ts {
+                        self.add_entry(e);
+                    }
+                    continue;
+                }
+            }
+            idle_since.get_or_insert_with(Instant::now);
+            if let Some(why) = self.comm.failed() {
+                panic!("magpie-dist: rank {} stops: {why}", self.comm.rank());
+            }
+            self.pump(&mut det);
+            for (to, m) in det.poll(true, self.own.stolen()) {
+                self.comm.send(to, m);
+            }
+            if det.terminated() {
+                break;
+            }
+            std::thread::yield_now();
+        }
+        if let Some(s) = idle_since {
+            r.idle_ns += s.elapsed().as_nanos() as u64;
+        }
+        r.wall_ns = start.elapsed().as_nanos() as u64;
+        let ranks = self.comm.all_gather(r);
+        let report = IterationReport {
+            iteration: self.iteration,
+            ranks,
+        };
+        self.iteration += 1;
+        report
+    }
+
+    /// Reseeds this rank for the next `process` as the strategy says (collective: the
+    /// balancers gather every rank's measured tasks).
+    pub fn restore(&mut self) {
+        let ran = std::mem::take(&mut self.ran);
+        let next: Vec<T> = match self.strategy {
+            Strategy::NoBalance | Strategy::Steal => self.seed.clone(),
+            Strategy::StealRetentive => ran.into_iter().map(|(t, _)| t).collect(),
+            Strategy::PlbCentralized | Strategy::PlbHierarchical => {
+                let all: Vec<Vec<(T, u64)>> = self.comm.all_gather(ran);
+                // Name each task by (rank, index) packed in the id.
+                let measured: Vec<Vec<Measured>> = all
+                    .iter()
+                    .enumerate()
+                    .map(|(r, ts)| {
+                        ts.iter()
+                            .enumerate()
+                            .map(|(i, &(_, ns))| Measured {
+                                id: (r as u64) << 40 | i as u64,
+                                load: ns as f64,
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let placed = if self.strategy == Strategy::PlbCentralized {
+                    balance::centralized(&measured, self.params)
+                } else {
+                    balance::hierarchical(&measured, self.params)
+                };
+                placed[self.comm.rank()]
+                    .iter()
+                    .map(|m| all[(m.id >> 40) as usize][(m.id & ((1 << 40) - 1)) as usize].0)
+                    .collect()
+            }
+        };
+        for t in next {
+            self.add(t);
+        }
+    }
+}
+
+/// Ranks as threads of this process.
+pub mod local {
+    use super::*;
+    use crate::deque::Local;
+    use std::any::Any;
+    use std::collections::VecDeque;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Condvar, Mutex};
+
+    /// Sentinel of `Shared::failed`: no rank has failed.
+    const NONE: usize = usize::MAX;
+
+    struct Shared<T> {
+        deques: Vec<Arc<Local<T>>>,
+        inbox: Vec<Mutex<VecDeque<Message>>>,
+        /// A barrier that gives up when a rank fails: (generation, ranks arrived).
+        barrier: (Mutex<(u64, usize)>, Condvar),
+        slots: Mutex<Vec<Option<Box<dyn Any + Send>>>>,
+        /// The first rank that failed, or `NONE`.
+        failed: AtomicUsize,
+    }
+
+    impl<T> Shared<T> {
+        fn wait(&self, me: usize) {
+            let (m, cv) = &self.barrier;
+            let mut g = lock(m);
+            let gen = g.0;
+            g.1 += 1;
+            if g.1 == self.deques.len() {
+                *g = (gen + 1, 0);
+                cv.notify_all();
+                return;
+            }
+            while g.0 == gen {
+                let failed = self.failed.load(Ordering::Acquire);
+                if failed != NONE {
+                    drop(g);
+                    panic!("magpie-dist: rank {me} stops: rank {failed} failed");
+                }
+                g = cv
+                    .wait_timeout(g, std::time::Duration::from_millis(20))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+        }
+    }
+
+    /// P ranks in one process: [`Cluster::ranks`] gives each thread its [`Rank`].
+    pub struct Cluster;
+
+    impl Cluster {
+        /// `ranks` ranks whose deques hold `capacity` tasks each, for a collection of `T`s.
+        pub fn ranks<T: Copy + Send + 'static>(
+            ranks: usize,
+            capacity: usize,
+        ) -> Vec<Rank<Entry<T>>> {
+            let n = ranks.max(1);
+            let shared = Arc::new(Shared {
+                deques: (0..n).map(|_| Arc::new(Local::new(capacity))).collect(),
+                inbox: (0..n).map(|_| Mutex::new(VecDeque::new())).collect(),
+                barrier: (Mutex::new((0, 0)), Condvar::new()),
+                slots: Mutex::new((0..n).map(|_| None).collect()),
+                failed: AtomicUsize::new(NONE),
+            });
+            (0..n)
+                .map(|rank| Rank {
+                    rank,
+                    shared: shared.clone(),
+                })
+                .collect()
+        }
+    }
+
+    /// One rank of a [`Cluster`].
+    pub struct Rank<T> {
+        rank: usize,
+        shared: Arc<Shared<T>>,
+    }
+
+    impl<T> Rank<T> {
+        /// This rank's index.
+        pub fn index(&self) -> usize {
+            self.rank
+        }
+    }
+
+    impl<T> Drop for Rank<T> {
+        fn drop(&mut self) {
+            // A rank dropped while its thread panics has failed: the others stop instead of
+            // waiting for it.
+            if std::thread::panicking() {
+                let _ = self.shared.failed.compare_exchange(
+                    NONE,
+                    self.rank,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                );
+                self.shared.barrier.1.notify_all();
+            }
+        }
+    }
+
+    fn lock<U>(m: &Mutex<U>) -> std::sync::MutexGuard<'_, U> {
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    impl<T: Copy + Send + 'static> Comm<T> for Rank<T> {
+        type Mem = Arc<Local<T>>;
+        fn rank(&self) -> usize {
+            self.rank
+        }
+        fn size(&self) -> usize {
+            self.shared.deques.len()
+        }
+        fn deque(&self, r: usize) -> Arc<Local<T>> {
+            self.shared.deques[r].clone()
+        }
+        fn send(&self, to: usize, m: Message) {
+            lock(&self.shared.inbox[to]).push_back(m);
+        }
+        fn try_recv(&self) -> Option<Message> {
+            lock(&self.shared.inbox[self.rank]).pop_front()
+        }
+        fn all_gather<U: Clone + Send + 'static>(&self, mine: U) -> Vec<U> {
+            lock(&self.shared.slots)[self.rank] = Some(Box::new(mine));
+            self.shared.wait(self.rank);
+            let all: Vec<U> = lock(&self.shared.slots)
+                .iter()
+                .map(|s| {
+                    s.as_ref()
+                        .and_then(|b| b.downcast_ref::<U>())
+                        .expect("every rank gathers the same type")
+                        .clone()
+                })
+                .collect();
+            // Everyone has read before anyone writes the next gather.
+            self.shared.wait(self.rank);
+            all
+        }
+        fn failed(&self) -> Option<String> {
+            match self.shared.failed.load(Ordering::Acquire) {
+                NONE => None,
+                r => Some(format!("rank {r} failed")),
+            }
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::local::Cluster;
+    use super::*;
+
+    /// A task of a binary tree: its depth; it spawns two children above depth 0. `cost` spins
+    /// that many microseconds, more for tasks of rank 0's first subtree (skew).
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Node {
+        depth: u32,
+        heavy: bool,
+    }
+
+    fn spin(us: u64) {
+        let t = Instant::now();
+        while t.elapsed().as_micros() < us as u128 {
+            std::hint::spin_loop();
+        }
+    }
+
+    /// Every strategy at 1-4 ranks, 4 iterations: every task of every iteration runs exactly
+    /// once (counted over the ranks), and the reports agree on every rank.
+    #[test]
+    fn every_task_runs_once_under_every_strategy() {
+        for strategy in Strategy::ALL {
+            for ranks in [1, 2, 3, 4] {
+                let handles: Vec<_> = Cluster::ranks::<Node>(ranks, 64)
+                    .into_iter()
+                    .map(|rank| {
+                        std::thread::spawn(move || {
+                            let me = rank.index();
+                            let mut tc = TaskCollection::new(rank, strategy);
+                            // Rank 0 seeds two deep trees (one heavy); the others one small tree.
+                            if me == 0 {
+                                tc.push(Node {
+                                    depth: 7,
+                                    heavy: true,
+                                });
+                                tc.push(Node {
+                                    depth: 7,
+                                    heavy: false,
+                                });
+                            } else {
+                                tc.push(Node {
+                                    depth: 3,
+                                    heavy: false,
+                                });
+                            }
+                            let mut reports = Vec::new();
+                            for _ in 0..4 {
+                                let rep = tc.process(|t, s| {
+                                    spin(if t.heavy { 20 } else { 5 });
+                                    if t.depth > 0 {
+                                        for _ in 0..2 {
+                                            s.spawn(Node {
+                                                depth: t.depth - 1,
+                                                heavy: t.heavy,
+                                            });
+                                        }
+                                    }
+                                });
+                                reports.push(rep);
+                                tc.restore();
+                            }
+                            reports
+                        })
+                    })
+                    .collect();
+                let all: Vec<Vec<IterationReport>> =
+                    handles.into_iter().map(|h| h.join().unwrap()).collect();
+                let tree = |d: u32| (1u64 << (d + 1)) - 1;
+                let want = 2 * tree(7) + (ranks as u64 - 1) * tree(3);
+                for it in 0..4 {
+                    let rep = &all[0][it];
+                    assert_eq!(
+                        rep.tasks(),
+                        want,
+                        "{strategy:?}, {ranks} ranks, iteration {it}"
+                    );
+                    for other in &all[1..] {
+                        assert_eq!(&other[it], rep, "reports differ between ranks");
+                    }
+                    let e = rep.efficiency();
+                    assert!((0.0..=1.0).contains(&e), "{e}");
+                    if !strategy.steals() {
+                        assert!(rep.ranks.iter().all(|r| r.steals_attempted == 0));
+                    }
+                }
+                if strategy == Strategy::NoBalance && ranks > 1 {
+                    // Without stealing, rank 0 runs its two trees every iteration.
+                    assert_eq!(all[0][0].ranks[0].tasks, 2 * tree(7));
+                }
+            }
+        }
+    }
+
+    /// Rank 0's first task waits until rank 1 has run a task, which rank 1 can only have stolen
+    /// (it seeds none): stealing moves tasks, the thief's report counts it, and retention keeps
+    /// the stolen task on the thief.
+    #[test]
+    fn an_idle_rank_steals_and_retains_what_it_ran() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let ran_on_1 = Arc::new(AtomicBool::new(false));
+        let handles: Vec<_> = Cluster::ranks::<u32>(2, 64)
+            .into_iter()
+            .map(|rank| {
+                let flag = ran_on_1.clone();
+                std::thread::spawn(move || {
+                    let me = rank.index();
+                    let mut tc = TaskCollection::new(rank, Strategy::StealRetentive);
+                    if me == 0 {
+                        for t in 0..10 {
+                            tc.push(t);
+                        }
+                    }
+                    let mut mine = Vec::new();
+                    let rep = tc.process(|t, _| {
+                        mine.push(t);
+                        if me == 1 {
+                            flag.store(true, Ordering::Release);
+                        } else {
+                            let start = Instant::now();
+                            while !flag.load(Ordering::Acquire) {
+                                assert!(start.elapsed().as_secs() < 30, "rank 1 never stole");
+                                std::thread::yield_now();
+                            }
+                        }
+                    });
+                    tc.restore();
+                    let mut again = Vec::new();
+                    // Retained: each rank runs again what it ran, with nothing to steal for
+                    // rank 1 unless rank 0 shares (it may); every task runs once either way.
+                    let rep2 = tc.process(|t, _| again.push(t));
+                    (mine, rep, again, rep2)
+                })
+            })
+            .collect();
+        let out: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        assert!(!out[1].0.is_empty(), "rank 1 ran nothing");
+        assert!(out[1].1.ranks[1].steals_successful > 0);
+        let mut all: Vec<u32> = out.iter().flat_map(|o| o.0.clone()).collect();
+        all.sort();
+        assert_eq!(all, (0..10).collect::<Vec<_>>());
+        let mut again: Vec<u32> = out.iter().flat_map(|o| o.2.clone()).collect();
+        again.sort();
+        assert_eq!(again, (0..10).collect::<Vec<_>>());
+        assert_eq!(out[0].3.tasks(), 10);
+    }
+
+    /// A rank whose task panics makes every other rank stop with an error, never wait forever.
+    #[test]
+    fn a_panicking_rank_stops_the_others() {
+        let handles: Vec<_> = Cluster::ranks::<u32>(3, 16)
+            .into_iter()
+            .map(|rank| {
+                std::thread::spawn(move || {
+                    let me = rank.index();
+                    let mut tc = TaskCollection::new(rank, Strategy::Steal);
+                    for t in 0..5 {
+                        tc.push(t + 10 * me as u32);
+                    }
+                    tc.process(|t, _| {
+                        if t == 21 {
+                            panic!("task 21 fails");
+                        }
+                    })
+                })
+            })
+            .collect();
+        let results: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+        assert!(results.iter().all(|r| r.is_err()), "every rank must stop");
+        let msg = |r: &std::thread::Result<IterationReport>| {
+            let e = r.as_ref().unwrap_err();
+            e.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default()
+        };
+        assert!(results.iter().any(|r| msg(r).contains("task 21 fails")));
+        assert!(results.iter().any(|r| msg(r).contains("failed")));
+    }
+
+    #[test]
+    fn strategies_parse_and_name_themselves() {
+        for s in Strategy::ALL {
+            assert_eq!(s.name().parse::<Strategy>(), Ok(s));
+        }
+        assert!("steal-some"
+            .parse::<Strategy>()
+            .unwrap_err()
+            .contains("expected no-balance"));
+    }
+}
