@@ -265,7 +265,7 @@ impl Params {
 
     /// Children of `node` (the reference's `uts_numChildren`).
     #[inline]
-    fn num_children(&self, node: &Node) -> u32 {
+    pub fn num_children(&self, node: &Node) -> u32 {
         let h = node.height;
         let n: f64 = match self.tree {
             Tree::Binomial if h == 0 => self.b.floor(),
@@ -405,16 +405,40 @@ fn sha1_one_block(msg: &[u8]) -> [u8; 20] {
     out
 }
 
-/// A node: its generator state and its depth (the root is at 0).
+/// A node: its generator state and its depth (the root is at 0). Plain data, so other runtimes
+/// (magpie-dist's task collections) can carry nodes as tasks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Node {
+pub struct Node {
     state: [u8; 20],
     height: u32,
 }
 
 impl Node {
+    /// The node's depth (the root's is 0).
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    /// The node as 24 bytes (state, then depth little-endian), to carry it elsewhere.
+    pub fn to_bytes(&self) -> [u8; 24] {
+        let mut b = [0u8; 24];
+        b[..20].copy_from_slice(&self.state);
+        b[20..].copy_from_slice(&self.height.to_le_bytes());
+        b
+    }
+
+    /// The node [`to_bytes`](Self::to_bytes) gave.
+    pub fn from_bytes(b: [u8; 24]) -> Node {
+        let mut state = [0u8; 20];
+        state.copy_from_slice(&b[..20]);
+        Node {
+            state,
+            height: u32::from_le_bytes([b[20], b[21], b[22], b[23]]),
+        }
+    }
+
     /// The root: the hash of 16 zero bytes followed by the seed, big-endian.
-    fn root(p: &Params) -> Node {
+    pub fn root(p: &Params) -> Node {
         let mut msg = [0u8; 20];
         msg[16..].copy_from_slice(&p.seed.to_be_bytes());
         Node {
@@ -426,7 +450,7 @@ impl Node {
     /// Child `i`: the hash of this state followed by `i`, big-endian; hashed `p.granularity`
     /// times (each time the same), as the reference's compute granularity does.
     #[inline]
-    fn child(&self, i: u32, p: &Params) -> Node {
+    pub fn child(&self, i: u32, p: &Params) -> Node {
         let mut msg = [0u8; 24];
         msg[..20].copy_from_slice(&self.state);
         msg[20..].copy_from_slice(&i.to_be_bytes());

@@ -31,6 +31,7 @@
 use crate::balance::{self, Measured, Params};
 use crate::deque::{steal, Full, Memory, Owner, Stolen};
 use crate::termination::{Detector, Message};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
@@ -100,7 +101,7 @@ pub struct Entry<T> {
 }
 
 /// What a collection needs from the ranks it spans.
-pub trait Comm<T: Copy>: Send {
+pub trait Comm<T: Copy> {
     /// A deque's memory as this rank reaches it.
     type Mem: Memory<T>;
     /// This rank.
@@ -114,7 +115,9 @@ pub trait Comm<T: Copy>: Send {
     /// A termination message for this rank, if one has arrived.
     fn try_recv(&self) -> Option<Message>;
     /// Collective: every rank's `mine`, in rank order, on every rank.
-    fn all_gather<U: Clone + Send + 'static>(&self, mine: U) -> Vec<U>;
+    fn all_gather<U>(&self, mine: U) -> Vec<U>
+    where
+        U: Serialize + DeserializeOwned + Clone + Send + 'static;
     /// Whether another rank has failed (panicked or died), so this one must stop rather than
     /// wait for it; the transport says which, in words.
     fn failed(&self) -> Option<String>;
@@ -202,7 +205,11 @@ pub struct TaskCollection<T: Copy, C: Comm<Entry<T>>> {
     rng: u64,
 }
 
-impl<T: Copy + Send + 'static, C: Comm<Entry<T>>> TaskCollection<T, C> {
+impl<T, C> TaskCollection<T, C>
+where
+    T: Copy + Send + Serialize + DeserializeOwned + 'static,
+    C: Comm<Entry<T>>,
+{
     /// A collection on the ranks of `comm` (collective in spirit: every rank makes one), with
     /// the deque memory `comm` gives and the strategy.
     pub fn new(comm: C, strategy: Strategy) -> TaskCollection<T, C> {
@@ -515,7 +522,10 @@ pub mod local {
         fn try_recv(&self) -> Option<Message> {
             lock(&self.shared.inbox[self.rank]).pop_front()
         }
-        fn all_gather<U: Clone + Send + 'static>(&self, mine: U) -> Vec<U> {
+        fn all_gather<U>(&self, mine: U) -> Vec<U>
+        where
+            U: Serialize + DeserializeOwned + Clone + Send + 'static,
+        {
             lock(&self.shared.slots)[self.rank] = Some(Box::new(mine));
             self.shared.wait(self.rank);
             let all: Vec<U> = lock(&self.shared.slots)
@@ -547,7 +557,7 @@ mod tests {
 
     /// A task of a binary tree: its depth; it spawns two children above depth 0. `cost` spins
     /// that many microseconds, more for tasks of rank 0's first subtree (skew).
-    #[derive(Clone, Copy, Debug, PartialEq)]
+    #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
     struct Node {
         depth: u32,
         heavy: bool,

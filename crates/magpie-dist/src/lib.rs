@@ -11,6 +11,7 @@
 //!   the transport feeds with messages.
 //! - [`collection`]: the task collection (push, process, restore) and its five strategies,
 //!   over any [`collection::Comm`]; [`collection::local`] runs ranks as threads.
+//! - [`kernels`]: what a collection runs, each answer checked (uts so far).
 //!
 //! With the `mpi` feature (rsmpi over the system's Open MPI; `scripts/install-mpi.sh`):
 //!
@@ -22,6 +23,7 @@
 pub mod balance;
 pub mod collection;
 pub mod deque;
+pub mod kernels;
 #[cfg(feature = "mpi")]
 pub mod launch;
 #[cfg(feature = "mpi")]

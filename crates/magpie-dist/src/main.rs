@@ -2,6 +2,16 @@
 //!
 //! Commands so far:
 //!
+//! - `magpie-dist run uts [--tree NAME|SPEC] [--strategy S] [--iterations K] [--ranks P]
+//!   [--json]`: runs a task collection of the UTS tree (default T1XS) for K iterations
+//!   (default 3) under strategy S (default steal; no-balance, steal, steal-retentive,
+//!   plb-centralized, plb-hierarchical), checking each iteration's node count. Built with the
+//!   `mpi` feature it runs on the ranks of `mpirun -n P` (one rank without mpirun); without
+//!   it, on `--ranks` threads of this process (default 1). Rank 0 prints a table (or one JSON
+//!   object): the kernel, ranks, strategy, result, verified, and per iteration the time, the
+//!   efficiency and the steals attempted and successful per rank (mean and standard
+//!   deviation).
+//!
 //! - `magpie-dist selftest deque [--tasks N]` (needs the `mpi` feature; run it under `mpirun
 //!   -n P`): rank 0 pushes N × P tasks into its split deque and runs them; the other ranks
 //!   steal with one-sided operations (and steal from each other what they stole), until a
@@ -23,6 +33,10 @@ fn main() -> ExitCode {
             println!("{USAGE}");
             ExitCode::SUCCESS
         }
+        Some("run") => match RunArgs::parse(&args[1..]) {
+            Ok(a) => run(a),
+            Err(e) => usage_error(&e),
+        },
         Some("selftest") => match args.get(1).map(String::as_str) {
             Some("deque") => match parse_tasks(&args[2..]) {
                 Ok(n) => selftest_deque(n),
@@ -33,6 +47,180 @@ fn main() -> ExitCode {
         },
         Some(other) => usage_error(&format!("unknown command '{other}'")),
         None => usage_error("no command given"),
+    }
+}
+
+/// `run`'s options.
+struct RunArgs {
+    tree: magpie_bench::uts::Params,
+    tree_name: String,
+    strategy: magpie_dist::collection::Strategy,
+    iterations: usize,
+    ranks: usize,
+    json: bool,
+}
+
+impl RunArgs {
+    fn parse(args: &[String]) -> Result<RunArgs, String> {
+        match args.first().map(String::as_str) {
+            Some("uts") => {}
+            Some(k) => return Err(format!("unknown kernel '{k}' (expected uts)")),
+            None => return Err("run needs a kernel (uts)".into()),
+        }
+        let mut a = RunArgs {
+            tree: magpie_bench::uts::named("T1XS").expect("T1XS is a named tree"),
+            tree_name: "T1XS".into(),
+            strategy: magpie_dist::collection::Strategy::Steal,
+            iterations: 3,
+            ranks: 1,
+            json: false,
+        };
+        let mut it = args[1..].iter();
+        let number = |v: Option<&String>, what: &str, max: usize| -> Result<usize, String> {
+            let v = v.ok_or(format!("{what} needs a value"))?;
+            v.parse::<usize>()
+                .ok()
+                .filter(|n| (1..=max).contains(n))
+                .ok_or(format!(
+                    "{what} '{v}': expected a whole number from 1 to {max}"
+                ))
+        };
+        while let Some(o) = it.next() {
+            match o.as_str() {
+                "--tree" => {
+                    let v = it.next().ok_or("--tree needs a value")?;
+                    a.tree = match magpie_bench::uts::named(v) {
+                        Some(p) => p,
+                        None => magpie_bench::uts::Params::parse(v)
+                            .map_err(|e| format!("--tree '{v}': {e}"))?,
+                    };
+                    a.tree_name = v.clone();
+                }
+                "--strategy" => {
+                    let v = it.next().ok_or("--strategy needs a value")?;
+                    a.strategy = v.parse()?;
+                }
+                "--iterations" => a.iterations = number(it.next(), "--iterations", 10_000)?,
+                "--ranks" => a.ranks = number(it.next(), "--ranks", 1024)?,
+                "--json" => a.json = true,
+                other => return Err(format!("unknown option '{other}'")),
+            }
+        }
+        Ok(a)
+    }
+}
+
+/// Mean and (population) standard deviation.
+fn mean_std(v: &[f64]) -> (f64, f64) {
+    let n = v.len().max(1) as f64;
+    let m = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n;
+    (m, var.sqrt())
+}
+
+/// Prints an outcome (rank 0's job).
+fn print(o: &magpie_dist::kernels::Outcome, tree: &str, json: bool) {
+    let per_it: Vec<serde_json::Value> = o
+        .iterations
+        .iter()
+        .map(|r| {
+            let wall = r.ranks.iter().map(|x| x.wall_ns).max().unwrap_or(0) as f64 * 1e-9;
+            let att: Vec<f64> = r.ranks.iter().map(|x| x.steals_attempted as f64).collect();
+            let suc: Vec<f64> = r.ranks.iter().map(|x| x.steals_successful as f64).collect();
+            let (am, asd) = mean_std(&att);
+            let (sm, ssd) = mean_std(&suc);
+            serde_json::json!({
+                "iteration": r.iteration, "time_s": wall, "efficiency": r.efficiency(),
+                "tasks": r.tasks(),
+                "steals_attempted": {"mean": am, "std": asd},
+                "steals_successful": {"mean": sm, "std": ssd},
+            })
+        })
+        .collect();
+    if json {
+        let v = serde_json::json!({
+            "kernel": o.kernel, "tree": tree, "ranks": o.ranks, "strategy": o.strategy,
+            "result": o.result, "verified": o.verified, "iterations": per_it,
+            "per_rank": o.iterations,
+        });
+        println!("{v}");
+        return;
+    }
+    println!(
+        "{} {tree} on {} rank(s), strategy {}: {} (verified)",
+        o.kernel, o.ranks, o.strategy, o.result
+    );
+    println!(
+        "  {:>4} {:>10} {:>10} {:>18} {:>18}",
+        "it", "time s", "efficiency", "steals tried/rank", "steals won/rank"
+    );
+    for v in &per_it {
+        println!(
+            "  {:>4} {:>10.4} {:>10.3} {:>10.1} ± {:<5.1} {:>10.1} ± {:<5.1}",
+            v["iteration"],
+            v["time_s"].as_f64().unwrap_or(0.0),
+            v["efficiency"].as_f64().unwrap_or(0.0),
+            v["steals_attempted"]["mean"].as_f64().unwrap_or(0.0),
+            v["steals_attempted"]["std"].as_f64().unwrap_or(0.0),
+            v["steals_successful"]["mean"].as_f64().unwrap_or(0.0),
+            v["steals_successful"]["std"].as_f64().unwrap_or(0.0),
+        );
+    }
+}
+
+#[cfg(feature = "mpi")]
+fn run(a: RunArgs) -> ExitCode {
+    use mpi::traits::Communicator;
+    if a.ranks != 1 {
+        return usage_error(
+            "--ranks is for builds without MPI; under MPI, mpirun -n sets the ranks",
+        );
+    }
+    let Some(universe) = magpie_dist::launch::init() else {
+        eprintln!("error: MPI was already initialised");
+        return ExitCode::from(3);
+    };
+    let world = universe.world();
+    let me = world.rank();
+    let comm = magpie_dist::rma::World::new(world, 1 << 14);
+    match magpie_dist::kernels::uts(comm, &a.tree, a.strategy, a.iterations) {
+        Ok(o) => {
+            if me == 0 {
+                print(&o, &a.tree_name, a.json);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: rank {me}: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+#[cfg(not(feature = "mpi"))]
+fn run(a: RunArgs) -> ExitCode {
+    use magpie_dist::collection::local::Cluster;
+    let hs: Vec<_> = Cluster::ranks::<[u8; 24]>(a.ranks, 1 << 14)
+        .into_iter()
+        .map(|r| {
+            let (tree, strategy, k) = (a.tree, a.strategy, a.iterations);
+            std::thread::spawn(move || magpie_dist::kernels::uts(r, &tree, strategy, k))
+        })
+        .collect();
+    let outcomes: Vec<_> = hs.into_iter().map(|h| h.join()).collect();
+    match outcomes.into_iter().next() {
+        Some(Ok(Ok(o))) => {
+            print(&o, &a.tree_name, a.json);
+            ExitCode::SUCCESS
+        }
+        Some(Ok(Err(e))) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+        _ => {
+            eprintln!("error: a rank failed");
+            ExitCode::from(1)
+        }
     }
 }
 
@@ -84,7 +272,7 @@ fn selftest_deque(n: u64) -> ExitCode {
     };
     let world = universe.world();
     let (me, p) = (world.rank() as usize, world.size() as usize);
-    let win: Window<u64> = Window::new(&world, 256);
+    let win: std::rc::Rc<Window<u64>> = std::rc::Rc::new(Window::new(&world, 256));
     let done = Counter::new(&world);
     let want = n * p as u64;
     // Rank 0 holds every task at first: the others only get work by stealing.
@@ -155,10 +343,11 @@ fn selftest_deque(n: u64) -> ExitCode {
     } else {
         world.process_at_rank(0).gather_into(&mine[..]);
     }
-    // The windows go last, together on every rank (freeing them is collective).
-    let _ = owner;
-    drop(win);
+    // The windows go last, together on every rank (freeing them is collective): the deque's
+    // when its last handle (the owner's) goes.
     drop(done);
+    drop(win);
+    drop(owner);
     let want_sum = (0..want).fold(0u64, |a, t| a.wrapping_add(t));
     if me == 0 {
         println!(

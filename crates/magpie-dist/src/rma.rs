@@ -38,8 +38,8 @@ pub struct Window<T> {
 }
 
 /// A window seen from one rank, aimed at one target's deque.
-pub struct Target<'w, T> {
-    w: &'w Window<T>,
+pub struct Target<T> {
+    w: std::rc::Rc<Window<T>>,
     rank: i32,
 }
 
@@ -93,9 +93,9 @@ impl<T: Copy> Window<T> {
     }
 
     /// This window aimed at `rank`'s deque.
-    pub fn target(&self, rank: usize) -> Target<'_, T> {
+    pub fn target(self: &std::rc::Rc<Self>, rank: usize) -> Target<T> {
         Target {
-            w: self,
+            w: self.clone(),
             rank: rank as i32,
         }
     }
@@ -120,7 +120,7 @@ impl<T> Drop for Window<T> {
     }
 }
 
-impl<T: Copy> Memory<T> for Target<'_, T> {
+impl<T: Copy> Memory<T> for Target<T> {
     fn capacity(&self) -> u32 {
         self.w.capacity
     }
@@ -215,7 +215,7 @@ impl<T: Copy> Memory<T> for Target<'_, T> {
     }
 }
 
-impl<T: Copy> Target<'_, T> {
+impl<T: Copy> Target<T> {
     fn fetch_add_itail(&self, n: u32) -> u32 {
         let (add, mut old) = (n as u64, 0u64);
         // SAFETY: a 64-bit fetch-and-add at offset 8 of the target's window.
@@ -308,5 +308,127 @@ impl Drop for Counter {
             ffi::MPI_Win_unlock_all(self.win);
             ffi::MPI_Win_free(&mut self.win);
         }
+    }
+}
+
+/// The ranks of `MPI_COMM_WORLD` as a task collection's [`Comm`](crate::collection::Comm): the
+/// deques in one [`Window`], termination messages as tagged point-to-point messages, gathers as
+/// `MPI_Allgatherv` of the values' JSON. A rank that dies ends the job (MPI's default error
+/// handler, and `mpirun` kills the others when one exits with an error), so `failed` has
+/// nothing to report.
+pub struct World<T> {
+    world: mpi::topology::SimpleCommunicator,
+    win: std::rc::Rc<Window<T>>,
+}
+
+/// The tag of termination messages.
+const TERMINATION: i32 = 77;
+
+impl<T: Copy> World<T> {
+    /// The world's ranks with deques of `capacity` tasks (collective).
+    pub fn new(world: mpi::topology::SimpleCommunicator, capacity: usize) -> World<T> {
+        let win = std::rc::Rc::new(Window::new(&world, capacity));
+        World { world, win }
+    }
+
+    /// The communicator.
+    pub fn communicator(&self) -> &mpi::topology::SimpleCommunicator {
+        &self.world
+    }
+}
+
+fn encode(m: crate::termination::Message) -> [u32; 4] {
+    use crate::termination::Message::*;
+    match m {
+        Wave { iteration, wave } => [0, iteration, wave, 0],
+        Vote {
+            iteration,
+            wave,
+            yes,
+        } => [1, iteration, wave, yes as u32],
+        Done { iteration } => [2, iteration, 0, 0],
+    }
+}
+
+fn decode(b: [u32; 4]) -> Option<crate::termination::Message> {
+    use crate::termination::Message::*;
+    Some(match b[0] {
+        0 => Wave {
+            iteration: b[1],
+            wave: b[2],
+        },
+        1 => Vote {
+            iteration: b[1],
+            wave: b[2],
+            yes: b[3] != 0,
+        },
+        2 => Done { iteration: b[1] },
+        _ => return None,
+    })
+}
+
+impl<T: Copy> crate::collection::Comm<T> for World<T> {
+    type Mem = Target<T>;
+    fn rank(&self) -> usize {
+        use mpi::traits::Communicator;
+        self.world.rank() as usize
+    }
+    fn size(&self) -> usize {
+        use mpi::traits::Communicator;
+        self.world.size() as usize
+    }
+    fn deque(&self, r: usize) -> Target<T> {
+        self.win.target(r)
+    }
+    fn send(&self, to: usize, m: crate::termination::Message) {
+        use mpi::traits::{Communicator, Destination};
+        self.world
+            .process_at_rank(to as i32)
+            .send_with_tag(&encode(m)[..], TERMINATION);
+    }
+    fn try_recv(&self) -> Option<crate::termination::Message> {
+        use mpi::traits::{Communicator, Source};
+        let (msg, _) = self
+            .world
+            .any_process()
+            .immediate_matched_probe_with_tag(TERMINATION)?;
+        let mut b = [0u32; 4];
+        msg.matched_receive_into(&mut b[..]);
+        decode(b)
+    }
+    fn all_gather<U>(&self, mine: U) -> Vec<U>
+    where
+        U: serde::Serialize + serde::de::DeserializeOwned + Clone + Send + 'static,
+    {
+        use mpi::datatype::PartitionMut;
+        use mpi::traits::{Communicator, CommunicatorCollectives};
+        let bytes = serde_json::to_vec(&mine).expect("a gathered value serialises");
+        let n = self.world.size() as usize;
+        let mut counts = vec![0i32; n];
+        self.world
+            .all_gather_into(&(bytes.len() as i32), &mut counts[..]);
+        let displs: Vec<i32> = counts
+            .iter()
+            .scan(0, |at, &c| {
+                let d = *at;
+                *at += c;
+                Some(d)
+            })
+            .collect();
+        let mut all = vec![0u8; counts.iter().map(|&c| c as usize).sum()];
+        {
+            let mut part = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
+            self.world.all_gather_varcount_into(&bytes[..], &mut part);
+        }
+        (0..n)
+            .map(|r| {
+                let at = displs[r] as usize;
+                serde_json::from_slice(&all[at..at + counts[r] as usize])
+                    .expect("a gathered value deserialises")
+            })
+            .collect()
+    }
+    fn failed(&self) -> Option<String> {
+        None
     }
 }

@@ -20,6 +20,12 @@ fn bad_input_exits_2_with_a_message() {
         &["selftest", "deque", "--tasks", "0"][..],
         &["selftest", "deque", "--tasks", "many"][..],
         &["selftest", "deque", "--what"][..],
+        &["run"][..],
+        &["run", "fib"][..],
+        &["run", "uts", "--strategy", "steal-some"][..],
+        &["run", "uts", "--tree", "T9"][..],
+        &["run", "uts", "--iterations", "0"][..],
+        &["run", "uts", "--ranks", "x"][..],
     ] {
         let o = run(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
@@ -29,4 +35,35 @@ fn bad_input_exits_2_with_a_message() {
     }
     let o = run(&["--help"]);
     assert!(o.status.success());
+}
+
+/// Without MPI, `run` runs its ranks as threads of one process, and checks the tree.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn run_on_threads_without_mpi() {
+    for strategy in ["steal", "steal-retentive", "plb-hierarchical"] {
+        let o = run(&[
+            "run",
+            "uts",
+            "--tree",
+            "T3XS",
+            "--ranks",
+            "3",
+            "--strategy",
+            strategy,
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["ranks"], 3);
+        assert_eq!(v["verified"], true);
+        assert!(
+            v["result"].as_str().unwrap().starts_with("6213 nodes"),
+            "{v}"
+        );
+        assert_eq!(v["iterations"].as_array().unwrap().len(), 3);
+    }
+    let o = run(&["run", "uts"]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("16000 nodes"));
 }
