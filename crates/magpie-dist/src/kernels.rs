@@ -4,6 +4,22 @@
 //!   node per task (its 24-byte generator state), children spawned into the rank's deque; the
 //!   node, leaf and depth counts are gathered over the ranks and checked against the published
 //!   count or the serial search.
+//! - `hf` and `tce`: synthetic iterative kernels after the thesis's two applications (§5.5.1),
+//!   flat collections whose task costs are skewed and the same in every iteration, so that
+//!   retention and the persistence-based balancers have something to learn. A task is its id;
+//!   it runs `cost(id)` units of a fixed integer mix (a unit is 256 xorshift steps, a few
+//!   hundred nanoseconds) and adds the result to a wrapping sum, which the ranks' sums, added, must
+//!   equal the serial twin's, in every iteration.
+//!   - `hf` (Hartree–Fock-like): `n × n` pair tasks (i, j) over `n` shells; a pair is screened
+//!     out (a null task of cost 0) when the product of its shells' pseudo-random magnitudes is
+//!     below a threshold, as Schwarz screening drops most pairs; the others cost more for
+//!     heavier shells (1 to 64 units per shell pair).
+//!   - `tce` (tensor-contraction-like): block pairs (a, b) over `n` blocks of pseudo-random
+//!     sizes 4 to 32, nonzero unless symmetry forbids them (a + b ≡ 0 mod 3); a block pair costs
+//!     the product of its sizes, in units.
+//!
+//!   Ranks are seeded with contiguous ranges of ids, so the heavy shells and blocks make some
+//!   ranks far busier than others.
 
 use crate::collection::{Comm, Entry, IterationReport, Strategy, TaskCollection};
 use magpie_bench::uts;
@@ -85,6 +101,33 @@ mod tests {
     use crate::collection::local::Cluster;
 
     #[test]
+    fn synthetic_kernels_check_out_under_every_strategy_and_are_skewed() {
+        for k in [Synthetic::Hf(24), Synthetic::Tce(20)] {
+            let costs: Vec<u64> = (0..k.tasks()).map(|id| k.cost(id)).collect();
+            let nulls = costs.iter().filter(|&&c| c == 0).count();
+            assert!(
+                nulls > 0 && nulls < costs.len(),
+                "{k:?}: {nulls} null tasks"
+            );
+            assert!(
+                costs.iter().max() > costs.iter().filter(|&&c| c > 0).min(),
+                "{k:?}"
+            );
+            for strategy in Strategy::ALL {
+                let hs: Vec<_> = Cluster::ranks::<u64>(3, 256)
+                    .into_iter()
+                    .map(|r| std::thread::spawn(move || synthetic(r, k, strategy, 3)))
+                    .collect();
+                for h in hs {
+                    let o = h.join().unwrap().unwrap();
+                    assert!(o.verified);
+                    assert_eq!(o.iterations.len(), 3);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn uts_counts_match_the_serial_search_on_threads() {
         let p = uts::Params::parse("-t 1 -a 3 -b 4 -r 19 -d 7").unwrap();
         let want = uts::serial(&p);
@@ -106,4 +149,122 @@ mod tests {
             }
         }
     }
+}
+
+/// A flat synthetic kernel: how many tasks, and each one's cost in units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Synthetic {
+    /// HF-like over `n` shells.
+    Hf(u64),
+    /// TCE-like over `n` blocks.
+    Tce(u64),
+}
+
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl Synthetic {
+    /// The kernel's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Synthetic::Hf(_) => "hf",
+            Synthetic::Tce(_) => "tce",
+        }
+    }
+
+    /// Tasks in the collection.
+    pub fn tasks(self) -> u64 {
+        match self {
+            Synthetic::Hf(n) | Synthetic::Tce(n) => n * n,
+        }
+    }
+
+    /// Task `id`'s cost in units (0: a null task).
+    pub fn cost(self, id: u64) -> u64 {
+        match self {
+            Synthetic::Hf(n) => {
+                let (i, j) = (id / n, id % n);
+                // A shell's magnitude in [0, 1) and weight 1..=8, both from its index.
+                let mag = |s: u64| (mix(s) >> 11) as f64 / (1u64 << 53) as f64;
+                let weight = |s: u64| 1 + mix(s ^ 0x5555) % 8;
+                if mag(i) * mag(j) < 0.25 {
+                    0
+                } else {
+                    weight(i) * weight(j)
+                }
+            }
+            Synthetic::Tce(n) => {
+                let (a, b) = (id / n, id % n);
+                let size = |x: u64| 4 + mix(x ^ 0x7ce) % 29;
+                if (a + b) % 3 == 0 {
+                    0
+                } else {
+                    size(a) * size(b) / 4
+                }
+            }
+        }
+    }
+
+    /// Runs task `id`: its cost in units of the integer mix; returns the value it adds.
+    pub fn run(self, id: u64) -> u64 {
+        let mut x = id ^ 0x2545_f491_4f6c_dd1d;
+        for _ in 0..self.cost(id) * 256 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+        }
+        std::hint::black_box(x)
+    }
+
+    /// The serial twin: every task's value, summed (wrapping; the order does not matter).
+    pub fn serial(self) -> u64 {
+        (0..self.tasks()).fold(0u64, |s, id| s.wrapping_add(self.run(id)))
+    }
+}
+
+/// Runs `k` for `iterations` iterations under `strategy` on the ranks of `comm`: rank `r` is
+/// seeded with the `r`-th contiguous range of ids; every iteration's sum, added over the ranks,
+/// is checked against the serial twin's. An error is one line.
+pub fn synthetic<C: Comm<Entry<u64>>>(
+    comm: C,
+    k: Synthetic,
+    strategy: Strategy,
+    iterations: usize,
+) -> Result<Outcome, String> {
+    let want = k.serial();
+    let mut tc = TaskCollection::new(comm, strategy);
+    let (me, ranks) = (tc.comm().rank() as u64, tc.comm().size() as u64);
+    let n = k.tasks();
+    for id in me * n / ranks..(me + 1) * n / ranks {
+        tc.push(id);
+    }
+    let mut reports = Vec::new();
+    for it in 0..iterations {
+        let mut sum = 0u64;
+        let rep = tc.process(|id, _| sum = sum.wrapping_add(k.run(id)));
+        let all: Vec<u64> = tc.comm().all_gather(sum);
+        let got = all.iter().fold(0u64, |a, &b| a.wrapping_add(b));
+        if got != want || rep.tasks() != n {
+            return Err(format!(
+                "{} iteration {it}: {} tasks ran (expected {n}), checksum {got:#x} (the serial \
+                 twin's is {want:#x})",
+                k.name(),
+                rep.tasks()
+            ));
+        }
+        reports.push(rep);
+        tc.restore();
+    }
+    Ok(Outcome {
+        kernel: k.name().into(),
+        ranks: ranks as usize,
+        strategy: strategy.name().into(),
+        result: format!("{n} tasks, checksum {want:#018x}"),
+        verified: true,
+        iterations: reports,
+    })
 }

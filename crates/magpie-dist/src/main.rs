@@ -2,9 +2,10 @@
 //!
 //! Commands so far:
 //!
-//! - `magpie-dist run uts [--tree NAME|SPEC] [--strategy S] [--iterations K] [--ranks P]
-//!   [--json]`: runs a task collection of the UTS tree (default T1XS) for K iterations
-//!   (default 3) under strategy S (default steal; no-balance, steal, steal-retentive,
+//! - `magpie-dist run uts|hf|tce [--tree NAME|SPEC] [--n N] [--strategy S] [--iterations K]
+//!   [--ranks P] [--json]`: runs a task collection of the UTS tree (default T1XS), or of the
+//!   synthetic hf or tce kernel of size N (default 200), for K iterations (default 3) under
+//!   strategy S (default steal; no-balance, steal, steal-retentive,
 //!   plb-centralized, plb-hierarchical), checking each iteration's node count. Built with the
 //!   `mpi` feature it runs on the ranks of `mpirun -n P` (one rank without mpirun); without
 //!   it, on `--ranks` threads of this process (default 1). Rank 0 prints a table (or one JSON
@@ -52,6 +53,8 @@ fn main() -> ExitCode {
 
 /// `run`'s options.
 struct RunArgs {
+    /// `None`: uts; otherwise the synthetic kernel.
+    synthetic: Option<magpie_dist::kernels::Synthetic>,
     tree: magpie_bench::uts::Params,
     tree_name: String,
     strategy: magpie_dist::collection::Strategy,
@@ -62,12 +65,15 @@ struct RunArgs {
 
 impl RunArgs {
     fn parse(args: &[String]) -> Result<RunArgs, String> {
-        match args.first().map(String::as_str) {
-            Some("uts") => {}
-            Some(k) => return Err(format!("unknown kernel '{k}' (expected uts)")),
-            None => return Err("run needs a kernel (uts)".into()),
-        }
+        use magpie_dist::kernels::Synthetic;
+        let kernel = match args.first().map(String::as_str) {
+            Some(k @ ("uts" | "hf" | "tce")) => k,
+            Some(k) => return Err(format!("unknown kernel '{k}' (expected uts, hf or tce)")),
+            None => return Err("run needs a kernel (uts, hf or tce)".into()),
+        };
+        let mut n = 200u64;
         let mut a = RunArgs {
+            synthetic: None,
             tree: magpie_bench::uts::named("T1XS").expect("T1XS is a named tree"),
             tree_name: "T1XS".into(),
             strategy: magpie_dist::collection::Strategy::Steal,
@@ -101,12 +107,28 @@ impl RunArgs {
                     a.strategy = v.parse()?;
                 }
                 "--iterations" => a.iterations = number(it.next(), "--iterations", 10_000)?,
+                "--n" if kernel != "uts" => n = number(it.next(), "--n", 10_000)? as u64,
                 "--ranks" => a.ranks = number(it.next(), "--ranks", 1024)?,
                 "--json" => a.json = true,
-                other => return Err(format!("unknown option '{other}'")),
+                other => return Err(format!("unknown option '{other}' for {kernel}")),
             }
         }
+        a.synthetic = match kernel {
+            "hf" => Some(Synthetic::Hf(n)),
+            "tce" => Some(Synthetic::Tce(n)),
+            _ => None,
+        };
         Ok(a)
+    }
+}
+
+impl RunArgs {
+    /// What ran, in words: the tree, or the synthetic kernel's size.
+    fn label(&self) -> String {
+        match self.synthetic {
+            Some(k) => format!("n={}", (k.tasks() as f64).sqrt() as u64),
+            None => self.tree_name.clone(),
+        }
     }
 }
 
@@ -182,11 +204,20 @@ fn run(a: RunArgs) -> ExitCode {
     };
     let world = universe.world();
     let me = world.rank();
-    let comm = magpie_dist::rma::World::new(world, 1 << 14);
-    match magpie_dist::kernels::uts(comm, &a.tree, a.strategy, a.iterations) {
+    let outcome = match a.synthetic {
+        Some(k) => {
+            let comm = magpie_dist::rma::World::new(world, 1 << 16);
+            magpie_dist::kernels::synthetic(comm, k, a.strategy, a.iterations)
+        }
+        None => {
+            let comm = magpie_dist::rma::World::new(world, 1 << 14);
+            magpie_dist::kernels::uts(comm, &a.tree, a.strategy, a.iterations)
+        }
+    };
+    match outcome {
         Ok(o) => {
             if me == 0 {
-                print(&o, &a.tree_name, a.json);
+                print(&o, &a.label(), a.json);
             }
             ExitCode::SUCCESS
         }
@@ -200,17 +231,21 @@ fn run(a: RunArgs) -> ExitCode {
 #[cfg(not(feature = "mpi"))]
 fn run(a: RunArgs) -> ExitCode {
     use magpie_dist::collection::local::Cluster;
-    let hs: Vec<_> = Cluster::ranks::<[u8; 24]>(a.ranks, 1 << 14)
-        .into_iter()
-        .map(|r| {
-            let (tree, strategy, k) = (a.tree, a.strategy, a.iterations);
-            std::thread::spawn(move || magpie_dist::kernels::uts(r, &tree, strategy, k))
-        })
-        .collect();
+    let (tree, strategy, k) = (a.tree, a.strategy, a.iterations);
+    let hs: Vec<_> = match a.synthetic {
+        Some(s) => Cluster::ranks::<u64>(a.ranks, 1 << 16)
+            .into_iter()
+            .map(|r| std::thread::spawn(move || magpie_dist::kernels::synthetic(r, s, strategy, k)))
+            .collect(),
+        None => Cluster::ranks::<[u8; 24]>(a.ranks, 1 << 14)
+            .into_iter()
+            .map(|r| std::thread::spawn(move || magpie_dist::kernels::uts(r, &tree, strategy, k)))
+            .collect(),
+    };
     let outcomes: Vec<_> = hs.into_iter().map(|h| h.join()).collect();
     match outcomes.into_iter().next() {
         Some(Ok(Ok(o))) => {
-            print(&o, &a.tree_name, a.json);
+            print(&o, &a.label(), a.json);
             ExitCode::SUCCESS
         }
         Some(Ok(Err(e))) => {

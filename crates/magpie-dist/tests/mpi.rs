@@ -53,55 +53,56 @@ fn one_sided_steals_run_every_task_once() {
     }
 }
 
-/// Every strategy at 2, 3 and 4 ranks on UTS T1XS: the node count checked by every rank in every
-/// iteration (so no task was lost or run twice), and rank 0's JSON says so.
+/// Every kernel under every strategy at 2, 3 and 4 ranks: every rank checks every
+/// iteration's answer (UTS T1XS's node count, the synthetic kernels' checksum and task count),
+/// so no task was lost or run twice, and rank 0's JSON says so.
 #[test]
-fn uts_under_every_strategy_at_2_to_4_ranks() {
-    for strategy in [
-        "no-balance",
-        "steal",
-        "steal-retentive",
-        "plb-centralized",
-        "plb-hierarchical",
+fn every_kernel_under_every_strategy_at_2_to_4_ranks() {
+    for (kernel, size, result) in [
+        ("uts", ["--tree", "T1XS"], "16000 nodes"),
+        ("hf", ["--n", "40"], "1600 tasks"),
+        ("tce", ["--n", "40"], "1600 tasks"),
     ] {
-        for ranks in [2, 3, 4] {
-            let Some(o) = mpirun(
-                ranks,
-                &[
+        for strategy in [
+            "no-balance",
+            "steal",
+            "steal-retentive",
+            "plb-centralized",
+            "plb-hierarchical",
+        ] {
+            for ranks in [2, 3, 4] {
+                let what = format!("{kernel}, {strategy}, {ranks} ranks");
+                let args = [
                     "run",
-                    "uts",
-                    "--tree",
-                    "T1XS",
+                    kernel,
+                    size[0],
+                    size[1],
                     "--strategy",
                     strategy,
                     "--iterations",
                     "3",
                     "--json",
-                ],
-            ) else {
-                return;
-            };
-            let out = String::from_utf8_lossy(&o.stdout);
-            assert!(
-                o.status.success(),
-                "{strategy}, {ranks} ranks: exit {:?}\n{out}\n{}",
-                o.status.code(),
-                String::from_utf8_lossy(&o.stderr)
-            );
-            let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| {
-                panic!("{strategy}, {ranks} ranks: not one JSON object ({e}): {out}")
-            });
-            assert_eq!(v["ranks"], ranks);
-            assert_eq!(v["strategy"], strategy);
-            assert_eq!(v["verified"], true);
-            assert!(
-                v["result"].as_str().unwrap().starts_with("16000 nodes"),
-                "{v}"
-            );
-            let its = v["iterations"].as_array().unwrap();
-            assert_eq!(its.len(), 3);
-            for it in its {
-                assert_eq!(it["tasks"], 16000, "{strategy}, {ranks} ranks: {it}");
+                ];
+                let Some(o) = mpirun(ranks, &args) else {
+                    return;
+                };
+                let out = String::from_utf8_lossy(&o.stdout);
+                assert!(
+                    o.status.success(),
+                    "{what}: exit {:?}\n{out}\n{}",
+                    o.status.code(),
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                let v: serde_json::Value = serde_json::from_str(out.trim())
+                    .unwrap_or_else(|e| panic!("{what}: not one JSON object ({e}): {out}"));
+                assert_eq!(v["ranks"], ranks, "{what}");
+                assert_eq!(v["strategy"], strategy, "{what}");
+                assert_eq!(v["verified"], true, "{what}");
+                assert!(
+                    v["result"].as_str().unwrap().starts_with(result),
+                    "{what}: {v}"
+                );
+                assert_eq!(v["iterations"].as_array().unwrap().len(), 3, "{what}");
             }
         }
     }
