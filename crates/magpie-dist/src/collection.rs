@@ -128,7 +128,8 @@ pub trait Comm<T: Copy> {
 pub struct RankReport {
     /// Tasks this rank ran.
     pub tasks: u64,
-    /// Nanoseconds in tasks.
+    /// Nanoseconds running tasks (clocked over each run of tasks between steal attempts and
+    /// idle spells, so it includes taking tasks from the deque).
     pub task_ns: u64,
     /// Nanoseconds in steal attempts (successful or not).
     pub steal_ns: u64,
@@ -293,6 +294,14 @@ where
         let steals = self.strategy.steals() && self.comm.size() > 1;
         let mut since_pump = 0u32;
         let mut idle_since: Option<Instant> = None;
+        // Time in tasks is clocked per run of tasks, not per task (two clock reads per task
+        // would cost as much as a small task); the balancers need each of the collection's
+        // own tasks' time, so under them those are clocked one by one.
+        let per_task = matches!(
+            self.strategy,
+            Strategy::PlbCentralized | Strategy::PlbHierarchical
+        );
+        let mut busy_since: Option<Instant> = None;
         loop {
             since_pump += 1;
             if since_pump >= 16 {
@@ -303,7 +312,10 @@ where
                 if let Some(s) = idle_since.take() {
                     r.idle_ns += s.elapsed().as_nanos() as u64;
                 }
-                let t0 = Instant::now();
+                if busy_since.is_none() {
+                    busy_since = Some(Instant::now());
+                }
+                let t0 = (per_task && e.root).then(Instant::now);
                 f(
                     e.task,
                     &mut Spawner {
@@ -311,13 +323,15 @@ where
                         overflow: &mut self.overflow,
                     },
                 );
-                let ns = t0.elapsed().as_nanos() as u64;
-                r.task_ns += ns;
                 r.tasks += 1;
                 if e.root {
+                    let ns = t0.map_or(0, |t| t.elapsed().as_nanos() as u64);
                     self.ran.push((e.task, ns));
                 }
                 continue;
+            }
+            if let Some(b) = busy_since.take() {
+                r.task_ns += b.elapsed().as_nanos() as u64;
             }
             if steals {
                 let victim = self.next_victim();

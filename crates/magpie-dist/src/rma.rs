@@ -11,7 +11,8 @@
 //! The [`Memory`] operations, for a window and a target rank:
 //!
 //! - `word`: an atomic read, as a compare-and-swap of 0 for 0 (which changes nothing):
-//!   rsmpi exports no `MPI_NO_OP` to fetch with.
+//!   rsmpi exports no `MPI_NO_OP` to fetch with. The owner reads its own word with an atomic
+//!   load of its window's memory instead (shared memory under `sm`; see the SAFETY note).
 //! - `swap_word`: `MPI_Compare_and_swap`, then `MPI_Win_flush`. The owner's slot writes before it
 //!   are published by an `MPI_Win_sync` first (the unified memory model of `sm` windows).
 //! - `itail`, `add_itail`: `MPI_Fetch_and_op` with `MPI_SUM` (of 0 to read).
@@ -126,6 +127,17 @@ impl<T: Copy> Memory<T> for Target<T> {
     }
 
     fn word(&self) -> u64 {
+        if self.rank == self.w.me {
+            // SAFETY: the word is 8-aligned at the start of this rank's window memory (MPI
+            // allocates windows aligned at least that far) and lives as long as the window.
+            // Under the `sm` one-sided component that `launch::init` selects, windows are
+            // shared memory in the unified model and other ranks' MPI atomics on the word are
+            // the processor's atomic instructions, so an atomic load here sees them (the owner
+            // reads its own word at every push and pop; a one-sided operation on itself would
+            // cost a call into MPI each time).
+            let w = unsafe { &*(self.w.base as *const std::sync::atomic::AtomicU64) };
+            return w.load(std::sync::atomic::Ordering::Acquire);
+        }
         let (zero, mut old) = (0u64, 0u64);
         // SAFETY: a 64-bit compare-and-swap at offset 0 of the target's window, buffers live
         // across the call and the flush.
