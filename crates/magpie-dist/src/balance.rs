@@ -256,6 +256,33 @@ fn subtree_load(out: &[Vec<Measured>], marked: &[Vec<Measured>], r: usize, k: us
     total
 }
 
+/// The thesis's skewed distributions (§5.6.2): `loads` sorted by duration, longest first, dealt
+/// round-robin to `ranks` ranks, every `n`-th rank (ranks 0, n, 2n, ...) taking `m` tasks per
+/// round instead of one. Task ids are the indices into `loads`.
+pub fn skewed(loads: &[f64], ranks: usize, n: usize, m: usize) -> Vec<Vec<Measured>> {
+    let ranks = ranks.max(1);
+    let (n, m) = (n.max(1), m.max(1));
+    let mut order: Vec<usize> = (0..loads.len()).collect();
+    order.sort_by(|&a, &b| loads[b].total_cmp(&loads[a]).then(a.cmp(&b)));
+    let mut out = vec![Vec::new(); ranks];
+    let mut next = order.into_iter();
+    'deal: loop {
+        for (r, rank) in out.iter_mut().enumerate() {
+            let take = if r % n == 0 { m } else { 1 };
+            for _ in 0..take {
+                match next.next() {
+                    Some(i) => rank.push(Measured {
+                        id: i as u64,
+                        load: loads[i],
+                    }),
+                    None => break 'deal,
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -429,6 +456,31 @@ mod tests {
         assert!(c.iter().all(|r| r.len() == 1), "{c:?}");
         let h = hierarchical(&inst, Params::default());
         assert!(h.iter().all(|r| r.len() == 1), "{h:?}");
+    }
+
+    #[test]
+    fn skewed_deals_every_nth_rank_m_tasks() {
+        let loads: Vec<f64> = (0..20).map(|i| i as f64).collect();
+        let d = skewed(&loads, 4, 2, 3);
+        // Rounds of 3 + 1 + 3 + 1 = 8 tasks, longest first.
+        assert_eq!(
+            d[0].iter().map(|t| t.id).collect::<Vec<_>>(),
+            vec![19, 18, 17, 11, 10, 9, 3, 2, 1]
+        );
+        assert_eq!(
+            d[1].iter().map(|t| t.id).collect::<Vec<_>>(),
+            vec![16, 8, 0]
+        );
+        assert_eq!(d.iter().map(|r| r.len()).sum::<usize>(), 20);
+        // n = m = 1 is plain round-robin.
+        let d = skewed(&loads, 4, 1, 1);
+        assert!(d.iter().all(|r| r.len() == 5));
+        for p in [
+            centralized(&d, Params::default()),
+            hierarchical(&d, Params::default()),
+        ] {
+            assert_eq!(ids(&p), (0..20).collect::<Vec<u64>>());
+        }
     }
 
     #[test]

@@ -13,6 +13,14 @@
 //!   efficiency and the steals attempted and successful per rank (mean and standard
 //!   deviation).
 //!
+//! - `magpie-dist balance [--ranks P,P,..] [--n N] [--json]` (no MPI): the persistence-based
+//!   balancers' quality, max/avg − 1 in percent, and their compute time in this process, over
+//!   the thesis's skewed distributions (§5.6.2, Tables 5.1-5.2: the tasks sorted by duration
+//!   and dealt round-robin, every n-th rank taking m per round) at each rank count (default
+//!   2400, 4800, 9600, 19200, 38400). The tasks are the non-null tasks of the synthetic hf
+//!   kernel of size N (default 727: about 213 thousand, HF-Be256's count), their costs as
+//!   durations. Both balancers run in one process here: the time is their computation, not a
+//!   distributed run's.
 //! - `magpie-dist selftest deque [--tasks N]` (needs the `mpi` feature; run it under `mpirun
 //!   -n P`): rank 0 pushes N × P tasks into its split deque and runs them; the other ranks
 //!   steal with one-sided operations (and steal from each other what they stole), until a
@@ -34,6 +42,10 @@ fn main() -> ExitCode {
             println!("{USAGE}");
             ExitCode::SUCCESS
         }
+        Some("balance") => match parse_balance(&args[1..]) {
+            Ok((ranks, n, json)) => balance(&ranks, n, json),
+            Err(e) => usage_error(&e),
+        },
         Some("run") => match RunArgs::parse(&args[1..]) {
             Ok(a) => run(a),
             Err(e) => usage_error(&e),
@@ -49,6 +61,111 @@ fn main() -> ExitCode {
         Some(other) => usage_error(&format!("unknown command '{other}'")),
         None => usage_error("no command given"),
     }
+}
+
+fn parse_balance(args: &[String]) -> Result<(Vec<usize>, u64, bool), String> {
+    let mut ranks = vec![2400, 4800, 9600, 19200, 38400];
+    let (mut n, mut json) = (727u64, false);
+    let mut it = args.iter();
+    while let Some(o) = it.next() {
+        match o.as_str() {
+            "--ranks" => {
+                let v = it.next().ok_or("--ranks needs a value")?;
+                ranks = v
+                    .split(',')
+                    .map(|x| {
+                        x.trim()
+                            .parse::<usize>()
+                            .ok()
+                            .filter(|p| (1..=1_000_000).contains(p))
+                    })
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or(format!(
+                        "--ranks '{v}': expected rank counts from 1 to 1000000, comma-separated"
+                    ))?;
+            }
+            "--n" => {
+                let v = it.next().ok_or("--n needs a value")?;
+                n = v
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| (2..=4000).contains(n))
+                    .ok_or(format!("--n '{v}': expected a whole number from 2 to 4000"))?;
+            }
+            "--json" => json = true,
+            other => return Err(format!("unknown option '{other}' for balance")),
+        }
+    }
+    Ok((ranks, n, json))
+}
+
+/// `balance`: the balancers over the skew grid (see the crate doc of this binary).
+fn balance(ranks: &[usize], n: u64, json: bool) -> ExitCode {
+    use magpie_dist::balance::{centralized, hierarchical, imbalance, skewed, Params};
+    let k = magpie_dist::kernels::Synthetic::Hf(n);
+    let loads: Vec<f64> = (0..k.tasks())
+        .map(|id| k.cost(id) as f64)
+        .filter(|&c| c > 0.0)
+        .collect();
+    let grid = [
+        (1, 1),
+        (2, 2),
+        (2, 4),
+        (2, 8),
+        (4, 2),
+        (4, 4),
+        (4, 8),
+        (8, 2),
+        (8, 4),
+        (8, 8),
+    ];
+    let mut rows = Vec::new();
+    for &(gn, gm) in &grid {
+        for &p in ranks {
+            let d = skewed(&loads, p, gn, gm);
+            let t = std::time::Instant::now();
+            let c = centralized(&d, Params::default());
+            let c_s = t.elapsed().as_secs_f64();
+            let t = std::time::Instant::now();
+            let h = hierarchical(&d, Params::default());
+            let h_s = t.elapsed().as_secs_f64();
+            rows.push(serde_json::json!({
+                "n": gn, "m": gm, "ranks": p, "before_pct": 100.0 * imbalance(&d),
+                "centralized_pct": 100.0 * imbalance(&c), "hierarchical_pct": 100.0 * imbalance(&h),
+                "centralized_s": c_s, "hierarchical_s": h_s,
+            }));
+        }
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"tasks": loads.len(), "params": {"c": 1.003, "d": 1.003, "arity": 3}, "rows": rows})
+        );
+        return ExitCode::SUCCESS;
+    }
+    println!(
+        "{} tasks (the non-null tasks of hf n={n}); quality = max/avg - 1 in percent, before / \
+         centralized / hierarchical; time = the balancer's computation in this process",
+        loads.len()
+    );
+    println!(
+        "  {:>2} {:>2} {:>7} {:>9} {:>12} {:>13} {:>8} {:>8}",
+        "n", "m", "ranks", "before %", "central. %", "hierarch. %", "C s", "H s"
+    );
+    for r in &rows {
+        println!(
+            "  {:>2} {:>2} {:>7} {:>9.1} {:>12.2} {:>13.2} {:>8.3} {:>8.3}",
+            r["n"],
+            r["m"],
+            r["ranks"],
+            r["before_pct"].as_f64().unwrap_or(0.0),
+            r["centralized_pct"].as_f64().unwrap_or(0.0),
+            r["hierarchical_pct"].as_f64().unwrap_or(0.0),
+            r["centralized_s"].as_f64().unwrap_or(0.0),
+            r["hierarchical_s"].as_f64().unwrap_or(0.0),
+        );
+    }
+    ExitCode::SUCCESS
 }
 
 /// `run`'s options.

@@ -26,6 +26,10 @@ fn bad_input_exits_2_with_a_message() {
         &["run", "uts", "--tree", "T9"][..],
         &["run", "uts", "--iterations", "0"][..],
         &["run", "uts", "--ranks", "x"][..],
+        &["balance", "--ranks", "0"][..],
+        &["balance", "--ranks", "2,x"][..],
+        &["balance", "--n", "1"][..],
+        &["balance", "--what"][..],
     ] {
         let o = run(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
@@ -66,4 +70,20 @@ fn run_on_threads_without_mpi() {
     let o = run(&["run", "uts"]);
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout).contains("16000 nodes"));
+}
+
+#[test]
+fn balance_reports_both_balancers_over_the_grid() {
+    let o = run(&["balance", "--ranks", "16,64", "--n", "60", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 10 * 2);
+    for r in rows {
+        let before = r["before_pct"].as_f64().unwrap();
+        let c = r["centralized_pct"].as_f64().unwrap();
+        let h = r["hierarchical_pct"].as_f64().unwrap();
+        assert!(c <= before + 1e-9 && h <= before + 1e-9, "{r}");
+        assert!(c >= 0.0 && h >= 0.0);
+    }
 }
