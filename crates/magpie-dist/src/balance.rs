@@ -129,25 +129,45 @@ fn shed(tasks: &mut Vec<Measured>, limit: f64) -> Vec<Measured> {
 
 /// Gives `pool` out, longest first, each to the member with the least `load / size` (ties to
 /// the lowest index), adding its load there; with `limit`, only while that least average is
-/// below it. Returns, per task given, (member, task), and the tasks left.
+/// below it. Returns, per task given, (member, task), and the tasks left. A min-heap of the
+/// members (as the thesis's Alg. 1 keeps) makes it O(tasks · log members).
 fn greedy(
     mut pool: Vec<Measured>,
     members: &mut [(f64, usize)],
     limit: Option<f64>,
 ) -> (Vec<(usize, Measured)>, Vec<Measured>) {
+    use std::collections::BinaryHeap;
+    /// A member in the heap: its average load and index, least first.
+    #[derive(PartialEq)]
+    struct Least(f64, usize);
+    impl Eq for Least {}
+    impl PartialOrd for Least {
+        fn partial_cmp(&self, o: &Least) -> Option<Ordering> {
+            Some(self.cmp(o))
+        }
+    }
+    impl Ord for Least {
+        fn cmp(&self, o: &Least) -> Ordering {
+            // Reversed: BinaryHeap pops the greatest, and we want the least average (then the
+            // lowest index).
+            o.0.total_cmp(&self.0).then(o.1.cmp(&self.1))
+        }
+    }
+    let avg = |m: &(f64, usize)| m.0 / m.1.max(1) as f64;
+    let mut heap: BinaryHeap<Least> = members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| Least(avg(m), i))
+        .collect();
     pool.sort_by(|a, b| by_load(b, a));
     let mut given = Vec::new();
     let mut left = Vec::new();
     for t in pool {
-        let avg = |m: &(f64, usize)| m.0 / m.1.max(1) as f64;
-        let best = (0..members.len()).min_by(|&i, &j| {
-            avg(&members[i])
-                .total_cmp(&avg(&members[j]))
-                .then(i.cmp(&j))
-        });
-        match best {
-            Some(i) if limit.is_none_or(|l| avg(&members[i]) < l) => {
+        match heap.peek() {
+            Some(Least(a, _)) if limit.is_none_or(|l| *a < l) => {
+                let Least(_, i) = heap.pop().expect("peeked");
                 members[i].0 += t.load;
+                heap.push(Least(avg(&members[i]), i));
                 given.push((i, t));
             }
             _ => left.push(t),
