@@ -17,18 +17,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-for arg in "$@"; do
-    case "$arg" in
-        -h | --help)
-            sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
-            exit 0
-            ;;
-        *)
-            echo "error: unknown argument '$arg' (usage: scripts/install-hwloc.sh)" >&2
-            exit 2
-            ;;
-    esac
-done
+# shellcheck source=scripts/apt-lib.sh
+source scripts/apt-lib.sh
+no_arguments "$0" "$@"
 
 packages=(pkg-config libhwloc-dev libudev-dev)
 CC="${CC:-cc}"
@@ -75,8 +66,6 @@ fi
 missing=("${packages[@]}")
 echo "hwloc 2.x is not usable for magpie's hwloc feature (Debian packages: ${missing[*]})"
 
-# shellcheck source=scripts/apt-lib.sh
-source scripts/apt-lib.sh
 apt_install "${missing[@]}"
 if ! have_hwloc; then
     die "${missing[*]} installed, but hwloc 2.x is still not usable (PKG_CONFIG_PATH?)"

@@ -14,18 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-for arg in "$@"; do
-    case "$arg" in
-        -h | --help)
-            sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
-            exit 0
-            ;;
-        *)
-            echo "error: unknown argument '$arg' (usage: scripts/install-mpi.sh)" >&2
-            exit 2
-            ;;
-    esac
-done
+# shellcheck source=scripts/apt-lib.sh
+source scripts/apt-lib.sh
+no_arguments "$0" "$@"
 
 packages=(libopenmpi-dev openmpi-bin libclang-dev)
 
@@ -68,8 +59,6 @@ if have_mpi; then
 fi
 echo "MPI is not usable for magpie-dist's mpi feature (Debian packages: ${packages[*]})"
 
-# shellcheck source=scripts/apt-lib.sh
-source scripts/apt-lib.sh
 apt_install "${packages[@]}"
 if ! have_mpi; then
     die "${packages[*]} installed, but MPI is still not usable"

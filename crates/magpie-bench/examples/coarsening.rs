@@ -98,6 +98,31 @@ fn timed(
 /// A configuration's settled iterations' times and its templates' cuts (one per run).
 type Row = (String, Vec<f64>, Vec<usize>);
 
+/// The seven configurations of a kernel whose grains are `grains` (`unit` names them): plain
+/// and the Iterate loop at each grain, and dynamic coarsening from the finest; with their
+/// empty rows.
+fn configurations<G: Copy + std::fmt::Display>(
+    unit: &str,
+    grains: [G; 3],
+) -> (Vec<(String, G, How)>, Vec<Row>) {
+    let c: Vec<(String, G, How)> = grains
+        .iter()
+        .map(|&g| (format!("plain, {unit} {g}"), g, How::Plain))
+        .chain(
+            grains
+                .iter()
+                .map(|&g| (format!("iterate, {unit} {g}"), g, How::Iterate)),
+        )
+        .chain([(
+            format!("dynamic, from {unit} {}", grains[0]),
+            grains[0],
+            How::Dynamic,
+        )])
+        .collect();
+    let rows = c.iter().map(|c| (c.0.clone(), vec![], vec![])).collect();
+    (c, rows)
+}
+
 fn report(name: &str, serial: f64, rows: &[Row]) {
     println!("{name}: serial twin {:.3} ms per iteration", serial * 1e3);
     println!(
@@ -146,24 +171,7 @@ fn main() {
         want.phase(&mut Serial, i, 0);
     }
     let serial = t.elapsed().as_secs_f64() / iterations as f64;
-    let configs: Vec<(String, usize, How)> = grains
-        .iter()
-        .map(|&g| (format!("plain, grain {g}"), g, How::Plain))
-        .chain(
-            grains
-                .iter()
-                .map(|&g| (format!("iterate, grain {g}"), g, How::Iterate)),
-        )
-        .chain([(
-            format!("dynamic, from grain {}", grains[0]),
-            grains[0],
-            How::Dynamic,
-        )])
-        .collect();
-    let mut rows: Vec<Row> = configs
-        .iter()
-        .map(|c| (c.0.clone(), vec![], vec![]))
-        .collect();
+    let (configs, mut rows) = configurations("grain", grains);
     for _ in 0..runs {
         for (k, (what, grain, how)) in configs.iter().enumerate() {
             let mut prog = heat::Placed::new(n, *grain, iterations).unwrap();
@@ -197,24 +205,7 @@ fn main() {
         assert_eq!(fib_seq(std::hint::black_box(fib_n)), expect);
     }
     let serial = t.elapsed().as_secs_f64() / iterations as f64;
-    let configs: Vec<(String, u64, How)> = cutoffs
-        .iter()
-        .map(|&c| (format!("plain, cutoff {c}"), c, How::Plain))
-        .chain(
-            cutoffs
-                .iter()
-                .map(|&c| (format!("iterate, cutoff {c}"), c, How::Iterate)),
-        )
-        .chain([(
-            format!("dynamic, from cutoff {}", cutoffs[0]),
-            cutoffs[0],
-            How::Dynamic,
-        )])
-        .collect();
-    let mut rows: Vec<Row> = configs
-        .iter()
-        .map(|c| (c.0.clone(), vec![], vec![]))
-        .collect();
+    let (configs, mut rows) = configurations("cutoff", cutoffs);
     for _ in 0..runs {
         for (k, (what, cutoff, how)) in configs.iter().enumerate() {
             let bad = std::sync::atomic::AtomicBool::new(false);

@@ -307,16 +307,7 @@ pub fn skewed(loads: &[f64], ranks: usize, n: usize, m: usize) -> Vec<Vec<Measur
 mod tests {
     use super::*;
 
-    /// A small deterministic generator.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-    }
+    use crate::test_rng::Rng;
 
     fn instance(rng: &mut Rng, ranks: usize, tasks: usize, skew: bool) -> Vec<Vec<Measured>> {
         let mut v = vec![Vec::new(); ranks];

@@ -310,15 +310,7 @@ mod tests {
     use std::collections::BTreeSet;
     use std::sync::Arc;
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-    }
+    use crate::test_rng::Rng;
 
     /// Random sequences of pushes, pops and steals (a steal's claim and its copy apart, so
     /// copies are in flight while the owner pushes) against a model: the remaining tasks as a

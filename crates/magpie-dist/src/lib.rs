@@ -30,3 +30,5 @@ pub mod launch;
 pub mod rma;
 mod sync;
 pub mod termination;
+#[cfg(test)]
+mod test_rng;

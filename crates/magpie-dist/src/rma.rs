@@ -138,47 +138,14 @@ impl<T: Copy> Memory<T> for Target<T> {
             let w = unsafe { &*(self.w.base as *const std::sync::atomic::AtomicU64) };
             return w.load(std::sync::atomic::Ordering::Acquire);
         }
-        let (zero, mut old) = (0u64, 0u64);
-        // SAFETY: a 64-bit compare-and-swap at offset 0 of the target's window, buffers live
-        // across the call and the flush.
-        unsafe {
-            check(
-                ffi::MPI_Compare_and_swap(
-                    &zero as *const u64 as *const c_void,
-                    &zero as *const u64 as *const c_void,
-                    &mut old as *mut u64 as *mut c_void,
-                    ffi::RSMPI_UINT64_T,
-                    self.rank,
-                    WORD,
-                    self.w.win,
-                ),
-                "MPI_Compare_and_swap",
-            );
-        }
-        self.w.flush(self.rank);
-        old
+        self.compare_and_swap(0, 0)
     }
 
     fn swap_word(&self, old: u64, new: u64) -> bool {
-        let mut seen = 0u64;
-        // SAFETY: as in `word`; the sync publishes the owner's plain slot stores first.
-        unsafe {
-            check(ffi::MPI_Win_sync(self.w.win), "MPI_Win_sync");
-            check(
-                ffi::MPI_Compare_and_swap(
-                    &new as *const u64 as *const c_void,
-                    &old as *const u64 as *const c_void,
-                    &mut seen as *mut u64 as *mut c_void,
-                    ffi::RSMPI_UINT64_T,
-                    self.rank,
-                    WORD,
-                    self.w.win,
-                ),
-                "MPI_Compare_and_swap",
-            );
-        }
-        self.w.flush(self.rank);
-        seen == old
+        // SAFETY: MPI_Win_sync on the window of its epoch: publishes the owner's plain slot
+        // stores before the swap that may make them visible to thieves.
+        check(unsafe { ffi::MPI_Win_sync(self.w.win) }, "MPI_Win_sync");
+        self.compare_and_swap(old, new) == old
     }
 
     fn itail(&self) -> u32 {
@@ -228,6 +195,30 @@ impl<T: Copy> Memory<T> for Target<T> {
 }
 
 impl<T: Copy> Target<T> {
+    /// `MPI_Compare_and_swap` of the target's word: `new` if it is `compare`; returns what it
+    /// was. Flushed.
+    fn compare_and_swap(&self, compare: u64, new: u64) -> u64 {
+        let mut old = 0u64;
+        // SAFETY: a 64-bit compare-and-swap at offset 0 of the target's window, in the window's
+        // epoch; the buffers live across the call and the flush that completes it.
+        unsafe {
+            check(
+                ffi::MPI_Compare_and_swap(
+                    &new as *const u64 as *const c_void,
+                    &compare as *const u64 as *const c_void,
+                    &mut old as *mut u64 as *mut c_void,
+                    ffi::RSMPI_UINT64_T,
+                    self.rank,
+                    WORD,
+                    self.w.win,
+                ),
+                "MPI_Compare_and_swap",
+            );
+        }
+        self.w.flush(self.rank);
+        old
+    }
+
     fn fetch_add_itail(&self, n: u32) -> u32 {
         let (add, mut old) = (n as u64, 0u64);
         // SAFETY: a 64-bit fetch-and-add at offset 8 of the target's window.

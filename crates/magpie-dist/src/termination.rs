@@ -212,18 +212,7 @@ mod tests {
     use crate::deque::{steal, Local, Memory, Owner, Stolen};
     use std::collections::VecDeque;
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
+    use crate::test_rng::Rng;
 
     /// A task: its depth; it spawns two children while the depth is above 0.
     type Task = u32;
