@@ -92,12 +92,66 @@ impl std::str::FromStr for Strategy {
 /// A task in a deque: the task, and whether it is one of the collection's own (seeded or
 /// reseeded) rather than spawned while processing. Retention and the balancers reseed only
 /// the collection's own tasks that a rank ran; spawned ones come back when their parent runs.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Entry<T> {
     /// The task.
     pub task: T,
     /// Seeded, not spawned.
     pub root: bool,
+}
+
+/// How a thief takes tasks from a victim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Transport {
+    /// The thief claims and copies the victim's tasks itself (one-sided operations on the
+    /// victim's deque memory); the victim does nothing.
+    OneSided,
+    /// The thesis's active-message protocol: the thief asks, the victim answers between its
+    /// tasks (it looks every few tasks, and at once when idle) with the tasks it claimed from
+    /// its own deque for the thief, or with none.
+    ActiveMessage,
+}
+
+impl Transport {
+    /// The name the tools use: `rma` or `am`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::OneSided => "rma",
+            Transport::ActiveMessage => "am",
+        }
+    }
+}
+
+impl std::str::FromStr for Transport {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Transport, String> {
+        match s {
+            "rma" => Ok(Transport::OneSided),
+            "am" => Ok(Transport::ActiveMessage),
+            _ => Err(format!("unknown transport '{s}' (expected rma or am)")),
+        }
+    }
+}
+
+/// A message between ranks of a collection.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Envelope {
+    /// Termination detection's.
+    Termination(Message),
+    /// Active-message stealing: rank `thief` asks for tasks.
+    StealRequest {
+        /// Who asks.
+        thief: u32,
+        /// In which iteration (`process` call): a request of an earlier one gets no task.
+        iteration: u32,
+    },
+    /// The answer: the tasks (JSON of a list of entries; empty: none).
+    StealReply {
+        /// The request's iteration.
+        iteration: u32,
+        /// The tasks, encoded.
+        tasks: Vec<u8>,
+    },
 }
 
 /// What a collection needs from the ranks it spans.
@@ -110,10 +164,10 @@ pub trait Comm<T: Copy> {
     fn size(&self) -> usize;
     /// Rank `r`'s deque memory (this rank's own for `r == rank()`), empty when first asked.
     fn deque(&self, r: usize) -> Self::Mem;
-    /// Sends a termination message to rank `to`.
-    fn send(&self, to: usize, m: Message);
-    /// A termination message for this rank, if one has arrived.
-    fn try_recv(&self) -> Option<Message>;
+    /// Sends a message to rank `to`.
+    fn send(&self, to: usize, m: Envelope);
+    /// A message for this rank, if one has arrived.
+    fn try_recv(&self) -> Option<Envelope>;
     /// Collective: every rank's `mine`, in rank order, on every rank.
     fn all_gather<U>(&self, mine: U) -> Vec<U>
     where
@@ -204,6 +258,9 @@ pub struct TaskCollection<T: Copy, C: Comm<Entry<T>>> {
     arity: usize,
     params: Params,
     rng: u64,
+    transport: Transport,
+    /// Active messages: when this rank's outstanding steal request went out.
+    awaiting: Option<Instant>,
 }
 
 impl<T, C> TaskCollection<T, C>
@@ -227,7 +284,15 @@ where
             arity: 3,
             params: Params::default(),
             rng,
+            transport: Transport::OneSided,
+            awaiting: None,
         }
+    }
+
+    /// How thieves take tasks (one-sided by default).
+    pub fn with_transport(mut self, t: Transport) -> Self {
+        self.transport = t;
+        self
     }
 
     /// The balancers' constants (C, D, arity; the thesis's 1.003, 1.003, 3 by default); the
@@ -272,10 +337,51 @@ where
         (self.comm.rank() + 1 + k) % p
     }
 
-    fn pump(&mut self, det: &mut Detector) {
+    /// Handles every message that has arrived: termination's, steal requests (answered at
+    /// once from this rank's own deque) and the answer to this rank's request.
+    fn pump(&mut self, det: &mut Detector, r: &mut RankReport) {
         while let Some(m) = self.comm.try_recv() {
-            for (to, out) in det.on_message(m) {
-                self.comm.send(to, out);
+            match m {
+                Envelope::Termination(m) => {
+                    for (to, out) in det.on_message(m) {
+                        self.comm.send(to, Envelope::Termination(out));
+                    }
+                }
+                Envelope::StealRequest { thief, iteration } => {
+                    let me = self.comm.rank();
+                    let tasks = match iteration == self.iteration {
+                        true => match steal(&self.comm.deque(me), 4) {
+                            Stolen::Tasks(ts) => ts,
+                            _ => Vec::new(),
+                        },
+                        // Of another iteration than this rank's: an ended one's thief no longer
+                        // waits (tasks sent now could arrive after it voted), and a later one's
+                        // thief gets its tasks when this rank is there too.
+                        false => Vec::new(),
+                    };
+                    let tasks = serde_json::to_vec(&tasks).expect("tasks serialise");
+                    self.comm
+                        .send(thief as usize, Envelope::StealReply { iteration, tasks });
+                }
+                Envelope::StealReply { iteration, tasks } => {
+                    // Only this iteration's answer is the one awaited (one request is out at a
+                    // time); an answer to a request of an ended iteration carries no task.
+                    if iteration != self.iteration {
+                        continue;
+                    }
+                    let Some(t0) = self.awaiting.take() else {
+                        continue;
+                    };
+                    r.steal_ns += t0.elapsed().as_nanos() as u64;
+                    let ts: Vec<Entry<T>> =
+                        serde_json::from_slice(&tasks).expect("a steal reply deserialises");
+                    if !ts.is_empty() {
+                        r.steals_successful += 1;
+                    }
+                    for e in ts {
+                        self.add_entry(e);
+                    }
+                }
             }
         }
     }
@@ -306,7 +412,7 @@ where
             since_pump += 1;
             if since_pump >= 16 {
                 since_pump = 0;
-                self.pump(&mut det);
+                self.pump(&mut det, &mut r);
             }
             if let Some(e) = self.overflow.pop().or_else(|| self.own.pop()) {
                 if let Some(s) = idle_since.take() {
@@ -333,7 +439,7 @@ where
             if let Some(b) = busy_since.take() {
                 r.task_ns += b.elapsed().as_nanos() as u64;
             }
-            if steals {
+            if steals && self.transport == Transport::OneSided {
                 let victim = self.next_victim();
                 let t0 = Instant::now();
                 r.steals_attempted += 1;
@@ -346,14 +452,48 @@ where
                     }
                     continue;
                 }
+            } else if steals {
+                // Active messages: ask one victim, and until it answers keep answering others
+                // (this rank is not idle meanwhile: its request may bring tasks).
+                if self.awaiting.is_none() {
+                    let victim = self.next_victim();
+                    r.steals_attempted += 1;
+                    self.awaiting = Some(Instant::now());
+                    let thief = self.comm.rank() as u32;
+                    let iteration = self.iteration;
+                    self.comm
+                        .send(victim, Envelope::StealRequest { thief, iteration });
+                }
+                self.pump(&mut det, &mut r);
+                if det.terminated() {
+                    // The collection ended while this rank's request was out (it had voted
+                    // before asking, and the victim, with nothing, may have left without
+                    // answering). A late answer carries no task: the victim answers requests
+                    // of an ended iteration with none.
+                    self.awaiting = None;
+                    break;
+                }
+                if self.awaiting.is_some() {
+                    if let Some(why) = self.comm.failed() {
+                        panic!("magpie-dist: rank {} stops: {why}", self.comm.rank());
+                    }
+                    std::hint::spin_loop();
+                    continue;
+                }
+                if !self.overflow.is_empty() || !self.own.is_empty() {
+                    continue;
+                }
             }
             idle_since.get_or_insert_with(Instant::now);
             if let Some(why) = self.comm.failed() {
                 panic!("magpie-dist: rank {} stops: {why}", self.comm.rank());
             }
-            self.pump(&mut det);
+            self.pump(&mut det, &mut r);
+            if !self.overflow.is_empty() || !self.own.is_empty() {
+                continue;
+            }
             for (to, m) in det.poll(true, self.own.stolen()) {
-                self.comm.send(to, m);
+                self.comm.send(to, Envelope::Termination(m));
             }
             if det.terminated() {
                 break;
@@ -427,7 +567,7 @@ pub mod local {
 
     struct Shared<T> {
         deques: Vec<Arc<Local<T>>>,
-        inbox: Vec<Mutex<VecDeque<Message>>>,
+        inbox: Vec<Mutex<VecDeque<Envelope>>>,
         /// A barrier that gives up when a rank fails: (generation, ranks arrived).
         barrier: (Mutex<(u64, usize)>, Condvar),
         slots: Mutex<Vec<Option<Box<dyn Any + Send>>>>,
@@ -530,10 +670,10 @@ pub mod local {
         fn deque(&self, r: usize) -> Arc<Local<T>> {
             self.shared.deques[r].clone()
         }
-        fn send(&self, to: usize, m: Message) {
+        fn send(&self, to: usize, m: Envelope) {
             lock(&self.shared.inbox[to]).push_back(m);
         }
-        fn try_recv(&self) -> Option<Message> {
+        fn try_recv(&self) -> Option<Envelope> {
             lock(&self.shared.inbox[self.rank]).pop_front()
         }
         fn all_gather<U>(&self, mine: U) -> Vec<U>
@@ -588,6 +728,12 @@ mod tests {
     /// once (counted over the ranks), and the reports agree on every rank.
     #[test]
     fn every_task_runs_once_under_every_strategy() {
+        for transport in [Transport::OneSided, Transport::ActiveMessage] {
+            every_task_runs_once(transport);
+        }
+    }
+
+    fn every_task_runs_once(transport: Transport) {
         for strategy in Strategy::ALL {
             for ranks in [1, 2, 3, 4] {
                 let handles: Vec<_> = Cluster::ranks::<Node>(ranks, 64)
@@ -595,7 +741,8 @@ mod tests {
                     .map(|rank| {
                         std::thread::spawn(move || {
                             let me = rank.index();
-                            let mut tc = TaskCollection::new(rank, strategy);
+                            let mut tc =
+                                TaskCollection::new(rank, strategy).with_transport(transport);
                             // Rank 0 seeds two deep trees (one heavy); the others one small tree.
                             if me == 0 {
                                 tc.push(Node {
@@ -665,6 +812,12 @@ mod tests {
     /// the stolen task on the thief.
     #[test]
     fn an_idle_rank_steals_and_retains_what_it_ran() {
+        // One-sided only: rank 0's task waits for rank 1 to have stolen, and under active
+        // messages rank 0 answers only between tasks (rank 1's request would wait for ever).
+        steals_and_retains(Transport::OneSided);
+    }
+
+    fn steals_and_retains(transport: Transport) {
         use std::sync::atomic::{AtomicBool, Ordering};
         use std::sync::Arc;
         let ran_on_1 = Arc::new(AtomicBool::new(false));
@@ -674,7 +827,8 @@ mod tests {
                 let flag = ran_on_1.clone();
                 std::thread::spawn(move || {
                     let me = rank.index();
-                    let mut tc = TaskCollection::new(rank, Strategy::StealRetentive);
+                    let mut tc = TaskCollection::new(rank, Strategy::StealRetentive)
+                        .with_transport(transport);
                     if me == 0 {
                         for t in 0..10 {
                             tc.push(t);

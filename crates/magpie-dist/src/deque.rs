@@ -186,6 +186,12 @@ impl<T: Copy, M: Memory<T>> Owner<T, M> {
         self.head.wrapping_sub(self.split)
     }
 
+    /// Whether the deque holds no task, local or shared (reads the shared word).
+    pub fn is_empty(&self) -> bool {
+        let (split, stail) = unpack(self.mem.word());
+        self.local_len() == 0 && split == stail
+    }
+
     /// Pushes `t` at the head; a full ring gives it back.
     pub fn push(&mut self, t: T) -> Result<(), Full<T>> {
         if self.head.wrapping_sub(self.ctail) >= self.mem.capacity() {

@@ -21,7 +21,7 @@
 //!   Ranks are seeded with contiguous ranges of ids, so the heavy shells and blocks make some
 //!   ranks far busier than others.
 
-use crate::collection::{Comm, Entry, IterationReport, Strategy, TaskCollection};
+use crate::collection::{Comm, Entry, IterationReport, Strategy, TaskCollection, Transport};
 use magpie_bench::uts;
 use serde::{Deserialize, Serialize};
 
@@ -34,6 +34,8 @@ pub struct Outcome {
     pub ranks: usize,
     /// The strategy's name.
     pub strategy: String,
+    /// How thieves stole: `rma` or `am`.
+    pub transport: String,
     /// The answer, in words (e.g. the node count), from the last iteration.
     pub result: String,
     /// Whether every iteration's answer was checked and right.
@@ -42,17 +44,19 @@ pub struct Outcome {
     pub iterations: Vec<IterationReport>,
 }
 
-/// Runs UTS tree `p` for `iterations` iterations under `strategy` on the ranks of `comm`, a
+/// Runs UTS tree `p` for `iterations` iterations under `strategy` (stealing by `transport`) on
+/// the ranks of `comm`, a
 /// rank's deque holding `comm`'s capacity; every iteration's counts are checked. An error is
 /// one line (a wrong count).
 pub fn uts<C: Comm<Entry<[u8; 24]>>>(
     comm: C,
     p: &uts::Params,
     strategy: Strategy,
+    transport: Transport,
     iterations: usize,
 ) -> Result<Outcome, String> {
     let expected = uts::expected_nodes(p);
-    let mut tc = TaskCollection::new(comm, strategy);
+    let mut tc = TaskCollection::new(comm, strategy).with_transport(transport);
     let ranks = tc.comm().size();
     if tc.comm().rank() == 0 {
         tc.push(uts::Node::root(p).to_bytes());
@@ -89,6 +93,7 @@ pub fn uts<C: Comm<Entry<[u8; 24]>>>(
         kernel: "uts".into(),
         ranks,
         strategy: strategy.name().into(),
+        transport: transport.name().into(),
         result,
         verified: true,
         iterations: reports,
@@ -116,7 +121,11 @@ mod tests {
             for strategy in Strategy::ALL {
                 let hs: Vec<_> = Cluster::ranks::<u64>(3, 256)
                     .into_iter()
-                    .map(|r| std::thread::spawn(move || synthetic(r, k, strategy, 3)))
+                    .map(|r| {
+                        std::thread::spawn(move || {
+                            synthetic(r, k, strategy, Transport::ActiveMessage, 3)
+                        })
+                    })
                     .collect();
                 for h in hs {
                     let o = h.join().unwrap().unwrap();
@@ -135,7 +144,9 @@ mod tests {
             for ranks in [1, 3] {
                 let hs: Vec<_> = Cluster::ranks::<[u8; 24]>(ranks, 256)
                     .into_iter()
-                    .map(|r| std::thread::spawn(move || uts(r, &p, strategy, 2)))
+                    .map(|r| {
+                        std::thread::spawn(move || uts(r, &p, strategy, Transport::OneSided, 2))
+                    })
                     .collect();
                 for h in hs {
                     let o = h.join().unwrap().unwrap();
@@ -233,10 +244,11 @@ pub fn synthetic<C: Comm<Entry<u64>>>(
     comm: C,
     k: Synthetic,
     strategy: Strategy,
+    transport: Transport,
     iterations: usize,
 ) -> Result<Outcome, String> {
     let want = k.serial();
-    let mut tc = TaskCollection::new(comm, strategy);
+    let mut tc = TaskCollection::new(comm, strategy).with_transport(transport);
     let (me, ranks) = (tc.comm().rank() as u64, tc.comm().size() as u64);
     let n = k.tasks();
     for id in me * n / ranks..(me + 1) * n / ranks {
@@ -263,6 +275,7 @@ pub fn synthetic<C: Comm<Entry<u64>>>(
         kernel: k.name().into(),
         ranks: ranks as usize,
         strategy: strategy.name().into(),
+        transport: transport.name().into(),
         result: format!("{n} tasks, checksum {want:#018x}"),
         verified: true,
         iterations: reports,

@@ -3,10 +3,11 @@
 //! Commands so far:
 //!
 //! - `magpie-dist run uts|hf|tce [--tree NAME|SPEC] [--n N] [--strategy S] [--iterations K]
-//!   [--ranks P] [--json]`: runs a task collection of the UTS tree (default T1XS), or of the
+//!   [--transport rma|am] [--ranks P] [--json]`: runs a task collection of the UTS tree (default T1XS), or of the
 //!   synthetic hf or tce kernel of size N (default 200), for K iterations (default 3) under
 //!   strategy S (default steal; no-balance, steal, steal-retentive,
-//!   plb-centralized, plb-hierarchical), checking each iteration's node count. Built with the
+//!   plb-centralized, plb-hierarchical), thieves stealing one-sidedly (`rma`, the default) or
+//!   by active messages (`am`: the victim answers between its tasks), checking each iteration's node count. Built with the
 //!   `mpi` feature it runs on the ranks of `mpirun -n P` (one rank without mpirun); without
 //!   it, on `--ranks` threads of this process (default 1). Rank 0 prints a table (or one JSON
 //!   object): the kernel, ranks, strategy, result, verified, and per iteration the time, the
@@ -175,6 +176,7 @@ struct RunArgs {
     tree: magpie_bench::uts::Params,
     tree_name: String,
     strategy: magpie_dist::collection::Strategy,
+    transport: magpie_dist::collection::Transport,
     iterations: usize,
     ranks: usize,
     json: bool,
@@ -194,6 +196,7 @@ impl RunArgs {
             tree: magpie_bench::uts::named("T1XS").expect("T1XS is a named tree"),
             tree_name: "T1XS".into(),
             strategy: magpie_dist::collection::Strategy::Steal,
+            transport: magpie_dist::collection::Transport::OneSided,
             iterations: 3,
             ranks: 1,
             json: false,
@@ -218,6 +221,10 @@ impl RunArgs {
                             .map_err(|e| format!("--tree '{v}': {e}"))?,
                     };
                     a.tree_name = v.clone();
+                }
+                "--transport" => {
+                    let v = it.next().ok_or("--transport needs a value")?;
+                    a.transport = v.parse()?;
                 }
                 "--strategy" => {
                     let v = it.next().ok_or("--strategy needs a value")?;
@@ -279,6 +286,7 @@ fn print(o: &magpie_dist::kernels::Outcome, tree: &str, json: bool) {
     if json {
         let v = serde_json::json!({
             "kernel": o.kernel, "tree": tree, "ranks": o.ranks, "strategy": o.strategy,
+            "transport": o.transport,
             "result": o.result, "verified": o.verified, "iterations": per_it,
             "per_rank": o.iterations,
         });
@@ -286,8 +294,8 @@ fn print(o: &magpie_dist::kernels::Outcome, tree: &str, json: bool) {
         return;
     }
     println!(
-        "{} {tree} on {} rank(s), strategy {}: {} (verified)",
-        o.kernel, o.ranks, o.strategy, o.result
+        "{} {tree} on {} rank(s), strategy {}, transport {}: {} (verified)",
+        o.kernel, o.ranks, o.strategy, o.transport, o.result
     );
     println!(
         "  {:>4} {:>10} {:>10} {:>18} {:>18}",
@@ -324,11 +332,11 @@ fn run(a: RunArgs) -> ExitCode {
     let outcome = match a.synthetic {
         Some(k) => {
             let comm = magpie_dist::rma::World::new(world, 1 << 16);
-            magpie_dist::kernels::synthetic(comm, k, a.strategy, a.iterations)
+            magpie_dist::kernels::synthetic(comm, k, a.strategy, a.transport, a.iterations)
         }
         None => {
             let comm = magpie_dist::rma::World::new(world, 1 << 14);
-            magpie_dist::kernels::uts(comm, &a.tree, a.strategy, a.iterations)
+            magpie_dist::kernels::uts(comm, &a.tree, a.strategy, a.transport, a.iterations)
         }
     };
     match outcome {
@@ -348,15 +356,23 @@ fn run(a: RunArgs) -> ExitCode {
 #[cfg(not(feature = "mpi"))]
 fn run(a: RunArgs) -> ExitCode {
     use magpie_dist::collection::local::Cluster;
-    let (tree, strategy, k) = (a.tree, a.strategy, a.iterations);
+    let (tree, strategy, transport, k) = (a.tree, a.strategy, a.transport, a.iterations);
     let hs: Vec<_> = match a.synthetic {
         Some(s) => Cluster::ranks::<u64>(a.ranks, 1 << 16)
             .into_iter()
-            .map(|r| std::thread::spawn(move || magpie_dist::kernels::synthetic(r, s, strategy, k)))
+            .map(|r| {
+                std::thread::spawn(move || {
+                    magpie_dist::kernels::synthetic(r, s, strategy, transport, k)
+                })
+            })
             .collect(),
         None => Cluster::ranks::<[u8; 24]>(a.ranks, 1 << 14)
             .into_iter()
-            .map(|r| std::thread::spawn(move || magpie_dist::kernels::uts(r, &tree, strategy, k)))
+            .map(|r| {
+                std::thread::spawn(move || {
+                    magpie_dist::kernels::uts(r, &tree, strategy, transport, k)
+                })
+            })
             .collect(),
     };
     let outcomes: Vec<_> = hs.into_iter().map(|h| h.join()).collect();

@@ -315,7 +315,8 @@ impl Drop for Counter {
 }
 
 /// The ranks of `MPI_COMM_WORLD` as a task collection's [`Comm`](crate::collection::Comm): the
-/// deques in one [`Window`], termination messages as tagged point-to-point messages, gathers as
+/// deques in one [`Window`], termination and active-message stealing as tagged point-to-point
+/// messages (the only point-to-point traffic on the communicator), gathers as
 /// `MPI_Allgatherv` of the values' JSON. A rank that dies ends the job (MPI's default error
 /// handler, and `mpirun` kills the others when one exits with an error), so `failed` has
 /// nothing to report.
@@ -324,8 +325,10 @@ pub struct World<T> {
     win: std::rc::Rc<Window<T>>,
 }
 
-/// The tag of termination messages.
+/// The tags of the collection's messages: termination, steal requests and their answers.
 const TERMINATION: i32 = 77;
+const STEAL_REQUEST: i32 = 78;
+const STEAL_REPLY: i32 = 79;
 
 impl<T: Copy> World<T> {
     /// The world's ranks with deques of `capacity` tasks (collective).
@@ -383,21 +386,52 @@ impl<T: Copy> crate::collection::Comm<T> for World<T> {
     fn deque(&self, r: usize) -> Target<T> {
         self.win.target(r)
     }
-    fn send(&self, to: usize, m: crate::termination::Message) {
+    fn send(&self, to: usize, m: crate::collection::Envelope) {
+        use crate::collection::Envelope;
         use mpi::traits::{Communicator, Destination};
-        self.world
-            .process_at_rank(to as i32)
-            .send_with_tag(&encode(m)[..], TERMINATION);
+        let p = self.world.process_at_rank(to as i32);
+        match m {
+            Envelope::Termination(m) => p.send_with_tag(&encode(m)[..], TERMINATION),
+            Envelope::StealRequest { thief, iteration } => {
+                p.send_with_tag(&[thief, iteration][..], STEAL_REQUEST)
+            }
+            Envelope::StealReply { iteration, tasks } => {
+                let mut b = iteration.to_le_bytes().to_vec();
+                b.extend_from_slice(&tasks);
+                p.send_with_tag(&b[..], STEAL_REPLY)
+            }
+        }
     }
-    fn try_recv(&self) -> Option<crate::termination::Message> {
+    fn try_recv(&self) -> Option<crate::collection::Envelope> {
+        use crate::collection::Envelope;
         use mpi::traits::{Communicator, Source};
-        let (msg, _) = self
-            .world
-            .any_process()
-            .immediate_matched_probe_with_tag(TERMINATION)?;
-        let mut b = [0u32; 4];
-        msg.matched_receive_into(&mut b[..]);
-        decode(b)
+        let (msg, status) = self.world.any_process().immediate_matched_probe()?;
+        match status.tag() {
+            TERMINATION => {
+                let mut b = [0u32; 4];
+                msg.matched_receive_into(&mut b[..]);
+                decode(b).map(Envelope::Termination)
+            }
+            STEAL_REQUEST => {
+                let mut b = [0u32; 2];
+                msg.matched_receive_into(&mut b[..]);
+                Some(Envelope::StealRequest {
+                    thief: b[0],
+                    iteration: b[1],
+                })
+            }
+            _ => {
+                use mpi::traits::Equivalence;
+                let n = status.count(u8::equivalent_datatype()).max(0) as usize;
+                let mut b = vec![0u8; n];
+                msg.matched_receive_into(&mut b[..]);
+                let iteration = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                Some(Envelope::StealReply {
+                    iteration,
+                    tasks: b[4..].to_vec(),
+                })
+            }
+        }
     }
     fn all_gather<U>(&self, mine: U) -> Vec<U>
     where

@@ -26,6 +26,7 @@ fn bad_input_exits_2_with_a_message() {
         &["run", "uts", "--tree", "T9"][..],
         &["run", "uts", "--iterations", "0"][..],
         &["run", "uts", "--ranks", "x"][..],
+        &["run", "uts", "--transport", "tcp"][..],
         &["balance", "--ranks", "0"][..],
         &["balance", "--ranks", "2,x"][..],
         &["balance", "--n", "1"][..],

@@ -107,3 +107,50 @@ fn every_kernel_under_every_strategy_at_2_to_4_ranks() {
         }
     }
 }
+
+/// Active-message stealing (the victim answers between its tasks) under the stealing
+/// strategies at 2 and 3 ranks: every iteration's answer checked, and steals happened.
+#[test]
+fn active_message_stealing_at_2_and_3_ranks() {
+    for (kernel, size, result) in [
+        ("uts", ["--tree", "T1XS"], "16000 nodes"),
+        ("hf", ["--n", "40"], "1600 tasks"),
+    ] {
+        for strategy in ["steal", "steal-retentive"] {
+            for ranks in [2, 3] {
+                let what = format!("{kernel}, {strategy}, am, {ranks} ranks");
+                let args = [
+                    "run",
+                    kernel,
+                    size[0],
+                    size[1],
+                    "--strategy",
+                    strategy,
+                    "--transport",
+                    "am",
+                    "--iterations",
+                    "3",
+                    "--json",
+                ];
+                let Some(o) = mpirun(ranks, &args) else {
+                    return;
+                };
+                let out = String::from_utf8_lossy(&o.stdout);
+                assert!(
+                    o.status.success(),
+                    "{what}: exit {:?}\n{out}\n{}",
+                    o.status.code(),
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                let v: serde_json::Value = serde_json::from_str(out.trim())
+                    .unwrap_or_else(|e| panic!("{what}: not one JSON object ({e}): {out}"));
+                assert_eq!(v["transport"], "am", "{what}");
+                assert_eq!(v["verified"], true, "{what}");
+                assert!(
+                    v["result"].as_str().unwrap().starts_with(result),
+                    "{what}: {v}"
+                );
+            }
+        }
+    }
+}
