@@ -23,6 +23,7 @@
 pub mod balance;
 pub mod collection;
 pub mod deque;
+#[cfg(not(loom))]
 pub mod kernels;
 #[cfg(feature = "mpi")]
 pub mod launch;
