@@ -155,7 +155,13 @@ pub enum Envelope {
 }
 
 /// What a collection needs from the ranks it spans.
-pub trait Comm<T: Copy> {
+///
+/// # Safety
+///
+/// `deque(r)` reaches rank `r`'s deque memory, a different one for each rank, empty until the
+/// collection uses it; the collection on this rank is the only owner of `deque(rank())` (one
+/// collection per rank and `Comm`), since its owner writes slots without synchronisation.
+pub unsafe trait Comm<T: Copy> {
     /// A deque's memory as this rank reaches it.
     type Mem: Memory<T>;
     /// This rank.
@@ -271,7 +277,9 @@ where
     /// A collection on the ranks of `comm` (collective in spirit: every rank makes one), with
     /// the deque memory `comm` gives and the strategy.
     pub fn new(comm: C, strategy: Strategy) -> TaskCollection<T, C> {
-        let own = Owner::new(comm.deque(comm.rank()));
+        // SAFETY: `Comm`'s contract: this rank's deque memory is empty and this collection is
+        // its only owner.
+        let own = unsafe { Owner::new(comm.deque(comm.rank())) };
         let rng = 0x9e37_79b9_7f4a_7c15 ^ (comm.rank() as u64 + 1).wrapping_mul(0xbf58_476d);
         TaskCollection {
             comm,
@@ -659,7 +667,9 @@ pub mod local {
         m.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    impl<T: Copy + Send + 'static> Comm<T> for Rank<T> {
+    // SAFETY: each rank index has its own new `Local`, and `Cluster::ranks` makes one `Rank` per
+    // index, which cannot be cloned: a collection takes it by value.
+    unsafe impl<T: Copy + Send + 'static> Comm<T> for Rank<T> {
         type Mem = Arc<Local<T>>;
         fn rank(&self) -> usize {
             self.rank

@@ -54,17 +54,36 @@ use crate::sync::{AtomicU32, AtomicU64, Ordering, UnsafeCell};
 use std::mem::MaybeUninit;
 
 /// Where a split deque's shared state and slots live (see the module doc).
-pub trait Memory<T: Copy> {
+///
+/// # Safety
+///
+/// [`Owner`] and [`steal`] read slots because of what this memory says, so an implementation
+/// must be what the module doc describes: `word`/`swap_word` one 64-bit atomic cell (acquire
+/// loads, a compare-and-swap with acquire and release), `itail`/`add_itail` one atomic
+/// counter (acquire, release), `capacity` a constant power of two of at least 2, and
+/// `read`/`write` slots indexed modulo the capacity, every handle on the same deque reaching
+/// the same cells and slots.
+pub unsafe trait Memory<T: Copy> {
     /// The ring's capacity (a power of two).
     fn capacity(&self) -> u32;
     /// The `split`/`stail` word (acquire).
     fn word(&self) -> u64;
     /// Swaps `new` in if the word is `old` (acquire and release); whether it did.
-    fn swap_word(&self, old: u64, new: u64) -> bool;
+    ///
+    /// # Safety
+    ///
+    /// Only the protocol changes the word: the owner's release and acquire, a thief's claim
+    /// (a word forged elsewhere would send readers to slots nobody wrote).
+    unsafe fn swap_word(&self, old: u64, new: u64) -> bool;
     /// `itail`, the count of tasks thieves finished copying out (acquire).
     fn itail(&self) -> u32;
     /// Adds `n` to `itail` (release: after the copy).
-    fn add_itail(&self, n: u32);
+    ///
+    /// # Safety
+    ///
+    /// Only a thief that claimed `n` tasks and finished copying them adds (an early add lets
+    /// the owner overwrite slots being copied).
+    unsafe fn add_itail(&self, n: u32);
     /// Writes `t` into slot `i`.
     ///
     /// # Safety
@@ -119,14 +138,16 @@ impl<T: Copy> Local<T> {
     }
 }
 
-impl<T: Copy> Memory<T> for Local<T> {
+// SAFETY: one AtomicU64 word and one AtomicU32 counter with the orderings the trait names, a
+// power-of-two slot array indexed modulo its length, shared by every handle (through `Arc`).
+unsafe impl<T: Copy> Memory<T> for Local<T> {
     fn capacity(&self) -> u32 {
         self.slots.len() as u32
     }
     fn word(&self) -> u64 {
         self.word.load(Ordering::Acquire)
     }
-    fn swap_word(&self, old: u64, new: u64) -> bool {
+    unsafe fn swap_word(&self, old: u64, new: u64) -> bool {
         self.word
             .compare_exchange(old, new, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
@@ -134,7 +155,7 @@ impl<T: Copy> Memory<T> for Local<T> {
     fn itail(&self) -> u32 {
         self.itail.load(Ordering::Acquire)
     }
-    fn add_itail(&self, n: u32) {
+    unsafe fn add_itail(&self, n: u32) {
         self.itail.fetch_add(n, Ordering::Release);
     }
     unsafe fn write(&self, i: u32, t: T) {
@@ -165,8 +186,14 @@ pub struct Owner<T: Copy, M: Memory<T>> {
 }
 
 impl<T: Copy, M: Memory<T>> Owner<T, M> {
-    /// The owner of an empty deque in `mem` (whose word and `itail` are 0).
-    pub fn new(mem: M) -> Owner<T, M> {
+    /// The owner of an empty deque in `mem`.
+    ///
+    /// # Safety
+    ///
+    /// `mem` is empty (its word and `itail` are 0, as a new [`Local`] or window is), and no
+    /// other `Owner` uses the same memory, now or later: the owner writes its slots with no
+    /// synchronisation, which two owners would race on.
+    pub unsafe fn new(mem: M) -> Owner<T, M> {
         Owner {
             mem,
             head: 0,
@@ -243,7 +270,8 @@ impl<T: Copy, M: Memory<T>> Owner<T, M> {
             if split != stail {
                 return;
             }
-            if self.mem.swap_word(w, pack(split.wrapping_add(half), stail)) {
+            // SAFETY: the protocol's release, by the deque's one owner.
+            if unsafe { self.mem.swap_word(w, pack(split.wrapping_add(half), stail)) } {
                 self.split = split.wrapping_add(half);
                 return;
             }
@@ -260,7 +288,8 @@ impl<T: Copy, M: Memory<T>> Owner<T, M> {
                 return false;
             }
             let m = (shared / 2).max(1);
-            if self.mem.swap_word(w, pack(split.wrapping_sub(m), stail)) {
+            // SAFETY: the protocol's acquire, by the deque's one owner.
+            if unsafe { self.mem.swap_word(w, pack(split.wrapping_sub(m), stail)) } {
                 self.split = split.wrapping_sub(m);
                 return true;
             }
@@ -296,14 +325,16 @@ pub fn steal<T: Copy, M: Memory<T>>(mem: &M, tries: u32) -> Stolen<T> {
             return Stolen::Empty;
         }
         let n = shared.div_ceil(2);
-        if mem.swap_word(w, pack(split, stail.wrapping_add(n))) {
+        // SAFETY: the protocol's claim of `n` shared tasks.
+        if unsafe { mem.swap_word(w, pack(split, stail.wrapping_add(n))) } {
             let tasks = (0..n)
                 // SAFETY: the swap claimed slots `stail..stail + n`, below the `split` it read;
                 // the owner wrote them before publishing that split, and does not reuse them
                 // until `itail` counts this copy.
                 .map(|k| unsafe { mem.read(stail.wrapping_add(k)) })
                 .collect();
-            mem.add_itail(n);
+            // SAFETY: this thief claimed `n` tasks and has copied them.
+            unsafe { mem.add_itail(n) };
             return Stolen::Tasks(tasks);
         }
     }
@@ -327,7 +358,7 @@ mod tests {
         for seed in 1..=200u64 {
             let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
             let cap = 1usize << (1 + seed % 4);
-            let mut o: Owner<u64, Local<u64>> = Owner::new(Local::new(cap));
+            let mut o: Owner<u64, Local<u64>> = unsafe { Owner::new(Local::new(cap)) };
             let mut model = BTreeSet::new();
             let mut next = 0u64;
             let mut seen = BTreeSet::new();
@@ -377,7 +408,7 @@ mod tests {
     #[test]
     fn wraps_around_the_counters() {
         // Start every counter near 2^32, so they wrap during the test.
-        let mut o: Owner<u32, Local<u32>> = Owner::new(Local::new(4));
+        let mut o: Owner<u32, Local<u32>> = unsafe { Owner::new(Local::new(4)) };
         let start = u32::MAX - 5;
         o.head = start;
         o.ctail = start;
@@ -405,20 +436,24 @@ mod tests {
 
     #[test]
     fn a_full_ring_hands_the_task_back_until_copies_finish() {
-        let mut o: Owner<u8, Local<u8>> = Owner::new(Local::new(2));
+        let mut o: Owner<u8, Local<u8>> = unsafe { Owner::new(Local::new(2)) };
         o.push(1).unwrap();
         o.push(2).unwrap();
         assert_eq!(o.push(3), Err(Full(3)));
         // A thief claims the shared task; until its copy is counted the slot stays taken.
         let (split, stail) = unpack(o.memory().word());
         assert_eq!(split.wrapping_sub(stail), 1);
-        assert!(o
-            .memory()
-            .swap_word(pack(split, stail), pack(split, stail + 1)));
+        // SAFETY: a claim of one shared task, as a thief's, in a single-threaded test.
+        let claimed = unsafe {
+            o.memory()
+                .swap_word(pack(split, stail), pack(split, stail + 1))
+        };
+        assert!(claimed);
         assert_eq!(o.pop(), Some(2));
         o.push(4).unwrap();
         assert_eq!(o.push(5), Err(Full(5)));
-        o.memory().add_itail(1);
+        // SAFETY: the claimed task's copy is done (the test reads nothing).
+        unsafe { o.memory().add_itail(1) };
         assert_eq!(o.push(5), Ok(()));
     }
 
@@ -426,7 +461,7 @@ mod tests {
     #[test]
     fn stress_with_thieves_on_threads() {
         for _ in 0..20 {
-            let o: Owner<u64, Arc<Local<u64>>> = Owner::new(Arc::new(Local::new(64)));
+            let o: Owner<u64, Arc<Local<u64>>> = unsafe { Owner::new(Arc::new(Local::new(64))) };
             let mem = o.memory().clone();
             let total = 20_000u64;
             let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -476,21 +511,24 @@ mod tests {
     }
 }
 
-impl<T: Copy, M: Memory<T>> Memory<T> for std::sync::Arc<M> {
+// SAFETY: every clone reaches the one `M`, which meets the contract.
+unsafe impl<T: Copy, M: Memory<T>> Memory<T> for std::sync::Arc<M> {
     fn capacity(&self) -> u32 {
         (**self).capacity()
     }
     fn word(&self) -> u64 {
         (**self).word()
     }
-    fn swap_word(&self, old: u64, new: u64) -> bool {
-        (**self).swap_word(old, new)
+    unsafe fn swap_word(&self, old: u64, new: u64) -> bool {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { (**self).swap_word(old, new) }
     }
     fn itail(&self) -> u32 {
         (**self).itail()
     }
-    fn add_itail(&self, n: u32) {
-        (**self).add_itail(n)
+    unsafe fn add_itail(&self, n: u32) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { (**self).add_itail(n) }
     }
     unsafe fn write(&self, i: u32, t: T) {
         // SAFETY: the caller's contract, passed on.
@@ -514,7 +552,7 @@ mod loom_tests {
     #[test]
     fn owner_and_thief_take_each_task_once() {
         loom::model(|| {
-            let o: Owner<u32, Arc<Local<u32>>> = Owner::new(Arc::new(Local::new(4)));
+            let o: Owner<u32, Arc<Local<u32>>> = unsafe { Owner::new(Arc::new(Local::new(4))) };
             let mem = o.memory().clone();
             let thief = thread::spawn(move || match steal(&*mem, 2) {
                 Stolen::Tasks(t) => t,
@@ -538,7 +576,7 @@ mod loom_tests {
     #[test]
     fn two_thieves_and_the_owner() {
         loom::model(|| {
-            let o: Owner<u32, Arc<Local<u32>>> = Owner::new(Arc::new(Local::new(4)));
+            let o: Owner<u32, Arc<Local<u32>>> = unsafe { Owner::new(Arc::new(Local::new(4))) };
             let mut o = o;
             for t in 0..4 {
                 o.push(t).unwrap();
@@ -569,7 +607,7 @@ mod loom_tests {
     #[test]
     fn slots_are_reused_only_after_copies() {
         loom::model(|| {
-            let mut o: Owner<u32, Arc<Local<u32>>> = Owner::new(Arc::new(Local::new(2)));
+            let mut o: Owner<u32, Arc<Local<u32>>> = unsafe { Owner::new(Arc::new(Local::new(2))) };
             o.push(0).unwrap();
             o.push(1).unwrap();
             let mem = o.memory().clone();

@@ -445,7 +445,8 @@ fn selftest_deque(n: u64) -> ExitCode {
     let want = n * p as u64;
     // Rank 0 holds every task at first: the others only get work by stealing.
     let seeded = if me == 0 { want } else { 0 };
-    let mut owner = Owner::new(win.target(me));
+    // SAFETY: the window was just allocated (empty), and this is its one owner on this rank.
+    let mut owner = unsafe { Owner::new(win.target(me)) };
     let (mut ran, mut sum, mut stolen_tasks, mut steals) = (0u64, 0u64, 0u64, 0u64);
     // A task: its id; running it takes about 20 µs, so the others have time to steal.
     let mut run = |t: u64| {

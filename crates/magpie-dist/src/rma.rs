@@ -121,7 +121,11 @@ impl<T> Drop for Window<T> {
     }
 }
 
-impl<T: Copy> Memory<T> for Target<T> {
+// SAFETY: the word at offset 0 and the counter at 8 are changed only by MPI's atomic
+// operations (and read by them or, on the owner's own window under `sm`, by atomic loads; see
+// `word`); slots are indexed modulo the power-of-two capacity; every rank's `Target` on a rank
+// reaches that rank's one window.
+unsafe impl<T: Copy> Memory<T> for Target<T> {
     fn capacity(&self) -> u32 {
         self.w.capacity
     }
@@ -141,7 +145,7 @@ impl<T: Copy> Memory<T> for Target<T> {
         self.compare_and_swap(0, 0)
     }
 
-    fn swap_word(&self, old: u64, new: u64) -> bool {
+    unsafe fn swap_word(&self, old: u64, new: u64) -> bool {
         // SAFETY: MPI_Win_sync on the window of its epoch: publishes the owner's plain slot
         // stores before the swap that may make them visible to thieves.
         check(unsafe { ffi::MPI_Win_sync(self.w.win) }, "MPI_Win_sync");
@@ -152,7 +156,7 @@ impl<T: Copy> Memory<T> for Target<T> {
         self.fetch_add_itail(0)
     }
 
-    fn add_itail(&self, n: u32) {
+    unsafe fn add_itail(&self, n: u32) {
         self.fetch_add_itail(n);
     }
 
@@ -373,7 +377,10 @@ fn decode(b: [u32; 4]) -> Option<crate::termination::Message> {
     })
 }
 
-impl<T: Copy> crate::collection::Comm<T> for World<T> {
+// SAFETY: rank r's deque is its part of the one window `World::new` allocated; a `World` holds
+// its window alone and a collection takes the `World` by value, so this rank's deque has one
+// owner.
+unsafe impl<T: Copy> crate::collection::Comm<T> for World<T> {
     type Mem = Target<T>;
     fn rank(&self) -> usize {
         use mpi::traits::Communicator;

@@ -224,8 +224,10 @@ mod tests {
     /// it eventually, and that every task ran exactly once (by counting).
     fn simulate(seed: u64, ranks: usize, arity: usize, iterations: u32) {
         let mut rng = Rng(seed | 1);
-        let mut owners: Vec<Owner<Task, Local<Task>>> =
-            (0..ranks).map(|_| Owner::new(Local::new(64))).collect();
+        let mut owners: Vec<Owner<Task, Local<Task>>> = (0..ranks)
+            // SAFETY: a new, empty memory for each owner.
+            .map(|_| unsafe { Owner::new(Local::new(64)) })
+            .collect();
         let mut det: Vec<Detector> = (0..ranks)
             .map(|r| Detector::new(r, ranks, arity, 0))
             .collect();
