@@ -26,6 +26,23 @@ fn mpirun(ranks: usize, args: &[&str]) -> Option<std::process::Output> {
     )
 }
 
+/// `magpie-dist` under `mpirun -n ranks` with `args`: rank 0's one JSON object, after
+/// checking the run succeeded (`None` without mpirun).
+fn run_json(ranks: usize, args: &[&str], what: &str) -> Option<serde_json::Value> {
+    let o = mpirun(ranks, args)?;
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{what}: exit {:?}\n{out}\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Some(
+        serde_json::from_str(out.trim())
+            .unwrap_or_else(|e| panic!("{what}: not one JSON object ({e}): {out}")),
+    )
+}
+
 #[test]
 fn one_sided_steals_run_every_task_once() {
     for ranks in [2, 3, 4] {
@@ -83,18 +100,9 @@ fn every_kernel_under_every_strategy_at_2_to_4_ranks() {
                     "3",
                     "--json",
                 ];
-                let Some(o) = mpirun(ranks, &args) else {
+                let Some(v) = run_json(ranks, &args, &what) else {
                     return;
                 };
-                let out = String::from_utf8_lossy(&o.stdout);
-                assert!(
-                    o.status.success(),
-                    "{what}: exit {:?}\n{out}\n{}",
-                    o.status.code(),
-                    String::from_utf8_lossy(&o.stderr)
-                );
-                let v: serde_json::Value = serde_json::from_str(out.trim())
-                    .unwrap_or_else(|e| panic!("{what}: not one JSON object ({e}): {out}"));
                 assert_eq!(v["ranks"], ranks, "{what}");
                 assert_eq!(v["strategy"], strategy, "{what}");
                 assert_eq!(v["verified"], true, "{what}");
@@ -132,18 +140,9 @@ fn active_message_stealing_at_2_and_3_ranks() {
                     "3",
                     "--json",
                 ];
-                let Some(o) = mpirun(ranks, &args) else {
+                let Some(v) = run_json(ranks, &args, &what) else {
                     return;
                 };
-                let out = String::from_utf8_lossy(&o.stdout);
-                assert!(
-                    o.status.success(),
-                    "{what}: exit {:?}\n{out}\n{}",
-                    o.status.code(),
-                    String::from_utf8_lossy(&o.stderr)
-                );
-                let v: serde_json::Value = serde_json::from_str(out.trim())
-                    .unwrap_or_else(|e| panic!("{what}: not one JSON object ({e}): {out}"));
                 assert_eq!(v["transport"], "am", "{what}");
                 assert_eq!(v["verified"], true, "{what}");
                 assert!(
