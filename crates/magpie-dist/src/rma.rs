@@ -29,12 +29,103 @@ const WORD: ffi::MPI_Aint = 0;
 const ITAIL: ffi::MPI_Aint = 8;
 const SLOTS: usize = 16;
 
-/// One window per rank holding its split deque (see the module doc).
-pub struct Window<T> {
+/// An MPI window in one `MPI_Win_lock_all` epoch from its allocation to its drop: what
+/// [`Window`] and [`Counter`] are made of.
+struct Raw {
     win: ffi::MPI_Win,
     base: *mut u8,
-    capacity: u32,
     me: i32,
+}
+
+impl Raw {
+    /// Allocates `bytes(rank)` bytes on each rank (collective over `comm`), zeroes the first
+    /// `zeroed` of them, opens the epoch, and waits until every rank has (so no rank reads
+    /// another's memory before it is zeroed).
+    fn new<C: AsRaw<Raw = ffi::MPI_Comm>>(
+        comm: &C,
+        bytes: impl FnOnce(i32) -> usize,
+        zeroed: usize,
+    ) -> Raw {
+        let mut base: *mut c_void = std::ptr::null_mut();
+        let mut win: MaybeUninit<ffi::MPI_Win> = MaybeUninit::uninit();
+        let mut me = 0;
+        // SAFETY: plain MPI calls with valid out-pointers; the memory is MPI's until
+        // MPI_Win_free (in drop), and at most the allocated bytes are zeroed.
+        unsafe {
+            check(ffi::MPI_Comm_rank(comm.as_raw(), &mut me), "MPI_Comm_rank");
+            let n = bytes(me);
+            check(
+                ffi::MPI_Win_allocate(
+                    n as ffi::MPI_Aint,
+                    1,
+                    ffi::RSMPI_INFO_NULL,
+                    comm.as_raw(),
+                    &mut base as *mut *mut c_void as *mut c_void,
+                    win.as_mut_ptr(),
+                ),
+                "MPI_Win_allocate",
+            );
+            std::ptr::write_bytes(base as *mut u8, 0, zeroed.min(n));
+            let win = win.assume_init();
+            check(ffi::MPI_Win_lock_all(0, win), "MPI_Win_lock_all");
+            check(ffi::MPI_Win_sync(win), "MPI_Win_sync");
+            check(ffi::MPI_Barrier(comm.as_raw()), "MPI_Barrier");
+            Raw {
+                win,
+                base: base as *mut u8,
+                me,
+            }
+        }
+    }
+
+    fn flush(&self, rank: i32) {
+        // SAFETY: the window is in its lock_all epoch.
+        check(
+            unsafe { ffi::MPI_Win_flush(rank, self.win) },
+            "MPI_Win_flush",
+        );
+    }
+
+    /// `MPI_Fetch_and_op` adding `n` to the 64-bit cell at `disp` of `rank`'s memory; returns
+    /// its value before. Flushed.
+    fn fetch_add(&self, rank: i32, disp: ffi::MPI_Aint, n: u64) -> u64 {
+        let mut old = 0u64;
+        // SAFETY: a 64-bit fetch-and-add inside the target's allocation (the callers'
+        // offsets), in the epoch; the buffers live across the call and the flush.
+        unsafe {
+            check(
+                ffi::MPI_Fetch_and_op(
+                    &n as *const u64 as *const c_void,
+                    &mut old as *mut u64 as *mut c_void,
+                    ffi::RSMPI_UINT64_T,
+                    rank,
+                    disp,
+                    ffi::RSMPI_SUM,
+                    self.win,
+                ),
+                "MPI_Fetch_and_op",
+            );
+        }
+        self.flush(rank);
+        old
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        // SAFETY: ends the epoch begun in `new` and frees the window (collective: every rank
+        // drops its window at the same point of the program).
+        unsafe {
+            ffi::MPI_Win_unlock_all(self.win);
+            ffi::MPI_Win_free(&mut self.win);
+        }
+    }
+}
+
+/// One window per rank holding its split deque (see the module doc).
+pub struct Window<T> {
+    raw: Raw,
+    capacity: u32,
     _t: std::marker::PhantomData<T>,
 }
 
@@ -58,38 +149,10 @@ impl<T: Copy> Window<T> {
     /// (rounded up to a power of two, at least 2).
     pub fn new<C: AsRaw<Raw = ffi::MPI_Comm>>(comm: &C, capacity: usize) -> Window<T> {
         let cap = capacity.clamp(2, 1 << 30).next_power_of_two();
-        let bytes = SLOTS + cap * size_of::<T>();
-        let mut base: *mut c_void = std::ptr::null_mut();
-        let mut win: MaybeUninit<ffi::MPI_Win> = MaybeUninit::uninit();
-        let mut me = 0;
-        // SAFETY: plain MPI calls with valid out-pointers; the window's memory is MPI's until
-        // MPI_Win_free (in drop).
-        unsafe {
-            check(ffi::MPI_Comm_rank(comm.as_raw(), &mut me), "MPI_Comm_rank");
-            check(
-                ffi::MPI_Win_allocate(
-                    bytes as ffi::MPI_Aint,
-                    1,
-                    ffi::RSMPI_INFO_NULL,
-                    comm.as_raw(),
-                    &mut base as *mut *mut c_void as *mut c_void,
-                    win.as_mut_ptr(),
-                ),
-                "MPI_Win_allocate",
-            );
-            std::ptr::write_bytes(base as *mut u8, 0, SLOTS);
-            let win = win.assume_init();
-            check(ffi::MPI_Win_lock_all(0, win), "MPI_Win_lock_all");
-            // Every rank's zeroed header before anyone reads it.
-            check(ffi::MPI_Win_sync(win), "MPI_Win_sync");
-            check(ffi::MPI_Barrier(comm.as_raw()), "MPI_Barrier");
-            Window {
-                win,
-                base: base as *mut u8,
-                capacity: cap as u32,
-                me,
-                _t: std::marker::PhantomData,
-            }
+        Window {
+            raw: Raw::new(comm, |_| SLOTS + cap * size_of::<T>(), SLOTS),
+            capacity: cap as u32,
+            _t: std::marker::PhantomData,
         }
     }
 
@@ -98,25 +161,6 @@ impl<T: Copy> Window<T> {
         Target {
             w: self.clone(),
             rank: rank as i32,
-        }
-    }
-
-    fn flush(&self, rank: i32) {
-        // SAFETY: the window is in its lock_all epoch.
-        check(
-            unsafe { ffi::MPI_Win_flush(rank, self.win) },
-            "MPI_Win_flush",
-        );
-    }
-}
-
-impl<T> Drop for Window<T> {
-    fn drop(&mut self) {
-        // SAFETY: ends the epoch begun in `new` and frees the window (collective: every rank
-        // drops its window at the same point of the program).
-        unsafe {
-            ffi::MPI_Win_unlock_all(self.win);
-            ffi::MPI_Win_free(&mut self.win);
         }
     }
 }
@@ -131,7 +175,7 @@ unsafe impl<T: Copy> Memory<T> for Target<T> {
     }
 
     fn word(&self) -> u64 {
-        if self.rank == self.w.me {
+        if self.rank == self.w.raw.me {
             // SAFETY: the word is 8-aligned at the start of this rank's window memory (MPI
             // allocates windows aligned at least that far) and lives as long as the window.
             // Under the `sm` one-sided component that `launch::init` selects, windows are
@@ -139,7 +183,7 @@ unsafe impl<T: Copy> Memory<T> for Target<T> {
             // the processor's atomic instructions, so an atomic load here sees them (the owner
             // reads its own word at every push and pop; a one-sided operation on itself would
             // cost a call into MPI each time).
-            let w = unsafe { &*(self.w.base as *const std::sync::atomic::AtomicU64) };
+            let w = unsafe { &*(self.w.raw.base as *const std::sync::atomic::AtomicU64) };
             return w.load(std::sync::atomic::Ordering::Acquire);
         }
         self.compare_and_swap(0, 0)
@@ -148,7 +192,7 @@ unsafe impl<T: Copy> Memory<T> for Target<T> {
     unsafe fn swap_word(&self, old: u64, new: u64) -> bool {
         // SAFETY: MPI_Win_sync on the window of its epoch: publishes the owner's plain slot
         // stores before the swap that may make them visible to thieves.
-        check(unsafe { ffi::MPI_Win_sync(self.w.win) }, "MPI_Win_sync");
+        check(unsafe { ffi::MPI_Win_sync(self.w.raw.win) }, "MPI_Win_sync");
         self.compare_and_swap(old, new) == old
     }
 
@@ -161,18 +205,18 @@ unsafe impl<T: Copy> Memory<T> for Target<T> {
     }
 
     unsafe fn write(&self, i: u32, t: T) {
-        assert_eq!(self.rank, self.w.me, "only the owner writes its slots");
+        assert_eq!(self.rank, self.w.raw.me, "only the owner writes its slots");
         let at = SLOTS + (i & (self.w.capacity - 1)) as usize * size_of::<T>();
         // SAFETY: the caller's contract (no reader of this slot now); the slot lies inside the
         // window's allocation; the write may be unaligned.
-        unsafe { std::ptr::write_unaligned(self.w.base.add(at) as *mut T, t) };
+        unsafe { std::ptr::write_unaligned(self.w.raw.base.add(at) as *mut T, t) };
     }
 
     unsafe fn read(&self, i: u32) -> T {
         let at = SLOTS + (i & (self.w.capacity - 1)) as usize * size_of::<T>();
-        if self.rank == self.w.me {
+        if self.rank == self.w.raw.me {
             // SAFETY: the caller's contract; inside the allocation; unaligned read.
-            return unsafe { std::ptr::read_unaligned(self.w.base.add(at) as *const T) };
+            return unsafe { std::ptr::read_unaligned(self.w.raw.base.add(at) as *const T) };
         }
         let mut t = MaybeUninit::<T>::uninit();
         // SAFETY: MPI_Get of the slot's bytes into `t` (as bytes), completed by the flush
@@ -188,11 +232,11 @@ unsafe impl<T: Copy> Memory<T> for Target<T> {
                     at as ffi::MPI_Aint,
                     size_of::<T>() as i32,
                     ffi::RSMPI_UINT8_T,
-                    self.w.win,
+                    self.w.raw.win,
                 ),
                 "MPI_Get",
             );
-            self.w.flush(self.rank);
+            self.w.raw.flush(self.rank);
             t.assume_init()
         }
     }
@@ -214,107 +258,37 @@ impl<T: Copy> Target<T> {
                     ffi::RSMPI_UINT64_T,
                     self.rank,
                     WORD,
-                    self.w.win,
+                    self.w.raw.win,
                 ),
                 "MPI_Compare_and_swap",
             );
         }
-        self.w.flush(self.rank);
+        self.w.raw.flush(self.rank);
         old
     }
 
     fn fetch_add_itail(&self, n: u32) -> u32 {
-        let (add, mut old) = (n as u64, 0u64);
-        // SAFETY: a 64-bit fetch-and-add at offset 8 of the target's window.
-        unsafe {
-            check(
-                ffi::MPI_Fetch_and_op(
-                    &add as *const u64 as *const c_void,
-                    &mut old as *mut u64 as *mut c_void,
-                    ffi::RSMPI_UINT64_T,
-                    self.rank,
-                    ITAIL,
-                    ffi::RSMPI_SUM,
-                    self.w.win,
-                ),
-                "MPI_Fetch_and_op",
-            );
-        }
-        self.w.flush(self.rank);
-        (old as u32).wrapping_add(n)
+        (self.w.raw.fetch_add(self.rank, ITAIL, n as u64) as u32).wrapping_add(n)
     }
 }
 
 /// A 64-bit counter in rank 0's memory that every rank adds to and reads with one-sided
 /// operations (the self-test's count of tasks run, which tells thieves when to stop).
 pub struct Counter {
-    win: ffi::MPI_Win,
+    raw: Raw,
 }
 
 impl Counter {
-    /// Allocates the counter, 0 (collective over `comm`).
+    /// Allocates the counter, 0 (collective over `comm`): 8 bytes on rank 0, none elsewhere.
     pub fn new<C: AsRaw<Raw = ffi::MPI_Comm>>(comm: &C) -> Counter {
-        let mut base: *mut c_void = std::ptr::null_mut();
-        let mut win: MaybeUninit<ffi::MPI_Win> = MaybeUninit::uninit();
-        let mut me = 0;
-        // SAFETY: as in `Window::new`: 8 bytes on rank 0, none elsewhere, zeroed before the
-        // barrier that precedes any access.
-        unsafe {
-            check(ffi::MPI_Comm_rank(comm.as_raw(), &mut me), "MPI_Comm_rank");
-            let bytes = if me == 0 { 8 } else { 0 };
-            check(
-                ffi::MPI_Win_allocate(
-                    bytes,
-                    1,
-                    ffi::RSMPI_INFO_NULL,
-                    comm.as_raw(),
-                    &mut base as *mut *mut c_void as *mut c_void,
-                    win.as_mut_ptr(),
-                ),
-                "MPI_Win_allocate",
-            );
-            if me == 0 {
-                std::ptr::write_bytes(base as *mut u8, 0, 8);
-            }
-            let win = win.assume_init();
-            check(ffi::MPI_Win_lock_all(0, win), "MPI_Win_lock_all");
-            check(ffi::MPI_Win_sync(win), "MPI_Win_sync");
-            check(ffi::MPI_Barrier(comm.as_raw()), "MPI_Barrier");
-            Counter { win }
+        Counter {
+            raw: Raw::new(comm, |me| if me == 0 { 8 } else { 0 }, 8),
         }
     }
 
     /// Adds `n`; returns the value after.
     pub fn add(&self, n: u64) -> u64 {
-        let mut old = 0u64;
-        // SAFETY: a 64-bit fetch-and-add at offset 0 of rank 0's window, flushed before `old`
-        // is read.
-        unsafe {
-            check(
-                ffi::MPI_Fetch_and_op(
-                    &n as *const u64 as *const c_void,
-                    &mut old as *mut u64 as *mut c_void,
-                    ffi::RSMPI_UINT64_T,
-                    0,
-                    0,
-                    ffi::RSMPI_SUM,
-                    self.win,
-                ),
-                "MPI_Fetch_and_op",
-            );
-            check(ffi::MPI_Win_flush(0, self.win), "MPI_Win_flush");
-        }
-        old + n
-    }
-}
-
-impl Drop for Counter {
-    fn drop(&mut self) {
-        // SAFETY: ends the epoch and frees the window (collective).
-        unsafe {
-            ffi::MPI_Win_unlock_all(self.win);
-            ffi::MPI_Win_free(&mut self.win);
-        }
+        self.raw.fetch_add(0, 0, n) + n
     }
 }
 
