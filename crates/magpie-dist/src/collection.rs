@@ -31,6 +31,7 @@
 use crate::balance::{self, Measured, Params};
 use crate::deque::{steal, Full, Memory, Owner, Stolen};
 use crate::termination::{Detector, Message};
+use crate::timeline::{Spans, State};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
@@ -71,7 +72,8 @@ impl Strategy {
         }
     }
 
-    fn steals(self) -> bool {
+    /// Whether ranks steal under this strategy.
+    pub fn steals(self) -> bool {
         matches!(self, Strategy::Steal | Strategy::StealRetentive)
     }
 }
@@ -201,6 +203,10 @@ pub struct RankReport {
     pub steals_successful: u64,
     /// Wall time of the rank's `process`.
     pub wall_ns: u64,
+    /// What the rank did when, if the collection records it
+    /// ([`TaskCollection::with_timeline`]; the simulator always does).
+    #[serde(default, skip_serializing_if = "Spans::is_empty")]
+    pub timeline: Spans,
 }
 
 /// Every rank's figures for one `process` (the same on every rank).
@@ -267,6 +273,10 @@ pub struct TaskCollection<T: Copy, C: Comm<Entry<T>>> {
     transport: Transport,
     /// Active messages: when this rank's outstanding steal request went out.
     awaiting: Option<Instant>,
+    /// Whether `process` records the rank's timeline.
+    timeline: bool,
+    /// When the current `process` began (the timeline's zero).
+    started: Instant,
 }
 
 impl<T, C> TaskCollection<T, C>
@@ -294,7 +304,16 @@ where
             rng,
             transport: Transport::OneSided,
             awaiting: None,
+            timeline: false,
+            started: Instant::now(),
         }
+    }
+
+    /// Records, in each [`RankReport::timeline`], when the rank ran tasks, stole and idled
+    /// (two clock reads per run of tasks and per steal attempt, which `process` takes anyway).
+    pub fn with_timeline(mut self, on: bool) -> Self {
+        self.timeline = on;
+        self
     }
 
     /// How thieves take tasks (one-sided by default).
@@ -337,12 +356,15 @@ where
     }
 
     fn next_victim(&mut self) -> usize {
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        let p = self.comm.size();
-        let k = (self.rng % (p as u64 - 1)) as usize;
-        (self.comm.rank() + 1 + k) % p
+        victim(&mut self.rng, self.comm.rank(), self.comm.size())
+    }
+
+    /// Records `[from, now)` in `state` on the timeline, if it is on.
+    fn span(&self, r: &mut RankReport, from: Instant, state: State) {
+        if self.timeline {
+            let ns = |t: Instant| t.duration_since(self.started).as_nanos() as u64;
+            r.timeline.add(ns(from), ns(Instant::now()), state);
+        }
     }
 
     /// Handles every message that has arrived: termination's, steal requests (answered at
@@ -381,6 +403,7 @@ where
                         continue;
                     };
                     r.steal_ns += t0.elapsed().as_nanos() as u64;
+                    self.span(r, t0, State::Steal);
                     let ts: Vec<Entry<T>> =
                         serde_json::from_slice(&tasks).expect("a steal reply deserialises");
                     if !ts.is_empty() {
@@ -401,6 +424,7 @@ where
         F: FnMut(T, &mut Spawner<'_, T, C::Mem>),
     {
         let start = Instant::now();
+        self.started = start;
         let mut r = RankReport::default();
         let mut det = Detector::new(self.comm.rank(), self.comm.size(), self.arity, 0);
         det.restart(self.iteration, self.own.stolen());
@@ -425,6 +449,7 @@ where
             if let Some(e) = self.overflow.pop().or_else(|| self.own.pop()) {
                 if let Some(s) = idle_since.take() {
                     r.idle_ns += s.elapsed().as_nanos() as u64;
+                    self.span(&mut r, s, State::Idle);
                 }
                 if busy_since.is_none() {
                     busy_since = Some(Instant::now());
@@ -446,6 +471,14 @@ where
             }
             if let Some(b) = busy_since.take() {
                 r.task_ns += b.elapsed().as_nanos() as u64;
+                self.span(&mut r, b, State::Task);
+            }
+            // A steal attempt ends an idle spell (the polls between attempts).
+            if steals && (self.transport == Transport::OneSided || self.awaiting.is_none()) {
+                if let Some(s) = idle_since.take() {
+                    r.idle_ns += s.elapsed().as_nanos() as u64;
+                    self.span(&mut r, s, State::Idle);
+                }
             }
             if steals && self.transport == Transport::OneSided {
                 let victim = self.next_victim();
@@ -453,6 +486,7 @@ where
                 r.steals_attempted += 1;
                 let got = steal(&self.comm.deque(victim), 4);
                 r.steal_ns += t0.elapsed().as_nanos() as u64;
+                self.span(&mut r, t0, State::Steal);
                 if let Stolen::Tasks(ts) = got {
                     r.steals_successful += 1;
                     for e in ts {
@@ -510,6 +544,7 @@ where
         }
         if let Some(s) = idle_since {
             r.idle_ns += s.elapsed().as_nanos() as u64;
+            self.span(&mut r, s, State::Idle);
         }
         r.wall_ns = start.elapsed().as_nanos() as u64;
         let ranks = self.comm.all_gather(r);
@@ -530,35 +565,61 @@ where
             Strategy::StealRetentive => ran.into_iter().map(|(t, _)| t).collect(),
             Strategy::PlbCentralized | Strategy::PlbHierarchical => {
                 let all: Vec<Vec<(T, u64)>> = self.comm.all_gather(ran);
-                // Name each task by (rank, index) packed in the id.
-                let measured: Vec<Vec<Measured>> = all
-                    .iter()
-                    .enumerate()
-                    .map(|(r, ts)| {
-                        ts.iter()
-                            .enumerate()
-                            .map(|(i, &(_, ns))| Measured {
-                                id: (r as u64) << 40 | i as u64,
-                                load: ns as f64,
-                            })
-                            .collect()
-                    })
-                    .collect();
-                let placed = if self.strategy == Strategy::PlbCentralized {
-                    balance::centralized(&measured, self.params)
-                } else {
-                    balance::hierarchical(&measured, self.params)
-                };
-                placed[self.comm.rank()]
-                    .iter()
-                    .map(|m| all[(m.id >> 40) as usize][(m.id & ((1 << 40) - 1)) as usize].0)
-                    .collect()
+                placement(self.strategy, self.params, &all).swap_remove(self.comm.rank())
             }
         };
         for t in next {
             self.add(t);
         }
     }
+}
+
+/// A random victim for rank `me` of `p` (at least 2): any rank but `me`, uniformly, from the
+/// xorshift state `rng`.
+pub fn victim(rng: &mut u64, me: usize, p: usize) -> usize {
+    *rng ^= *rng << 13;
+    *rng ^= *rng >> 7;
+    *rng ^= *rng << 17;
+    let k = (*rng % (p as u64 - 1)) as usize;
+    (me + 1 + k) % p
+}
+
+/// A persistence-based balancer's next seeds: `ran[r]` is what rank `r` ran of the
+/// collection's own tasks with each one's measured time; the result is every rank's tasks for
+/// the next iteration. `strategy` is `PlbCentralized` or `PlbHierarchical` (any other keeps
+/// each rank's tasks where they ran). `restore` and the simulator both place through here.
+pub fn placement<T: Copy>(
+    strategy: Strategy,
+    params: Params,
+    ran: &[Vec<(T, u64)>],
+) -> Vec<Vec<T>> {
+    // Name each task by (rank, index) packed in the id.
+    let measured: Vec<Vec<Measured>> = ran
+        .iter()
+        .enumerate()
+        .map(|(r, ts)| {
+            ts.iter()
+                .enumerate()
+                .map(|(i, &(_, ns))| Measured {
+                    id: (r as u64) << 40 | i as u64,
+                    load: ns as f64,
+                })
+                .collect()
+        })
+        .collect();
+    let placed = match strategy {
+        Strategy::PlbCentralized => balance::centralized(&measured, params),
+        Strategy::PlbHierarchical => balance::hierarchical(&measured, params),
+        _ => measured,
+    };
+    placed
+        .iter()
+        .map(|ms| {
+            ms.iter()
+                .map(|m| ran[(m.id >> 40) as usize][(m.id & ((1 << 40) - 1)) as usize].0)
+                .collect()
+        })
+        .collect()
 }
 
 /// Ranks as threads of this process.

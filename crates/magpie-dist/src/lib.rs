@@ -29,7 +29,10 @@ pub mod kernels;
 pub mod launch;
 #[cfg(feature = "mpi")]
 pub mod rma;
+#[cfg(not(loom))]
+pub mod sim;
 mod sync;
 pub mod termination;
 #[cfg(test)]
 mod test_rng;
+pub mod timeline;

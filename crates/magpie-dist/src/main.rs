@@ -33,6 +33,9 @@
 
 use std::process::ExitCode;
 
+#[path = "cli/simulate.rs"]
+mod simulate;
+
 const USAGE: &str =
     "usage: magpie-dist selftest deque [--tasks N]   (under mpirun -n P; needs --features mpi)";
 
@@ -47,6 +50,10 @@ fn main() -> ExitCode {
             Ok((ranks, n, json)) => balance(&ranks, n, json),
             Err(e) => usage_error(&e),
         },
+        Some("simulate") => match simulate::Args::parse(&args[1..]) {
+            Ok(a) => simulate::run(a),
+            Err(e) => usage_error(&e),
+        },
         Some("run") => match RunArgs::parse(&args[1..]) {
             Ok(a) => run(a),
             Err(e) => usage_error(&e),
@@ -56,8 +63,14 @@ fn main() -> ExitCode {
                 Ok(n) => selftest_deque(n),
                 Err(e) => usage_error(&e),
             },
-            Some(other) => usage_error(&format!("unknown selftest '{other}' (expected deque)")),
-            None => usage_error("selftest needs a name (deque)"),
+            Some("latency") => match parse_tasks(&args[2..]) {
+                Ok(n) => selftest_latency(n),
+                Err(e) => usage_error(&e),
+            },
+            Some(other) => usage_error(&format!(
+                "unknown selftest '{other}' (expected deque or latency)"
+            )),
+            None => usage_error("selftest needs a name (deque or latency)"),
         },
         Some(other) => usage_error(&format!("unknown command '{other}'")),
         None => usage_error("no command given"),
@@ -264,25 +277,25 @@ fn mean_std(v: &[f64]) -> (f64, f64) {
     (m, var.sqrt())
 }
 
+/// One iteration's figures over the ranks: time (the slowest rank's), efficiency, tasks, and
+/// steals attempted and successful per rank (mean and standard deviation).
+fn iteration_summary(r: &magpie_dist::collection::IterationReport) -> serde_json::Value {
+    let wall = r.ranks.iter().map(|x| x.wall_ns).max().unwrap_or(0) as f64 * 1e-9;
+    let att: Vec<f64> = r.ranks.iter().map(|x| x.steals_attempted as f64).collect();
+    let suc: Vec<f64> = r.ranks.iter().map(|x| x.steals_successful as f64).collect();
+    let (am, asd) = mean_std(&att);
+    let (sm, ssd) = mean_std(&suc);
+    serde_json::json!({
+        "iteration": r.iteration, "time_s": wall, "efficiency": r.efficiency(),
+        "tasks": r.tasks(),
+        "steals_attempted": {"mean": am, "std": asd},
+        "steals_successful": {"mean": sm, "std": ssd},
+    })
+}
+
 /// Prints an outcome (rank 0's job).
 fn print(o: &magpie_dist::kernels::Outcome, tree: &str, json: bool) {
-    let per_it: Vec<serde_json::Value> = o
-        .iterations
-        .iter()
-        .map(|r| {
-            let wall = r.ranks.iter().map(|x| x.wall_ns).max().unwrap_or(0) as f64 * 1e-9;
-            let att: Vec<f64> = r.ranks.iter().map(|x| x.steals_attempted as f64).collect();
-            let suc: Vec<f64> = r.ranks.iter().map(|x| x.steals_successful as f64).collect();
-            let (am, asd) = mean_std(&att);
-            let (sm, ssd) = mean_std(&suc);
-            serde_json::json!({
-                "iteration": r.iteration, "time_s": wall, "efficiency": r.efficiency(),
-                "tasks": r.tasks(),
-                "steals_attempted": {"mean": am, "std": asd},
-                "steals_successful": {"mean": sm, "std": ssd},
-            })
-        })
-        .collect();
+    let per_it: Vec<serde_json::Value> = o.iterations.iter().map(iteration_summary).collect();
     if json {
         let v = serde_json::json!({
             "kernel": o.kernel, "tree": tree, "ranks": o.ranks, "strategy": o.strategy,
@@ -425,6 +438,77 @@ fn selftest_deque(_: u64) -> ExitCode {
          magpie-dist --features mpi` (scripts/install-mpi.sh installs Open MPI)"
     );
     ExitCode::from(2)
+}
+
+#[cfg(not(feature = "mpi"))]
+fn selftest_latency(_: u64) -> ExitCode {
+    selftest_deque(0)
+}
+
+/// `selftest latency`: what the simulator's model needs that a run's report does not show.
+/// Ranks 0 and 1 bounce a termination message `n` times through the collection's own transport
+/// (half the round trip is the one-way latency), then rank 0 tries `n` steals from rank 1's
+/// empty deque. Rank 0 prints both in nanoseconds, as JSON.
+#[cfg(feature = "mpi")]
+fn selftest_latency(n: u64) -> ExitCode {
+    use magpie_dist::collection::{Comm, Entry, Envelope};
+    use magpie_dist::deque::{steal, Stolen};
+    use magpie_dist::termination::Message;
+    let Some(universe) = magpie_dist::launch::init() else {
+        eprintln!("error: MPI was already initialised");
+        return ExitCode::from(3);
+    };
+    let comm: magpie_dist::rma::World<Entry<u64>> =
+        magpie_dist::rma::World::new(universe.world(), 256);
+    if comm.size() < 2 {
+        eprintln!("error: selftest latency needs 2 ranks or more (mpirun -n 2)");
+        return ExitCode::from(2);
+    }
+    let me = comm.rank();
+    let m = Envelope::Termination(Message::Done { iteration: 0 });
+    let recv = || loop {
+        if let Some(got) = comm.try_recv() {
+            break got;
+        }
+    };
+    comm.all_gather(());
+    let t = std::time::Instant::now();
+    for _ in 0..n {
+        match me {
+            0 => {
+                comm.send(1, m.clone());
+                recv();
+            }
+            1 => {
+                recv();
+                comm.send(0, m.clone());
+            }
+            _ => {}
+        }
+    }
+    let message_ns = t.elapsed().as_nanos() as f64 / n as f64 / 2.0;
+    comm.all_gather(());
+    let mut ok = true;
+    let t = std::time::Instant::now();
+    if me == 0 {
+        for _ in 0..n {
+            ok &= matches!(steal(&comm.deque(1), 4), Stolen::Empty);
+        }
+    }
+    let attempt_ns = t.elapsed().as_nanos() as f64 / n as f64;
+    comm.all_gather(());
+    if me == 0 {
+        if !ok {
+            eprintln!("error: a steal from an empty deque found something");
+            return ExitCode::from(1);
+        }
+        println!(
+            "{}",
+            serde_json::json!({"ranks": comm.size(), "round_trips": n, "message_ns": message_ns,
+                               "empty_attempt_ns": attempt_ns})
+        );
+    }
+    ExitCode::SUCCESS
 }
 
 #[cfg(feature = "mpi")]

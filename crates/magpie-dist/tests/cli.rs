@@ -31,6 +31,17 @@ fn bad_input_exits_2_with_a_message() {
         &["balance", "--ranks", "2,x"][..],
         &["balance", "--n", "1"][..],
         &["balance", "--what"][..],
+        &["simulate"][..],
+        &["simulate", "uts"][..],
+        &["simulate", "hf", "--ranks", "0"][..],
+        &["simulate", "hf", "--strategy", "steal,bogus"][..],
+        &["simulate", "hf", "--iterations", "0"][..],
+        &["simulate", "hf", "--model", "unit_ns"][..],
+        &["simulate", "hf", "--model", "speed=3"][..],
+        &["simulate", "hf", "--model", "unit_ns=-1"][..],
+        &["simulate", "hf", "--calibrate", "/nonexistent/run.json"][..],
+        &["simulate", "hf", "--calibrate", "Cargo.toml"][..],
+        &["selftest", "latency", "--tasks", "0"][..],
     ] {
         let o = run(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
@@ -87,4 +98,71 @@ fn balance_reports_both_balancers_over_the_grid() {
         assert!(c <= before + 1e-9 && h <= before + 1e-9, "{r}");
         assert!(c >= 0.0 && h >= 0.0);
     }
+}
+
+/// `simulate` runs the grid it is given, every cell checked (it exits 1 on a broken
+/// invariant), and calibrates its model from a run's report; `--timeline` writes an SVG per
+/// cell.
+#[test]
+fn simulate_runs_the_grid_and_calibrates_from_a_report() {
+    let dir = std::env::temp_dir().join(format!("magpie-dist-sim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let report = dir.join("run.json");
+    // A real run's report (threads here; under MPI the same JSON).
+    #[cfg(not(feature = "mpi"))]
+    {
+        let o = run(&[
+            "run",
+            "hf",
+            "--n",
+            "30",
+            "--ranks",
+            "2",
+            "--iterations",
+            "2",
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::write(&report, &o.stdout).unwrap();
+    }
+    #[cfg(feature = "mpi")]
+    std::fs::write(
+        &report,
+        r#"{"kernel":"hf","tree":"n=30","per_rank":[{"iteration":0,"ranks":[{"tasks":900,"task_ns":2000000,"steals_attempted":4,"steal_ns":2000}]}]}"#,
+    )
+    .unwrap();
+    let timelines = dir.join("svg");
+    let o = run(&[
+        "simulate",
+        "tce",
+        "--n",
+        "40",
+        "--ranks",
+        "3,50",
+        "--strategy",
+        "all",
+        "--iterations",
+        "3",
+        "--calibrate",
+        report.to_str().unwrap(),
+        "--timeline",
+        timelines.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["verified"], true);
+    assert!(v["model_from"].as_str().unwrap().contains("calibrated"));
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2 * 5);
+    for r in rows {
+        for it in r["iterations"].as_array().unwrap() {
+            assert_eq!(it["tasks"], 1600, "{r}");
+        }
+    }
+    let svgs = std::fs::read_dir(&timelines).unwrap().count();
+    assert_eq!(svgs, 10);
+    let one = std::fs::read_to_string(timelines.join("tce-steal-3.svg")).unwrap();
+    assert!(one.contains("iteration 0") && one.contains("iteration 2"));
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,0 +1,371 @@
+//! Per-rank utilisation timelines (the thesis's Fig. 5.12): what each rank was doing over one
+//! iteration, running tasks, stealing, or neither (waiting in termination waves), and the share
+//! of ranks in each state over time.
+//!
+//! A rank records [`Spans`] relative to the start of its `process` (a real run, opted in with
+//! `TaskCollection::with_timeline`) or of the simulated iteration ([`crate::sim`]). Spans of one
+//! state that touch, or are less than [`MERGE_GAP_NS`] apart, are merged, so a run of tasks is
+//! one span and a spell of failed steal attempts is one span (the polls between attempts are
+//! too short to draw). Under MPI each rank's clock starts at its own `process` call; the ranks
+//! enter it together (after the previous iteration's gather), so the rows line up to within
+//! that collective's skew.
+//!
+//! [`svg`] draws one panel per iteration: the share of ranks running tasks and stealing over
+//! time (stacked; the rest idle) and, for up to [`MAX_ROWS`] ranks, one row per rank.
+
+use serde::{Deserialize, Serialize};
+use std::fmt::Write;
+
+/// What a rank is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum State {
+    /// Running tasks (taking them from its deque included).
+    Task,
+    /// Trying to steal, or waiting for stolen tasks to arrive.
+    Steal,
+    /// Neither: no task, no steal in flight (termination waves, waiting for the others).
+    Idle,
+}
+
+/// One stretch of one state, in nanoseconds from the start of the iteration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Span {
+    /// Start.
+    pub start_ns: u64,
+    /// End (after the start).
+    pub end_ns: u64,
+    /// What the rank did.
+    pub state: State,
+}
+
+/// Spans of one state closer than this are one span.
+pub const MERGE_GAP_NS: u64 = 2_000;
+
+/// Ranks drawn one row each; more are drawn as the shares alone.
+pub const MAX_ROWS: usize = 32;
+
+/// One rank's spans over one iteration, in time order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spans(pub Vec<Span>);
+
+impl Spans {
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Records `[start, end)` in `state`, merging it into the last span when that is of the same
+    /// state and ends less than [`MERGE_GAP_NS`] before `start`. Empty spans are dropped.
+    pub fn add(&mut self, start_ns: u64, end_ns: u64, state: State) {
+        if end_ns <= start_ns {
+            return;
+        }
+        if let Some(last) = self.0.last_mut() {
+            if last.state == state && start_ns <= last.end_ns + MERGE_GAP_NS {
+                last.end_ns = last.end_ns.max(end_ns);
+                return;
+            }
+        }
+        self.0.push(Span {
+            start_ns,
+            end_ns,
+            state,
+        });
+    }
+
+    /// Nanoseconds spent in `state`.
+    pub fn total(&self, state: State) -> u64 {
+        self.0
+            .iter()
+            .filter(|s| s.state == state)
+            .map(|s| s.end_ns - s.start_ns)
+            .sum()
+    }
+}
+
+/// The share of ranks running tasks and stealing in each of `bins` equal bins of `[0, wall)`;
+/// the rest of each bin's ranks were idle.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Utilisation {
+    /// A bin's width, nanoseconds.
+    pub bin_ns: f64,
+    /// Per bin, the share of rank-time running tasks (0 to 1).
+    pub task: Vec<f64>,
+    /// Per bin, the share of rank-time stealing.
+    pub steal: Vec<f64>,
+}
+
+/// The utilisation of `ranks` over `[0, wall_ns)` in `bins` bins (spans past `wall_ns` are
+/// cut there).
+pub fn utilisation(ranks: &[Spans], wall_ns: u64, bins: usize) -> Utilisation {
+    let bins = bins.max(1);
+    let bin_ns = (wall_ns.max(1)) as f64 / bins as f64;
+    let mut task = vec![0.0; bins];
+    let mut steal = vec![0.0; bins];
+    for s in ranks.iter().flat_map(|r| r.0.iter()) {
+        let into = match s.state {
+            State::Task => &mut task,
+            State::Steal => &mut steal,
+            State::Idle => continue,
+        };
+        let (a, b) = (s.start_ns as f64, s.end_ns.min(wall_ns) as f64);
+        if b <= a {
+            continue;
+        }
+        let first = ((a / bin_ns) as usize).min(bins - 1);
+        let last = ((b / bin_ns) as usize).min(bins - 1);
+        for (i, v) in into.iter_mut().enumerate().take(last + 1).skip(first) {
+            let (lo, hi) = (i as f64 * bin_ns, (i + 1) as f64 * bin_ns);
+            *v += (b.min(hi) - a.max(lo)).max(0.0);
+        }
+    }
+    let per_bin = bin_ns * ranks.len().max(1) as f64;
+    for v in task.iter_mut().chain(steal.iter_mut()) {
+        *v /= per_bin;
+    }
+    Utilisation {
+        bin_ns,
+        task,
+        steal,
+    }
+}
+
+/// One iteration to draw: its label, every rank's spans, and its wall time.
+pub struct Panel<'a> {
+    /// E.g. "iteration 0".
+    pub label: String,
+    /// Per rank.
+    pub ranks: &'a [Spans],
+    /// The iteration's wall time (the slowest rank's), nanoseconds.
+    pub wall_ns: u64,
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+const TASK_COLOUR: &str = "#3b8b4e";
+const STEAL_COLOUR: &str = "#e08a1e";
+const IDLE_COLOUR: &str = "#d9d9d9";
+
+/// An SVG of the panels, one under the other, titled `title`: per panel, the shares of ranks
+/// running tasks and stealing over time, and a row per rank when there are at most
+/// [`MAX_ROWS`] of them. Each panel's time axis is its own iteration's.
+pub fn svg(title: &str, panels: &[Panel<'_>]) -> String {
+    const W: f64 = 760.0;
+    const LEFT: f64 = 60.0;
+    const PLOT_W: f64 = W - LEFT - 20.0;
+    const SHARE_H: f64 = 110.0;
+    const ROW_H: f64 = 8.0;
+    const BINS: usize = 200;
+    let heights: Vec<f64> = panels
+        .iter()
+        .map(|p| {
+            let rows = if p.ranks.len() <= MAX_ROWS {
+                p.ranks.len() as f64 * ROW_H + 10.0
+            } else {
+                0.0
+            };
+            30.0 + SHARE_H + 30.0 + rows
+        })
+        .collect();
+    let h = 60.0 + heights.iter().sum::<f64>();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" font-family="sans-serif" font-size="11">"#
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="{LEFT}" y="20" font-size="14">{}</text>"#,
+        escape(title)
+    );
+    let legend = [
+        ("running tasks", TASK_COLOUR),
+        ("stealing", STEAL_COLOUR),
+        ("idle", IDLE_COLOUR),
+    ];
+    for (i, (name, colour)) in legend.iter().enumerate() {
+        let x = LEFT + i as f64 * 130.0;
+        let _ = writeln!(
+            s,
+            r#"<rect x="{x}" y="30" width="10" height="10" fill="{colour}"/><text x="{}" y="39">{name}</text>"#,
+            x + 14.0
+        );
+    }
+    let mut y = 60.0;
+    for (p, ph) in panels.iter().zip(&heights) {
+        let u = utilisation(p.ranks, p.wall_ns, BINS);
+        let ms = p.wall_ns as f64 * 1e-6;
+        let busy = u.task.iter().sum::<f64>() / BINS as f64;
+        let _ = writeln!(
+            s,
+            r#"<text x="{LEFT}" y="{}">{} — {} ranks, {:.3} ms, {:.0}% of rank-time running tasks</text>"#,
+            y + 12.0,
+            escape(&p.label),
+            p.ranks.len(),
+            ms,
+            busy * 100.0
+        );
+        let top = y + 20.0;
+        let _ = writeln!(
+            s,
+            r#"<rect x="{LEFT}" y="{top}" width="{PLOT_W}" height="{SHARE_H}" fill="{IDLE_COLOUR}"/>"#
+        );
+        // Stacked areas: tasks from the bottom, stealing above them.
+        let bx = |i: usize| LEFT + PLOT_W * i as f64 / BINS as f64;
+        let area = |lo: &dyn Fn(usize) -> f64, hi: &dyn Fn(usize) -> f64| {
+            let mut pts = String::new();
+            for i in 0..BINS {
+                let _ = write!(
+                    pts,
+                    "{:.1},{:.1} {:.1},{:.1} ",
+                    bx(i),
+                    top + SHARE_H * (1.0 - hi(i)),
+                    bx(i + 1),
+                    top + SHARE_H * (1.0 - hi(i))
+                );
+            }
+            for i in (0..BINS).rev() {
+                let _ = write!(
+                    pts,
+                    "{:.1},{:.1} {:.1},{:.1} ",
+                    bx(i + 1),
+                    top + SHARE_H * (1.0 - lo(i)),
+                    bx(i),
+                    top + SHARE_H * (1.0 - lo(i))
+                );
+            }
+            pts
+        };
+        let task = area(&|_| 0.0, &|i| u.task[i]);
+        let steal = area(&|i| u.task[i], &|i| (u.task[i] + u.steal[i]).min(1.0));
+        let _ = writeln!(s, r#"<polygon points="{task}" fill="{TASK_COLOUR}"/>"#);
+        let _ = writeln!(s, r#"<polygon points="{steal}" fill="{STEAL_COLOUR}"/>"#);
+        for (frac, label) in [(0.0, "0%"), (0.5, "50%"), (1.0, "100%")] {
+            let ty = top + SHARE_H * (1.0 - frac);
+            let _ = writeln!(
+                s,
+                r#"<text x="{}" y="{}" text-anchor="end">{label}</text>"#,
+                LEFT - 4.0,
+                ty + 4.0
+            );
+        }
+        let axis = top + SHARE_H + 14.0;
+        for k in 0..=4 {
+            let x = LEFT + PLOT_W * k as f64 / 4.0;
+            let _ = writeln!(
+                s,
+                r#"<text x="{x}" y="{axis}" text-anchor="middle">{:.3} ms</text>"#,
+                ms * k as f64 / 4.0
+            );
+        }
+        if p.ranks.len() <= MAX_ROWS {
+            let rows_top = axis + 10.0;
+            let scale = PLOT_W / p.wall_ns.max(1) as f64;
+            for (r, spans) in p.ranks.iter().enumerate() {
+                let ry = rows_top + r as f64 * ROW_H;
+                let _ = writeln!(
+                    s,
+                    r#"<rect x="{LEFT}" y="{ry}" width="{PLOT_W}" height="{}" fill="{IDLE_COLOUR}"/><text x="{}" y="{}" text-anchor="end" font-size="8">{r}</text>"#,
+                    ROW_H - 1.0,
+                    LEFT - 4.0,
+                    ry + ROW_H - 1.0
+                );
+                for sp in &spans.0 {
+                    let colour = match sp.state {
+                        State::Task => TASK_COLOUR,
+                        State::Steal => STEAL_COLOUR,
+                        State::Idle => continue,
+                    };
+                    let x = LEFT + sp.start_ns.min(p.wall_ns) as f64 * scale;
+                    let w = ((sp.end_ns.min(p.wall_ns) - sp.start_ns.min(p.wall_ns)) as f64
+                        * scale)
+                        .max(0.5);
+                    let _ = writeln!(
+                        s,
+                        r#"<rect x="{x:.2}" y="{ry}" width="{w:.2}" height="{}" fill="{colour}"/>"#,
+                        ROW_H - 1.0
+                    );
+                }
+            }
+        }
+        y += ph;
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_merge_when_close_and_of_one_state() {
+        let mut s = Spans::default();
+        s.add(0, 100, State::Task);
+        s.add(100 + MERGE_GAP_NS, 5_000, State::Task);
+        s.add(5_000, 5_000, State::Steal); // empty: dropped
+        s.add(5_000, 6_000, State::Steal);
+        s.add(20_000, 21_000, State::Steal);
+        assert_eq!(s.0.len(), 3);
+        assert_eq!(s.total(State::Task), 5_000);
+        assert_eq!(s.total(State::Steal), 2_000);
+    }
+
+    #[test]
+    fn utilisation_is_the_share_of_rank_time_per_bin() {
+        // Rank 0 runs tasks for the whole 1000 ns; rank 1 steals in the first half.
+        let a = Spans(vec![Span {
+            start_ns: 0,
+            end_ns: 1000,
+            state: State::Task,
+        }]);
+        let b = Spans(vec![Span {
+            start_ns: 0,
+            end_ns: 500,
+            state: State::Steal,
+        }]);
+        let u = utilisation(&[a, b], 1000, 4);
+        assert_eq!(u.task, vec![0.5; 4]);
+        assert_eq!(u.steal, vec![0.5, 0.5, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn the_svg_has_a_panel_per_iteration_and_rows_for_few_ranks() {
+        let r = vec![
+            Spans(vec![Span {
+                start_ns: 0,
+                end_ns: 10,
+                state: State::Task,
+            }]);
+            3
+        ];
+        let out = svg(
+            "hf <steal>",
+            &[
+                Panel {
+                    label: "iteration 0".into(),
+                    ranks: &r,
+                    wall_ns: 20,
+                },
+                Panel {
+                    label: "iteration 9".into(),
+                    ranks: &r,
+                    wall_ns: 20,
+                },
+            ],
+        );
+        assert!(out.starts_with("<svg") && out.trim_end().ends_with("</svg>"));
+        assert!(out.contains("hf &lt;steal&gt;"));
+        assert!(out.contains("iteration 9"));
+        assert_eq!(
+            out.matches(r#"font-size="8">"#).count(),
+            6,
+            "a row label per rank"
+        );
+        assert!(out.contains("50% of rank-time running tasks"));
+    }
+}
