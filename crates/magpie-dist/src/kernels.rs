@@ -25,6 +25,43 @@ use crate::collection::{Comm, Entry, IterationReport, Strategy, TaskCollection, 
 use magpie_bench::uts;
 use serde::{Deserialize, Serialize};
 
+/// How a kernel runs on its ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// The collection's strategy.
+    pub strategy: Strategy,
+    /// How thieves steal.
+    pub transport: Transport,
+    /// Iterations (`process` calls).
+    pub iterations: usize,
+    /// Record every rank's timeline ([`crate::timeline`]).
+    pub timeline: bool,
+    /// Workers of the magpie pool each rank runs its tasks' insides on (1: none, the rank's
+    /// own thread runs them). Only the synthetic kernels' tasks have insides to split.
+    pub workers: usize,
+}
+
+impl Options {
+    /// `iterations` iterations under `strategy`, one-sided steals, no timeline, no pool.
+    pub fn new(strategy: Strategy, iterations: usize) -> Options {
+        Options {
+            strategy,
+            transport: Transport::OneSided,
+            iterations,
+            timeline: false,
+            workers: 1,
+        }
+    }
+
+    /// With thieves stealing by `t`.
+    pub fn transport(self, t: Transport) -> Options {
+        Options {
+            transport: t,
+            ..self
+        }
+    }
+}
+
 /// One run of a kernel over several iterations.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Outcome {
@@ -36,6 +73,8 @@ pub struct Outcome {
     pub strategy: String,
     /// How thieves stole: `rma` or `am`.
     pub transport: String,
+    /// Workers of each rank's pool (1: none).
+    pub workers: usize,
     /// The answer, in words (e.g. the node count), from the last iteration.
     pub result: String,
     /// Whether every iteration's answer was checked and right.
@@ -44,19 +83,24 @@ pub struct Outcome {
     pub iterations: Vec<IterationReport>,
 }
 
-/// Runs UTS tree `p` for `iterations` iterations under `strategy` (stealing by `transport`) on
-/// the ranks of `comm`, a
-/// rank's deque holding `comm`'s capacity; every iteration's counts are checked. An error is
-/// one line (a wrong count).
+/// Runs UTS tree `p` on the ranks of `comm` as `o` says (`o.workers` is not used: a node is
+/// too small to split), a rank's deque holding `comm`'s capacity; every iteration's counts are
+/// checked. An error is one line (a wrong count).
 pub fn uts<C: Comm<Entry<[u8; 24]>>>(
     comm: C,
     p: &uts::Params,
-    strategy: Strategy,
-    transport: Transport,
-    iterations: usize,
+    o: Options,
 ) -> Result<Outcome, String> {
+    let Options {
+        strategy,
+        transport,
+        iterations,
+        ..
+    } = o;
     let expected = uts::expected_nodes(p);
-    let mut tc = TaskCollection::new(comm, strategy).with_transport(transport);
+    let mut tc = TaskCollection::new(comm, strategy)
+        .with_transport(transport)
+        .with_timeline(o.timeline);
     let ranks = tc.comm().size();
     if tc.comm().rank() == 0 {
         tc.push(uts::Node::root(p).to_bytes());
@@ -94,6 +138,7 @@ pub fn uts<C: Comm<Entry<[u8; 24]>>>(
         ranks,
         strategy: strategy.name().into(),
         transport: transport.name().into(),
+        workers: 1,
         result,
         verified: true,
         iterations: reports,
@@ -123,7 +168,8 @@ mod tests {
                     .into_iter()
                     .map(|r| {
                         std::thread::spawn(move || {
-                            synthetic(r, k, strategy, Transport::ActiveMessage, 3)
+                            let o = Options::new(strategy, 3).transport(Transport::ActiveMessage);
+                            synthetic(r, k, Options { workers: 2, ..o })
                         })
                     })
                     .collect();
@@ -144,9 +190,7 @@ mod tests {
             for ranks in [1, 3] {
                 let hs: Vec<_> = Cluster::ranks::<[u8; 24]>(ranks, 256)
                     .into_iter()
-                    .map(|r| {
-                        std::thread::spawn(move || uts(r, &p, strategy, Transport::OneSided, 2))
-                    })
+                    .map(|r| std::thread::spawn(move || uts(r, &p, Options::new(strategy, 2))))
                     .collect();
                 for h in hs {
                     let o = h.join().unwrap().unwrap();
@@ -222,13 +266,37 @@ impl Synthetic {
 
     /// Runs task `id`: its cost in units of the integer mix; returns the value it adds.
     pub fn run(self, id: u64) -> u64 {
-        let mut x = id ^ 0x2545_f491_4f6c_dd1d;
-        for _ in 0..self.cost(id) * 256 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+        Self::units(id, 0, self.cost(id))
+    }
+
+    /// Task `id`'s units `from..to`: each is 256 xorshift steps from its own start, and the
+    /// task's value is their wrapping sum, so the units can run in any order or in parallel.
+    fn units(id: u64, from: u64, to: u64) -> u64 {
+        let mut sum = 0u64;
+        for u in from..to {
+            let mut x = (id ^ 0x2545_f491_4f6c_dd1d).wrapping_add(u.wrapping_mul(0x9e37_79b9));
+            for _ in 0..256 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+            }
+            sum = sum.wrapping_add(x);
         }
-        std::hint::black_box(x)
+        std::hint::black_box(sum)
+    }
+
+    /// [`Synthetic::run`] with the task's units split by `magpie::join` (down to 4 units a
+    /// piece) over the pool the caller is in: the same value.
+    pub fn run_parallel(self, id: u64) -> u64 {
+        fn split(id: u64, from: u64, to: u64) -> u64 {
+            if to - from <= 4 {
+                return Synthetic::units(id, from, to);
+            }
+            let mid = from + (to - from) / 2;
+            let (a, b) = magpie::join(|| split(id, from, mid), || split(id, mid, to));
+            a.wrapping_add(b)
+        }
+        split(id, 0, self.cost(id))
     }
 
     /// The serial twin: every task's value, summed (wrapping; the order does not matter).
@@ -237,18 +305,43 @@ impl Synthetic {
     }
 }
 
-/// Runs `k` for `iterations` iterations under `strategy` on the ranks of `comm`: rank `r` is
-/// seeded with the `r`-th contiguous range of ids; every iteration's sum, added over the ranks,
-/// is checked against the serial twin's. An error is one line.
+/// Tasks of fewer units than this run on the rank's own thread even with a pool: handing one
+/// to the pool costs about as much as a few units.
+const POOL_MIN_UNITS: u64 = 16;
+
+/// Runs `k` on the ranks of `comm` as `o` says: rank `r` is seeded with the `r`-th contiguous
+/// range of ids; every iteration's sum, added over the ranks, is checked against the serial
+/// twin's. With `o.workers > 1` each rank builds a magpie pool of that many workers and runs the
+/// units of its tasks of at least 16 units on it (the rank's own thread, which makes every MPI
+/// call, waits meanwhile). An error is one line.
 pub fn synthetic<C: Comm<Entry<u64>>>(
     comm: C,
     k: Synthetic,
-    strategy: Strategy,
-    transport: Transport,
-    iterations: usize,
+    o: Options,
 ) -> Result<Outcome, String> {
+    let Options {
+        strategy,
+        transport,
+        iterations,
+        ..
+    } = o;
+    let pool = match o.workers {
+        0 | 1 => None,
+        w => Some(
+            magpie::Pool::builder()
+                .workers(w)
+                .build()
+                .map_err(|e| format!("a pool of {w} workers: {e}"))?,
+        ),
+    };
+    let run = |id: u64| match &pool {
+        Some(p) if k.cost(id) >= POOL_MIN_UNITS => p.install(|| k.run_parallel(id)),
+        _ => k.run(id),
+    };
     let want = k.serial();
-    let mut tc = TaskCollection::new(comm, strategy).with_transport(transport);
+    let mut tc = TaskCollection::new(comm, strategy)
+        .with_transport(transport)
+        .with_timeline(o.timeline);
     let (me, ranks) = (tc.comm().rank() as u64, tc.comm().size() as u64);
     let n = k.tasks();
     for id in me * n / ranks..(me + 1) * n / ranks {
@@ -257,7 +350,7 @@ pub fn synthetic<C: Comm<Entry<u64>>>(
     let mut reports = Vec::new();
     for it in 0..iterations {
         let mut sum = 0u64;
-        let rep = tc.process(|id, _| sum = sum.wrapping_add(k.run(id)));
+        let rep = tc.process(|id, _| sum = sum.wrapping_add(run(id)));
         let all: Vec<u64> = tc.comm().all_gather(sum);
         let got = all.iter().fold(0u64, |a, &b| a.wrapping_add(b));
         if got != want || rep.tasks() != n {
@@ -276,6 +369,7 @@ pub fn synthetic<C: Comm<Entry<u64>>>(
         ranks: ranks as usize,
         strategy: strategy.name().into(),
         transport: transport.name().into(),
+        workers: o.workers.max(1),
         result: format!("{n} tasks, checksum {want:#018x}"),
         verified: true,
         iterations: reports,

@@ -3,7 +3,7 @@
 //! Commands so far:
 //!
 //! - `magpie-dist run uts|hf|tce [--tree NAME|SPEC] [--n N] [--strategy S] [--iterations K]
-//!   [--transport rma|am] [--ranks P] [--json]`: runs a task collection of the UTS tree (default T1XS), or of the
+//!   [--transport rma|am] [--ranks P] [--workers W] [--timeline FILE.svg] [--json]`: runs a task collection of the UTS tree (default T1XS), or of the
 //!   synthetic hf or tce kernel of size N (default 200), for K iterations (default 3) under
 //!   strategy S (default steal; no-balance, steal, steal-retentive,
 //!   plb-centralized, plb-hierarchical), thieves stealing one-sidedly (`rma`, the default) or
@@ -12,7 +12,17 @@
 //!   it, on `--ranks` threads of this process (default 1). Rank 0 prints a table (or one JSON
 //!   object): the kernel, ranks, strategy, result, verified, and per iteration the time, the
 //!   efficiency and the steals attempted and successful per rank (mean and standard
-//!   deviation).
+//!   deviation). `--workers W` (hf, tce) gives each rank a magpie pool of W workers that runs
+//!   the insides of its larger tasks; `--timeline` writes the first and last iteration's
+//!   per-rank utilisation timelines as an SVG.
+//! - `magpie-dist simulate hf|tce [--n N] [--ranks P,P,..] [--strategy S,S,..|all]
+//!   [--iterations K] [--calibrate RUN.json].. [--model KEY=NS,..] [--timeline DIR] [--json]`
+//!   (no MPI): the discrete-event simulator (`magpie_dist::sim`) at each rank count (default
+//!   2400 to 38400) and strategy (default steal, steal-retentive), K iterations (default 5) of
+//!   the kernel of size N (default 727), printing the same per-iteration figures as `run`
+//!   plus the ideal time (total work ÷ ranks). Its cost model is this machine's by default;
+//!   `--calibrate` fits it to `run --json` reports, `--model unit_ns=..,attempt_ns=..` sets
+//!   costs; `--timeline DIR` writes an SVG per rank count and strategy.
 //!
 //! - `magpie-dist balance [--ranks P,P,..] [--n N] [--json]` (no MPI): the persistence-based
 //!   balancers' quality, max/avg − 1 in percent, and their compute time in this process, over
@@ -28,6 +38,10 @@
 //!   counter on rank 0 says all have run. Rank 0 then checks that every task ran exactly once
 //!   (counts and id sums reduced over the ranks) and prints what each rank ran and stole.
 //!   Exit 1 if a task was lost or ran twice.
+//! - `magpie-dist selftest latency [--tasks N]` (MPI, 2 ranks or more): ranks 0 and 1 bounce a
+//!   termination message N times through the collection's transport and rank 0 tries N steals
+//!   from rank 1's empty deque; prints the one-way message time and the empty attempt's time,
+//!   in nanoseconds, as JSON (the simulator's `message_ns`).
 //!
 //! Bad options exit 2 with a message.
 
@@ -36,8 +50,8 @@ use std::process::ExitCode;
 #[path = "cli/simulate.rs"]
 mod simulate;
 
-const USAGE: &str =
-    "usage: magpie-dist selftest deque [--tasks N]   (under mpirun -n P; needs --features mpi)";
+const USAGE: &str = "usage: magpie-dist run uts|hf|tce [options] | simulate hf|tce [options] | \
+balance [options] | selftest deque|latency [--tasks N]   (see the binary's doc for options)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -192,6 +206,8 @@ struct RunArgs {
     transport: magpie_dist::collection::Transport,
     iterations: usize,
     ranks: usize,
+    workers: usize,
+    timeline: Option<std::path::PathBuf>,
     json: bool,
 }
 
@@ -212,6 +228,8 @@ impl RunArgs {
             transport: magpie_dist::collection::Transport::OneSided,
             iterations: 3,
             ranks: 1,
+            workers: 1,
+            timeline: None,
             json: false,
         };
         let mut it = args[1..].iter();
@@ -246,6 +264,11 @@ impl RunArgs {
                 "--iterations" => a.iterations = number(it.next(), "--iterations", 10_000)?,
                 "--n" if kernel != "uts" => n = number(it.next(), "--n", 10_000)? as u64,
                 "--ranks" => a.ranks = number(it.next(), "--ranks", 1024)?,
+                "--workers" if kernel != "uts" => a.workers = number(it.next(), "--workers", 1024)?,
+                "--timeline" => {
+                    let v = it.next().ok_or("--timeline needs a file")?;
+                    a.timeline = Some(v.into());
+                }
                 "--json" => a.json = true,
                 other => return Err(format!("unknown option '{other}' for {kernel}")),
             }
@@ -260,6 +283,53 @@ impl RunArgs {
 }
 
 impl RunArgs {
+    fn options(&self) -> magpie_dist::kernels::Options {
+        magpie_dist::kernels::Options {
+            strategy: self.strategy,
+            transport: self.transport,
+            iterations: self.iterations,
+            timeline: self.timeline.is_some(),
+            workers: self.workers,
+        }
+    }
+
+    /// Writes the timelines of the first and last iteration, if asked (rank 0's job).
+    fn write_timeline(&self, o: &magpie_dist::kernels::Outcome) -> Result<(), String> {
+        use magpie_dist::timeline::{svg, Panel, Spans};
+        let Some(path) = &self.timeline else {
+            return Ok(());
+        };
+        let spans: Vec<(u32, Vec<Spans>, u64)> = o
+            .iterations
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i == 0 || i + 1 == o.iterations.len())
+            .map(|(_, r)| {
+                let wall = r.ranks.iter().map(|x| x.wall_ns).max().unwrap_or(0);
+                let s = r.ranks.iter().map(|x| x.timeline.clone()).collect();
+                (r.iteration, s, wall)
+            })
+            .collect();
+        let panels: Vec<Panel> = spans
+            .iter()
+            .map(|(i, s, wall)| Panel {
+                label: format!("iteration {i}"),
+                ranks: s,
+                wall_ns: *wall,
+            })
+            .collect();
+        let title = format!(
+            "{} {} on {} rank(s), {}, {} steals",
+            o.kernel,
+            self.label(),
+            o.ranks,
+            o.strategy,
+            o.transport
+        );
+        std::fs::write(path, svg(&title, &panels))
+            .map_err(|e| format!("--timeline '{}': {e}", path.display()))
+    }
+
     /// What ran, in words: the tree, or the synthetic kernel's size.
     fn label(&self) -> String {
         match self.synthetic {
@@ -299,7 +369,7 @@ fn print(o: &magpie_dist::kernels::Outcome, tree: &str, json: bool) {
     if json {
         let v = serde_json::json!({
             "kernel": o.kernel, "tree": tree, "ranks": o.ranks, "strategy": o.strategy,
-            "transport": o.transport,
+            "transport": o.transport, "workers": o.workers,
             "result": o.result, "verified": o.verified, "iterations": per_it,
             "per_rank": o.iterations,
         });
@@ -307,8 +377,16 @@ fn print(o: &magpie_dist::kernels::Outcome, tree: &str, json: bool) {
         return;
     }
     println!(
-        "{} {tree} on {} rank(s), strategy {}, transport {}: {} (verified)",
-        o.kernel, o.ranks, o.strategy, o.transport, o.result
+        "{} {tree} on {} rank(s){}, strategy {}, transport {}: {} (verified)",
+        o.kernel,
+        o.ranks,
+        match o.workers {
+            1 => String::new(),
+            w => format!(" of {w} workers each"),
+        },
+        o.strategy,
+        o.transport,
+        o.result
     );
     println!(
         "  {:>4} {:>10} {:>10} {:>18} {:>18}",
@@ -345,17 +423,21 @@ fn run(a: RunArgs) -> ExitCode {
     let outcome = match a.synthetic {
         Some(k) => {
             let comm = magpie_dist::rma::World::new(world, 1 << 16);
-            magpie_dist::kernels::synthetic(comm, k, a.strategy, a.transport, a.iterations)
+            magpie_dist::kernels::synthetic(comm, k, a.options())
         }
         None => {
             let comm = magpie_dist::rma::World::new(world, 1 << 14);
-            magpie_dist::kernels::uts(comm, &a.tree, a.strategy, a.transport, a.iterations)
+            magpie_dist::kernels::uts(comm, &a.tree, a.options())
         }
     };
     match outcome {
         Ok(o) => {
             if me == 0 {
                 print(&o, &a.label(), a.json);
+                if let Err(e) = a.write_timeline(&o) {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(1);
+                }
             }
             ExitCode::SUCCESS
         }
@@ -369,29 +451,25 @@ fn run(a: RunArgs) -> ExitCode {
 #[cfg(not(feature = "mpi"))]
 fn run(a: RunArgs) -> ExitCode {
     use magpie_dist::collection::local::Cluster;
-    let (tree, strategy, transport, k) = (a.tree, a.strategy, a.transport, a.iterations);
+    let (tree, o) = (a.tree, a.options());
     let hs: Vec<_> = match a.synthetic {
         Some(s) => Cluster::ranks::<u64>(a.ranks, 1 << 16)
             .into_iter()
-            .map(|r| {
-                std::thread::spawn(move || {
-                    magpie_dist::kernels::synthetic(r, s, strategy, transport, k)
-                })
-            })
+            .map(|r| std::thread::spawn(move || magpie_dist::kernels::synthetic(r, s, o)))
             .collect(),
         None => Cluster::ranks::<[u8; 24]>(a.ranks, 1 << 14)
             .into_iter()
-            .map(|r| {
-                std::thread::spawn(move || {
-                    magpie_dist::kernels::uts(r, &tree, strategy, transport, k)
-                })
-            })
+            .map(|r| std::thread::spawn(move || magpie_dist::kernels::uts(r, &tree, o)))
             .collect(),
     };
     let outcomes: Vec<_> = hs.into_iter().map(|h| h.join()).collect();
     match outcomes.into_iter().next() {
         Some(Ok(Ok(o))) => {
             print(&o, &a.label(), a.json);
+            if let Err(e) = a.write_timeline(&o) {
+                eprintln!("error: {e}");
+                return ExitCode::from(1);
+            }
             ExitCode::SUCCESS
         }
         Some(Ok(Err(e))) => {

@@ -256,9 +256,14 @@ pub fn svg(title: &str, panels: &[Panel<'_>]) -> String {
         let axis = top + SHARE_H + 14.0;
         for k in 0..=4 {
             let x = LEFT + PLOT_W * k as f64 / 4.0;
+            let anchor = match k {
+                0 => "start",
+                4 => "end",
+                _ => "middle",
+            };
             let _ = writeln!(
                 s,
-                r#"<text x="{x}" y="{axis}" text-anchor="middle">{:.3} ms</text>"#,
+                r#"<text x="{x}" y="{axis}" text-anchor="{anchor}">{:.3} ms</text>"#,
                 ms * k as f64 / 4.0
             );
         }

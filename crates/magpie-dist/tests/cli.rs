@@ -27,6 +27,9 @@ fn bad_input_exits_2_with_a_message() {
         &["run", "uts", "--iterations", "0"][..],
         &["run", "uts", "--ranks", "x"][..],
         &["run", "uts", "--transport", "tcp"][..],
+        &["run", "uts", "--workers", "2"][..],
+        &["run", "hf", "--workers", "0"][..],
+        &["run", "hf", "--timeline"][..],
         &["balance", "--ranks", "0"][..],
         &["balance", "--ranks", "2,x"][..],
         &["balance", "--n", "1"][..],
@@ -82,6 +85,31 @@ fn run_on_threads_without_mpi() {
     let o = run(&["run", "uts"]);
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout).contains("16000 nodes"));
+    // A pool of 2 workers inside each of 2 ranks: the same checksum as the serial twin, and the
+    // timeline of the first and last iteration written.
+    let svg = std::env::temp_dir().join(format!("magpie-dist-run-{}.svg", std::process::id()));
+    let o = run(&[
+        "run",
+        "tce",
+        "--n",
+        "40",
+        "--ranks",
+        "2",
+        "--workers",
+        "2",
+        "--timeline",
+        svg.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["verified"].clone(), v["workers"].clone()),
+        (true.into(), 2.into())
+    );
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert!(drawn.contains("iteration 0") && drawn.contains("iteration 2"));
+    std::fs::remove_file(&svg).unwrap();
 }
 
 #[test]

@@ -153,3 +153,37 @@ fn active_message_stealing_at_2_and_3_ranks() {
         }
     }
 }
+
+/// A magpie pool of 2 workers inside each rank (the rank's thread makes every MPI call, the
+/// pool runs its tasks' insides): the checksum still matches the serial twin's; the timeline
+/// of the first and last iteration is written; `selftest latency` measures both costs.
+#[test]
+fn a_pool_inside_each_rank_and_the_timeline_and_latency() {
+    let svg = std::env::temp_dir().join(format!("magpie-dist-mpi-{}.svg", std::process::id()));
+    let args = [
+        "run",
+        "hf",
+        "--n",
+        "40",
+        "--workers",
+        "2",
+        "--strategy",
+        "steal-retentive",
+        "--timeline",
+        svg.to_str().unwrap(),
+        "--json",
+    ];
+    let Some(v) = run_json(2, &args, "hf with pools") else {
+        return;
+    };
+    assert_eq!(v["verified"], true);
+    assert_eq!(v["workers"], 2);
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert!(drawn.contains("2 ranks") && drawn.contains("iteration 2"));
+    std::fs::remove_file(&svg).unwrap();
+    let v = run_json(2, &["selftest", "latency", "--tasks", "200"], "latency").unwrap();
+    assert!(v["message_ns"].as_f64().unwrap() > 0.0);
+    assert!(v["empty_attempt_ns"].as_f64().unwrap() > 0.0);
+    let o = mpirun(1, &["selftest", "latency"]).unwrap();
+    assert_eq!(o.status.code(), Some(2), "one rank is a clear error");
+}
