@@ -34,6 +34,7 @@ use crate::termination::{Detector, Message};
 use crate::timeline::{Spans, State};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 use std::time::Instant;
 
 /// How a collection balances its tasks.
@@ -91,15 +92,54 @@ impl std::str::FromStr for Strategy {
     }
 }
 
-/// A task in a deque: the task, and whether it is one of the collection's own (seeded or
-/// reseeded) rather than spawned while processing. Retention and the balancers reseed only
-/// the collection's own tasks that a rank ran; spawned ones come back when their parent runs.
+/// A task in a deque, with what the strategies need to know of it.
+///
+/// `key` names the task's position: a seeded task's comes from its rank and seeding order, a
+/// spawned task's from its parent's key and its place among the parent's spawns, so the same
+/// program spawns the same keys every iteration whatever the task values are (two equal tasks
+/// at two positions have two keys). Retentive stealing of spawned tasks (the steal tree's
+/// working phases, §5.7) skips by key.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Entry<T> {
     /// The task.
     pub task: T,
-    /// Seeded, not spawned.
+    /// Its position (see above).
+    pub key: u64,
+    /// One of this iteration's seeds (seeded by `push`, reseeded by `restore`, or, under
+    /// retentive stealing, stolen): what retention and the balancers reseed from.
     pub root: bool,
+    /// Spawned by a task at some point (not seeded by `push`).
+    pub spawned: bool,
+}
+
+/// Hashes an already-mixed key as itself: the skip set's lookups happen at every spawn.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, k: u64) {
+        self.0 = k;
+    }
+}
+
+/// A set of keys (see [`Entry`]).
+type Keys = HashSet<u64, std::hash::BuildHasherDefault<KeyHasher>>;
+
+/// The key of the `i`-th child spawned by the task whose key is `parent` (a bijective mix, so
+/// distinct inputs give distinct keys, and positions collide only as 64-bit hashes do).
+fn child_key(parent: u64, i: u64) -> u64 {
+    let mut z = parent ^ (i + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// How a thief takes tasks from a victim.
@@ -203,6 +243,10 @@ pub struct RankReport {
     pub steals_successful: u64,
     /// Wall time of the rank's `process`.
     pub wall_ns: u64,
+    /// Spawned tasks among the seeds this rank ran: under retentive stealing, the working
+    /// phases (subtrees) it keeps for the next iteration, one entry each.
+    #[serde(default)]
+    pub phases: u64,
     /// What the rank did when, if the collection records it
     /// ([`TaskCollection::with_timeline`]; the simulator always does).
     #[serde(default, skip_serializing_if = "Spans::is_empty")]
@@ -240,14 +284,28 @@ impl IterationReport {
 pub struct Spawner<'a, T: Copy, M: Memory<Entry<T>>> {
     own: &'a mut Owner<Entry<T>, M>,
     overflow: &'a mut Vec<Entry<T>>,
+    /// The running task's key, and how many children it has spawned.
+    parent: u64,
+    spawned: u64,
+    /// Keys another rank runs this iteration (retained working phases).
+    skip: &'a Keys,
 }
 
 impl<T: Copy, M: Memory<Entry<T>>> Spawner<'_, T, M> {
     /// Adds `t` to this rank's tasks (run here, or stolen); never waits and never drops it.
+    /// Under retentive stealing a child that a rank stole in the previous iteration is that
+    /// rank's to run now (it was reseeded there), so it is not added here.
     pub fn spawn(&mut self, t: T) {
+        let key = child_key(self.parent, self.spawned);
+        self.spawned += 1;
+        if !self.skip.is_empty() && self.skip.contains(&key) {
+            return;
+        }
         let e = Entry {
             task: t,
+            key,
             root: false,
+            spawned: true,
         };
         if let Err(Full(e)) = self.own.push(e) {
             self.overflow.push(e);
@@ -261,11 +319,13 @@ pub struct TaskCollection<T: Copy, C: Comm<Entry<T>>> {
     own: Owner<Entry<T>, C::Mem>,
     strategy: Strategy,
     /// The tasks `push` seeded (what `restore` reseeds under the non-retentive strategies).
-    seed: Vec<T>,
+    seed: Vec<Entry<T>>,
     /// Tasks a full deque gave back; run before the deque's.
     overflow: Vec<Entry<T>>,
-    /// The collection's own tasks this rank ran in the last `process`, with their time.
-    ran: Vec<(T, u64)>,
+    /// This iteration's seeds that this rank ran in the last `process`, with their time.
+    ran: Vec<(Entry<T>, u64)>,
+    /// Keys of spawned tasks that some rank holds as a seed this iteration (see `Spawner`).
+    skip: Keys,
     iteration: u32,
     arity: usize,
     params: Params,
@@ -298,6 +358,7 @@ where
             seed: Vec::new(),
             overflow: Vec::new(),
             ran: Vec::new(),
+            skip: Keys::default(),
             iteration: 0,
             arity: 3,
             params: Params::default(),
@@ -337,16 +398,23 @@ where
 
     /// Seeds `t` on this rank (a local operation).
     pub fn push(&mut self, t: T) {
-        self.seed.push(t);
-        self.add(t);
+        let at = (self.comm.rank() as u64) << 40 | self.seed.len() as u64;
+        let e = Entry {
+            task: t,
+            key: child_key(0x5eed, at),
+            root: true,
+            spawned: false,
+        };
+        self.seed.push(e);
+        self.add_entry(e);
     }
 
-    /// Adds one of the collection's own tasks.
-    fn add(&mut self, t: T) {
-        self.add_entry(Entry {
-            task: t,
-            root: true,
-        });
+    /// Adds tasks this rank stole. Under retentive stealing they become this rank's seeds, so
+    /// it keeps them (a spawned one with its whole subtree: the steal tree's working phase,
+    /// §5.7) for the next iteration.
+    fn take_stolen(&mut self, e: Entry<T>) {
+        let root = e.root || self.strategy == Strategy::StealRetentive;
+        self.add_entry(Entry { root, ..e });
     }
 
     fn add_entry(&mut self, e: Entry<T>) {
@@ -410,7 +478,7 @@ where
                         r.steals_successful += 1;
                     }
                     for e in ts {
-                        self.add_entry(e);
+                        self.take_stolen(e);
                     }
                 }
             }
@@ -460,12 +528,16 @@ where
                     &mut Spawner {
                         own: &mut self.own,
                         overflow: &mut self.overflow,
+                        parent: e.key,
+                        spawned: 0,
+                        skip: &self.skip,
                     },
                 );
                 r.tasks += 1;
                 if e.root {
                     let ns = t0.map_or(0, |t| t.elapsed().as_nanos() as u64);
-                    self.ran.push((e.task, ns));
+                    self.ran.push((e, ns));
+                    r.phases += u64::from(e.spawned);
                 }
                 continue;
             }
@@ -490,7 +562,7 @@ where
                 if let Stolen::Tasks(ts) = got {
                     r.steals_successful += 1;
                     for e in ts {
-                        self.add_entry(e);
+                        self.take_stolen(e);
                     }
                     continue;
                 }
@@ -557,19 +629,35 @@ where
     }
 
     /// Reseeds this rank for the next `process` as the strategy says (collective: the
-    /// balancers gather every rank's measured tasks).
+    /// balancers gather every rank's measured tasks, retentive stealing every rank's retained
+    /// spawned tasks' keys).
+    ///
+    /// Under retentive stealing a rank keeps every seed it ran: its own, and what it stole,
+    /// which for a recursive program is a spawned task standing for its whole subtree (the
+    /// steal tree's working phase, §5.7). Every rank learns the keys of the spawned ones, and
+    /// whoever spawns one of them next time leaves it to the rank that holds it, so each
+    /// subtree runs once, where it ran last, and stealing goes on from there. The program must
+    /// spawn the same children in the same order each iteration (what makes retention worth
+    /// having at all); what each rank keeps is one entry per working phase, not every task.
     pub fn restore(&mut self) {
         let ran = std::mem::take(&mut self.ran);
-        let next: Vec<T> = match self.strategy {
+        self.skip.clear();
+        let next: Vec<Entry<T>> = match self.strategy {
             Strategy::NoBalance | Strategy::Steal => self.seed.clone(),
-            Strategy::StealRetentive => ran.into_iter().map(|(t, _)| t).collect(),
+            Strategy::StealRetentive => {
+                let next: Vec<Entry<T>> = ran.into_iter().map(|(e, _)| e).collect();
+                let mine: Vec<u64> = next.iter().filter(|e| e.spawned).map(|e| e.key).collect();
+                let all: Vec<Vec<u64>> = self.comm.all_gather(mine);
+                self.skip = all.into_iter().flatten().collect();
+                next
+            }
             Strategy::PlbCentralized | Strategy::PlbHierarchical => {
-                let all: Vec<Vec<(T, u64)>> = self.comm.all_gather(ran);
+                let all: Vec<Vec<(Entry<T>, u64)>> = self.comm.all_gather(ran);
                 placement(self.strategy, self.params, &all).swap_remove(self.comm.rank())
             }
         };
-        for t in next {
-            self.add(t);
+        for e in next {
+            self.add_entry(Entry { root: true, ..e });
         }
     }
 }
@@ -937,6 +1025,73 @@ mod tests {
         again.sort();
         assert_eq!(again, (0..10).collect::<Vec<_>>());
         assert_eq!(out[0].3.tasks(), 10);
+    }
+
+    /// Retentive stealing of a recursive collection (the steal tree's working phases, §5.7):
+    /// rank 0 seeds one tree whose tasks repeat values (every node at a depth is equal), and its
+    /// first task waits until another rank has run a task, so that rank steals spawned
+    /// subtrees. Those are the thieves' to run in the following iterations (rank 0 skips them
+    /// by position), and every iteration runs the whole tree exactly once.
+    #[test]
+    fn retention_keeps_stolen_subtrees_where_they_ran() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let depth = 9u32;
+        let size = (1u64 << (depth + 1)) - 1;
+        for ranks in [2, 3] {
+            let ran_elsewhere = Arc::new(AtomicBool::new(false));
+            let handles: Vec<_> = Cluster::ranks::<u32>(ranks, 64)
+                .into_iter()
+                .map(|rank| {
+                    let flag = ran_elsewhere.clone();
+                    std::thread::spawn(move || {
+                        let me = rank.index();
+                        let mut tc = TaskCollection::new(rank, Strategy::StealRetentive);
+                        if me == 0 {
+                            tc.push(depth);
+                        }
+                        let mut reports = Vec::new();
+                        for it in 0..5 {
+                            let mut first = it == 0 && me == 0;
+                            let rep = tc.process(|d, s| {
+                                if me != 0 {
+                                    flag.store(true, Ordering::Release);
+                                }
+                                spin(2);
+                                if d > 0 {
+                                    s.spawn(d - 1);
+                                    s.spawn(d - 1);
+                                }
+                                // The root, having spawned, waits for a thief to run a child.
+                                if std::mem::take(&mut first) {
+                                    let start = Instant::now();
+                                    while !flag.load(Ordering::Acquire) {
+                                        assert!(start.elapsed().as_secs() < 30, "no steal");
+                                        std::thread::yield_now();
+                                    }
+                                }
+                            });
+                            reports.push(rep);
+                            tc.restore();
+                        }
+                        reports
+                    })
+                })
+                .collect();
+            let all: Vec<Vec<IterationReport>> =
+                handles.into_iter().map(|h| h.join().unwrap()).collect();
+            let reps = &all[0];
+            for (it, rep) in reps.iter().enumerate() {
+                assert_eq!(rep.tasks(), size, "{ranks} ranks, iteration {it}");
+            }
+            // The thieves stole spawned subtrees in iteration 0 and kept them as their phases.
+            let thieves = &reps[0].ranks[1..];
+            assert!(
+                thieves.iter().map(|r| r.phases).sum::<u64>() > 0,
+                "{thieves:?}"
+            );
+            assert!(thieves.iter().map(|r| r.steals_successful).sum::<u64>() > 0);
+        }
     }
 
     /// A rank whose task panics makes every other rank stop with an error, never wait forever.

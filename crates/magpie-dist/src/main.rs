@@ -355,9 +355,10 @@ fn iteration_summary(r: &magpie_dist::collection::IterationReport) -> serde_json
     let suc: Vec<f64> = r.ranks.iter().map(|x| x.steals_successful as f64).collect();
     let (am, asd) = mean_std(&att);
     let (sm, ssd) = mean_std(&suc);
+    let phases: Vec<f64> = r.ranks.iter().map(|x| x.phases as f64).collect();
     serde_json::json!({
         "iteration": r.iteration, "time_s": wall, "efficiency": r.efficiency(),
-        "tasks": r.tasks(),
+        "tasks": r.tasks(), "phases": mean_std(&phases).0,
         "steals_attempted": {"mean": am, "std": asd},
         "steals_successful": {"mean": sm, "std": ssd},
     })

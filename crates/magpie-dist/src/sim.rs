@@ -474,7 +474,9 @@ impl Sim {
             for t in ts {
                 n.add(Entry {
                     task: t,
+                    key: t,
                     root: true,
+                    spawned: false,
                 });
             }
         }
@@ -525,7 +527,9 @@ pub fn simulate(cfg: Config) -> Result<Outcome, String> {
         for &t in ts {
             rank.add(Entry {
                 task: t,
+                key: t,
                 root: true,
+                spawned: false,
             });
         }
     }
