@@ -628,6 +628,13 @@ where
         report
     }
 
+    /// The seeds this rank ran in the last `process`, with each one's measured time in
+    /// nanoseconds (measured under the balancers' strategies only, 0 otherwise): what
+    /// `restore` reseeds from.
+    pub fn last_ran(&self) -> impl Iterator<Item = (T, u64)> + '_ {
+        self.ran.iter().map(|&(e, ns)| (e.task, ns))
+    }
+
     /// Reseeds this rank for the next `process` as the strategy says (collective: the
     /// balancers gather every rank's measured tasks, retentive stealing every rank's retained
     /// spawned tasks' keys).

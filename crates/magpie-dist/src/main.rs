@@ -42,6 +42,9 @@
 //!   termination message N times through the collection's transport and rank 0 tries N steals
 //!   from rank 1's empty deque; prints the one-way message time and the empty attempt's time,
 //!   in nanoseconds, as JSON (the simulator's `message_ns`).
+//! - `magpie-dist selftest balance [--tasks N]` (MPI): each rank seeds N tasks of skewed cost and
+//!   runs them under each balancer; the placement the ranks get under MPI must equal the one
+//!   computed in one process from the same measurements. Exit 1 if not.
 //!
 //! Bad options exit 2 with a message.
 
@@ -51,7 +54,7 @@ use std::process::ExitCode;
 mod simulate;
 
 const USAGE: &str = "usage: magpie-dist run uts|hf|tce [options] | simulate hf|tce [options] | \
-balance [options] | selftest deque|latency [--tasks N]   (see the binary's doc for options)";
+balance [options] | selftest deque|latency|balance [--tasks N]   (see the binary's doc for options)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -81,10 +84,14 @@ fn main() -> ExitCode {
                 Ok(n) => selftest_latency(n),
                 Err(e) => usage_error(&e),
             },
+            Some("balance") => match parse_tasks(&args[2..]) {
+                Ok(n) => selftest_balance(n),
+                Err(e) => usage_error(&e),
+            },
             Some(other) => usage_error(&format!(
-                "unknown selftest '{other}' (expected deque or latency)"
+                "unknown selftest '{other}' (expected deque, latency or balance)"
             )),
-            None => usage_error("selftest needs a name (deque or latency)"),
+            None => usage_error("selftest needs a name (deque, latency or balance)"),
         },
         Some(other) => usage_error(&format!("unknown command '{other}'")),
         None => usage_error("no command given"),
@@ -522,6 +529,85 @@ fn selftest_deque(_: u64) -> ExitCode {
 #[cfg(not(feature = "mpi"))]
 fn selftest_latency(_: u64) -> ExitCode {
     selftest_deque(0)
+}
+
+#[cfg(not(feature = "mpi"))]
+fn selftest_balance(_: u64) -> ExitCode {
+    selftest_deque(0)
+}
+
+/// `selftest balance`: the balancers under MPI place exactly as in one process. Each rank
+/// seeds N tasks whose costs are skewed (rank r's task i spins `1 + (r·7 + i) mod 13` times 20
+/// µs, rank 0's doubled), runs them under `plb-centralized`, then `plb-hierarchical`: after
+/// each strategy's first iteration rank 0 gathers every rank's measured tasks and computes the
+/// placement in-process (`collection::placement`), and the second iteration's tasks per rank,
+/// gathered, must be exactly that placement.
+#[cfg(feature = "mpi")]
+fn selftest_balance(n: u64) -> ExitCode {
+    use magpie_dist::collection::{placement, Comm, Entry, Strategy, TaskCollection};
+    let Some(universe) = magpie_dist::launch::init() else {
+        eprintln!("error: MPI was already initialised");
+        return ExitCode::from(3);
+    };
+    let world = universe.world();
+    let mut ok = true;
+    for strategy in [Strategy::PlbCentralized, Strategy::PlbHierarchical] {
+        let comm: magpie_dist::rma::World<Entry<u64>> =
+            magpie_dist::rma::World::new(mpi::topology::Communicator::duplicate(&world), 1 << 12);
+        let (me, p) = (comm.rank() as u64, comm.size());
+        let mut tc = TaskCollection::new(comm, strategy);
+        for i in 0..n {
+            tc.push(me << 32 | i);
+        }
+        let spin = |id: u64| {
+            let (r, i) = (id >> 32, id & 0xffff_ffff);
+            let units = (1 + (r * 7 + i) % 13) * if r == 0 { 2 } else { 1 };
+            let t = std::time::Instant::now();
+            while t.elapsed() < std::time::Duration::from_micros(20 * units) {
+                std::hint::spin_loop();
+            }
+        };
+        tc.process(|id, _| spin(id));
+        let measured: Vec<(u64, u64)> = tc.last_ran().collect();
+        let all = tc.comm().all_gather(measured);
+        let want = placement(strategy, Default::default(), &all);
+        tc.restore();
+        let mut mine = Vec::new();
+        tc.process(|id, _| mine.push(id));
+        let mut got = tc.comm().all_gather(mine);
+        let mut want = want;
+        for v in got.iter_mut().chain(want.iter_mut()) {
+            v.sort_unstable();
+        }
+        if me == 0 {
+            let moved = (0..p)
+                .map(|r| got[r].iter().filter(|&&id| id >> 32 != r as u64).count())
+                .sum::<usize>();
+            let same = got == want;
+            println!(
+                "{}: {p} ranks, {} tasks, {moved} moved by the balancer; placement {} the \
+                 in-process one",
+                strategy.name(),
+                n * p as u64,
+                if same { "equals" } else { "DIFFERS FROM" }
+            );
+            ok &= same;
+        }
+    }
+    if world_rank_is_0(&world) {
+        if ok {
+            println!("ok: both balancers placed as in one process");
+        } else {
+            eprintln!("error: a balancer placed differently under MPI");
+            return ExitCode::from(1);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+#[cfg(feature = "mpi")]
+fn world_rank_is_0(w: &mpi::topology::SimpleCommunicator) -> bool {
+    mpi::topology::Communicator::rank(w) == 0
 }
 
 /// `selftest latency`: what the simulator's model needs that a run's report does not show.

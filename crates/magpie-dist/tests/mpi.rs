@@ -187,3 +187,25 @@ fn a_pool_inside_each_rank_and_the_timeline_and_latency() {
     let o = mpirun(1, &["selftest", "latency"]).unwrap();
     assert_eq!(o.status.code(), Some(2), "one rank is a clear error");
 }
+
+/// The balancers place under MPI exactly as in one process, from the same measurements, at 2-4
+/// ranks.
+#[test]
+fn the_balancers_place_under_mpi_as_in_one_process() {
+    for ranks in [2, 3, 4] {
+        let Some(o) = mpirun(ranks, &["selftest", "balance", "--tasks", "20"]) else {
+            return;
+        };
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{ranks} ranks: {out}\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            out.contains("ok: both balancers placed as in one process"),
+            "{out}"
+        );
+        assert_eq!(out.matches("equals the in-process one").count(), 2, "{out}");
+    }
+}
