@@ -93,18 +93,26 @@ fn e_rows(n: usize, t: usize, first: usize, ey: &mut [f64], ex: &mut [f64], hz: 
         .enumerate()
     {
         let i = first + r;
-        let h = &hz[i * n..(i + 1) * n];
-        if i == 0 {
-            ey_row.fill(fict(t));
-        } else {
-            let h_up = &hz[(i - 1) * n..i * n];
+        let h_up = (i > 0).then(|| &hz[(i - 1) * n..i * n]);
+        e_row(t, ey_row, ex_row, &hz[i * n..(i + 1) * n], h_up);
+    }
+}
+
+/// The electric update of step `t` on one row: `ey`'s and `ex`'s row from `hz`'s row `h` and
+/// the one above it (`None` for row 0, whose `ey` takes the source value). (Public for the
+/// spliced FDTD of `magpie-splice`, which must compute the same bits.)
+#[inline]
+pub fn e_row(t: usize, ey_row: &mut [f64], ex_row: &mut [f64], h: &[f64], h_up: Option<&[f64]>) {
+    match h_up {
+        None => ey_row.fill(fict(t)),
+        Some(h_up) => {
             for ((e, &h), &hp) in ey_row.iter_mut().zip(h).zip(h_up) {
                 *e = e_update(*e, h, hp);
             }
         }
-        for j in 1..n {
-            ex_row[j] = e_update(ex_row[j], h[j], h[j - 1]);
-        }
+    }
+    for j in 1..h.len() {
+        ex_row[j] = e_update(ex_row[j], h[j], h[j - 1]);
     }
 }
 
@@ -125,9 +133,16 @@ fn h_rows(n: usize, first: usize, hz: &mut [f64], ex: &[f64], ey: &[f64]) {
         let x = &ex[i * n..(i + 1) * n];
         let y = &ey[i * n..(i + 1) * n];
         let y_down = &ey[(i + 1) * n..(i + 2) * n];
-        for j in 0..n - 1 {
-            h_row[j] = h_update(h_row[j], x[j + 1], x[j], y_down[j], y[j]);
-        }
+        h_row_update(h_row, x, y, y_down);
+    }
+}
+
+/// The magnetic update on one row (not the last): `hz`'s row from `ex`'s and `ey`'s rows and
+/// `ey`'s next row. (Public for the spliced FDTD of `magpie-splice`.)
+#[inline]
+pub fn h_row_update(h_row: &mut [f64], x: &[f64], y: &[f64], y_down: &[f64]) {
+    for j in 0..h_row.len() - 1 {
+        h_row[j] = h_update(h_row[j], x[j + 1], x[j], y_down[j], y[j]);
     }
 }
 

@@ -110,11 +110,29 @@ fn sweep_rows(n: usize, h2: f64, old: &[f64], f: &[f64], first: usize, out: &mut
         let mid = &old[i * n..(i + 1) * n];
         let down = &old[(i + 1) * n..(i + 2) * n];
         let f_row = &f[i * n..(i + 1) * n];
-        for j in 1..n - 1 {
-            let new = 0.25 * (up[j] + down[j] + mid[j - 1] + mid[j + 1] - h2 * f_row[j]);
-            residual = residual.max((new - mid[j]).abs());
-            out_row[j] = new;
-        }
+        residual = residual.max(sweep_row(h2, up, mid, down, f_row, out_row));
+    }
+    residual
+}
+
+/// Sweeps one interior row: `out`'s interior columns from the old rows `up`, `mid`, `down` and
+/// `f`'s row; returns the row's largest change. (Public for the spliced Jacobi of
+/// `magpie-splice`, which must compute the same bits.)
+#[inline]
+pub fn sweep_row(
+    h2: f64,
+    up: &[f64],
+    mid: &[f64],
+    down: &[f64],
+    f_row: &[f64],
+    out: &mut [f64],
+) -> f64 {
+    let n = mid.len();
+    let mut residual = 0.0f64;
+    for j in 1..n - 1 {
+        let new = 0.25 * (up[j] + down[j] + mid[j - 1] + mid[j + 1] - h2 * f_row[j]);
+        residual = residual.max((new - mid[j]).abs());
+        out[j] = new;
     }
     residual
 }

@@ -1,0 +1,608 @@
+//! The splicing scheduler (the thesis's §7.2, §7.4-7.6), sequential and on magpie's pool.
+//!
+//! # The program
+//!
+//! A *phase* is one call of a recursive function (one time step of a stencil): its *calls*
+//! form a tree ([`Phase::split`] gives a call's children in program order, none for a *step*,
+//! the leaf that does the work), and every call declares its inclusive effect
+//! ([`Phase::effect`]). The program a window of phases stands for is: all of phase 0's steps in
+//! order, then all of phase 1's, and so on. Each step gets a number in that *program order*.
+//!
+//! # Spliced execution, sequentially
+//!
+//! Rather than finishing phase 0 before starting phase 1 (streaming the whole grid through the
+//! cache once per phase), the scheduler walks the phases' trees together, the way the thesis's
+//! threads keep their call stacks in step: at step position `i`, phase 0's `i`-th step, then
+//! phase 1's `i`-th, and so on. A step runs at once if nothing before it in program order that
+//! has not run yet interferes with it; otherwise it is *delayed*. What has not run yet, before
+//! step `(k, i)`, is:
+//!
+//! - of each earlier phase `j < k`: its delayed steps, and its *continuation*, every step after
+//!   position `i`. The continuation's effect is the effects of the calls to the right of the
+//!   path to step `i`, at every level (the right siblings along the path), so it is tested as
+//!   a handful of inclusive effects, never step by step, and the user never writes it;
+//! - of phase `k` itself: its own delayed steps before `i` (the thesis checks only earlier
+//!   phases', which an in-place kernel such as Seidel's breaks).
+//!
+//! After every step that runs, the delayed steps are tried again in program order, and the
+//! first that has become runnable runs at once (before anything else is decided, so the decision
+//! stays true: the thesis decides and then switches threads first). At the end of the walk the
+//! delayed steps run in program order. A step's *interference checks*, the *thread switches*
+//! (consecutive steps of different phases), the *delayed* steps, the *dependences* that delayed
+//! them and the peak bytes held by delayed steps are counted in [`Stats`].
+//!
+//! # In parallel (§7.5, adapted)
+//!
+//! The thesis runs one spliced walk per worker over stolen subtrees and makes workers wait on
+//! each other's delayed steps. Here the same question the walk asks, "which earlier steps
+//! interfere with this one?", is asked once per step up front, with the fast dependence search
+//! of §7.6: descend each earlier phase's tree (and the same phase's, left of the step) and skip
+//! every call whose inclusive effect does not interfere, so a step's search touches the few
+//! calls near it. The answers are the edges of a dependence graph, and magpie's pool runs it:
+//! every step is a task whose count of unfinished predecessors reaches zero when the last one
+//! finishes, which then spawns it. The first steps are spawned in spliced order, and a finished
+//! step's successors are spawned onto its worker's deque (run newest first), so each worker
+//! follows a spliced wavefront through the rows its cache holds and thieves take the older,
+//! farther ones. Adapted because magpie's tasks cannot be paused mid-call, as the thesis's
+//! user-level threads are; a graph of steps needs no pausing, and any order that respects its
+//! edges gives the program's results (every interfering pair runs in program order).
+//!
+//! Results: each step returns an output; a phase's output is its steps' outputs merged in
+//! program order ([`Phase::merge`]), whatever order they ran in, so it is the same bits
+//! sequentially, spliced, or in parallel.
+
+use crate::effect::Effect;
+use crate::grids::Memory;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
+
+/// One call of a recursive function, the unit a window splices (see the module doc).
+pub trait Phase: Sync {
+    /// What a call is (its arguments: e.g. a block of rows).
+    type Node: Clone + Send + Sync;
+    /// What calls declare.
+    type Effect: Effect;
+    /// What steps work on.
+    type Memory: Memory<Self::Effect>;
+    /// What a step returns.
+    type Output: Send;
+
+    /// The phase's top call.
+    fn root(&self) -> Self::Node;
+    /// The call's inclusive effect: everything its steps may read and write.
+    fn effect(&self, node: &Self::Node) -> Self::Effect;
+    /// The call's children in program order; none for a step.
+    fn split(&self, node: &Self::Node) -> Vec<Self::Node>;
+    /// Runs a step with its view of the memory.
+    fn step(
+        &self,
+        node: &Self::Node,
+        view: &mut <Self::Memory as Memory<Self::Effect>>::View<'_>,
+    ) -> Self::Output;
+    /// The output of a phase with no step.
+    fn empty(&self) -> Self::Output;
+    /// Two outputs, `a` from earlier steps than `b`, as one.
+    fn merge(&self, a: Self::Output, b: Self::Output) -> Self::Output;
+}
+
+/// What a run did, summed over its windows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Steps run.
+    pub steps: u64,
+    /// Interference tests made.
+    pub checks: u64,
+    /// Consecutive steps of different phases (sequential runs).
+    pub switches: u64,
+    /// Steps delayed (sequential runs).
+    pub delayed: u64,
+    /// Interferences found: in a sequential run, each delay's cause; in a parallel run, the
+    /// dependence graph's edges.
+    pub dependences: u64,
+    /// The most bytes delayed steps held at once (sequential runs).
+    pub peak_delayed_bytes: u64,
+}
+
+/// How to run a window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Each phase's steps in program order, one phase after the other: the unspliced program.
+    Unspliced,
+    /// The spliced walk on the calling thread.
+    Spliced,
+    /// The dependence graph on the current magpie pool (call inside `Pool::install`).
+    Parallel,
+    /// The dependence graph on the calling thread, each next step drawn at random among the
+    /// runnable ones (xorshift from this seed): any order the graph allows, for tests.
+    Random(u64),
+}
+
+/// A phase's call tree, built before the window runs.
+struct Tree<N, E> {
+    nodes: Vec<TNode<N, E>>,
+    /// The steps, in program order (node indices).
+    leaves: Vec<u32>,
+}
+
+struct TNode<N, E> {
+    node: N,
+    effect: E,
+    parent: u32,
+    children: std::ops::Range<u32>,
+    /// The steps under this call: `leaves[first..end]`.
+    first: u32,
+    end: u32,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl<N: Clone, E: Effect> Tree<N, E> {
+    fn build<P: Phase<Node = N, Effect = E>>(p: &P) -> Tree<N, E> {
+        let mut t = Tree {
+            nodes: Vec::new(),
+            leaves: Vec::new(),
+        };
+        let root = p.root();
+        t.nodes.push(TNode {
+            effect: p.effect(&root),
+            node: root,
+            parent: NONE,
+            children: 0..0,
+            first: 0,
+            end: 0,
+        });
+        t.expand(p, 0);
+        t
+    }
+
+    /// Builds the subtree under node `at` (depth first, so a call's steps are contiguous).
+    fn expand<P: Phase<Node = N, Effect = E>>(&mut self, p: &P, at: u32) {
+        let first = self.leaves.len() as u32;
+        let kids = p.split(&self.nodes[at as usize].node);
+        if kids.is_empty() {
+            self.leaves.push(at);
+        } else {
+            let start = self.nodes.len() as u32;
+            for k in kids {
+                self.nodes.push(TNode {
+                    effect: p.effect(&k),
+                    node: k,
+                    parent: at,
+                    children: 0..0,
+                    first: 0,
+                    end: 0,
+                });
+            }
+            let end = self.nodes.len() as u32;
+            for c in start..end {
+                // The scheduler skips a call's steps when the call does not interfere: a call
+                // that does not cover its children would let interfering steps run together.
+                assert!(
+                    self.nodes[at as usize]
+                        .effect
+                        .covers(&self.nodes[c as usize].effect),
+                    "a call's effect does not cover its child's: declare every call's effect \
+                     inclusive of its steps'"
+                );
+            }
+            self.nodes[at as usize].children = start..end;
+            for c in start..end {
+                self.expand(p, c);
+            }
+        }
+        let n = &mut self.nodes[at as usize];
+        n.first = first;
+        n.end = self.leaves.len() as u32;
+    }
+}
+
+/// A delayed step: its phase and position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Pos {
+    phase: u32,
+    leaf: u32,
+}
+
+/// One window's state.
+struct Window<'w, P: Phase> {
+    phases: &'w [P],
+    trees: Vec<Tree<P::Node, P::Effect>>,
+    /// Each phase's first step number.
+    base: Vec<u64>,
+    stats: Stats,
+}
+
+impl<'w, P: Phase> Window<'w, P> {
+    fn new(phases: &'w [P], seq: u64) -> Window<'w, P> {
+        let trees: Vec<_> = phases.iter().map(Tree::build).collect();
+        let mut base = Vec::with_capacity(trees.len());
+        let mut at = seq;
+        for t in &trees {
+            base.push(at);
+            at += t.leaves.len() as u64;
+        }
+        Window {
+            phases,
+            trees,
+            base,
+            stats: Stats::default(),
+        }
+    }
+
+    fn steps(&self) -> u64 {
+        self.trees.iter().map(|t| t.leaves.len() as u64).sum()
+    }
+
+    fn effect(&self, p: Pos) -> &P::Effect {
+        let t = &self.trees[p.phase as usize];
+        &t.nodes[t.leaves[p.leaf as usize] as usize].effect
+    }
+
+    fn seq(&self, p: Pos) -> u64 {
+        self.base[p.phase as usize] + p.leaf as u64
+    }
+
+    /// Runs step `p` with its view; the output goes to `out`.
+    fn run(&self, mem: &P::Memory, p: Pos) -> P::Output {
+        let t = &self.trees[p.phase as usize];
+        let n = &t.nodes[t.leaves[p.leaf as usize] as usize];
+        // SAFETY: every caller runs a step only when no step that interferes with it is
+        // running, and interfering steps in program order (sequential runs: one step at a time,
+        // delayed while an earlier one interferes; parallel runs: after every earlier
+        // interfering step, by the graph's edges).
+        let mut view = unsafe { mem.view(&n.effect, self.seq(p)) };
+        self.phases[p.phase as usize].step(&n.node, &mut view)
+    }
+
+    /// Whether the steps of phase `j` from position `from` on (its continuation: the steps the
+    /// walk has not reached) interfere with `e`: step `from` and the calls right of the path to
+    /// it, at every level.
+    fn continuation_interferes(&mut self, j: usize, from: u32, e: &P::Effect) -> bool {
+        let t = &self.trees[j];
+        let Some(&first) = t.leaves.get(from as usize) else {
+            return false;
+        };
+        let mut at = first;
+        let mut checks = 1;
+        let mut hit = t.nodes[at as usize].effect.interferes(e);
+        while !hit && t.nodes[at as usize].parent != NONE {
+            let parent = &t.nodes[t.nodes[at as usize].parent as usize];
+            for s in at + 1..parent.children.end {
+                checks += 1;
+                if t.nodes[s as usize].effect.interferes(e) {
+                    hit = true;
+                    break;
+                }
+            }
+            if hit {
+                break;
+            }
+            at = t.nodes[at as usize].parent;
+        }
+        self.stats.checks += checks;
+        hit
+    }
+
+    /// Whether step `p` may run now: no delayed step before it (`delayed` is in program order)
+    /// and no earlier phase's continuation (from `progress[j]`, the first step of phase `j` the
+    /// walk has not reached) interferes.
+    fn ready(&mut self, p: Pos, delayed: &[Pos], progress: &[u32]) -> bool {
+        let e: *const P::Effect = self.effect(p);
+        // SAFETY: `self.trees` is not changed while `e` is used (only `stats` is).
+        let e = unsafe { &*e };
+        for &d in delayed {
+            if d >= p {
+                break;
+            }
+            self.stats.checks += 1;
+            if self.effect(d).interferes(e) {
+                return false;
+            }
+        }
+        (0..p.phase as usize).all(|j| {
+            #[cfg(test)]
+            if tests::SKIP_PREVIOUS_CONTINUATION.with(|m| m.get()) && j + 1 == p.phase as usize {
+                return true;
+            }
+            !self.continuation_interferes(j, progress[j], e)
+        })
+    }
+
+    fn spliced(&mut self, mem: &P::Memory, outs: &mut [Option<P::Output>]) {
+        let mut delayed: Vec<Pos> = Vec::new();
+        let mut delayed_bytes = 0u64;
+        let mut last_phase = u32::MAX;
+        let held = |w: &Self, p: Pos| {
+            (std::mem::size_of::<Pos>() + std::mem::size_of::<P::Node>() + w.effect(p).bytes())
+                as u64
+        };
+        let index = |w: &Self, p: Pos| (w.seq(p) - w.base[0]) as usize;
+        let longest = self.trees.iter().map(|t| t.leaves.len()).max().unwrap_or(0);
+        let mut progress = vec![0u32; self.trees.len()];
+        for i in 0..longest as u32 {
+            for k in 0..self.trees.len() as u32 {
+                if i as usize >= self.trees[k as usize].leaves.len() {
+                    continue;
+                }
+                let p = Pos { phase: k, leaf: i };
+                progress[k as usize] = i + 1;
+                if !self.ready(p, &delayed, &progress) {
+                    self.stats.delayed += 1;
+                    self.stats.dependences += 1;
+                    let at = delayed.partition_point(|&d| d < p);
+                    delayed.insert(at, p);
+                    delayed_bytes += held(self, p);
+                    self.stats.peak_delayed_bytes =
+                        self.stats.peak_delayed_bytes.max(delayed_bytes);
+                    continue;
+                }
+                let mut next = Some(p);
+                // Run it, then every delayed step that has become runnable, earliest first,
+                // each at once.
+                while let Some(q) = next.take() {
+                    if q.phase != last_phase {
+                        self.stats.switches += u64::from(last_phase != u32::MAX);
+                        last_phase = q.phase;
+                    }
+                    outs[index(self, q)] = Some(self.run(mem, q));
+                    self.stats.steps += 1;
+                    for at in 0..delayed.len() {
+                        let d = delayed[at];
+                        if self.ready(d, &delayed[..at], &progress) {
+                            delayed.remove(at);
+                            delayed_bytes -= held(self, d);
+                            next = Some(d);
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        // What is left runs in program order; every step before each has run by then.
+        for d in delayed {
+            if d.phase != last_phase {
+                self.stats.switches += u64::from(last_phase != u32::MAX);
+                last_phase = d.phase;
+            }
+            outs[index(self, d)] = Some(self.run(mem, d));
+            self.stats.steps += 1;
+        }
+    }
+
+    fn unspliced(&mut self, mem: &P::Memory, outs: &mut [Option<P::Output>]) {
+        let mut at = 0;
+        for k in 0..self.trees.len() as u32 {
+            for i in 0..self.trees[k as usize].leaves.len() as u32 {
+                outs[at] = Some(self.run(mem, Pos { phase: k, leaf: i }));
+                at += 1;
+                self.stats.steps += 1;
+            }
+            self.stats.switches += u64::from(k > 0);
+        }
+    }
+
+    /// Every step that comes before `p` in program order and interferes with it, found by
+    /// descending each phase's tree through the calls whose inclusive effect interferes.
+    fn predecessors(&self, p: Pos, out: &mut Vec<u32>, checks: &mut u64) {
+        let e = self.effect(p);
+        for j in 0..=p.phase as usize {
+            let t = &self.trees[j];
+            // In phase `p`'s own tree only the steps left of `p` come before it.
+            let limit = if j == p.phase as usize {
+                p.leaf
+            } else {
+                t.leaves.len() as u32
+            };
+            let mut stack = vec![0u32];
+            while let Some(n) = stack.pop() {
+                let node = &t.nodes[n as usize];
+                if node.first >= limit {
+                    continue;
+                }
+                *checks += 1;
+                if !node.effect.interferes(e) {
+                    continue;
+                }
+                if node.children.is_empty() {
+                    out.push((self.base[j] - self.base[0]) as u32 + node.first);
+                } else {
+                    stack.extend(node.children.clone().rev());
+                }
+            }
+        }
+    }
+
+    /// Every step's position, its successors and its count of predecessors.
+    fn graph(&mut self) -> (Vec<Pos>, Vec<Vec<u32>>, Vec<AtomicU32>) {
+        let n = self.steps() as usize;
+        let pos: Vec<Pos> = (0..self.trees.len() as u32)
+            .flat_map(|k| {
+                (0..self.trees[k as usize].leaves.len() as u32)
+                    .map(move |i| Pos { phase: k, leaf: i })
+            })
+            .collect();
+        let mut succs: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let preds: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
+        let mut found = Vec::new();
+        let mut checks = 0;
+        for (s, &p) in pos.iter().enumerate() {
+            found.clear();
+            self.predecessors(p, &mut found, &mut checks);
+            preds[s].store(found.len() as u32, Ordering::Relaxed);
+            for &q in &found {
+                succs[q as usize].push(s as u32);
+            }
+            self.stats.dependences += found.len() as u64;
+        }
+        self.stats.checks += checks;
+        (pos, succs, preds)
+    }
+
+    fn random(&mut self, mem: &P::Memory, outs: &mut [Option<P::Output>], seed: u64) {
+        let (pos, succs, preds) = self.graph();
+        let mut ready: Vec<u32> = (0..pos.len() as u32)
+            .filter(|&s| preds[s as usize].load(Ordering::Relaxed) == 0)
+            .collect();
+        let mut rng = seed | 1;
+        while !ready.is_empty() {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let s = ready.swap_remove((rng % ready.len() as u64) as usize);
+            outs[s as usize] = Some(self.run(mem, pos[s as usize]));
+            self.stats.steps += 1;
+            for &t in &succs[s as usize] {
+                if preds[t as usize].fetch_sub(1, Ordering::Relaxed) == 1 {
+                    ready.push(t);
+                }
+            }
+        }
+    }
+
+    fn parallel(&mut self, mem: &P::Memory, outs: &mut [Option<P::Output>]) {
+        let (pos, succs, preds) = self.graph();
+        let n = pos.len();
+        // The first steps, in spliced order (position, then phase), spawned in reverse so the
+        // earliest is on top of the deque.
+        let mut first: Vec<u32> = (0..n as u32)
+            .filter(|&s| preds[s as usize].load(Ordering::Relaxed) == 0)
+            .collect();
+        first.sort_by_key(|&s| (pos[s as usize].leaf, pos[s as usize].phase));
+        let slots: Vec<Mutex<Option<P::Output>>> = (0..n).map(|_| Mutex::new(None)).collect();
+        let g = Graph {
+            w: &*self,
+            mem,
+            pos: &pos,
+            succs: &succs,
+            preds: &preds,
+            slots: &slots,
+        };
+        magpie::scope(|sc| {
+            for &s in first.iter().rev() {
+                let g = &g;
+                sc.spawn(move |sc| g.run_from(sc, s));
+            }
+        });
+        for (o, s) in outs.iter_mut().zip(slots) {
+            *o = s.into_inner().unwrap_or_else(|e| e.into_inner());
+        }
+        self.stats.steps += n as u64;
+    }
+}
+
+/// The dependence graph of a parallel window.
+struct Graph<'g, 'w, P: Phase> {
+    w: &'g Window<'w, P>,
+    mem: &'g P::Memory,
+    pos: &'g [Pos],
+    succs: &'g [Vec<u32>],
+    /// Unfinished predecessors per step.
+    preds: &'g [AtomicU32],
+    slots: &'g [Mutex<Option<P::Output>>],
+}
+
+impl<'g, P: Phase> Graph<'g, '_, P> {
+    fn run_from<'s>(&'s self, sc: &magpie::Scope<'s>, s: u32)
+    where
+        'g: 's,
+    {
+        let out = self.w.run(self.mem, self.pos[s as usize]);
+        *self.slots[s as usize]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(out);
+        // AcqRel: the step's writes happen before a successor that sees the count reach 0.
+        for &t in self.succs[s as usize].iter().rev() {
+            if self.preds[t as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                sc.spawn(move |sc| self.run_from(sc, t));
+            }
+        }
+    }
+}
+
+/// Runs `phases` in windows of `window` phases (the last may be shorter) as `mode` says, on
+/// `mem`; returns each phase's output and the statistics. A window of 1 is the unspliced
+/// program whatever the mode.
+pub fn run<P: Phase>(
+    phases: &[P],
+    mem: &mut P::Memory,
+    window: usize,
+    mode: Mode,
+) -> (Vec<P::Output>, Stats) {
+    let window = window.max(1);
+    let mut outputs = Vec::with_capacity(phases.len());
+    let mut stats = Stats::default();
+    let mut seq = 0u64;
+    for chunk in phases.chunks(window) {
+        let mut w = Window::new(chunk, seq);
+        // The shadow checker's plan (a no-op unless the memory checks).
+        for (k, t) in w.trees.iter().enumerate() {
+            for (i, &l) in t.leaves.iter().enumerate() {
+                mem.plan(w.base[k] + i as u64, &t.nodes[l as usize].effect);
+            }
+        }
+        let n = w.steps() as usize;
+        let mut outs: Vec<Option<P::Output>> = (0..n).map(|_| None).collect();
+        let mem: &P::Memory = mem;
+        match mode {
+            _ if chunk.len() == 1 => w.unspliced(mem, &mut outs),
+            Mode::Unspliced => w.unspliced(mem, &mut outs),
+            Mode::Spliced => w.spliced(mem, &mut outs),
+            Mode::Parallel => w.parallel(mem, &mut outs),
+            Mode::Random(seed) => w.random(mem, &mut outs, seed),
+        }
+        let mut it = outs.into_iter();
+        for (k, t) in w.trees.iter().enumerate() {
+            let p = &chunk[k];
+            let mut acc = p.empty();
+            for _ in 0..t.leaves.len() {
+                let o = it.next().flatten().expect("every step ran");
+                acc = p.merge(acc, o);
+            }
+            outputs.push(acc);
+        }
+        seq += n as u64;
+        stats.steps += w.stats.steps;
+        stats.checks += w.stats.checks;
+        stats.switches += w.stats.switches;
+        stats.delayed += w.stats.delayed;
+        stats.dependences += w.stats.dependences;
+        stats.peak_delayed_bytes = stats.peak_delayed_bytes.max(w.stats.peak_delayed_bytes);
+    }
+    (outputs, stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::Seidel;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// A planted scheduler bug: the walk ignores the previous phase's continuation.
+        pub(super) static SKIP_PREVIOUS_CONTINUATION: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Mutation test of the scheduler: with the previous phase's continuation ignored, a step
+    /// of Seidel's next sweep overwrites rows the current sweep has still to read. The shadow
+    /// checker names the read that saw the wrong writer; without the planted bug the same run
+    /// passes it and matches the plain loops.
+    #[test]
+    fn the_shadow_checker_catches_a_planted_scheduler_bug() {
+        let n = 20;
+        let phases = Seidel::phases(n, 4, 2);
+        let mut ok = Seidel::grids(n).check();
+        run(&phases, &mut ok, 4, Mode::Spliced);
+        let mut want = Seidel::grids(n);
+        Seidel::plain(n, 4, want.buffer_mut(0));
+        assert_eq!(ok.buffer(0), want.buffer(0));
+        SKIP_PREVIOUS_CONTINUATION.with(|m| m.set(true));
+        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut g = Seidel::grids(n).check();
+            run(&phases, &mut g, 4, Mode::Spliced);
+        }));
+        SKIP_PREVIOUS_CONTINUATION.with(|m| m.set(false));
+        let err = err.expect_err("the planted bug must be caught");
+        let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(msg.starts_with("shadow check: step"), "{msg}");
+    }
+}

@@ -1,0 +1,306 @@
+//! Every kernel, spliced, bit-identical to its unspliced twin: windows 1-16, several grains,
+//! sequentially, in parallel at 1 and 2 workers and in random orders of the dependence graph,
+//! from tiny and odd sizes up, with the shadow checker on. And against the suite's own kernels
+//! where a run has the suite's step count.
+
+use magpie_splice::kernels::{Fdtd, Heat, Jacobi, Seidel};
+use magpie_splice::splice::{run, Mode, Phase};
+use magpie_splice::{Grids, Memory, Rows};
+
+/// Runs `phases` on fresh grids (shadow-checked) unspliced and as `mode` with `window`: the
+/// buffers and the phases' outputs must be bit-identical.
+fn same<P, O>(what: &str, grids: impl Fn() -> Grids, phases: &[P], window: usize, mode: Mode)
+where
+    P: Phase<Effect = Rows, Memory = Grids, Output = O>,
+    O: PartialEq + std::fmt::Debug,
+{
+    let mut want = grids().check();
+    let (want_out, _) = run(phases, &mut want, 1, Mode::Unspliced);
+    let mut got = grids().check();
+    let (got_out, stats) = run(phases, &mut got, window, mode);
+    assert_eq!(got_out, want_out, "{what}: window {window}, {mode:?}");
+    let steps: u64 = stats.steps;
+    assert!(steps > 0);
+    for b in 0..want.buffers() {
+        let (w, g) = (want.buffer(b).to_vec(), got.buffer(b));
+        assert!(
+            w.iter().zip(g).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{what}: window {window}, {mode:?}: buffer {b} differs"
+        );
+    }
+}
+
+fn pool(workers: usize) -> magpie::Pool {
+    magpie::Pool::builder().workers(workers).build().unwrap()
+}
+
+fn every_mode<P, O>(what: &str, grids: impl Fn() -> Grids + Sync, phases: &[P])
+where
+    P: Phase<Effect = Rows, Memory = Grids, Output = O> + Sync,
+    O: PartialEq + std::fmt::Debug + Send,
+{
+    for window in [1, 2, 3, 5, 8, 16] {
+        same(what, &grids, phases, window, Mode::Spliced);
+        for seed in [1, 7, 1234] {
+            same(what, &grids, phases, window, Mode::Random(seed));
+        }
+        for workers in [1, 2] {
+            pool(workers).install(|| same(what, &grids, phases, window, Mode::Parallel));
+        }
+    }
+}
+
+#[test]
+fn heat_spliced_is_bit_identical_at_every_window_grain_and_size() {
+    for n in [3, 4, 5, 9, 33] {
+        for grain in [1, 2, 5] {
+            let phases = Heat::phases(n, 7, grain);
+            every_mode(
+                &format!("heat n={n} grain={grain}"),
+                || Heat::grids(n),
+                &phases,
+            );
+        }
+    }
+}
+
+#[test]
+fn jacobi_spliced_is_bit_identical_and_keeps_each_steps_residual() {
+    for n in [3, 5, 17, 40] {
+        for grain in [1, 3] {
+            let phases = Jacobi::phases(n, 6, grain);
+            every_mode(
+                &format!("jacobi n={n} grain={grain}"),
+                || Jacobi::grids(n),
+                &phases,
+            );
+        }
+    }
+}
+
+#[test]
+fn seidel_in_place_spliced_is_bit_identical_to_the_plain_loops() {
+    for n in [3, 4, 5, 12, 31] {
+        for grain in [1, 2, 4] {
+            let phases = Seidel::phases(n, 6, grain);
+            every_mode(
+                &format!("seidel n={n} grain={grain}"),
+                || Seidel::grids(n),
+                &phases,
+            );
+            let mut plain = Seidel::grids(n);
+            Seidel::plain(n, 6, plain.buffer_mut(0));
+            let mut spliced = Seidel::grids(n);
+            run(&phases, &mut spliced, 6, Mode::Spliced);
+            assert_eq!(spliced.buffer(0), plain.buffer(0), "n={n} grain={grain}");
+        }
+    }
+}
+
+#[test]
+fn fdtd_spliced_is_bit_identical_at_every_window() {
+    for n in [3, 4, 5, 19] {
+        for grain in [1, 3] {
+            let phases = Fdtd::phases(n, 5, grain);
+            every_mode(
+                &format!("fdtd n={n} grain={grain}"),
+                || Fdtd::grids(n),
+                &phases,
+            );
+        }
+    }
+}
+
+/// With the suite's step counts, the spliced kernels give the suite's own serial results.
+#[test]
+fn the_spliced_kernels_compute_the_suites_bits() {
+    let n = 48;
+    let steps = magpie_bench::heat::STEPS;
+    let mut g = Heat::grids(n);
+    run(&Heat::phases(n, steps, 4), &mut g, 8, Mode::Spliced);
+    let mut want = magpie_bench::heat::input(n as u64);
+    magpie_bench::heat::serial(n as u64, &mut want);
+    assert_eq!(g.buffer(steps % 2), &want[..]);
+
+    let steps = magpie_bench::jacobi::STEPS;
+    let mut g = Jacobi::grids(n);
+    let (res, _) = run(&Jacobi::phases(n, steps, 4), &mut g, 4, Mode::Spliced);
+    let mut p = magpie_bench::jacobi::input(n as u64);
+    let want_res = magpie_bench::jacobi::serial(n as u64, &mut p);
+    assert_eq!(g.buffer(steps % 2), &p.grid[..]);
+    assert_eq!(res.last().copied(), Some(want_res));
+
+    let steps = magpie_bench::fdtd2d::STEPS;
+    let mut g = Fdtd::grids(n);
+    run(&Fdtd::phases(n, steps, 4), &mut g, 8, Mode::Spliced);
+    let mut f = magpie_bench::fdtd2d::input(n);
+    magpie_bench::fdtd2d::plain(&mut f);
+    assert_eq!(g.buffer(0), &f.ey[..]);
+    assert_eq!(g.buffer(1), &f.ex[..]);
+    assert_eq!(g.buffer(2), &f.hz[..]);
+}
+
+/// A phase that records the order its steps ran in (by their program-order numbers).
+struct Traced<'a> {
+    inner: Heat,
+    order: &'a std::sync::Mutex<Vec<u64>>,
+}
+
+impl Phase for Traced<'_> {
+    type Node = std::ops::Range<usize>;
+    type Effect = Rows;
+    type Memory = Grids;
+    type Output = ();
+    fn root(&self) -> Self::Node {
+        self.inner.root()
+    }
+    fn effect(&self, b: &Self::Node) -> Rows {
+        self.inner.effect(b)
+    }
+    fn split(&self, b: &Self::Node) -> Vec<Self::Node> {
+        self.inner.split(b)
+    }
+    fn step(&self, b: &Self::Node, v: &mut <Grids as Memory<Rows>>::View<'_>) {
+        self.order.lock().unwrap().push(v.seq());
+        self.inner.step(b, v)
+    }
+    fn empty(&self) {}
+    fn merge(&self, _: (), _: ()) {}
+}
+
+fn traced(window: usize, mode: Mode) -> (Vec<u64>, magpie_splice::Stats) {
+    let order = std::sync::Mutex::new(Vec::new());
+    let n = 40;
+    let phases: Vec<Traced> = Heat::phases(n, 6, 4)
+        .into_iter()
+        .map(|inner| Traced {
+            inner,
+            order: &order,
+        })
+        .collect();
+    let (_, stats) = run(&phases, &mut Heat::grids(n), window, mode);
+    (order.into_inner().unwrap(), stats)
+}
+
+/// Window 1 is the unspliced program step for step, in every mode; a wider window interleaves
+/// the phases (and says so in its statistics).
+#[test]
+fn window_1_runs_the_unspliced_order_and_wider_windows_interleave() {
+    let (plain, _) = traced(1, Mode::Unspliced);
+    let steps = plain.len() as u64;
+    assert_eq!(plain, (0..steps).collect::<Vec<_>>());
+    for mode in [Mode::Spliced, Mode::Random(3)] {
+        assert_eq!(traced(1, mode).0, plain, "{mode:?}");
+    }
+    let (spliced, stats) = traced(6, Mode::Spliced);
+    let mut sorted = spliced.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, plain, "every step once");
+    assert_ne!(spliced, plain, "interleaved");
+    assert_eq!(stats.steps, steps);
+    assert!(stats.switches > 6 && stats.delayed > 0 && stats.checks > 0);
+    assert!(stats.peak_delayed_bytes > 0);
+    // Heat at grain 4 over 38 interior rows: each later phase trails the one before by about a
+    // block, so a step of phase k runs before phase 0 has finished.
+    let first_of_last = spliced.iter().position(|&s| s >= 5 * steps / 6).unwrap();
+    let last_of_first = spliced.iter().rposition(|&s| s < steps / 6).unwrap();
+    assert!(
+        first_of_last < last_of_first,
+        "phase 5 starts before phase 0 ends"
+    );
+}
+
+/// A step that reads a row it did not declare is stopped by its view, whatever the mode: the
+/// mutation "shrink one declared read by a row".
+#[test]
+fn a_step_reading_past_its_declared_rows_is_caught() {
+    struct Shrunk(Heat);
+    impl Phase for Shrunk {
+        type Node = std::ops::Range<usize>;
+        type Effect = Rows;
+        type Memory = Grids;
+        type Output = ();
+        fn root(&self) -> Self::Node {
+            self.0.root()
+        }
+        fn effect(&self, b: &Self::Node) -> Rows {
+            let mut e = self.0.effect(b);
+            // The step at rows 9..: one row fewer read above.
+            if b.start == 9 && self.0.split(b).is_empty() {
+                e.reads[0].rows.start += 1;
+            }
+            e
+        }
+        fn split(&self, b: &Self::Node) -> Vec<Self::Node> {
+            self.0.split(b)
+        }
+        fn step(&self, b: &Self::Node, v: &mut <Grids as Memory<Rows>>::View<'_>) {
+            self.0.step(b, v)
+        }
+        fn empty(&self) {}
+        fn merge(&self, _: (), _: ()) {}
+    }
+    let n = 34;
+    for mode in [Mode::Spliced, Mode::Random(5), Mode::Parallel] {
+        let phases: Vec<Shrunk> = Heat::phases(n, 4, 8).into_iter().map(Shrunk).collect();
+        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pool(2).install(|| run(&phases, &mut Heat::grids(n).check(), 4, mode))
+        }))
+        .expect_err("caught");
+        let msg = err
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        assert!(
+            msg.contains("reads row 8 of buffer") && msg.contains("does not declare read"),
+            "{mode:?}: {msg}"
+        );
+    }
+}
+
+/// A call whose effect does not cover its children's is refused before anything runs (the
+/// scheduler's shortcuts rely on inclusive call effects).
+#[test]
+fn a_call_that_does_not_cover_its_steps_is_refused() {
+    struct Narrow(Heat);
+    impl Phase for Narrow {
+        type Node = std::ops::Range<usize>;
+        type Effect = Rows;
+        type Memory = Grids;
+        type Output = ();
+        fn root(&self) -> Self::Node {
+            self.0.root()
+        }
+        fn effect(&self, b: &Self::Node) -> Rows {
+            let mut e = self.0.effect(b);
+            if *b == self.0.root() {
+                e.writes[0].rows.end -= 1;
+            }
+            e
+        }
+        fn split(&self, b: &Self::Node) -> Vec<Self::Node> {
+            self.0.split(b)
+        }
+        fn step(&self, b: &Self::Node, v: &mut <Grids as Memory<Rows>>::View<'_>) {
+            self.0.step(b, v)
+        }
+        fn empty(&self) {}
+        fn merge(&self, _: (), _: ()) {}
+    }
+    let n = 20;
+    let phases: Vec<Narrow> = Heat::phases(n, 2, 4).into_iter().map(Narrow).collect();
+    let mut g = Heat::grids(n);
+    let before = g.buffer(1).to_vec();
+    let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run(&phases, &mut g, 2, Mode::Spliced)
+    }))
+    .expect_err("refused");
+    let msg = err
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    assert!(msg.contains("does not cover its child"), "{msg}");
+    assert_eq!(g.buffer(1), &before[..], "nothing ran");
+}
