@@ -57,6 +57,11 @@ pub enum Command {
     /// each program's mean time co-running against its mean time alone, and a plot of the cores
     /// each one held and used.
     Corun(CorunArgs),
+    /// Data-effect splicing (Lifflander's thesis, Ch. 7): one stencil run with a window of time
+    /// steps spliced (interleaved at run time from the rows each step declares) against the
+    /// same steps one after another, and rayon running the suite's unspliced recursion; the
+    /// spliced grid must equal the unspliced one bit for bit on every run.
+    Splice(SpliceArgs),
     /// One program of `magpie corun` (internal): runs a kernel over and over on a pool built from
     /// the environment, printing one JSON line per run, until stdin closes.
     #[command(hide = true)]
@@ -261,6 +266,49 @@ pub enum ShareAction {
     /// creates or changes the table. No table yet is not an error; a table magpie would refuse is
     /// (exit 2).
     Status(ShareStatusArgs),
+}
+
+/// `magpie splice`.
+#[derive(Args, Debug)]
+pub struct SpliceArgs {
+    /// heat, jacobi, fdtd-2d (the suite's kernels) or seidel-2d (in place).
+    #[arg(value_parser = ["heat", "jacobi", "fdtd-2d", "seidel-2d"])]
+    pub kernel: String,
+    /// Grid side.
+    #[arg(long, default_value_t = 1024, value_parser = parse_splice_n)]
+    pub n: usize,
+    /// Time steps [default: the suite's: heat 20, jacobi 10, fdtd-2d 100; seidel-2d 20].
+    #[arg(long, value_parser = parse_positive)]
+    pub steps: Option<usize>,
+    /// Time steps spliced together (1: unspliced).
+    #[arg(long, default_value_t = 8, value_parser = parse_positive)]
+    pub window: usize,
+    /// Rows per step (the leaves of the row-halving recursion).
+    #[arg(long, default_value_t = 8, value_parser = parse_positive)]
+    pub grain: usize,
+    /// Workers: 1 runs the spliced walk on one thread, more the dependence graph on a pool.
+    #[arg(long, default_value_t = 1, value_parser = parse_workers)]
+    pub workers: usize,
+    /// Timed runs of each version (medians are reported).
+    #[arg(long, default_value_t = 3, value_parser = parse_positive)]
+    pub runs: usize,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_positive(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
+        _ => Err("expected a whole number from 1 to 1000000".into()),
+    }
+}
+
+fn parse_splice_n(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (3..=16384).contains(&n) => Ok(n),
+        _ => Err("expected a grid side from 3 to 16384".into()),
+    }
 }
 
 /// `magpie share status`.

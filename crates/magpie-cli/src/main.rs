@@ -22,6 +22,7 @@ mod locality;
 mod report;
 mod schedule;
 mod share;
+mod splice;
 mod suite;
 mod trace;
 
@@ -122,6 +123,7 @@ fn main() -> ExitCode {
         cli::Command::Locality(a) => locality::run(a),
         cli::Command::Share(a) => share::run(a),
         cli::Command::Corun(a) => corun::run(a),
+        cli::Command::Splice(a) => splice::run(a),
         cli::Command::CorunChild(a) => corun::child::run(a),
     };
     match r {

@@ -521,7 +521,8 @@ impl<'g, P: Phase> Graph<'g, '_, P> {
 
 /// Runs `phases` in windows of `window` phases (the last may be shorter) as `mode` says, on
 /// `mem`; returns each phase's output and the statistics. A window of 1 is the unspliced
-/// program whatever the mode.
+/// program: on one thread, step for step; in parallel, each phase's steps as a graph on the
+/// pool, one phase after the other (the fork-join program).
 pub fn run<P: Phase>(
     phases: &[P],
     mem: &mut P::Memory,
@@ -544,7 +545,8 @@ pub fn run<P: Phase>(
         let mut outs: Vec<Option<P::Output>> = (0..n).map(|_| None).collect();
         let mem: &P::Memory = mem;
         match mode {
-            _ if chunk.len() == 1 => w.unspliced(mem, &mut outs),
+            // One phase on one thread: nothing to splice.
+            Mode::Spliced | Mode::Random(_) if chunk.len() == 1 => w.unspliced(mem, &mut outs),
             Mode::Unspliced => w.unspliced(mem, &mut outs),
             Mode::Spliced => w.spliced(mem, &mut outs),
             Mode::Parallel => w.parallel(mem, &mut outs),

@@ -1,0 +1,246 @@
+//! `magpie splice`: one stencil of `magpie-splice` run spliced against unspliced (and against
+//! rayon running the suite's own unspliced recursion when the step count is the suite's),
+//! alternating the versions run by run, every spliced result compared bit for bit with the
+//! unspliced one. Prints medians, the ratio, the scheduler's statistics and `verified`.
+
+use crate::cli::SpliceArgs;
+use crate::Failure;
+use magpie_splice::kernels::{Fdtd, Heat, Jacobi, Seidel};
+use magpie_splice::splice::{run as splice_run, Mode, Phase};
+use magpie_splice::{Grids, Rows, Stats};
+use serde_json::json;
+use std::time::Instant;
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// A checksum of every buffer's bits, for the answer a user can compare.
+fn checksum(g: &mut Grids) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for b in 0..g.buffers() {
+        for x in g.buffer(b) {
+            h = (h ^ x.to_bits()).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    h
+}
+
+struct Measured {
+    spliced: Vec<f64>,
+    unspliced: Vec<f64>,
+    rayon: Vec<f64>,
+    stats: Stats,
+    checksum: u64,
+}
+
+/// Times the versions `a.runs` times each, alternating; checks every spliced run's buffers
+/// against the unspliced run's.
+fn measure<P>(
+    a: &SpliceArgs,
+    pool: &magpie::Pool,
+    grids: &dyn Fn() -> Grids,
+    phases: &[P],
+    rayon: Option<&dyn Fn() -> f64>,
+) -> Result<Measured, Failure>
+where
+    P: Phase<Effect = Rows, Memory = Grids> + Sync,
+    P::Output: Send,
+{
+    let mode = if a.workers == 1 {
+        Mode::Spliced
+    } else {
+        Mode::Parallel
+    };
+    // Unspliced: the same steps one phase after another (on the pool, each phase's steps as
+    // a graph, when there are several workers).
+    let plain_mode = if a.workers == 1 {
+        Mode::Unspliced
+    } else {
+        Mode::Parallel
+    };
+    let mut m = Measured {
+        spliced: Vec::new(),
+        unspliced: Vec::new(),
+        rayon: Vec::new(),
+        stats: Stats::default(),
+        checksum: 0,
+    };
+    for _ in 0..a.runs {
+        let mut plain = grids();
+        let t = Instant::now();
+        pool.install(|| splice_run(phases, &mut plain, 1, plain_mode));
+        m.unspliced.push(t.elapsed().as_secs_f64());
+        let mut spliced = grids();
+        let t = Instant::now();
+        let (_, stats) = pool.install(|| splice_run(phases, &mut spliced, a.window, mode));
+        m.spliced.push(t.elapsed().as_secs_f64());
+        m.stats = stats;
+        for b in 0..plain.buffers() {
+            let same = plain
+                .buffer(b)
+                .iter()
+                .zip(spliced.buffer(b))
+                .all(|(x, y)| x.to_bits() == y.to_bits());
+            if !same {
+                return Err(Failure::Failed(format!(
+                    "{}: the spliced run's buffer {b} differs from the unspliced run's",
+                    a.kernel
+                )));
+            }
+        }
+        m.checksum = checksum(&mut spliced);
+        if let Some(r) = rayon {
+            m.rayon.push(r());
+        }
+    }
+    Ok(m)
+}
+
+pub fn run(a: SpliceArgs) -> Result<(), Failure> {
+    let pool = magpie::Pool::builder()
+        .workers(a.workers)
+        .build()
+        .map_err(Failure::from_magpie)?;
+    let rayon_pool = rayon_pool(a.workers)?;
+    let (n, g) = (a.n, a.grain);
+    let timed = |f: &mut dyn FnMut()| {
+        let t = Instant::now();
+        f();
+        t.elapsed().as_secs_f64()
+    };
+    let (m, steps) = match a.kernel.as_str() {
+        "heat" => {
+            let steps = a.steps.unwrap_or(magpie_bench::heat::STEPS);
+            let rayon = || {
+                let mut grid = magpie_bench::heat::input(n as u64);
+                timed(&mut || {
+                    rayon_pool
+                        .install(|| magpie_bench::heat::rayon_join_grain(n as u64, &mut grid, g))
+                })
+            };
+            let suite = steps == magpie_bench::heat::STEPS;
+            let m = measure(
+                &a,
+                &pool,
+                &|| Heat::grids(n),
+                &Heat::phases(n, steps, g),
+                suite.then_some(&rayon as &dyn Fn() -> f64),
+            )?;
+            (m, steps)
+        }
+        "jacobi" => {
+            let steps = a.steps.unwrap_or(magpie_bench::jacobi::STEPS);
+            let rayon = || {
+                let mut p = magpie_bench::jacobi::input(n as u64);
+                timed(&mut || {
+                    rayon_pool.install(|| {
+                        magpie_bench::jacobi::rayon_join_grain(n as u64, &mut p, g);
+                    })
+                })
+            };
+            let suite = steps == magpie_bench::jacobi::STEPS;
+            let m = measure(
+                &a,
+                &pool,
+                &|| Jacobi::grids(n),
+                &Jacobi::phases(n, steps, g),
+                suite.then_some(&rayon as &dyn Fn() -> f64),
+            )?;
+            (m, steps)
+        }
+        "fdtd-2d" => {
+            let steps = a.steps.unwrap_or(magpie_bench::fdtd2d::STEPS);
+            let rayon = || {
+                let mut f = magpie_bench::fdtd2d::input(n);
+                timed(&mut || {
+                    rayon_pool.install(|| {
+                        magpie_bench::fdtd2d::run(&mut magpie_bench::fork::Rayon, &mut f, g as u64)
+                    })
+                })
+            };
+            let suite = steps == magpie_bench::fdtd2d::STEPS;
+            let m = measure(
+                &a,
+                &pool,
+                &|| Fdtd::grids(n),
+                &Fdtd::phases(n, steps, g),
+                suite.then_some(&rayon as &dyn Fn() -> f64),
+            )?;
+            (m, steps)
+        }
+        _ => {
+            let steps = a.steps.unwrap_or(20);
+            let m = measure(
+                &a,
+                &pool,
+                &|| Seidel::grids(n),
+                &Seidel::phases(n, steps, g),
+                None,
+            )?;
+            (m, steps)
+        }
+    };
+    let Measured {
+        mut spliced,
+        mut unspliced,
+        mut rayon,
+        stats,
+        checksum,
+    } = m;
+    let (s, u) = (median(&mut spliced), median(&mut unspliced));
+    let r = (!rayon.is_empty()).then(|| median(&mut rayon));
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "kernel": a.kernel, "n": n, "steps": steps, "window": a.window, "grain": g,
+                "workers": a.workers, "runs": a.runs, "spliced_median_s": s,
+                "unspliced_median_s": u, "rayon_median_s": r, "speedup": u / s,
+                "verified": true, "result": format!("{checksum:#018x}"),
+                "stats": {
+                    "steps": stats.steps, "checks": stats.checks, "switches": stats.switches,
+                    "delayed": stats.delayed, "dependences": stats.dependences,
+                    "peak_delayed_bytes": stats.peak_delayed_bytes,
+                },
+            })
+        );
+        return Ok(());
+    }
+    println!(
+        "{} n={n} steps={steps} window={} grain={g} workers={}: spliced {s:.4} s, unspliced \
+         {u:.4} s ({:.2}× faster){}; verified, checksum {checksum:#018x}",
+        a.kernel,
+        a.window,
+        a.workers,
+        u / s,
+        match r {
+            Some(r) => format!(", rayon (the suite's unspliced recursion) {r:.4} s"),
+            None => String::new(),
+        }
+    );
+    println!(
+        "  last run: {} steps, {} interference checks, {} thread switches, {} delayed, {} \
+         dependences, peak {:.1} KiB delayed",
+        stats.steps,
+        stats.checks,
+        stats.switches,
+        stats.delayed,
+        stats.dependences,
+        stats.peak_delayed_bytes as f64 / 1024.0
+    );
+    Ok(())
+}
+
+fn rayon_pool(workers: usize) -> Result<rayon::ThreadPool, Failure> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(workers)
+        .build()
+        .map_err(|e| Failure::Failed(format!("a rayon pool of {workers}: {e}")))
+}
