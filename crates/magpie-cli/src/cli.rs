@@ -283,8 +283,9 @@ pub struct SpliceArgs {
     /// Time steps spliced together (1: unspliced).
     #[arg(long, default_value_t = 8, value_parser = parse_positive)]
     pub window: usize,
-    /// Rows per step (the leaves of the row-halving recursion).
-    #[arg(long, default_value_t = 8, value_parser = parse_positive)]
+    /// Rows per step (the leaves of the row-halving recursion). Small blocks keep a window's
+    /// band of rows in the cache: 2 was the best at n = 4096 here (scripts/splice-sweep.sh).
+    #[arg(long, default_value_t = 2, value_parser = parse_positive)]
     pub grain: usize,
     /// Workers: 1 runs the spliced walk on one thread, more the dependence graph on a pool.
     #[arg(long, default_value_t = 1, value_parser = parse_workers)]
@@ -292,6 +293,10 @@ pub struct SpliceArgs {
     /// Timed runs of each version (medians are reported).
     #[arg(long, default_value_t = 3, value_parser = parse_positive)]
     pub runs: usize,
+    /// Run one version only, once, and print its time and checksum (for a profiler such as
+    /// cachegrind; nothing to compare against in-process, so compare the two checksums).
+    #[arg(long, value_parser = ["spliced", "unspliced"])]
+    pub only: Option<String>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,

@@ -72,6 +72,21 @@ where
         stats: Stats::default(),
         checksum: 0,
     };
+    if let Some(only) = &a.only {
+        let (window, mode) = match only.as_str() {
+            "spliced" => (a.window, mode),
+            _ => (1, plain_mode),
+        };
+        let mut g = grids();
+        let t = Instant::now();
+        let (_, stats) = pool.install(|| splice_run(phases, &mut g, window, mode));
+        let secs = t.elapsed().as_secs_f64();
+        m.spliced.push(secs);
+        m.unspliced.push(secs);
+        m.stats = stats;
+        m.checksum = checksum(&mut g);
+        return Ok(m);
+    }
     for _ in 0..a.runs {
         let mut plain = grids();
         let t = Instant::now();
@@ -196,6 +211,14 @@ pub fn run(a: SpliceArgs) -> Result<(), Failure> {
     } = m;
     let (s, u) = (median(&mut spliced), median(&mut unspliced));
     let r = (!rayon.is_empty()).then(|| median(&mut rayon));
+    if let Some(only) = &a.only {
+        println!(
+            "{} n={n} steps={steps} window={} grain={g} workers={}: {only} only, {s:.4} s, \
+             checksum {checksum:#018x} (not compared: run the other version and compare)",
+            a.kernel, a.window, a.workers
+        );
+        return Ok(());
+    }
     if a.json {
         println!(
             "{}",
