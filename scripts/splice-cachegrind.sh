@@ -4,7 +4,8 @@
 # core's L2 (from lscpu; cachegrind needs a power-of-two number of sets, so the associativity
 # is the first of 16, 8, 4, 12, 15, 20, ... that gives one). Each version runs once (`magpie splice K --only V`), and the
 # two checksums must agree. Prints one Markdown row per kernel and cache: the LL misses
-# (reads + writes) of each version and unspliced ÷ spliced.
+# (reads + writes) of each version, unspliced ÷ spliced, and the instructions executed, spliced
+# ÷ unspliced (the scheduler's cost).
 #
 #   bash scripts/splice-cachegrind.sh [--n 4096] [--steps 16] [--window 8] [--grain 2]
 #                                     [--kernels heat,jacobi,fdtd-2d]
@@ -46,19 +47,20 @@ else:
 }
 l3=$(cfg "$(bytes "$(lscpu | sed -n 's/^L3 cache: *//p')")")
 l2=$(cfg "$(bytes "$(lscpu | sed -n 's/^L2 cache: *//p')")")
-misses() { # cachegrind output file -> LL read + write misses
+count() { # cachegrind output file, what -> LL read + write misses (ll) or instructions (ir)
     python3 -c "
 import sys
 ev=None
 for line in open(sys.argv[1]):
     if line.startswith('events:'): ev=line.split()[1:]
     if line.startswith('summary:'):
-        v=dict(zip(ev, map(int, line.split()[1:]))); print(v['DLmr']+v['DLmw']+v['ILmr'])" "$1"
+        v=dict(zip(ev, map(int, line.split()[1:])))
+        print(v['DLmr']+v['DLmw']+v['ILmr'] if sys.argv[2] == 'll' else v['Ir'])" "$1" "$2"
 }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "| kernel | LL | unspliced LL misses | spliced LL misses | unspliced ÷ spliced |"
-echo "|---|---|---|---|---|"
+echo "| kernel | LL | unspliced LL misses | spliced LL misses | unspliced ÷ spliced | instructions, spliced ÷ unspliced |"
+echo "|---|---|---|---|---|---|"
 for k in ${kernels//,/ }; do
     for cache in "L3 $l3" "L2 $l2"; do
         set -- $cache
@@ -68,9 +70,10 @@ for k in ${kernels//,/ }; do
                 --cachegrind-out-file="$tmp/$v.out" target/release/magpie splice "$k" --n "$n" \
                 --steps "$steps" --window "$window" --grain "$grain" --workers 1 --only "$v" 2>/dev/null)
             sums+=("$(echo "$out" | sed -n 's/.*checksum \(0x[0-9a-f]*\).*/\1/p')")
-            eval "m_$v=$(misses "$tmp/$v.out")"
+            eval "m_$v=$(count "$tmp/$v.out" ll)"
+            eval "i_$v=$(count "$tmp/$v.out" ir)"
         done
         [ "${sums[0]}" = "${sums[1]}" ] || { echo "error: $k: checksums differ (${sums[*]})" >&2; exit 1; }
-        echo "| $k n=$n steps=$steps window=$window | $1 ($2) | $m_unspliced | $m_spliced | $(python3 -c "print(f'{$m_unspliced / max($m_spliced, 1):.2f}')") |"
+        echo "| $k n=$n steps=$steps window=$window | $1 ($2) | $m_unspliced | $m_spliced | $(python3 -c "print(f'{$m_unspliced / max($m_spliced, 1):.2f}')") | $(python3 -c "print(f'{$i_spliced / $i_unspliced:.3f}')") |"
     done
 done

@@ -283,10 +283,12 @@ pub struct SpliceArgs {
     /// Time steps spliced together (1: unspliced).
     #[arg(long, default_value_t = 8, value_parser = parse_positive)]
     pub window: usize,
-    /// Rows per step (the leaves of the row-halving recursion). Small blocks keep a window's
-    /// band of rows in the cache: 2 was the best at n = 4096 here (scripts/splice-sweep.sh).
-    #[arg(long, default_value_t = 2, value_parser = parse_positive)]
-    pub grain: usize,
+    /// Rows per step (the leaves of the row-halving recursion) [default: 8192 / n, at least 2:
+    /// small blocks keep a window's band of rows in the cache (2 rows was the best at n = 4096
+    /// here), and a step of about 8192 points keeps the scheduler's cost per step small where
+    /// the grid fits in the cache anyway (scripts/splice-sweep.sh)].
+    #[arg(long, value_parser = parse_positive)]
+    pub grain: Option<usize>,
     /// Workers: 1 runs the spliced walk on one thread, more the dependence graph on a pool.
     #[arg(long, default_value_t = 1, value_parser = parse_workers)]
     pub workers: usize,
@@ -871,6 +873,11 @@ pub struct SuiteArgs {
     /// The virtual machine of --locality, SOCKETSxCORES:LLC.
     #[arg(long, default_value = "4x4:6MiB")]
     pub locality_topology: String,
+    /// Also run the stencils among the kernels (heat, jacobi, fdtd-2d) spliced against the same
+    /// steps unspliced (`magpie splice`, window 8, the suite's size and step count) at each
+    /// worker count; the table and index.html show them beside the others.
+    #[arg(long)]
+    pub splice: bool,
 }
 
 /// A list of kernels, without repeats.

@@ -847,7 +847,70 @@ pub fn page(res: &Results) -> String {
     if !res.locality.is_empty() {
         o.push_str(&locality_section(res));
     }
+    if !res.splice.is_empty() {
+        o.push_str(&splice_section(res));
+    }
     o.push_str("</body>\n</html>\n");
+    o
+}
+
+/// The stencils of `--splice`: spliced against unspliced (and rayon on the suite's recursion)
+/// per kernel and worker count.
+fn splice_section(res: &Results) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "<section id=\"splice\">\n<h2>Splicing <small>time steps interleaved from declared \
+         effects</small></h2>\n<p class=\"note\">Each stencil ran with windows of 8 time steps \
+         spliced (<code>magpie splice</code>: each step runs as soon as the rows it declared no \
+         longer conflict with what earlier steps still have to do) and with the same steps one \
+         after another, alternated; every spliced grid was checked bit for bit against the \
+         unspliced one. Medians of {} runs.</p>",
+        res.runs
+    );
+    let _ = writeln!(
+        o,
+        "<table>\n<thead><tr><th>kernel</th><th class=\"num\">workers</th>\
+         <th class=\"num\">n</th><th class=\"num\">steps</th><th class=\"num\">grain</th>\
+         <th class=\"num\">spliced</th><th class=\"num\">unspliced</th>\
+         <th class=\"num\">unspliced ÷ spliced</th><th class=\"num\">rayon</th>\
+         <th class=\"num\">delayed steps</th></tr></thead>\n<tbody>"
+    );
+    for s in &res.splice {
+        match &s.outcome {
+            Some(x) => {
+                let _ = writeln!(
+                    o,
+                    "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+                     <td class=\"num\">{}</td><td class=\"num\">{}</td>\
+                     <td class=\"num\">{}</td><td class=\"num\">{}</td>\
+                     <td class=\"num\">{:.2}×</td><td class=\"num\">{}</td>\
+                     <td class=\"num\">{}</td></tr>",
+                    esc(&s.kernel),
+                    s.workers,
+                    x.n,
+                    x.steps,
+                    x.grain,
+                    crate::suite::duration(x.spliced_median_s),
+                    crate::suite::duration(x.unspliced_median_s),
+                    x.speedup,
+                    x.rayon_median_s.map_or("–".into(), crate::suite::duration),
+                    x.stats.delayed
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    o,
+                    "<tr class=\"failed\"><td>{}</td><td class=\"num\">{}</td>\
+                     <td colspan=\"8\">failed: {}</td></tr>",
+                    esc(&s.kernel),
+                    s.workers,
+                    esc(s.error.as_deref().unwrap_or("unknown"))
+                );
+            }
+        }
+    }
+    let _ = writeln!(o, "</tbody>\n</table>\n</section>");
     o
 }
 

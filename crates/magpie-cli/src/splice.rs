@@ -8,7 +8,7 @@ use crate::Failure;
 use magpie_splice::kernels::{Fdtd, Heat, Jacobi, Seidel};
 use magpie_splice::splice::{run as splice_run, Mode, Phase};
 use magpie_splice::{Grids, Rows, Stats};
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
 fn median(v: &mut [f64]) -> f64 {
@@ -118,13 +118,103 @@ where
     Ok(m)
 }
 
+impl SpliceArgs {
+    /// The grain: given, or 8192 / n rows, at least 2.
+    fn grain(&self) -> usize {
+        self.grain.unwrap_or((8192 / self.n).max(2))
+    }
+}
+
+/// One `magpie splice` measurement, as the JSON and the suite report it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Outcome {
+    pub kernel: String,
+    pub n: usize,
+    pub steps: usize,
+    pub window: usize,
+    pub grain: usize,
+    pub workers: usize,
+    pub runs: usize,
+    pub spliced_median_s: f64,
+    pub unspliced_median_s: f64,
+    /// rayon running the suite's unspliced recursion (only with the suite's step count).
+    pub rayon_median_s: Option<f64>,
+    /// Unspliced ÷ spliced.
+    pub speedup: f64,
+    pub verified: bool,
+    /// A checksum of every buffer's bits.
+    pub result: String,
+    pub stats: StatsOut,
+}
+
+/// The scheduler's statistics of the last spliced run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StatsOut {
+    pub steps: u64,
+    pub checks: u64,
+    pub switches: u64,
+    pub delayed: u64,
+    pub dependences: u64,
+    pub peak_delayed_bytes: u64,
+}
+
 pub fn run(a: SpliceArgs) -> Result<(), Failure> {
+    let o = outcome(&a)?;
+    if let Some(only) = &a.only {
+        println!(
+            "{} n={} steps={} window={} grain={} workers={}: {only} only, {:.4} s, checksum {} \
+             (not compared: run the other version and compare)",
+            o.kernel, o.n, o.steps, o.window, o.grain, o.workers, o.spliced_median_s, o.result
+        );
+        return Ok(());
+    }
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string(&o).map_err(|e| Failure::Failed(e.to_string()))?
+        );
+        return Ok(());
+    }
+    println!(
+        "{} n={} steps={} window={} grain={} workers={}: spliced {:.4} s, unspliced {:.4} s \
+         ({:.2}× faster){}; verified, checksum {}",
+        o.kernel,
+        o.n,
+        o.steps,
+        o.window,
+        o.grain,
+        o.workers,
+        o.spliced_median_s,
+        o.unspliced_median_s,
+        o.speedup,
+        match o.rayon_median_s {
+            Some(r) => format!(", rayon (the suite's unspliced recursion) {r:.4} s"),
+            None => String::new(),
+        },
+        o.result
+    );
+    let st = &o.stats;
+    println!(
+        "  last run: {} steps, {} interference checks, {} thread switches, {} delayed, {} \
+         dependences, peak {:.1} KiB delayed",
+        st.steps,
+        st.checks,
+        st.switches,
+        st.delayed,
+        st.dependences,
+        st.peak_delayed_bytes as f64 / 1024.0
+    );
+    Ok(())
+}
+
+/// Measures what `a` asks for (see `run`); an error is one line.
+pub fn outcome(a: &SpliceArgs) -> Result<Outcome, Failure> {
     let pool = magpie::Pool::builder()
         .workers(a.workers)
         .build()
         .map_err(Failure::from_magpie)?;
     let rayon_pool = rayon_pool(a.workers)?;
-    let (n, g) = (a.n, a.grain);
+    let (n, g) = (a.n, a.grain());
     let timed = |f: &mut dyn FnMut()| {
         let t = Instant::now();
         f();
@@ -142,7 +232,7 @@ pub fn run(a: SpliceArgs) -> Result<(), Failure> {
             };
             let suite = steps == magpie_bench::heat::STEPS;
             let m = measure(
-                &a,
+                a,
                 &pool,
                 &|| Heat::grids(n),
                 &Heat::phases(n, steps, g),
@@ -162,7 +252,7 @@ pub fn run(a: SpliceArgs) -> Result<(), Failure> {
             };
             let suite = steps == magpie_bench::jacobi::STEPS;
             let m = measure(
-                &a,
+                a,
                 &pool,
                 &|| Jacobi::grids(n),
                 &Jacobi::phases(n, steps, g),
@@ -182,7 +272,7 @@ pub fn run(a: SpliceArgs) -> Result<(), Failure> {
             };
             let suite = steps == magpie_bench::fdtd2d::STEPS;
             let m = measure(
-                &a,
+                a,
                 &pool,
                 &|| Fdtd::grids(n),
                 &Fdtd::phases(n, steps, g),
@@ -193,7 +283,7 @@ pub fn run(a: SpliceArgs) -> Result<(), Failure> {
         _ => {
             let steps = a.steps.unwrap_or(20);
             let m = measure(
-                &a,
+                a,
                 &pool,
                 &|| Seidel::grids(n),
                 &Seidel::phases(n, steps, g),
@@ -210,55 +300,29 @@ pub fn run(a: SpliceArgs) -> Result<(), Failure> {
         checksum,
     } = m;
     let (s, u) = (median(&mut spliced), median(&mut unspliced));
-    let r = (!rayon.is_empty()).then(|| median(&mut rayon));
-    if let Some(only) = &a.only {
-        println!(
-            "{} n={n} steps={steps} window={} grain={g} workers={}: {only} only, {s:.4} s, \
-             checksum {checksum:#018x} (not compared: run the other version and compare)",
-            a.kernel, a.window, a.workers
-        );
-        return Ok(());
-    }
-    if a.json {
-        println!(
-            "{}",
-            json!({
-                "kernel": a.kernel, "n": n, "steps": steps, "window": a.window, "grain": g,
-                "workers": a.workers, "runs": a.runs, "spliced_median_s": s,
-                "unspliced_median_s": u, "rayon_median_s": r, "speedup": u / s,
-                "verified": true, "result": format!("{checksum:#018x}"),
-                "stats": {
-                    "steps": stats.steps, "checks": stats.checks, "switches": stats.switches,
-                    "delayed": stats.delayed, "dependences": stats.dependences,
-                    "peak_delayed_bytes": stats.peak_delayed_bytes,
-                },
-            })
-        );
-        return Ok(());
-    }
-    println!(
-        "{} n={n} steps={steps} window={} grain={g} workers={}: spliced {s:.4} s, unspliced \
-         {u:.4} s ({:.2}× faster){}; verified, checksum {checksum:#018x}",
-        a.kernel,
-        a.window,
-        a.workers,
-        u / s,
-        match r {
-            Some(r) => format!(", rayon (the suite's unspliced recursion) {r:.4} s"),
-            None => String::new(),
-        }
-    );
-    println!(
-        "  last run: {} steps, {} interference checks, {} thread switches, {} delayed, {} \
-         dependences, peak {:.1} KiB delayed",
-        stats.steps,
-        stats.checks,
-        stats.switches,
-        stats.delayed,
-        stats.dependences,
-        stats.peak_delayed_bytes as f64 / 1024.0
-    );
-    Ok(())
+    Ok(Outcome {
+        kernel: a.kernel.clone(),
+        n,
+        steps,
+        window: a.window,
+        grain: g,
+        workers: a.workers,
+        runs: a.runs,
+        spliced_median_s: s,
+        unspliced_median_s: u,
+        rayon_median_s: (!rayon.is_empty()).then(|| median(&mut rayon)),
+        speedup: u / s,
+        verified: a.only.is_none(),
+        result: format!("{checksum:#018x}"),
+        stats: StatsOut {
+            steps: stats.steps,
+            checks: stats.checks,
+            switches: stats.switches,
+            delayed: stats.delayed,
+            dependences: stats.dependences,
+            peak_delayed_bytes: stats.peak_delayed_bytes,
+        },
+    })
 }
 
 fn rayon_pool(workers: usize) -> Result<rayon::ThreadPool, Failure> {

@@ -233,6 +233,56 @@ pub struct Results {
     /// The modelled cache misses per locality strategy (`--locality`); absent without it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub locality: Vec<LocalityInfo>,
+    /// The stencils spliced against unspliced (`--splice`); absent without it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub splice: Vec<SpliceInfo>,
+}
+
+/// A stencil spliced against the same steps unspliced (`magpie suite --splice`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SpliceInfo {
+    /// Kernel name.
+    pub kernel: String,
+    /// Workers.
+    pub workers: usize,
+    /// What `magpie splice --json` reports; `null` when it failed.
+    pub outcome: Option<crate::splice::Outcome>,
+    /// What went wrong, in one line; `null` when nothing did.
+    pub error: Option<String>,
+}
+
+/// Runs each stencil of `kernels` spliced and unspliced at each worker count.
+fn spliced(kernels: &[Kernel], workers: &[usize], size: Size, runs: usize) -> Vec<SpliceInfo> {
+    let mut out = Vec::new();
+    for &k in kernels {
+        if !["heat", "jacobi", "fdtd-2d"].contains(&k.name()) {
+            continue;
+        }
+        for &w in workers {
+            let a = cli::SpliceArgs {
+                kernel: k.name().into(),
+                n: k.size_n(size) as usize,
+                steps: None,
+                window: 8,
+                grain: None,
+                workers: w,
+                runs,
+                json: true,
+                only: None,
+            };
+            let (outcome, error) = match crate::splice::outcome(&a) {
+                Ok(o) => (Some(o), None),
+                Err(e) => (None, Some(e.message().to_string())),
+            };
+            out.push(SpliceInfo {
+                kernel: k.name().into(),
+                workers: w,
+                outcome,
+                error,
+            });
+        }
+    }
+    out
 }
 
 /// One kernel's modelled cache misses under each locality strategy (`magpie suite --locality`).
@@ -319,6 +369,8 @@ struct Plan {
     traces: Vec<Kernel>,
     /// What to model under each locality strategy (`--locality`).
     locality: Option<LocalityPlan>,
+    /// Run the stencils spliced too (`--splice`).
+    splice: bool,
 }
 
 /// Kernels to model under each locality strategy, and the virtual machine.
@@ -358,6 +410,7 @@ impl Plan {
             runs: a.runs,
             traces: vec![],
             locality: None,
+            splice: a.splice,
         };
         if let Some(t) = &a.trace {
             for &k in &t.0 {
@@ -485,6 +538,9 @@ impl Plan {
                 l.spec
             );
         }
+        if self.splice {
+            c.push_str(" --splice");
+        }
         c
     }
 }
@@ -603,6 +659,7 @@ pub fn measure_all(
         runs,
         traces: vec![],
         locality: None,
+        splice: false,
     };
     let (configs, total_runs) = plan.totals();
     let mut prog = Progress::new(configs, total_runs);
@@ -1120,6 +1177,42 @@ pub fn table(res: &Results) -> String {
             let _ = writeln!(o, "  not measured: {}: {}", nm.runtime, nm.reason);
         }
     }
+    if !res.splice.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nspliced stencils (magpie splice, window 8): unspliced ÷ spliced time, every \
+             spliced grid checked bit for bit against the unspliced one"
+        );
+        for s in &res.splice {
+            match (&s.outcome, &s.error) {
+                (Some(x), _) => {
+                    let _ = writeln!(
+                        o,
+                        "  {:<8} x{}  n={} steps={} grain={}  spliced {}  unspliced {}  {:.2}×{}",
+                        s.kernel,
+                        s.workers,
+                        x.n,
+                        x.steps,
+                        x.grain,
+                        duration(x.spliced_median_s),
+                        duration(x.unspliced_median_s),
+                        x.speedup,
+                        x.rayon_median_s
+                            .map_or(String::new(), |r| format!("  rayon {}", duration(r)))
+                    );
+                }
+                (None, e) => {
+                    let _ = writeln!(
+                        o,
+                        "  {:<8} x{}  failed: {}",
+                        s.kernel,
+                        s.workers,
+                        e.as_deref().unwrap_or("unknown")
+                    );
+                }
+            }
+        }
+    }
     for l in &res.locality {
         let _ = writeln!(
             o,
@@ -1206,6 +1299,11 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
     let locality = plan.locality.as_ref().map_or_else(Vec::new, |l| {
         modelled(l, plan.size, plan.runs as u64, &cli::default_strategies())
     });
+    let splice = if a.splice {
+        spliced(&plan.kernels, &plan.workers, plan.size, plan.runs)
+    } else {
+        Vec::new()
+    };
     let res = Results {
         machine,
         size: plan.size.name().into(),
@@ -1220,6 +1318,7 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
         not_measured,
         traces,
         locality,
+        splice,
     };
 
     let json = serde_json::to_string_pretty(&res)
@@ -1259,6 +1358,12 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
                 .iter()
                 .filter(|l| l.error.is_some())
                 .map(|l| format!("{} locality model", l.kernel)),
+        )
+        .chain(
+            res.splice
+                .iter()
+                .filter(|s| s.error.is_some())
+                .map(|s| format!("{} spliced x{}", s.kernel, s.workers)),
         )
         .collect();
     if failed.is_empty() {

@@ -431,3 +431,43 @@ fn locality_models_each_strategy_and_says_it_is_a_model() {
     assert!(html.contains("relws same"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn splice_runs_the_stencils_spliced_beside_the_others() {
+    let dir = scratch("splice");
+    let o = magpie_in(
+        &dir,
+        &[
+            "suite",
+            "--size",
+            "ci",
+            "--runs",
+            "1",
+            "--kernels",
+            "heat,fib",
+            "--workers",
+            "1,2",
+            "--policies",
+            "adaptive",
+            "--peers",
+            "none",
+            "--splice",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["command"].as_str().unwrap().ends_with(" --splice"));
+    // heat at both worker counts; fib is no stencil.
+    let s = v["splice"].as_array().unwrap();
+    assert_eq!(s.len(), 2, "{s:?}");
+    for (row, workers) in s.iter().zip([1, 2]) {
+        assert_eq!(row["kernel"], "heat");
+        assert_eq!(row["workers"], workers);
+        assert_eq!(row["error"], serde_json::Value::Null);
+        assert_eq!(row["outcome"]["verified"], true);
+        assert_eq!(row["outcome"]["window"], 8);
+    }
+    let html = std::fs::read_to_string(dir.join("magpie-report/index.html")).unwrap();
+    assert!(html.contains("id=\"splice\"") && html.contains("unspliced ÷ spliced"));
+}
