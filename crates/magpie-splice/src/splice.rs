@@ -26,7 +26,10 @@
 //!
 //! After every step that runs, the delayed steps are tried again in program order, and the
 //! first that has become runnable runs at once (before anything else is decided, so the decision
-//! stays true: the thesis decides and then switches threads first). At the end of the walk the
+//! stays true: the thesis decides and then switches threads first). Each delayed step remembers
+//! what blocked it (a delayed step, or a phase's continuation from a position), and is tried
+//! again only once that has gone (the step ran, or the walk moved that phase on); otherwise a
+//! wide window's retries would test every delayed step after every step. At the end of the walk the
 //! delayed steps run in program order. A step's *interference checks*, the *thread switches*
 //! (consecutive steps of different phases), the *delayed* steps, the *dependences* that delayed
 //! them and the peak bytes held by delayed steps are counted in [`Stats`].
@@ -203,6 +206,15 @@ struct Pos {
     leaf: u32,
 }
 
+/// Why a delayed step could not run when it was last checked (see `Window::blocker`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Blocker {
+    /// An earlier delayed step interferes with it.
+    Delayed(Pos),
+    /// Phase `phase`'s continuation from step `from` interferes with it.
+    Continuation { phase: u32, from: u32 },
+}
+
 /// One window's state.
 struct Window<'w, P: Phase> {
     phases: &'w [P],
@@ -283,33 +295,41 @@ impl<'w, P: Phase> Window<'w, P> {
         hit
     }
 
-    /// Whether step `p` may run now: no delayed step before it (`delayed` is in program order)
-    /// and no earlier phase's continuation (from `progress[j]`, the first step of phase `j` the
-    /// walk has not reached) interferes.
-    fn ready(&mut self, p: Pos, delayed: &[Pos], progress: &[u32]) -> bool {
+    /// What keeps step `p` from running now, or `None` if nothing does: a delayed step before
+    /// it that interferes (`delayed` is in program order), or an earlier phase `j` whose
+    /// continuation (from `progress[j]`, the first step of phase `j` the walk has not reached)
+    /// interferes.
+    fn blocker(&mut self, p: Pos, delayed: &[(Pos, Blocker)], progress: &[u32]) -> Option<Blocker> {
         let e: *const P::Effect = self.effect(p);
         // SAFETY: `self.trees` is not changed while `e` is used (only `stats` is).
         let e = unsafe { &*e };
-        for &d in delayed {
+        for &(d, _) in delayed {
             if d >= p {
                 break;
             }
             self.stats.checks += 1;
             if self.effect(d).interferes(e) {
-                return false;
+                return Some(Blocker::Delayed(d));
             }
         }
-        (0..p.phase as usize).all(|j| {
-            #[cfg(test)]
-            if tests::SKIP_PREVIOUS_CONTINUATION.with(|m| m.get()) && j + 1 == p.phase as usize {
-                return true;
-            }
-            !self.continuation_interferes(j, progress[j], e)
-        })
+        (0..p.phase as usize)
+            .find(|&j| {
+                #[cfg(test)]
+                if tests::SKIP_PREVIOUS_CONTINUATION.with(|m| m.get()) && j + 1 == p.phase as usize
+                {
+                    return false;
+                }
+                self.continuation_interferes(j, progress[j], e)
+            })
+            .map(|j| Blocker::Continuation {
+                phase: j as u32,
+                from: progress[j],
+            })
     }
 
     fn spliced(&mut self, mem: &P::Memory, outs: &mut [Option<P::Output>]) {
-        let mut delayed: Vec<Pos> = Vec::new();
+        // The delayed steps in program order, each with what blocked it when last checked.
+        let mut delayed: Vec<(Pos, Blocker)> = Vec::new();
         let mut delayed_bytes = 0u64;
         let mut last_phase = u32::MAX;
         let held = |w: &Self, p: Pos| {
@@ -326,11 +346,11 @@ impl<'w, P: Phase> Window<'w, P> {
                 }
                 let p = Pos { phase: k, leaf: i };
                 progress[k as usize] = i + 1;
-                if !self.ready(p, &delayed, &progress) {
+                if let Some(b) = self.blocker(p, &delayed, &progress) {
                     self.stats.delayed += 1;
                     self.stats.dependences += 1;
-                    let at = delayed.partition_point(|&d| d < p);
-                    delayed.insert(at, p);
+                    let at = delayed.partition_point(|&(d, _)| d < p);
+                    delayed.insert(at, (p, b));
                     delayed_bytes += held(self, p);
                     self.stats.peak_delayed_bytes =
                         self.stats.peak_delayed_bytes.max(delayed_bytes);
@@ -346,20 +366,36 @@ impl<'w, P: Phase> Window<'w, P> {
                     }
                     outs[index(self, q)] = Some(self.run(mem, q));
                     self.stats.steps += 1;
+                    // Only a step whose blocker has gone can have become runnable: its delayed
+                    // blocker ran, or the walk moved its blocking phase's continuation on.
                     for at in 0..delayed.len() {
-                        let d = delayed[at];
-                        if self.ready(d, &delayed[..at], &progress) {
-                            delayed.remove(at);
-                            delayed_bytes -= held(self, d);
-                            next = Some(d);
-                            break;
+                        let (d, b) = delayed[at];
+                        let gone = match b {
+                            Blocker::Delayed(e) => {
+                                delayed[..at].binary_search_by(|&(x, _)| x.cmp(&e)).is_err()
+                            }
+                            Blocker::Continuation { phase, from } => {
+                                progress[phase as usize] != from
+                            }
+                        };
+                        if !gone {
+                            continue;
+                        }
+                        match self.blocker(d, &delayed[..at], &progress) {
+                            Some(nb) => delayed[at].1 = nb,
+                            None => {
+                                delayed.remove(at);
+                                delayed_bytes -= held(self, d);
+                                next = Some(d);
+                                break;
+                            }
                         }
                     }
                 }
             }
         }
         // What is left runs in program order; every step before each has run by then.
-        for d in delayed {
+        for (d, _) in delayed {
             if d.phase != last_phase {
                 self.stats.switches += u64::from(last_phase != u32::MAX);
                 last_phase = d.phase;

@@ -50,48 +50,55 @@ where
     }
 }
 
-#[test]
-fn heat_spliced_is_bit_identical_at_every_window_grain_and_size() {
-    for n in [3, 4, 5, 9, 33] {
-        for grain in [1, 2, 5] {
-            let phases = Heat::phases(n, 7, grain);
-            every_mode(
-                &format!("heat n={n} grain={grain}"),
-                || Heat::grids(n),
-                &phases,
-            );
+/// `every_mode` for each size and grain: `phases(n, grain)` on `grids(n)`.
+fn sizes_and_grains<P, O>(
+    name: &str,
+    sizes: &[usize],
+    grains: &[usize],
+    grids: fn(usize) -> Grids,
+    phases: impl Fn(usize, usize) -> Vec<P>,
+) where
+    P: Phase<Effect = Rows, Memory = Grids, Output = O> + Sync,
+    O: PartialEq + std::fmt::Debug + Send,
+{
+    for &n in sizes {
+        for &grain in grains {
+            let what = format!("{name} n={n} grain={grain}");
+            every_mode(&what, || grids(n), &phases(n, grain));
         }
     }
+}
+
+#[test]
+fn heat_spliced_is_bit_identical_at_every_window_grain_and_size() {
+    sizes_and_grains(
+        "heat",
+        &[3, 4, 5, 9, 33],
+        &[1, 2, 5],
+        Heat::grids,
+        |n, g| Heat::phases(n, 7, g),
+    );
 }
 
 #[test]
 fn jacobi_spliced_is_bit_identical_and_keeps_each_steps_residual() {
-    for n in [3, 5, 17, 40] {
-        for grain in [1, 3] {
-            let phases = Jacobi::phases(n, 6, grain);
-            every_mode(
-                &format!("jacobi n={n} grain={grain}"),
-                || Jacobi::grids(n),
-                &phases,
-            );
-        }
-    }
+    sizes_and_grains("jacobi", &[3, 5, 17, 40], &[1, 3], Jacobi::grids, |n, g| {
+        Jacobi::phases(n, 6, g)
+    });
 }
 
 #[test]
 fn seidel_in_place_spliced_is_bit_identical_to_the_plain_loops() {
-    for n in [3, 4, 5, 12, 31] {
-        for grain in [1, 2, 4] {
-            let phases = Seidel::phases(n, 6, grain);
-            every_mode(
-                &format!("seidel n={n} grain={grain}"),
-                || Seidel::grids(n),
-                &phases,
-            );
+    let (sizes, grains) = ([3, 4, 5, 12, 31], [1, 2, 4]);
+    sizes_and_grains("seidel", &sizes, &grains, Seidel::grids, |n, g| {
+        Seidel::phases(n, 6, g)
+    });
+    for n in sizes {
+        for grain in grains {
             let mut plain = Seidel::grids(n);
             Seidel::plain(n, 6, plain.buffer_mut(0));
             let mut spliced = Seidel::grids(n);
-            run(&phases, &mut spliced, 6, Mode::Spliced);
+            run(&Seidel::phases(n, 6, grain), &mut spliced, 6, Mode::Spliced);
             assert_eq!(spliced.buffer(0), plain.buffer(0), "n={n} grain={grain}");
         }
     }
@@ -99,16 +106,9 @@ fn seidel_in_place_spliced_is_bit_identical_to_the_plain_loops() {
 
 #[test]
 fn fdtd_spliced_is_bit_identical_at_every_window() {
-    for n in [3, 4, 5, 19] {
-        for grain in [1, 3] {
-            let phases = Fdtd::phases(n, 5, grain);
-            every_mode(
-                &format!("fdtd n={n} grain={grain}"),
-                || Fdtd::grids(n),
-                &phases,
-            );
-        }
-    }
+    sizes_and_grains("fdtd", &[3, 4, 5, 19], &[1, 3], Fdtd::grids, |n, g| {
+        Fdtd::phases(n, 5, g)
+    });
 }
 
 /// With the suite's step counts, the spliced kernels give the suite's own serial results.
