@@ -8,13 +8,13 @@
 # ÷ unspliced (the scheduler's cost).
 #
 #   bash scripts/splice-cachegrind.sh [--n 4096] [--steps 16] [--window 8] [--grain 2]
-#                                     [--kernels heat,jacobi,fdtd-2d]
+#                                     [--kernels heat,jacobi,fdtd-2d] [--caches l3,l2]
 #
 # Installs valgrind (scripts/install-valgrind.sh). Under cachegrind a run takes about 50 times
 # as long as natively.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-n=4096 steps=16 window=8 grain=2 kernels=heat,jacobi,fdtd-2d
+n=4096 steps=16 window=8 grain=2 kernels=heat,jacobi,fdtd-2d caches=l3,l2
 while [ $# -gt 0 ]; do
     case $1 in
     --n) n=${2:?}; shift 2 ;;
@@ -22,7 +22,8 @@ while [ $# -gt 0 ]; do
     --window) window=${2:?}; shift 2 ;;
     --grain) grain=${2:?}; shift 2 ;;
     --kernels) kernels=${2:?}; shift 2 ;;
-    *) echo "error: unknown option '$1'" >&2; sed -n '8,9p' "$0" >&2; exit 2 ;;
+    --caches) caches=${2:?}; shift 2 ;;
+    *) echo "error: unknown option '$1'" >&2; sed -n '10,11p' "$0" >&2; exit 2 ;;
     esac
 done
 bash scripts/install-valgrind.sh >/dev/null
@@ -62,7 +63,12 @@ trap 'rm -rf "$tmp"' EXIT
 echo "| kernel | LL | unspliced LL misses | spliced LL misses | unspliced ÷ spliced | instructions, spliced ÷ unspliced |"
 echo "|---|---|---|---|---|---|"
 for k in ${kernels//,/ }; do
-    for cache in "L3 $l3" "L2 $l2"; do
+    for c in ${caches//,/ }; do
+        case $c in
+        l3) cache="L3 $l3" ;;
+        l2) cache="L2 $l2" ;;
+        *) echo "error: --caches: '$c' is not l3 or l2" >&2; exit 2 ;;
+        esac
         set -- $cache
         sums=()
         for v in unspliced spliced; do
