@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs magpie's whole test suite: unit, integration, stress and doc tests of every crate, the
 # tests of the optional hwloc feature (when hwloc can be installed), magpie-dist's MPI tests under
-# mpirun (when Open MPI can be installed), then the loom model tests
+# mpirun (when Open MPI can be installed), magpie-splice's unit tests under Miri (when rustup can
+# install it), then the loom model tests
 # of the concurrent structures (deque, latches, the join protocol, sleep/wake, the inbox, DWS's
 # sleeping workers, a schedule region's held queue; magpie-dist's split deque), which need the
 # crates compiled with `--cfg loom` in a target directory of their own.
@@ -38,6 +39,16 @@ if bash scripts/install-mpi.sh; then
     cargo test --locked -p magpie-dist --features mpi
 else
     echo "warning: Open MPI could not be installed; magpie-dist's MPI tests are skipped" >&2
+fi
+
+echo "== Miri: scripts/install-miri.sh, then magpie-splice's unit tests under Miri"
+# The splice views hand out raw-pointer slices of shared buffers: Miri checks the unit tests
+# (views, the shadow checker, the spliced walk, random graph orders) for undefined behaviour.
+# Optional like the others: without rustup's nightly miri the run is skipped, said here.
+if bash scripts/install-miri.sh; then
+    cargo +nightly miri test --locked -p magpie-splice --lib
+else
+    echo "warning: Miri could not be installed; the Miri run is skipped" >&2
 fi
 
 echo "== loom model tests (RUSTFLAGS=--cfg loom)"
