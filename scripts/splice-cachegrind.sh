@@ -2,8 +2,10 @@
 # Last-level cache misses of the spliced stencils against the same steps unspliced, on one
 # worker, with cachegrind's last-level cache set to this machine's L3 and, separately, to one
 # core's L2 (from lscpu; cachegrind needs a power-of-two number of sets, so the associativity
-# is the first of 16, 8, 4, 12, 15, 20, ... that gives one). Each version runs once (`magpie splice K --only V`), and the
-# two checksums must agree. Prints one Markdown row per kernel and cache: the LL misses
+# is the first of 16, 8, 4, 12, 15, 20, ... that gives one). Each version runs once (`magpie
+# splice K --only V`), and the two checksums must agree; so does the setup alone (`--only setup`:
+# building the grids and taking their checksum, which both versions' profiles include), whose
+# counts are subtracted, so the figures are the steps' own. Prints one Markdown row per kernel and cache: the LL misses
 # (reads + writes) of each version, unspliced ÷ spliced, and the instructions executed, spliced
 # ÷ unspliced (the scheduler's cost).
 #
@@ -71,7 +73,7 @@ for k in ${kernels//,/ }; do
         esac
         set -- $cache
         sums=()
-        for v in unspliced spliced; do
+        for v in setup unspliced spliced; do
             out=$(valgrind --tool=cachegrind --cache-sim=yes --LL="$2" \
                 --cachegrind-out-file="$tmp/$v.out" target/release/magpie splice "$k" --n "$n" \
                 --steps "$steps" --window "$window" --grain "$grain" --workers 1 --only "$v" 2>/dev/null)
@@ -79,7 +81,9 @@ for k in ${kernels//,/ }; do
             eval "m_$v=$(count "$tmp/$v.out" ll)"
             eval "i_$v=$(count "$tmp/$v.out" ir)"
         done
-        [ "${sums[0]}" = "${sums[1]}" ] || { echo "error: $k: checksums differ (${sums[*]})" >&2; exit 1; }
+        [ "${sums[1]}" = "${sums[2]}" ] || { echo "error: $k: checksums differ (${sums[*]})" >&2; exit 1; }
+        m_unspliced=$((m_unspliced - m_setup)) m_spliced=$((m_spliced - m_setup))
+        i_unspliced=$((i_unspliced - i_setup)) i_spliced=$((i_spliced - i_setup))
         echo "| $k n=$n steps=$steps window=$window | $1 ($2) | $m_unspliced | $m_spliced | $(python3 -c "print(f'{$m_unspliced / max($m_spliced, 1):.2f}')") | $(python3 -c "print(f'{$i_spliced / $i_unspliced:.3f}')") |"
     done
 done

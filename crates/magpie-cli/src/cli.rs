@@ -296,8 +296,10 @@ pub struct SpliceArgs {
     #[arg(long, default_value_t = 3, value_parser = parse_positive)]
     pub runs: usize,
     /// Run one version only, once, and print its time and checksum (for a profiler such as
-    /// cachegrind; nothing to compare against in-process, so compare the two checksums).
-    #[arg(long, value_parser = ["spliced", "unspliced"])]
+    /// cachegrind; nothing to compare against in-process, so compare the two checksums);
+    /// `setup` builds the grids and takes their checksum without running a step (what a
+    /// profile of either version includes besides the steps).
+    #[arg(long, value_parser = ["spliced", "unspliced", "setup"])]
     pub only: Option<String>,
     /// Print one JSON object instead of text.
     #[arg(long)]
