@@ -88,7 +88,20 @@ fn one_line(text: &str) -> String {
     }
 }
 
+/// Lets a closed pipe end the process quietly, as it ends other command-line tools (`magpie
+/// ... | head`), instead of `println!` panicking on the write error: Rust starts programs with
+/// SIGPIPE ignored.
+fn default_sigpipe() {
+    // SAFETY: restores the default disposition of one signal before any thread is started; no
+    // handler runs Rust code.
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    default_sigpipe();
     quiet_magpie_panics();
     let args = match cli::Cli::try_parse() {
         Ok(a) => a,

@@ -56,7 +56,20 @@ mod simulate;
 const USAGE: &str = "usage: magpie-dist run uts|hf|tce [options] | simulate hf|tce [options] | \
 balance [options] | selftest deque|latency|balance [--tasks N]   (see the binary's doc for options)";
 
+/// Lets a closed pipe end the process quietly, as it ends other command-line tools (`magpie
+/// ... | head`), instead of `println!` panicking on the write error: Rust starts programs with
+/// SIGPIPE ignored.
+fn default_sigpipe() {
+    // SAFETY: restores the default disposition of one signal before any thread is started; no
+    // handler runs Rust code.
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    default_sigpipe();
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("-h" | "--help") => {
