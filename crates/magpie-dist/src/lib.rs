@@ -11,7 +11,11 @@
 //!   the transport feeds with messages.
 //! - [`collection`]: the task collection (push, process, restore) and its five strategies,
 //!   over any [`collection::Comm`]; [`collection::local`] runs ranks as threads.
-//! - [`kernels`]: what a collection runs, each answer checked (uts so far).
+//! - [`kernels`]: what a collection runs, each answer checked: uts, and the synthetic iterative
+//!   hf and tce.
+//! - [`sim`]: the same collection at thousands of virtual ranks, in simulated time: the real
+//!   deque, detector, victim choice and balancers under a calibrated cost model.
+//! - [`timeline`]: per-rank utilisation timelines (running tasks, stealing, idle) and their SVG.
 //!
 //! With the `mpi` feature (rsmpi over the system's Open MPI; `scripts/install-mpi.sh`):
 //!
