@@ -146,6 +146,10 @@ mod sleepers;
 #[path = "schedule/held.rs"]
 mod held;
 #[cfg(not(loom))]
+pub mod iter;
+#[cfg(not(loom))]
+pub mod prelude;
+#[cfg(not(loom))]
 mod stats;
 #[cfg(not(loom))]
 mod steal;

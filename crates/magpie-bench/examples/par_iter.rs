@@ -1,0 +1,117 @@
+//! magpie's parallel iterators (`magpie::prelude`) against rayon's and the sequential iterator,
+//! on the same programs written once for both (the same source, `use magpie::prelude::*` or
+//! `use rayon::prelude::*`), at 1 and 2 workers: a fine-grained `map().sum()` over floats, a
+//! `filter().count()`, a `par_iter_mut().for_each()` update and an ordered `collect`. Each
+//! program's result is checked against the sequential one (exactly for integers, to a relative
+//! 1e-9 for float sums, whose rounding depends on how they were split). Medians of RUNS runs,
+//! alternating the runtimes.
+//!
+//! cargo run --release -p magpie-bench --example par_iter -- [N] [RUNS]   (defaults 10000000, 7)
+
+use std::time::Instant;
+
+macro_rules! programs {
+    ($m:ident, $krate:ident) => {
+        mod $m {
+            use $krate::prelude::*;
+
+            pub fn sum(v: &[f64]) -> f64 {
+                v.par_iter().map(|x| x * x + 1.0).sum()
+            }
+            pub fn count(v: &[f64]) -> usize {
+                v.par_iter()
+                    .filter(|&&x| (x * 1000.0) as u64 % 3 == 0)
+                    .count()
+            }
+            pub fn update(v: &mut [f64]) {
+                v.par_iter_mut().for_each(|x| *x = *x * 0.5 + 1.0);
+            }
+            pub fn collect(n: usize) -> Vec<u64> {
+                (0..n as u64)
+                    .into_par_iter()
+                    .map(|i| i * i % 1_000_003)
+                    .collect()
+            }
+        }
+    };
+}
+
+programs!(on_magpie, magpie);
+programs!(on_rayon, rayon);
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let n: usize = args
+        .first()
+        .map_or(10_000_000, |a| a.parse().expect("N: a number"));
+    let runs: usize = args
+        .get(1)
+        .map_or(7, |a| a.parse().expect("RUNS: a number"));
+    let v: Vec<f64> = (0..n).map(|i| (i % 1000) as f64 * 0.001).collect();
+    let want_sum: f64 = v.iter().map(|x| x * x + 1.0).sum();
+    let want_count = v.iter().filter(|&&x| (x * 1000.0) as u64 % 3 == 0).count();
+    let want_collect: Vec<u64> = (0..n as u64).map(|i| i * i % 1_000_003).collect();
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+    println!("n = {n}, {runs} runs; time ÷ sequential, and magpie ÷ rayon");
+    println!(
+        "{:<9} {:>7} {:>12} {:>12} {:>12} {:>14}",
+        "program", "workers", "sequential s", "magpie s", "rayon s", "magpie÷rayon"
+    );
+    for workers in [1, 2] {
+        let mp = magpie::Pool::builder().workers(workers).build().unwrap();
+        let rp = rayon::ThreadPoolBuilder::new()
+            .num_threads(workers)
+            .build()
+            .unwrap();
+        let mut rows: Vec<(&str, [Vec<f64>; 3])> = ["sum", "count", "update", "collect"]
+            .iter()
+            .map(|&p| (p, [Vec::new(), Vec::new(), Vec::new()]))
+            .collect();
+        for _ in 0..runs {
+            for (name, times) in rows.iter_mut() {
+                for (k, t) in times.iter_mut().enumerate() {
+                    let mut w = v.clone();
+                    let start = Instant::now();
+                    match (*name, k) {
+                        ("sum", 0) => assert!(close(v.iter().map(|x| x * x + 1.0).sum(), want_sum)),
+                        ("sum", 1) => assert!(close(mp.install(|| on_magpie::sum(&v)), want_sum)),
+                        ("sum", _) => assert!(close(rp.install(|| on_rayon::sum(&v)), want_sum)),
+                        ("count", 0) => assert_eq!(
+                            v.iter().filter(|&&x| (x * 1000.0) as u64 % 3 == 0).count(),
+                            want_count
+                        ),
+                        ("count", 1) => assert_eq!(mp.install(|| on_magpie::count(&v)), want_count),
+                        ("count", _) => assert_eq!(rp.install(|| on_rayon::count(&v)), want_count),
+                        ("update", 0) => w.iter_mut().for_each(|x| *x = *x * 0.5 + 1.0),
+                        ("update", 1) => mp.install(|| on_magpie::update(&mut w)),
+                        ("update", _) => rp.install(|| on_rayon::update(&mut w)),
+                        (_, 0) => assert_eq!(
+                            (0..n as u64).map(|i| i * i % 1_000_003).collect::<Vec<_>>(),
+                            want_collect
+                        ),
+                        (_, 1) => assert_eq!(mp.install(|| on_magpie::collect(n)), want_collect),
+                        (_, _) => assert_eq!(rp.install(|| on_rayon::collect(n)), want_collect),
+                    }
+                    t.push(start.elapsed().as_secs_f64());
+                    if *name == "update" {
+                        assert!(w.iter().zip(&v).all(|(a, b)| *a == *b * 0.5 + 1.0));
+                    }
+                }
+            }
+        }
+        for (name, times) in rows {
+            let [s, m, r] = times.map(median);
+            println!(
+                "{name:<9} {workers:>7} {s:>12.4} {m:>12.4} {r:>12.4} {:>14.2}   (magpie ÷ sequential {:.2})",
+                m / r,
+                m / s
+            );
+        }
+    }
+    println!("every result checked against the sequential iterator's");
+}

@@ -1,0 +1,437 @@
+//! The adaptors: each wraps a parallel iterator, splits where it splits, and adapts its pieces'
+//! sequential iterators. The closures are shared between the pieces through an `Arc` (one
+//! reference-count change per split, none per item).
+
+use super::{IndexedParallelIterator, ParallelIterator};
+use std::sync::Arc;
+
+/// [`ParallelIterator::map`].
+pub struct Map<P, F> {
+    base: P,
+    f: Arc<F>,
+}
+
+impl<P, F> Map<P, F> {
+    pub(super) fn new(base: P, f: F) -> Self {
+        Map {
+            base,
+            f: Arc::new(f),
+        }
+    }
+}
+
+/// The sequential iterator of one piece of a [`Map`] (or, with `FILTER`, a [`FilterMap`]).
+pub struct MapSeq<I, F, const FILTER: bool> {
+    it: I,
+    f: Arc<F>,
+}
+
+impl<I: Iterator, F: Fn(I::Item) -> R, R> Iterator for MapSeq<I, F, false> {
+    type Item = R;
+    #[inline]
+    fn next(&mut self) -> Option<R> {
+        self.it.next().map(&*self.f)
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.it.size_hint()
+    }
+}
+
+impl<I: Iterator, F: Fn(I::Item) -> Option<R>, R> Iterator for MapSeq<I, F, true> {
+    type Item = R;
+    #[inline]
+    fn next(&mut self) -> Option<R> {
+        self.it.find_map(&*self.f)
+    }
+}
+
+impl<P, F, R> ParallelIterator for Map<P, F>
+where
+    P: ParallelIterator,
+    F: Fn(P::Item) -> R + Sync + Send,
+    R: Send,
+{
+    type Item = R;
+    type Seq = MapSeq<P::Seq, F, false>;
+
+    fn base_len(&self) -> usize {
+        self.base.base_len()
+    }
+    fn opt_len(&self) -> Option<usize> {
+        self.base.opt_len()
+    }
+    fn split_at(self, i: usize) -> (Self, Self) {
+        let (l, r) = self.base.split_at(i);
+        (
+            Map {
+                base: l,
+                f: self.f.clone(),
+            },
+            Map { base: r, f: self.f },
+        )
+    }
+    fn into_seq(self) -> Self::Seq {
+        MapSeq {
+            it: self.base.into_seq(),
+            f: self.f,
+        }
+    }
+}
+
+impl<P, F, R> IndexedParallelIterator for Map<P, F>
+where
+    P: IndexedParallelIterator,
+    F: Fn(P::Item) -> R + Sync + Send,
+    R: Send,
+{
+}
+
+/// [`ParallelIterator::filter_map`].
+pub struct FilterMap<P, F> {
+    base: P,
+    f: Arc<F>,
+}
+
+impl<P, F> FilterMap<P, F> {
+    pub(super) fn new(base: P, f: F) -> Self {
+        FilterMap {
+            base,
+            f: Arc::new(f),
+        }
+    }
+}
+
+impl<P, F, R> ParallelIterator for FilterMap<P, F>
+where
+    P: ParallelIterator,
+    F: Fn(P::Item) -> Option<R> + Sync + Send,
+    R: Send,
+{
+    type Item = R;
+    type Seq = MapSeq<P::Seq, F, true>;
+
+    fn base_len(&self) -> usize {
+        self.base.base_len()
+    }
+    fn split_at(self, i: usize) -> (Self, Self) {
+        let (l, r) = self.base.split_at(i);
+        (
+            FilterMap {
+                base: l,
+                f: self.f.clone(),
+            },
+            FilterMap { base: r, f: self.f },
+        )
+    }
+    fn into_seq(self) -> Self::Seq {
+        MapSeq {
+            it: self.base.into_seq(),
+            f: self.f,
+        }
+    }
+}
+
+/// [`ParallelIterator::filter`].
+pub struct Filter<P, F> {
+    base: P,
+    f: Arc<F>,
+}
+
+impl<P, F> Filter<P, F> {
+    pub(super) fn new(base: P, f: F) -> Self {
+        Filter {
+            base,
+            f: Arc::new(f),
+        }
+    }
+}
+
+/// The sequential iterator of one piece of a [`Filter`] or an [`Inspect`].
+pub struct PredSeq<I, F, const KEEP_ALL: bool> {
+    it: I,
+    f: Arc<F>,
+}
+
+impl<I: Iterator, F: Fn(&I::Item) -> bool> Iterator for PredSeq<I, F, false> {
+    type Item = I::Item;
+    #[inline]
+    fn next(&mut self) -> Option<I::Item> {
+        let f = &*self.f;
+        self.it.find(|x| f(x))
+    }
+}
+
+impl<P, F> ParallelIterator for Filter<P, F>
+where
+    P: ParallelIterator,
+    F: Fn(&P::Item) -> bool + Sync + Send,
+{
+    type Item = P::Item;
+    type Seq = PredSeq<P::Seq, F, false>;
+
+    fn base_len(&self) -> usize {
+        self.base.base_len()
+    }
+    fn split_at(self, i: usize) -> (Self, Self) {
+        let (l, r) = self.base.split_at(i);
+        (
+            Filter {
+                base: l,
+                f: self.f.clone(),
+            },
+            Filter { base: r, f: self.f },
+        )
+    }
+    fn into_seq(self) -> Self::Seq {
+        PredSeq {
+            it: self.base.into_seq(),
+            f: self.f,
+        }
+    }
+}
+
+/// [`ParallelIterator::inspect`].
+pub struct Inspect<P, F> {
+    base: P,
+    f: Arc<F>,
+}
+
+impl<P, F> Inspect<P, F> {
+    pub(super) fn new(base: P, f: F) -> Self {
+        Inspect {
+            base,
+            f: Arc::new(f),
+        }
+    }
+}
+
+impl<I: Iterator, F: Fn(&I::Item)> Iterator for PredSeq<I, F, true> {
+    type Item = I::Item;
+    #[inline]
+    fn next(&mut self) -> Option<I::Item> {
+        let x = self.it.next()?;
+        (self.f)(&x);
+        Some(x)
+    }
+}
+
+impl<P, F> ParallelIterator for Inspect<P, F>
+where
+    P: ParallelIterator,
+    F: Fn(&P::Item) + Sync + Send,
+{
+    type Item = P::Item;
+    type Seq = PredSeq<P::Seq, F, true>;
+
+    fn base_len(&self) -> usize {
+        self.base.base_len()
+    }
+    fn opt_len(&self) -> Option<usize> {
+        self.base.opt_len()
+    }
+    fn split_at(self, i: usize) -> (Self, Self) {
+        let (l, r) = self.base.split_at(i);
+        (
+            Inspect {
+                base: l,
+                f: self.f.clone(),
+            },
+            Inspect { base: r, f: self.f },
+        )
+    }
+    fn into_seq(self) -> Self::Seq {
+        PredSeq {
+            it: self.base.into_seq(),
+            f: self.f,
+        }
+    }
+}
+
+impl<P, F> IndexedParallelIterator for Inspect<P, F>
+where
+    P: IndexedParallelIterator,
+    F: Fn(&P::Item) + Sync + Send,
+{
+}
+
+/// [`ParallelIterator::copied`].
+pub struct Copied<P>(P);
+
+impl<P> Copied<P> {
+    pub(super) fn new(p: P) -> Self {
+        Copied(p)
+    }
+}
+
+impl<'a, T, P> ParallelIterator for Copied<P>
+where
+    T: 'a + Copy + Send + Sync,
+    P: ParallelIterator<Item = &'a T>,
+{
+    type Item = T;
+    type Seq = std::iter::Copied<P::Seq>;
+
+    fn base_len(&self) -> usize {
+        self.0.base_len()
+    }
+    fn opt_len(&self) -> Option<usize> {
+        self.0.opt_len()
+    }
+    fn split_at(self, i: usize) -> (Self, Self) {
+        let (l, r) = self.0.split_at(i);
+        (Copied(l), Copied(r))
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.0.into_seq().copied()
+    }
+}
+
+impl<'a, T, P> IndexedParallelIterator for Copied<P>
+where
+    T: 'a + Copy + Send + Sync,
+    P: IndexedParallelIterator<Item = &'a T>,
+{
+}
+
+/// [`ParallelIterator::cloned`].
+pub struct Cloned<P>(P);
+
+impl<P> Cloned<P> {
+    pub(super) fn new(p: P) -> Self {
+        Cloned(p)
+    }
+}
+
+impl<'a, T, P> ParallelIterator for Cloned<P>
+where
+    T: 'a + Clone + Send + Sync,
+    P: ParallelIterator<Item = &'a T>,
+{
+    type Item = T;
+    type Seq = std::iter::Cloned<P::Seq>;
+
+    fn base_len(&self) -> usize {
+        self.0.base_len()
+    }
+    fn opt_len(&self) -> Option<usize> {
+        self.0.opt_len()
+    }
+    fn split_at(self, i: usize) -> (Self, Self) {
+        let (l, r) = self.0.split_at(i);
+        (Cloned(l), Cloned(r))
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.0.into_seq().cloned()
+    }
+}
+
+impl<'a, T, P> IndexedParallelIterator for Cloned<P>
+where
+    T: 'a + Clone + Send + Sync,
+    P: IndexedParallelIterator<Item = &'a T>,
+{
+}
+
+/// [`IndexedParallelIterator::enumerate`].
+pub struct Enumerate<P> {
+    base: P,
+    /// The index of the first item.
+    offset: usize,
+}
+
+impl<P> Enumerate<P> {
+    pub(super) fn new(base: P) -> Self {
+        Enumerate { base, offset: 0 }
+    }
+}
+
+/// The sequential iterator of one piece of an [`Enumerate`].
+pub struct EnumerateSeq<I> {
+    it: I,
+    at: usize,
+}
+
+impl<I: Iterator> Iterator for EnumerateSeq<I> {
+    type Item = (usize, I::Item);
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let x = self.it.next()?;
+        let i = self.at;
+        self.at += 1;
+        Some((i, x))
+    }
+}
+
+impl<P: IndexedParallelIterator> ParallelIterator for Enumerate<P> {
+    type Item = (usize, P::Item);
+    type Seq = EnumerateSeq<P::Seq>;
+
+    fn base_len(&self) -> usize {
+        self.base.base_len()
+    }
+    fn opt_len(&self) -> Option<usize> {
+        self.base.opt_len()
+    }
+    fn split_at(self, i: usize) -> (Self, Self) {
+        let (l, r) = self.base.split_at(i);
+        (
+            Enumerate {
+                base: l,
+                offset: self.offset,
+            },
+            Enumerate {
+                base: r,
+                offset: self.offset + i,
+            },
+        )
+    }
+    fn into_seq(self) -> Self::Seq {
+        EnumerateSeq {
+            it: self.base.into_seq(),
+            at: self.offset,
+        }
+    }
+}
+
+impl<P: IndexedParallelIterator> IndexedParallelIterator for Enumerate<P> {}
+
+/// [`IndexedParallelIterator::zip`]: as long as the shorter of the two.
+pub struct Zip<A, B> {
+    a: A,
+    b: B,
+}
+
+impl<A: IndexedParallelIterator, B: IndexedParallelIterator> Zip<A, B> {
+    pub(super) fn new(a: A, b: B) -> Self {
+        // Cut both to the shorter length, so that their base positions line up.
+        let n = a.base_len().min(b.base_len());
+        let a = if a.base_len() > n { a.split_at(n).0 } else { a };
+        let b = if b.base_len() > n { b.split_at(n).0 } else { b };
+        Zip { a, b }
+    }
+}
+
+impl<A: IndexedParallelIterator, B: IndexedParallelIterator> ParallelIterator for Zip<A, B> {
+    type Item = (A::Item, B::Item);
+    type Seq = std::iter::Zip<A::Seq, B::Seq>;
+
+    fn base_len(&self) -> usize {
+        self.a.base_len()
+    }
+    fn opt_len(&self) -> Option<usize> {
+        self.a
+            .opt_len()
+            .and(self.b.opt_len())
+            .map(|_| self.a.base_len())
+    }
+    fn split_at(self, i: usize) -> (Self, Self) {
+        let (al, ar) = self.a.split_at(i);
+        let (bl, br) = self.b.split_at(i);
+        (Zip { a: al, b: bl }, Zip { a: ar, b: br })
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.a.into_seq().zip(self.b.into_seq())
+    }
+}
+
+impl<A: IndexedParallelIterator, B: IndexedParallelIterator> IndexedParallelIterator for Zip<A, B> {}

@@ -1,0 +1,380 @@
+//! Where parallel iterators come from: ranges, slices (by reference, by mutable reference, in
+//! chunks), vectors (by value), and the conversion traits with rayon's names
+//! (`into_par_iter`, `par_iter`, `par_iter_mut`, `par_chunks`, `par_chunks_mut`). All split
+//! without `unsafe`: slices with `split_at(_mut)`, vectors with `split_off`.
+
+use super::{IndexedParallelIterator, ParallelIterator};
+use std::ops::Range;
+
+/// Something that becomes a parallel iterator (rayon's `IntoParallelIterator`).
+pub trait IntoParallelIterator {
+    /// The parallel iterator.
+    type Iter: ParallelIterator<Item = Self::Item>;
+    /// What it yields.
+    type Item: Send;
+    /// The parallel iterator over `self`.
+    fn into_par_iter(self) -> Self::Iter;
+}
+
+impl<P: ParallelIterator> IntoParallelIterator for P {
+    type Iter = P;
+    type Item = P::Item;
+    fn into_par_iter(self) -> P {
+        self
+    }
+}
+
+/// `par_iter()`: a parallel iterator over references into a collection.
+pub trait IntoParallelRefIterator<'data> {
+    /// The parallel iterator.
+    type Iter: ParallelIterator<Item = Self::Item>;
+    /// What it yields (references).
+    type Item: Send + 'data;
+    /// The parallel iterator over `&self`.
+    fn par_iter(&'data self) -> Self::Iter;
+}
+
+impl<'data, I: 'data + ?Sized> IntoParallelRefIterator<'data> for I
+where
+    &'data I: IntoParallelIterator,
+{
+    type Iter = <&'data I as IntoParallelIterator>::Iter;
+    type Item = <&'data I as IntoParallelIterator>::Item;
+    fn par_iter(&'data self) -> Self::Iter {
+        self.into_par_iter()
+    }
+}
+
+/// `par_iter_mut()`: a parallel iterator over mutable references into a collection.
+pub trait IntoParallelRefMutIterator<'data> {
+    /// The parallel iterator.
+    type Iter: ParallelIterator<Item = Self::Item>;
+    /// What it yields (mutable references).
+    type Item: Send + 'data;
+    /// The parallel iterator over `&mut self`.
+    fn par_iter_mut(&'data mut self) -> Self::Iter;
+}
+
+impl<'data, I: 'data + ?Sized> IntoParallelRefMutIterator<'data> for I
+where
+    &'data mut I: IntoParallelIterator,
+{
+    type Iter = <&'data mut I as IntoParallelIterator>::Iter;
+    type Item = <&'data mut I as IntoParallelIterator>::Item;
+    fn par_iter_mut(&'data mut self) -> Self::Iter {
+        self.into_par_iter()
+    }
+}
+
+/// A range of integers, in parallel.
+#[derive(Clone, Debug)]
+pub struct RangeIter<T> {
+    range: Range<T>,
+}
+
+macro_rules! ranges {
+    ($($t:ty),*) => {$(
+        impl ParallelIterator for RangeIter<$t> {
+            type Item = $t;
+            type Seq = Range<$t>;
+            fn base_len(&self) -> usize {
+                self.range.len()
+            }
+            fn split_at(self, i: usize) -> (Self, Self) {
+                let mid = self.range.start + i as $t;
+                (RangeIter { range: self.range.start..mid }, RangeIter { range: mid..self.range.end })
+            }
+            fn into_seq(self) -> Range<$t> {
+                self.range
+            }
+            fn opt_len(&self) -> Option<usize> {
+                Some(self.base_len())
+            }
+        }
+
+        impl IndexedParallelIterator for RangeIter<$t> {}
+
+        impl IntoParallelIterator for Range<$t> {
+            type Iter = RangeIter<$t>;
+            type Item = $t;
+            fn into_par_iter(self) -> RangeIter<$t> {
+                let start = self.start;
+                RangeIter { range: start..self.end.max(start) }
+            }
+        }
+    )*};
+}
+
+ranges!(u8, u16, u32, usize, i8, i16, i32, isize);
+
+/// Ranges whose length may not fit a `usize` on every target: their length is computed wide.
+macro_rules! wide_ranges {
+    ($($t:ty),*) => {$(
+        impl ParallelIterator for RangeIter<$t> {
+            type Item = $t;
+            type Seq = Range<$t>;
+            fn base_len(&self) -> usize {
+                let n = (self.range.end as i128 - self.range.start as i128).max(0);
+                usize::try_from(n).expect("a parallel range longer than usize::MAX")
+            }
+            fn split_at(self, i: usize) -> (Self, Self) {
+                let mid = (self.range.start as i128 + i as i128) as $t;
+                (RangeIter { range: self.range.start..mid }, RangeIter { range: mid..self.range.end })
+            }
+            fn into_seq(self) -> Range<$t> {
+                self.range
+            }
+            fn opt_len(&self) -> Option<usize> {
+                Some(self.base_len())
+            }
+        }
+
+        impl IndexedParallelIterator for RangeIter<$t> {}
+
+        impl IntoParallelIterator for Range<$t> {
+            type Iter = RangeIter<$t>;
+            type Item = $t;
+            fn into_par_iter(self) -> RangeIter<$t> {
+                let start = self.start;
+                RangeIter { range: start..self.end.max(start) }
+            }
+        }
+    )*};
+}
+
+wide_ranges!(u64, i64);
+
+/// A slice's elements by reference, in parallel.
+#[derive(Debug)]
+pub struct Iter<'a, T> {
+    slice: &'a [T],
+}
+
+impl<'a, T: Sync> ParallelIterator for Iter<'a, T> {
+    type Item = &'a T;
+    type Seq = std::slice::Iter<'a, T>;
+    fn base_len(&self) -> usize {
+        self.slice.len()
+    }
+    fn split_at(self, i: usize) -> (Self, Self) {
+        let (l, r) = self.slice.split_at(i);
+        (Iter { slice: l }, Iter { slice: r })
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.slice.iter()
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.base_len())
+    }
+}
+
+impl<T: Sync> IndexedParallelIterator for Iter<'_, T> {}
+
+/// A slice's elements by mutable reference, in parallel.
+#[derive(Debug)]
+pub struct IterMut<'a, T> {
+    slice: &'a mut [T],
+}
+
+impl<'a, T: Send> ParallelIterator for IterMut<'a, T> {
+    type Item = &'a mut T;
+    type Seq = std::slice::IterMut<'a, T>;
+    fn base_len(&self) -> usize {
+        self.slice.len()
+    }
+    fn split_at(self, i: usize) -> (Self, Self) {
+        let (l, r) = self.slice.split_at_mut(i);
+        (IterMut { slice: l }, IterMut { slice: r })
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.slice.iter_mut()
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.base_len())
+    }
+}
+
+impl<T: Send> IndexedParallelIterator for IterMut<'_, T> {}
+
+/// A vector's elements by value, in parallel (splitting moves the right part to a vector of
+/// its own).
+#[derive(Debug)]
+pub struct VecIntoIter<T> {
+    vec: Vec<T>,
+}
+
+impl<T: Send> ParallelIterator for VecIntoIter<T> {
+    type Item = T;
+    type Seq = std::vec::IntoIter<T>;
+    fn base_len(&self) -> usize {
+        self.vec.len()
+    }
+    fn split_at(mut self, i: usize) -> (Self, Self) {
+        let r = self.vec.split_off(i);
+        (self, VecIntoIter { vec: r })
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.vec.into_iter()
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.base_len())
+    }
+}
+
+impl<T: Send> IndexedParallelIterator for VecIntoIter<T> {}
+
+impl<T: Send> IntoParallelIterator for Vec<T> {
+    type Iter = VecIntoIter<T>;
+    type Item = T;
+    fn into_par_iter(self) -> VecIntoIter<T> {
+        VecIntoIter { vec: self }
+    }
+}
+
+impl<'a, T: Sync> IntoParallelIterator for &'a [T] {
+    type Iter = Iter<'a, T>;
+    type Item = &'a T;
+    fn into_par_iter(self) -> Iter<'a, T> {
+        Iter { slice: self }
+    }
+}
+
+impl<'a, T: Sync> IntoParallelIterator for &'a Vec<T> {
+    type Iter = Iter<'a, T>;
+    type Item = &'a T;
+    fn into_par_iter(self) -> Iter<'a, T> {
+        Iter { slice: self }
+    }
+}
+
+impl<'a, T: Sync, const N: usize> IntoParallelIterator for &'a [T; N] {
+    type Iter = Iter<'a, T>;
+    type Item = &'a T;
+    fn into_par_iter(self) -> Iter<'a, T> {
+        Iter { slice: self }
+    }
+}
+
+impl<'a, T: Send> IntoParallelIterator for &'a mut [T] {
+    type Iter = IterMut<'a, T>;
+    type Item = &'a mut T;
+    fn into_par_iter(self) -> IterMut<'a, T> {
+        IterMut { slice: self }
+    }
+}
+
+impl<'a, T: Send> IntoParallelIterator for &'a mut Vec<T> {
+    type Iter = IterMut<'a, T>;
+    type Item = &'a mut T;
+    fn into_par_iter(self) -> IterMut<'a, T> {
+        IterMut { slice: self }
+    }
+}
+
+impl<'a, T: Send, const N: usize> IntoParallelIterator for &'a mut [T; N] {
+    type Iter = IterMut<'a, T>;
+    type Item = &'a mut T;
+    fn into_par_iter(self) -> IterMut<'a, T> {
+        IterMut { slice: self }
+    }
+}
+
+/// A slice in chunks of `size` elements (the last may be shorter), in parallel.
+#[derive(Debug)]
+pub struct Chunks<'a, T> {
+    slice: &'a [T],
+    size: usize,
+}
+
+impl<'a, T: Sync> ParallelIterator for Chunks<'a, T> {
+    type Item = &'a [T];
+    type Seq = std::slice::Chunks<'a, T>;
+    fn base_len(&self) -> usize {
+        self.slice.len().div_ceil(self.size)
+    }
+    fn split_at(self, i: usize) -> (Self, Self) {
+        let (l, r) = self.slice.split_at((i * self.size).min(self.slice.len()));
+        let size = self.size;
+        (Chunks { slice: l, size }, Chunks { slice: r, size })
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.slice.chunks(self.size)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.base_len())
+    }
+}
+
+impl<T: Sync> IndexedParallelIterator for Chunks<'_, T> {}
+
+/// A mutable slice in chunks of `size` elements, in parallel.
+#[derive(Debug)]
+pub struct ChunksMut<'a, T> {
+    slice: &'a mut [T],
+    size: usize,
+}
+
+impl<'a, T: Send> ParallelIterator for ChunksMut<'a, T> {
+    type Item = &'a mut [T];
+    type Seq = std::slice::ChunksMut<'a, T>;
+    fn base_len(&self) -> usize {
+        self.slice.len().div_ceil(self.size)
+    }
+    fn split_at(self, i: usize) -> (Self, Self) {
+        let at = (i * self.size).min(self.slice.len());
+        let size = self.size;
+        let (l, r) = self.slice.split_at_mut(at);
+        (ChunksMut { slice: l, size }, ChunksMut { slice: r, size })
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.slice.chunks_mut(self.size)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.base_len())
+    }
+}
+
+impl<T: Send> IndexedParallelIterator for ChunksMut<'_, T> {}
+
+/// Parallel views of a slice (rayon's `ParallelSlice`).
+pub trait ParallelSlice<T: Sync> {
+    /// The slice.
+    fn as_parallel_slice(&self) -> &[T];
+
+    /// The slice in chunks of `chunk_size` elements (the last may be shorter). Panics if
+    /// `chunk_size` is 0, as rayon's does.
+    fn par_chunks(&self, chunk_size: usize) -> Chunks<'_, T> {
+        assert!(chunk_size != 0, "chunk_size must not be zero");
+        Chunks {
+            slice: self.as_parallel_slice(),
+            size: chunk_size,
+        }
+    }
+}
+
+impl<T: Sync> ParallelSlice<T> for [T] {
+    fn as_parallel_slice(&self) -> &[T] {
+        self
+    }
+}
+
+/// Parallel views of a mutable slice (rayon's `ParallelSliceMut`).
+pub trait ParallelSliceMut<T: Send> {
+    /// The slice.
+    fn as_parallel_slice_mut(&mut self) -> &mut [T];
+
+    /// The slice in mutable chunks of `chunk_size` elements. Panics if `chunk_size` is 0.
+    fn par_chunks_mut(&mut self, chunk_size: usize) -> ChunksMut<'_, T> {
+        assert!(chunk_size != 0, "chunk_size must not be zero");
+        ChunksMut {
+            slice: self.as_parallel_slice_mut(),
+            size: chunk_size,
+        }
+    }
+}
+
+impl<T: Send> ParallelSliceMut<T> for [T] {
+    fn as_parallel_slice_mut(&mut self) -> &mut [T] {
+        self
+    }
+}

@@ -1,0 +1,258 @@
+//! Parallel iterators against their sequential twins: every adaptor and consumer over random
+//! lengths (0 and 1 included), in order where rayon promises one, at 1, 2, 3 and 8 workers and
+//! under every policy; panics reach the caller and the pool lives on; nesting.
+
+use crate::prelude::*;
+use crate::{Policy, Pool};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+fn pools() -> Vec<Pool> {
+    let mut v = Vec::new();
+    for workers in [1, 2, 3, 8] {
+        for policy in [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive] {
+            v.push(
+                Pool::builder()
+                    .workers(workers)
+                    .policy(policy)
+                    .build()
+                    .unwrap(),
+            );
+        }
+    }
+    v
+}
+
+/// Lengths 0, 1, small, around the chunk size and a few larger, pseudo-random.
+fn lengths() -> Vec<usize> {
+    let mut v = vec![0, 1, 2, 3, 7, 255, 256, 257, 511, 513, 1000, 4099];
+    let mut x = 0x9e37_79b9u64;
+    for _ in 0..4 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v.push((x % 20_000) as usize);
+    }
+    v
+}
+
+#[test]
+fn adaptors_and_consumers_match_the_sequential_iterator() {
+    for pool in pools() {
+        pool.install(|| {
+            for n in lengths() {
+                let v: Vec<u64> = (0..n as u64).map(|i| i * 7 % 1000).collect();
+                let what = format!("n={n}, {} workers, {:?}", pool.workers(), pool.policy());
+                // Ordered: map, filter, filter_map, enumerate, zip, copied, cloned, collect.
+                let got: Vec<u64> = v.par_iter().map(|x| x * 3).collect();
+                let want: Vec<u64> = v.iter().map(|x| x * 3).collect();
+                assert_eq!(got, want, "map {what}");
+                let got: Vec<u64> = v.par_iter().copied().filter(|x| x % 3 == 0).collect();
+                let want: Vec<u64> = v.iter().copied().filter(|x| x % 3 == 0).collect();
+                assert_eq!(got, want, "filter {what}");
+                let got: Vec<u64> = v
+                    .par_iter()
+                    .filter_map(|&x| (x % 2 == 1).then_some(x / 2))
+                    .collect();
+                let want: Vec<u64> = v
+                    .iter()
+                    .filter_map(|&x| (x % 2 == 1).then_some(x / 2))
+                    .collect();
+                assert_eq!(got, want, "filter_map {what}");
+                let got: Vec<(usize, u64)> = v.par_iter().cloned().enumerate().collect();
+                let want: Vec<(usize, u64)> = v.iter().cloned().enumerate().collect();
+                assert_eq!(got, want, "enumerate {what}");
+                let w: Vec<u64> = (0..(n / 2) as u64).collect();
+                let got: Vec<(u64, u64)> =
+                    v.par_iter().copied().zip(w.par_iter().copied()).collect();
+                let want: Vec<(u64, u64)> = v.iter().copied().zip(w.iter().copied()).collect();
+                assert_eq!(got, want, "zip {what}");
+                let got: Vec<usize> = (0..n).into_par_iter().collect();
+                assert_eq!(got, (0..n).collect::<Vec<_>>(), "range {what}");
+                let got: Vec<u64> = v.clone().into_par_iter().map(|x| x + 1).collect();
+                let want: Vec<u64> = v.iter().map(|x| x + 1).collect();
+                assert_eq!(got, want, "vec into_par_iter {what}");
+                // Consumers.
+                assert_eq!(v.par_iter().count(), n, "count {what}");
+                assert_eq!(
+                    v.par_iter().sum::<u64>(),
+                    v.iter().sum::<u64>(),
+                    "sum {what}"
+                );
+                assert_eq!(
+                    v.par_iter().map(|x| x % 3 + 1).product::<u64>() % 1_000_003,
+                    v.iter().map(|x| x % 3 + 1).product::<u64>() % 1_000_003,
+                    "product {what}"
+                );
+                assert_eq!(
+                    v.par_iter().copied().reduce(|| 0, |a, b| a.max(b)),
+                    v.iter().copied().fold(0, u64::max),
+                    "reduce {what}"
+                );
+                assert_eq!(
+                    v.par_iter().copied().reduce_with(|a, b| a + b),
+                    v.iter().copied().reduce(|a, b| a + b),
+                    "reduce_with {what}"
+                );
+                assert_eq!(v.par_iter().min(), v.iter().min(), "min {what}");
+                assert_eq!(v.par_iter().max(), v.iter().max(), "max {what}");
+                assert_eq!(
+                    v.par_iter()
+                        .min_by_key(|x| (**x as i64 - 500).abs())
+                        .map(|x| (*x as i64 - 500).abs()),
+                    v.iter()
+                        .min_by_key(|x| (**x as i64 - 500).abs())
+                        .map(|x| (*x as i64 - 500).abs()),
+                    "min_by_key {what}"
+                );
+                assert_eq!(
+                    v.par_iter().max_by_key(|x| **x % 97).map(|x| *x % 97),
+                    v.iter().max_by_key(|x| **x % 97).map(|x| *x % 97),
+                    "max_by_key {what}"
+                );
+                assert_eq!(
+                    v.par_iter().any(|&x| x == 999),
+                    v.contains(&999),
+                    "any {what}"
+                );
+                assert!(v.par_iter().all(|&x| x < 1000), "all {what}");
+                assert_eq!(
+                    v.par_iter().all(|&x| x < 500),
+                    v.iter().all(|&x| x < 500),
+                    "all {what}"
+                );
+                let found = v.par_iter().find_any(|&&x| x % 101 == 13);
+                match found {
+                    Some(x) => assert_eq!(x % 101, 13, "find_any {what}"),
+                    None => assert!(!v.iter().any(|&x| x % 101 == 13), "find_any {what}"),
+                }
+                // Unordered collections.
+                let got: HashSet<u64> = v.par_iter().copied().collect();
+                assert_eq!(got, v.iter().copied().collect::<HashSet<_>>(), "set {what}");
+                let got: BTreeMap<u64, usize> = v
+                    .par_iter()
+                    .copied()
+                    .enumerate()
+                    .map(|(i, x)| (x, i))
+                    .collect();
+                let want: BTreeMap<u64, usize> =
+                    v.iter().copied().enumerate().map(|(i, x)| (x, i)).collect();
+                assert_eq!(got, want, "btree map: later items win {what}");
+                let got: HashMap<u64, usize> = v
+                    .par_iter()
+                    .copied()
+                    .enumerate()
+                    .map(|(i, x)| (x, i))
+                    .collect();
+                assert_eq!(
+                    got,
+                    want.into_iter().collect::<HashMap<_, _>>(),
+                    "hash map {what}"
+                );
+            }
+        });
+    }
+}
+
+#[test]
+fn mutable_iteration_chunks_and_strings() {
+    for pool in pools() {
+        pool.install(|| {
+            for n in lengths() {
+                let mut v: Vec<u32> = (0..n as u32).collect();
+                v.par_iter_mut().for_each(|x| *x = *x * 2 + 1);
+                assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32 * 2 + 1));
+                for size in [1, 3, 64] {
+                    let sums: Vec<u32> = v.par_chunks(size).map(|c| c.iter().sum()).collect();
+                    let want: Vec<u32> = v.chunks(size).map(|c| c.iter().sum()).collect();
+                    assert_eq!(sums, want, "par_chunks({size}) n={n}");
+                    v.par_chunks_mut(size)
+                        .enumerate()
+                        .for_each(|(i, c)| c[0] = i as u32);
+                    assert!(v.chunks(size).enumerate().all(|(i, c)| c[0] == i as u32));
+                }
+                let s: String = (0..n)
+                    .into_par_iter()
+                    .map(|i| char::from(b'a' + (i % 26) as u8))
+                    .collect();
+                let want: String = (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+                assert_eq!(s, want);
+            }
+        });
+    }
+}
+
+#[test]
+fn every_item_is_seen_once() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    for pool in pools() {
+        let seen: Vec<AtomicU64> = (0..10_000).map(|_| AtomicU64::new(0)).collect();
+        pool.install(|| {
+            (0..10_000usize).into_par_iter().for_each(|i| {
+                seen[i].fetch_add(1, Ordering::Relaxed);
+            })
+        });
+        assert!(seen.iter().all(|c| c.load(Ordering::Relaxed) == 1));
+        let inspected = AtomicU64::new(0);
+        let n = pool.install(|| {
+            (0..5000u32)
+                .into_par_iter()
+                .inspect(|_| {
+                    inspected.fetch_add(1, Ordering::Relaxed);
+                })
+                .count()
+        });
+        assert_eq!((n, inspected.load(Ordering::Relaxed)), (5000, 5000));
+    }
+}
+
+#[test]
+fn a_panic_reaches_the_caller_and_the_pool_lives_on() {
+    let pool = Pool::builder().workers(3).build().unwrap();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pool.install(|| {
+            (0..10_000u32).into_par_iter().for_each(|i| {
+                if i == 7777 {
+                    panic!("item 7777");
+                }
+            })
+        })
+    }));
+    let msg = r.unwrap_err().downcast_ref::<&str>().copied().unwrap_or("");
+    assert_eq!(msg, "item 7777");
+    let sum: u64 = pool.install(|| (0..1000u64).into_par_iter().map(|x| x * 2).sum());
+    assert_eq!(sum, 999_000);
+}
+
+#[test]
+fn nested_parallel_iterators_and_outside_any_pool() {
+    let pool = Pool::builder().workers(3).build().unwrap();
+    let got: Vec<u64> = pool.install(|| {
+        (0..50u64)
+            .into_par_iter()
+            .map(|i| (0..i).into_par_iter().sum::<u64>())
+            .collect()
+    });
+    let want: Vec<u64> = (0..50u64).map(|i| (0..i).sum()).collect();
+    assert_eq!(got, want);
+    let inside_scope: u64 = pool.install(|| {
+        let mut out = 0;
+        crate::scope(|s| {
+            s.spawn(|_| out = (0..1000u64).into_par_iter().filter(|x| x % 2 == 0).sum());
+        });
+        out
+    });
+    assert_eq!(inside_scope, 249_500);
+    // Outside a pool: the global pool, as for `join`.
+    let v: Vec<i64> = (-500..500i64).into_par_iter().map(|x| x * x).collect();
+    assert_eq!(v, (-500..500i64).map(|x| x * x).collect::<Vec<_>>());
+    assert_eq!((0..0u64).into_par_iter().sum::<u64>(), 0);
+    let (hi, lo) = (5i32, 3i32);
+    assert_eq!((hi..lo).into_par_iter().count(), 0, "an empty range");
+    assert_eq!(
+        (0..3_000_000_000u64)
+            .into_par_iter()
+            .filter(|x| x % 1_000_000_000 == 0)
+            .count(),
+        3
+    );
+}

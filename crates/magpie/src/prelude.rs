@@ -1,0 +1,8 @@
+//! `use magpie::prelude::*;` in place of `use rayon::prelude::*;`: the traits that give
+//! `par_iter()`, `par_iter_mut()`, `into_par_iter()`, `par_chunks(_mut)` and the parallel
+//! iterator methods.
+
+pub use crate::iter::{
+    FromParallelIterator, IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
+    IntoParallelRefMutIterator, ParallelIterator, ParallelSlice, ParallelSliceMut,
+};
