@@ -20,7 +20,7 @@ macro_rules! programs {
             }
             pub fn count(v: &[f64]) -> usize {
                 v.par_iter()
-                    .filter(|&&x| (x * 1000.0) as u64 % 3 == 0)
+                    .filter(|&&x| ((x * 1000.0) as u64).is_multiple_of(3))
                     .count()
             }
             pub fn update(v: &mut [f64]) {
@@ -54,7 +54,10 @@ fn main() {
         .map_or(7, |a| a.parse().expect("RUNS: a number"));
     let v: Vec<f64> = (0..n).map(|i| (i % 1000) as f64 * 0.001).collect();
     let want_sum: f64 = v.iter().map(|x| x * x + 1.0).sum();
-    let want_count = v.iter().filter(|&&x| (x * 1000.0) as u64 % 3 == 0).count();
+    let want_count = v
+        .iter()
+        .filter(|&&x| ((x * 1000.0) as u64).is_multiple_of(3))
+        .count();
     let want_collect: Vec<u64> = (0..n as u64).map(|i| i * i % 1_000_003).collect();
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
     println!("n = {n}, {runs} runs; time ÷ sequential, and magpie ÷ rayon");
@@ -82,7 +85,9 @@ fn main() {
                         ("sum", 1) => assert!(close(mp.install(|| on_magpie::sum(&v)), want_sum)),
                         ("sum", _) => assert!(close(rp.install(|| on_rayon::sum(&v)), want_sum)),
                         ("count", 0) => assert_eq!(
-                            v.iter().filter(|&&x| (x * 1000.0) as u64 % 3 == 0).count(),
+                            v.iter()
+                                .filter(|&&x| ((x * 1000.0) as u64).is_multiple_of(3))
+                                .count(),
                             want_count
                         ),
                         ("count", 1) => assert_eq!(mp.install(|| on_magpie::count(&v)), want_count),
