@@ -7,6 +7,9 @@ use crate::policy::{Policy, Thresholds};
 #[derive(Clone, Debug)]
 pub(crate) struct Config {
     pub workers: usize,
+    /// The workers' thread names, one per worker (`ThreadPoolBuilder::thread_name`); `None`:
+    /// `magpie-<index>`.
+    pub thread_names: Option<Vec<String>>,
     pub policy: Policy,
     pub thresholds: Thresholds,
     pub stack_size: usize,

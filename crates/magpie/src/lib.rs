@@ -154,6 +154,8 @@ mod stats;
 #[cfg(not(loom))]
 mod steal;
 #[cfg(not(loom))]
+pub mod thread_pool;
+#[cfg(not(loom))]
 pub mod topology;
 #[cfg(not(loom))]
 pub mod trace;
@@ -174,6 +176,11 @@ pub use schedule::donate::join_designated;
 pub use scope::{scope, Scope};
 #[cfg(not(loom))]
 pub use stats::Stats;
+#[cfg(not(loom))]
+pub use thread_pool::{
+    current_num_threads, current_thread_index, in_place_scope, spawn, ThreadPool,
+    ThreadPoolBuildError, ThreadPoolBuilder,
+};
 #[cfg(not(loom))]
 pub use topology::{Detector, Topology, Victims};
 

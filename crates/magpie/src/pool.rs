@@ -23,6 +23,7 @@ pub const DEFAULT_MAX_FIBERS: usize = 8192;
 #[derive(Clone, Debug)]
 pub struct Builder {
     workers: Option<usize>,
+    thread_names: Option<Vec<String>>,
     policy: Policy,
     thresholds: Thresholds,
     stack_size: usize,
@@ -58,6 +59,7 @@ impl Default for Builder {
     fn default() -> Self {
         Builder {
             workers: None,
+            thread_names: None,
             policy: Policy::Adaptive,
             thresholds: Thresholds::default(),
             stack_size: DEFAULT_STACK_SIZE,
@@ -88,6 +90,18 @@ impl Default for Builder {
 }
 
 impl Builder {
+    /// The workers' thread names, one per worker (rayon's `thread_name`, through
+    /// `ThreadPoolBuilder`).
+    pub(crate) fn thread_names(mut self, names: Vec<String>) -> Self {
+        self.thread_names = Some(names);
+        self
+    }
+
+    /// The worker count set so far (`None`: the machine's parallelism at `build`).
+    pub(crate) fn workers_setting(&self) -> Option<usize> {
+        self.workers
+    }
+
     /// Number of worker threads (default: the machine's available parallelism).
     pub fn workers(mut self, n: usize) -> Self {
         self.workers = Some(n);
@@ -441,8 +455,18 @@ impl Builder {
                 "between 1 ms and 1000 ms",
             ));
         }
+        if let Some(names) = &self.thread_names {
+            if names.len() < workers {
+                return Err(Error::config(
+                    "thread_names",
+                    names.len(),
+                    "a name for every worker",
+                ));
+            }
+        }
         let registry = Registry::new(Config {
             workers,
+            thread_names: self.thread_names,
             policy: self.policy,
             thresholds: self.thresholds,
             stack_size: self.stack_size,
@@ -508,6 +532,10 @@ impl std::fmt::Debug for Pool {
 }
 
 impl Pool {
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
     /// A builder with the defaults.
     pub fn builder() -> Builder {
         Builder::default()
@@ -688,6 +716,8 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        // Tasks spawned with `spawn` (fire and forget) still run: the pool waits for them.
+        self.registry.spawns.wait_all();
         self.write_trace_file();
         self.registry.shutdown();
     }
@@ -769,6 +799,16 @@ pub fn global_pool() -> Result<&'static Pool, Error> {
         unsafe { libc::atexit(write_global_trace) };
     }
     Ok(GLOBAL.get().expect("global pool set"))
+}
+
+/// Whether the global pool has been made.
+pub(crate) fn global_exists() -> bool {
+    GLOBAL.get().is_some()
+}
+
+/// Makes `pool` the global pool, unless one exists already (then it is handed back).
+pub(crate) fn set_global(pool: Pool) -> Result<(), Pool> {
+    GLOBAL.set(pool)
 }
 
 pub(crate) fn global() -> &'static Pool {

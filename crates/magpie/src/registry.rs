@@ -53,6 +53,8 @@ pub(crate) struct Registry {
     pub sharing: Option<crate::share::runtime::Sharing>,
     /// The schedule region being recorded or followed, if any (`schedule/region.rs`).
     pub(crate) region: crate::schedule::region::RegionSlot,
+    /// Fire-and-forget tasks (`thread_pool::spawn`) not yet finished, and their panic handler.
+    pub(crate) spawns: crate::thread_pool::Spawns,
 }
 
 impl Registry {
@@ -91,13 +93,16 @@ impl Registry {
             }),
             sharing: crate::share::runtime::Sharing::start(&config),
             region: Default::default(),
+            spawns: Default::default(),
             config,
         });
         for (index, deque) in deques.into_iter().enumerate() {
             let r = reg.clone();
-            reg.start_thread(format!("magpie-{index}"), move || {
-                crate::worker::worker_main(r, index, deque)
-            })?;
+            let name = match &reg.config.thread_names {
+                Some(names) => names[index].clone(),
+                None => format!("magpie-{index}"),
+            };
+            reg.start_thread(name, move || crate::worker::worker_main(r, index, deque))?;
         }
         if reg.sharing.is_some() {
             let r = reg.clone();

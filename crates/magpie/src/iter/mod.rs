@@ -41,7 +41,7 @@ pub use adaptors::{Cloned, Copied, Enumerate, Filter, FilterMap, Inspect, Map, Z
 pub use consumers::FromParallelIterator;
 pub use sources::{
     Chunks, ChunksMut, IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator,
-    Iter, IterMut, ParallelSlice, ParallelSliceMut, RangeIter, VecIntoIter,
+    Iter, IterMut, ParallelSlice, ParallelSliceMut, RangeInteger, RangeIter, VecIntoIter,
 };
 
 use crate::worker;

@@ -72,77 +72,77 @@ pub struct RangeIter<T> {
     range: Range<T>,
 }
 
-macro_rules! ranges {
-    ($($t:ty),*) => {$(
-        impl ParallelIterator for RangeIter<$t> {
-            type Item = $t;
-            type Seq = Range<$t>;
-            fn base_len(&self) -> usize {
-                self.range.len()
-            }
-            fn split_at(self, i: usize) -> (Self, Self) {
-                let mid = self.range.start + i as $t;
-                (RangeIter { range: self.range.start..mid }, RangeIter { range: mid..self.range.end })
-            }
-            fn into_seq(self) -> Range<$t> {
-                self.range
-            }
-            fn opt_len(&self) -> Option<usize> {
-                Some(self.base_len())
-            }
-        }
-
-        impl IndexedParallelIterator for RangeIter<$t> {}
-
-        impl IntoParallelIterator for Range<$t> {
-            type Iter = RangeIter<$t>;
-            type Item = $t;
-            fn into_par_iter(self) -> RangeIter<$t> {
-                let start = self.start;
-                RangeIter { range: start..self.end.max(start) }
-            }
-        }
-    )*};
+/// The integer types whose ranges are parallel iterators. One generic implementation serves
+/// them all, so that an unsuffixed literal range (`(0..n).into_par_iter()`) infers its type as
+/// it does for a sequential one.
+pub trait RangeInteger: Copy + Ord + Send + Sync + 'static {
+    /// The range's length.
+    #[doc(hidden)]
+    fn range_len(r: &Range<Self>) -> usize;
+    /// `start + i`.
+    #[doc(hidden)]
+    fn plus(start: Self, i: usize) -> Self;
 }
 
-ranges!(u8, u16, u32, usize, i8, i16, i32, isize);
-
-/// Ranges whose length may not fit a `usize` on every target: their length is computed wide.
-macro_rules! wide_ranges {
+macro_rules! range_integers {
     ($($t:ty),*) => {$(
-        impl ParallelIterator for RangeIter<$t> {
-            type Item = $t;
-            type Seq = Range<$t>;
-            fn base_len(&self) -> usize {
-                let n = (self.range.end as i128 - self.range.start as i128).max(0);
+        impl RangeInteger for $t {
+            fn range_len(r: &Range<$t>) -> usize {
+                let n = (r.end as i128 - r.start as i128).max(0);
                 usize::try_from(n).expect("a parallel range longer than usize::MAX")
             }
-            fn split_at(self, i: usize) -> (Self, Self) {
-                let mid = (self.range.start as i128 + i as i128) as $t;
-                (RangeIter { range: self.range.start..mid }, RangeIter { range: mid..self.range.end })
-            }
-            fn into_seq(self) -> Range<$t> {
-                self.range
-            }
-            fn opt_len(&self) -> Option<usize> {
-                Some(self.base_len())
-            }
-        }
-
-        impl IndexedParallelIterator for RangeIter<$t> {}
-
-        impl IntoParallelIterator for Range<$t> {
-            type Iter = RangeIter<$t>;
-            type Item = $t;
-            fn into_par_iter(self) -> RangeIter<$t> {
-                let start = self.start;
-                RangeIter { range: start..self.end.max(start) }
+            fn plus(start: $t, i: usize) -> $t {
+                (start as i128 + i as i128) as $t
             }
         }
     )*};
 }
 
-wide_ranges!(u64, i64);
+range_integers!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+
+impl<T: RangeInteger> ParallelIterator for RangeIter<T>
+where
+    Range<T>: Iterator<Item = T>,
+{
+    type Item = T;
+    type Seq = Range<T>;
+    fn base_len(&self) -> usize {
+        T::range_len(&self.range)
+    }
+    fn split_at(self, i: usize) -> (Self, Self) {
+        let mid = T::plus(self.range.start, i);
+        (
+            RangeIter {
+                range: self.range.start..mid,
+            },
+            RangeIter {
+                range: mid..self.range.end,
+            },
+        )
+    }
+    fn into_seq(self) -> Range<T> {
+        self.range
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.base_len())
+    }
+}
+
+impl<T: RangeInteger> IndexedParallelIterator for RangeIter<T> where Range<T>: Iterator<Item = T> {}
+
+impl<T: RangeInteger> IntoParallelIterator for Range<T>
+where
+    Range<T>: Iterator<Item = T>,
+{
+    type Iter = RangeIter<T>;
+    type Item = T;
+    fn into_par_iter(self) -> RangeIter<T> {
+        let start = self.start;
+        RangeIter {
+            range: start..self.end.max(start),
+        }
+    }
+}
 
 /// A slice's elements by reference, in parallel.
 #[derive(Debug)]

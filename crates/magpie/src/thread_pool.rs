@@ -1,0 +1,383 @@
+//! Pools and tasks with rayon's names: [`ThreadPoolBuilder`], [`ThreadPool`] and the free
+//! functions [`spawn`], [`current_num_threads`], [`current_thread_index`] and
+//! [`in_place_scope`]. They are views of magpie's [`Pool`] and [`Builder`], not a second
+//! runtime: [`ThreadPoolBuilder::magpie`] reaches every magpie setting (policies, places,
+//! squads, sharing), and [`ThreadPool::as_pool`] the pool itself.
+//!
+//! # Fire-and-forget tasks
+//!
+//! [`spawn`] queues a `'static` task on the pool the caller runs on (or the global pool) and
+//! returns at once. The pool counts such tasks until they finish, and dropping a
+//! [`ThreadPool`] (or [`Pool`]) waits for them, so none is lost. A task that panics goes to the
+//! pool's panic handler ([`ThreadPoolBuilder::panic_handler`]); without one, as in rayon, the
+//! process prints the panic and aborts, since nobody could otherwise learn of it.
+
+use crate::error::Error;
+use crate::job::{HeapJob, Work};
+use crate::registry::Registry;
+use crate::trace::record::Tag;
+use crate::{worker, Builder, Pool};
+use std::any::Any;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// What a pool does with a panic of a [`spawn`]ed task.
+type PanicHandler = dyn Fn(Box<dyn Any + Send>) + Send + Sync;
+
+/// A registry's fire-and-forget tasks: how many are queued or running, and the panic handler.
+#[derive(Default)]
+pub(crate) struct Spawns {
+    outstanding: AtomicUsize,
+    handler: OnceLock<Arc<PanicHandler>>,
+}
+
+impl Spawns {
+    /// Waits until every spawned task has finished (called when the pool is dropped, from
+    /// outside its workers: the workers run the tasks meanwhile).
+    pub(crate) fn wait_all(&self) {
+        while self.outstanding.load(Ordering::Acquire) != 0 {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    }
+}
+
+/// Queues `f` on `reg`'s pool (see the module doc).
+fn spawn_on(reg: &Arc<Registry>, f: impl FnOnce() + Send + 'static) {
+    reg.spawns.outstanding.fetch_add(1, Ordering::AcqRel);
+    let r = reg.clone();
+    let task = move || {
+        if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+            match r.spawns.handler.get() {
+                Some(h) => h(p),
+                None => {
+                    eprintln!(
+                        "magpie: a spawned task panicked and the pool has no panic handler \
+                         (ThreadPoolBuilder::panic_handler); aborting"
+                    );
+                    std::process::abort();
+                }
+            }
+        }
+        // Release: the task's effects happen before the drop that sees the count reach 0.
+        r.spawns.outstanding.fetch_sub(1, Ordering::AcqRel);
+    };
+    let tag = reg.recorder.as_ref().map(|_| Tag::NONE);
+    reg.inject(
+        Work::Task {
+            job: HeapJob::into_job_ref(task, tag),
+            continuation: false,
+        }
+        .encode(),
+    );
+}
+
+/// The registry of the pool the caller runs on, or the global pool's.
+fn current_registry() -> Arc<Registry> {
+    match worker::current() {
+        Some(wt) => wt.registry.clone(),
+        None => crate::pool::global().registry().clone(),
+    }
+}
+
+/// Runs `f` on the pool the caller runs on (outside any pool, the global pool), without waiting
+/// for it (see the module doc).
+pub fn spawn<F: FnOnce() + Send + 'static>(f: F) {
+    spawn_on(&current_registry(), f)
+}
+
+/// Worker threads of the pool the caller runs on (outside any pool, of the global pool).
+pub fn current_num_threads() -> usize {
+    match worker::current() {
+        Some(wt) => wt.registry.config.workers,
+        None => crate::pool::global().workers(),
+    }
+}
+
+/// The index of the worker running the caller, in `0..current_num_threads()`; `None` outside a
+/// pool.
+pub fn current_thread_index() -> Option<usize> {
+    crate::worker_index()
+}
+
+/// rayon's `in_place_scope`: on a worker, exactly [`crate::scope`] (the body runs on the calling
+/// thread). Outside a pool it differs from rayon's, whose body stays on the calling thread: here
+/// the body runs on a worker of the global pool, as [`crate::scope`]'s does (a magpie scope's
+/// body must run on a worker, whose stack can wait for the spawns without blocking a thread).
+pub fn in_place_scope<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&crate::Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    crate::scope(op)
+}
+
+/// Why a pool could not be built (rayon's `ThreadPoolBuildError`).
+#[derive(Debug)]
+pub struct ThreadPoolBuildError(String);
+
+impl std::fmt::Display for ThreadPoolBuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ThreadPoolBuildError {}
+
+impl From<Error> for ThreadPoolBuildError {
+    fn from(e: Error) -> Self {
+        ThreadPoolBuildError(e.to_string())
+    }
+}
+
+/// Builds a [`ThreadPool`] (rayon's names, magpie's [`Builder`] underneath).
+pub struct ThreadPoolBuilder {
+    builder: Builder,
+    num_threads: usize,
+    thread_name: Option<Box<dyn FnMut(usize) -> String>>,
+    panic_handler: Option<Arc<PanicHandler>>,
+}
+
+impl Default for ThreadPoolBuilder {
+    fn default() -> Self {
+        ThreadPoolBuilder::new()
+    }
+}
+
+impl ThreadPoolBuilder {
+    /// A builder with magpie's defaults; `MAGPIE_*` environment variables apply at `build` to
+    /// what the builder does not set.
+    pub fn new() -> Self {
+        ThreadPoolBuilder {
+            builder: Builder::default(),
+            num_threads: 0,
+            thread_name: None,
+            panic_handler: None,
+        }
+    }
+
+    /// Worker threads; 0 (the default) is `MAGPIE_WORKERS` or the machine's parallelism.
+    pub fn num_threads(mut self, n: usize) -> Self {
+        self.num_threads = n;
+        self
+    }
+
+    /// Names worker `i`'s thread `f(i)`.
+    pub fn thread_name<F: FnMut(usize) -> String + 'static>(mut self, f: F) -> Self {
+        self.thread_name = Some(Box::new(f));
+        self
+    }
+
+    /// The stack size of the pool's tasks (magpie runs tasks on stacks of their own, so this is
+    /// what rayon's worker-thread stack size governs: how deep a task may recurse).
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.builder = self.builder.stack_size(bytes);
+        self
+    }
+
+    /// What the pool does with a panic of a [`spawn`]ed task (without one: print and abort).
+    pub fn panic_handler<H>(mut self, h: H) -> Self
+    where
+        H: Fn(Box<dyn Any + Send>) + Send + Sync + 'static,
+    {
+        self.panic_handler = Some(Arc::new(h));
+        self
+    }
+
+    /// Any of magpie's own settings: `builder.magpie(|b| b.policy(Policy::HelpFirst))`.
+    pub fn magpie(mut self, f: impl FnOnce(Builder) -> Builder) -> Self {
+        self.builder = f(self.builder);
+        self
+    }
+
+    fn into_pool(self) -> Result<Pool, ThreadPoolBuildError> {
+        let mut b = self.builder.from_env()?;
+        if self.num_threads > 0 {
+            b = b.workers(self.num_threads);
+        }
+        if let Some(mut name) = self.thread_name {
+            let n = b
+                .workers_setting()
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            b = b.thread_names((0..n).map(&mut name).collect());
+        }
+        let pool = b.build()?;
+        if let Some(h) = self.panic_handler {
+            // A new pool: nothing set the handler before.
+            let _ = pool.registry().spawns.handler.set(h);
+        }
+        Ok(pool)
+    }
+
+    /// The pool.
+    pub fn build(self) -> Result<ThreadPool, ThreadPoolBuildError> {
+        Ok(ThreadPool {
+            pool: self.into_pool()?,
+        })
+    }
+
+    /// Makes this the global pool (the one `join`, `scope`, `spawn` and the parallel iterators
+    /// use outside any pool). An error if the global pool exists already, as in rayon: once
+    /// anything has used it, or after an earlier `build_global`.
+    pub fn build_global(self) -> Result<(), ThreadPoolBuildError> {
+        if crate::pool::global_exists() {
+            return Err(ThreadPoolBuildError(
+                "the global thread pool has already been initialized".into(),
+            ));
+        }
+        let pool = self.into_pool()?;
+        crate::pool::set_global(pool).map_err(|_| {
+            ThreadPoolBuildError("the global thread pool has already been initialized".into())
+        })
+    }
+}
+
+/// A pool with rayon's method names (a [`Pool`] underneath: [`ThreadPool::as_pool`]).
+pub struct ThreadPool {
+    pool: Pool,
+}
+
+impl ThreadPool {
+    /// Runs `op` on one of the pool's workers and returns its result (see [`Pool::install`]).
+    pub fn install<OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce() -> R + Send,
+        R: Send,
+    {
+        self.pool.install(op)
+    }
+
+    /// [`crate::join`] on this pool.
+    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        self.pool.install(|| crate::join(a, b))
+    }
+
+    /// [`crate::scope`] on this pool.
+    pub fn scope<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&crate::Scope<'scope>) -> R + Send,
+        R: Send,
+    {
+        self.pool.install(|| crate::scope(op))
+    }
+
+    /// Runs `f` on this pool without waiting for it (see the module doc).
+    pub fn spawn<F: FnOnce() + Send + 'static>(&self, f: F) {
+        spawn_on(self.pool.registry(), f)
+    }
+
+    /// The pool's worker threads.
+    pub fn current_num_threads(&self) -> usize {
+        self.pool.workers()
+    }
+
+    /// The index of the worker running the caller if it is one of this pool's.
+    pub fn current_thread_index(&self) -> Option<usize> {
+        worker::current()
+            .filter(|wt| Arc::ptr_eq(&wt.registry, self.pool.registry()))
+            .map(|wt| wt.index)
+    }
+
+    /// The magpie pool underneath.
+    pub fn as_pool(&self) -> &Pool {
+        &self.pool
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+    use std::sync::Mutex;
+
+    #[test]
+    fn a_pool_with_rayons_names_runs_joins_scopes_and_names_its_threads() {
+        let pool = ThreadPoolBuilder::new()
+            .num_threads(3)
+            .thread_name(|i| format!("worker #{i}"))
+            .magpie(|b| b.policy(crate::Policy::HelpFirst))
+            .build()
+            .unwrap();
+        assert_eq!(pool.current_num_threads(), 3);
+        assert_eq!(pool.as_pool().policy(), crate::Policy::HelpFirst);
+        let (a, b) = pool.join(|| 1 + 1, || "two");
+        assert_eq!((a, b), (2, "two"));
+        let mut v = vec![0; 4];
+        pool.scope(|s| {
+            for (i, x) in v.iter_mut().enumerate() {
+                s.spawn(move |_| *x = i * 10);
+            }
+        });
+        assert_eq!(v, [0, 10, 20, 30]);
+        let (name, index, n) = pool.install(|| {
+            (
+                std::thread::current().name().map(String::from),
+                pool.current_thread_index(),
+                current_num_threads(),
+            )
+        });
+        assert!(name.unwrap().starts_with("worker #"));
+        assert!(index.is_some_and(|i| i < 3) && n == 3);
+        assert_eq!(pool.current_thread_index(), None, "not from outside");
+    }
+
+    #[test]
+    fn spawned_tasks_all_run_and_the_pool_waits_for_them() {
+        let ran = Arc::new(AtomicU64::new(0));
+        {
+            let pool = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+            for _ in 0..1000 {
+                let ran = ran.clone();
+                pool.spawn(move || {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                });
+            }
+            // From inside the pool, the free `spawn` uses this pool too, and tasks may spawn.
+            let r = ran.clone();
+            pool.install(move || {
+                spawn(move || {
+                    for _ in 0..10 {
+                        let r = r.clone();
+                        spawn(move || {
+                            r.fetch_add(1, Ordering::Relaxed);
+                        });
+                    }
+                })
+            });
+        } // the drop waits
+        assert_eq!(ran.load(Ordering::Relaxed), 1010);
+    }
+
+    #[test]
+    fn a_spawned_panic_goes_to_the_panic_handler_and_the_pool_lives_on() {
+        let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+        let s = seen.clone();
+        let pool = ThreadPoolBuilder::new()
+            .num_threads(2)
+            .panic_handler(move |p| {
+                let msg = p.downcast_ref::<&str>().copied().unwrap_or("?").to_string();
+                s.lock().unwrap().push(msg);
+            })
+            .build()
+            .unwrap();
+        pool.spawn(|| panic!("spawned and failed"));
+        drop(pool);
+        assert_eq!(*seen.lock().unwrap(), ["spawned and failed"]);
+    }
+
+    #[test]
+    fn bad_settings_are_errors() {
+        let e = ThreadPoolBuilder::new()
+            .stack_size(1)
+            .build()
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("stack_size"), "{e}");
+        assert!(ThreadPoolBuilder::new().num_threads(5000).build().is_err());
+    }
+}
