@@ -76,6 +76,12 @@ where
             f: self.f,
         }
     }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
 }
 
 impl<P, F, R> IndexedParallelIterator for Map<P, F>
@@ -128,6 +134,12 @@ where
             it: self.base.into_seq(),
             f: self.f,
         }
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
     }
 }
 
@@ -188,6 +200,12 @@ where
             f: self.f,
         }
     }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
 }
 
 /// [`ParallelIterator::inspect`].
@@ -245,6 +263,12 @@ where
             f: self.f,
         }
     }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
 }
 
 impl<P, F> IndexedParallelIterator for Inspect<P, F>
@@ -284,6 +308,12 @@ where
     fn into_seq(self) -> Self::Seq {
         self.0.into_seq().copied()
     }
+    fn min_len(&self) -> usize {
+        self.0.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.0.max_len()
+    }
 }
 
 impl<'a, T, P> IndexedParallelIterator for Copied<P>
@@ -322,6 +352,12 @@ where
     }
     fn into_seq(self) -> Self::Seq {
         self.0.into_seq().cloned()
+    }
+    fn min_len(&self) -> usize {
+        self.0.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.0.max_len()
     }
 }
 
@@ -391,6 +427,12 @@ impl<P: IndexedParallelIterator> ParallelIterator for Enumerate<P> {
             at: self.offset,
         }
     }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
 }
 
 impl<P: IndexedParallelIterator> IndexedParallelIterator for Enumerate<P> {}
@@ -431,6 +473,12 @@ impl<A: IndexedParallelIterator, B: IndexedParallelIterator> ParallelIterator fo
     }
     fn into_seq(self) -> Self::Seq {
         self.a.into_seq().zip(self.b.into_seq())
+    }
+    fn min_len(&self) -> usize {
+        self.a.min_len().max(self.b.min_len())
+    }
+    fn max_len(&self) -> usize {
+        self.a.max_len().min(self.b.max_len())
     }
 }
 

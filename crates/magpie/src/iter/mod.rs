@@ -35,13 +35,19 @@
 
 mod adaptors;
 mod consumers;
+mod more;
 mod sources;
 
 pub use adaptors::{Cloned, Copied, Enumerate, Filter, FilterMap, Inspect, Map, Zip};
 pub use consumers::FromParallelIterator;
+pub use more::{
+    Chain, CloneInit, FlatItems, FlatMap, Fold, InitFn, Lengths, MapState, ParItems, Rev, SeqItems,
+    StateInit, StepBy,
+};
 pub use sources::{
     Chunks, ChunksMut, IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator,
-    Iter, IterMut, ParallelSlice, ParallelSliceMut, RangeInteger, RangeIter, VecIntoIter,
+    Iter, IterMut, ParallelExtend, ParallelSlice, ParallelSliceMut, RangeInteger, RangeIter,
+    VecIntoIter, Windows,
 };
 
 use crate::worker;
@@ -69,6 +75,201 @@ pub trait ParallelIterator: Sized + Send {
     /// writes the items straight into place when it is known.
     fn opt_len(&self) -> Option<usize> {
         None
+    }
+    /// Plumbing: the fewest base positions a piece may have (`with_min_len`).
+    fn min_len(&self) -> usize {
+        1
+    }
+    /// Plumbing: the most base positions a sequential chunk may have (`with_max_len`).
+    fn max_len(&self) -> usize {
+        usize::MAX
+    }
+
+    /// `self`'s items, then `other`'s.
+    fn chain<C>(self, other: C) -> Chain<Self, C::Iter>
+    where
+        C: IntoParallelIterator<Item = Self::Item>,
+    {
+        Chain::new(self, other.into_par_iter())
+    }
+
+    /// Applies `f` to every item and yields the items of the (sequential) iterators it returns.
+    fn flat_map_iter<F, U>(self, f: F) -> FlatMap<Self, SeqItems<F>>
+    where
+        F: Fn(Self::Item) -> U + Sync + Send,
+        U: IntoIterator,
+        U::Item: Send,
+    {
+        FlatMap::new(self, SeqItems(f))
+    }
+
+    /// Applies `f` to every item and yields the items of the parallel iterators it returns
+    /// (each run sequentially, inside the piece that holds its outer item).
+    fn flat_map<F, U>(self, f: F) -> FlatMap<Self, ParItems<F>>
+    where
+        F: Fn(Self::Item) -> U + Sync + Send,
+        U: IntoParallelIterator,
+    {
+        FlatMap::new(self, ParItems(f))
+    }
+
+    /// `f` with a mutable state per piece, each a clone of `init`.
+    fn map_with<F, T, R>(self, init: T, f: F) -> MapState<Self, CloneInit<T>, F>
+    where
+        F: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        T: Clone + Send + Sync,
+        R: Send,
+    {
+        MapState::new(self, CloneInit(init), f)
+    }
+
+    /// `f` with a mutable state per piece, each made by `init`.
+    fn map_init<I, F, T, R>(self, init: I, f: F) -> MapState<Self, InitFn<I>, F>
+    where
+        I: Fn() -> T + Sync + Send,
+        F: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        R: Send,
+    {
+        MapState::new(self, InitFn(init), f)
+    }
+
+    /// [`ParallelIterator::for_each`] with a per-piece clone of `init`.
+    fn for_each_with<F, T>(self, init: T, f: F)
+    where
+        F: Fn(&mut T, Self::Item) + Sync + Send,
+        T: Clone + Send + Sync,
+    {
+        self.map_with(init, f).for_each(|()| ())
+    }
+
+    /// [`ParallelIterator::for_each`] with a per-piece state made by `init`.
+    fn for_each_init<I, F, T>(self, init: I, f: F)
+    where
+        I: Fn() -> T + Sync + Send,
+        F: Fn(&mut T, Self::Item) + Sync + Send,
+    {
+        self.map_init(init, f).for_each(|()| ())
+    }
+
+    /// Folds each sequential piece into an accumulator starting at `identity()`: a parallel
+    /// iterator of the accumulators (how many there are is the scheduler's choice, as in rayon).
+    fn fold<T, ID, F>(self, identity: ID, f: F) -> Fold<Self, ID, F>
+    where
+        ID: Fn() -> T + Sync + Send,
+        F: Fn(T, Self::Item) -> T + Sync + Send,
+        T: Send,
+    {
+        Fold::new(self, identity, f)
+    }
+
+    /// Pieces of at least `min` base positions (fewer splits for cheap items).
+    fn with_min_len(self, min: usize) -> Lengths<Self> {
+        Lengths::new(self, min.max(1), usize::MAX)
+    }
+
+    /// Sequential chunks of at most `max` base positions (more chances to split for costly
+    /// items).
+    fn with_max_len(self, max: usize) -> Lengths<Self> {
+        Lengths::new(self, 1, max.max(1))
+    }
+
+    /// Runs `f` on every item until one returns an error (`Err` or `None`), which is returned
+    /// (some error, if several items fail, as in rayon); the others may or may not have run.
+    fn try_for_each<F, R>(self, f: F) -> R
+    where
+        F: Fn(Self::Item) -> R + Sync + Send,
+        R: TryUnit + Send,
+    {
+        let stop = AtomicBool::new(false);
+        drive(
+            self,
+            &|it: Self::Seq| {
+                for x in it {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let r = f(x);
+                    if r.failed() {
+                        stop.store(true, Ordering::Relaxed);
+                        return r;
+                    }
+                }
+                R::ok()
+            },
+            &|a: R, b: R| if a.failed() { a } else { b },
+            Some(&stop),
+        )
+        .unwrap_or_else(R::ok)
+    }
+
+    /// The first item (in the iterator's order) for which `pred` holds.
+    fn find_first<F>(self, pred: F) -> Option<Self::Item>
+    where
+        F: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        drive(
+            self,
+            &|mut it: Self::Seq| it.find(|x| pred(x)),
+            &|a, b| a.or(b),
+            None,
+        )
+        .flatten()
+    }
+
+    /// Splits the pairs into two collections (in order, for ordered ones).
+    fn unzip<A, B, FromA, FromB>(self) -> (FromA, FromB)
+    where
+        Self: ParallelIterator<Item = (A, B)>,
+        A: Send,
+        B: Send,
+        FromA: Default + Extend<A> + IntoIterator<Item = A> + Send,
+        FromB: Default + Extend<B> + IntoIterator<Item = B> + Send,
+    {
+        drive(
+            self,
+            &|it: Self::Seq| {
+                let mut out = (FromA::default(), FromB::default());
+                out.extend(it);
+                out
+            },
+            &|mut a: (FromA, FromB), b: (FromA, FromB)| {
+                a.0.extend(b.0);
+                a.1.extend(b.1);
+                a
+            },
+            None,
+        )
+        .unwrap_or_default()
+    }
+
+    /// Splits the items by `pred` into two collections (those that hold first).
+    fn partition<A, B, P>(self, pred: P) -> (A, B)
+    where
+        A: Default + Extend<Self::Item> + IntoIterator<Item = Self::Item> + Send,
+        B: Default + Extend<Self::Item> + IntoIterator<Item = Self::Item> + Send,
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        drive(
+            self,
+            &|it: Self::Seq| {
+                let (mut a, mut b) = (A::default(), B::default());
+                for x in it {
+                    if pred(&x) {
+                        a.extend(Some(x));
+                    } else {
+                        b.extend(Some(x));
+                    }
+                }
+                (a, b)
+            },
+            &|mut l: (A, B), r: (A, B)| {
+                l.0.extend(r.0);
+                l.1.extend(r.1);
+                l
+            },
+            None,
+        )
+        .unwrap_or_default()
     }
 
     /// Applies `f` to every item.
@@ -299,6 +500,32 @@ pub trait ParallelIterator: Sized + Send {
     }
 }
 
+/// What `try_for_each`'s closure returns: `Result<(), E>` or `Option<()>`.
+pub trait TryUnit {
+    /// Success.
+    fn ok() -> Self;
+    /// Whether this is a failure (`Err` or `None`).
+    fn failed(&self) -> bool;
+}
+
+impl<E> TryUnit for Result<(), E> {
+    fn ok() -> Self {
+        Ok(())
+    }
+    fn failed(&self) -> bool {
+        self.is_err()
+    }
+}
+
+impl TryUnit for Option<()> {
+    fn ok() -> Self {
+        Some(())
+    }
+    fn failed(&self) -> bool {
+        self.is_none()
+    }
+}
+
 /// A parallel iterator with exactly one item per base position (see the module doc).
 pub trait IndexedParallelIterator: ParallelIterator {
     /// Items left.
@@ -314,6 +541,53 @@ pub trait IndexedParallelIterator: ParallelIterator {
     /// Pairs each item with its index.
     fn enumerate(self) -> Enumerate<Self> {
         Enumerate::new(self)
+    }
+
+    /// The items in reverse order.
+    fn rev(self) -> Rev<Self>
+    where
+        Self::Seq: DoubleEndedIterator,
+    {
+        Rev::new(self)
+    }
+
+    /// Every `step`-th item, from the first. Panics if `step` is 0.
+    fn step_by(self, step: usize) -> StepBy<Self> {
+        StepBy::new(self, step)
+    }
+
+    /// The first `n` items.
+    fn take(self, n: usize) -> Self {
+        let n = n.min(self.base_len());
+        self.split_at(n).0
+    }
+
+    /// All but the first `n` items.
+    fn skip(self, n: usize) -> Self {
+        let n = n.min(self.base_len());
+        self.split_at(n).1
+    }
+
+    /// The index of some item for which `pred` holds.
+    fn position_any<F>(self, pred: F) -> Option<usize>
+    where
+        F: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.map(&pred)
+            .enumerate()
+            .find_any(|(_, hit)| *hit)
+            .map(|(i, _)| i)
+    }
+
+    /// The index of the first item for which `pred` holds.
+    fn position_first<F>(self, pred: F) -> Option<usize>
+    where
+        F: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.map(&pred)
+            .enumerate()
+            .find_first(|(_, hit)| *hit)
+            .map(|(i, _)| i)
     }
 
     /// Pairs the items with `other`'s, as far as the shorter goes.
@@ -374,8 +648,9 @@ where
     C: Fn(A, A) -> A + Sync,
 {
     let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
+    let (min, chunk) = (p.min_len().max(1), CHUNK.min(p.max_len()).max(1));
     let n = p.base_len();
-    if eager > 0 && n >= 2 {
+    if eager > 0 && n >= 2 * min {
         let (l, r) = p.split_at(n / 2);
         let (a, b) = crate::join(
             || run(l, eager - 1, piece, combine, stop),
@@ -389,7 +664,7 @@ where
         if n == 0 || stopped() {
             return acc;
         }
-        if n >= 2 * CHUNK && hungry() {
+        if n >= 2 * chunk.max(min) && hungry() {
             let (l, r) = p.split_at(n / 2);
             let (a, b) = crate::join(
                 || run(l, 0, piece, combine, stop),
@@ -397,10 +672,10 @@ where
             );
             return both(combine, both(combine, acc, a), b);
         }
-        if n <= CHUNK {
+        if n <= chunk {
             return both(combine, acc, Some(piece(p.into_seq())));
         }
-        let (head, rest) = p.split_at(CHUNK);
+        let (head, rest) = p.split_at(chunk);
         acc = both(combine, acc, Some(piece(head.into_seq())));
         p = rest;
     }

@@ -350,6 +350,15 @@ pub trait ParallelSlice<T: Sync> {
             size: chunk_size,
         }
     }
+
+    /// The slice's overlapping windows of `window_size` elements. Panics if it is 0.
+    fn par_windows(&self, window_size: usize) -> Windows<'_, T> {
+        assert!(window_size != 0, "window_size must not be zero");
+        Windows {
+            slice: self.as_parallel_slice(),
+            size: window_size,
+        }
+    }
 }
 
 impl<T: Sync> ParallelSlice<T> for [T] {
@@ -371,10 +380,183 @@ pub trait ParallelSliceMut<T: Send> {
             size: chunk_size,
         }
     }
+
+    /// Sorts the slice, stably (equal elements keep their order).
+    fn par_sort(&mut self)
+    where
+        T: Ord,
+    {
+        self.par_sort_by(T::cmp)
+    }
+
+    /// Sorts the slice by `cmp`, stably.
+    fn par_sort_by<F>(&mut self, cmp: F)
+    where
+        F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
+    {
+        let v = self.as_parallel_slice_mut();
+        on_a_worker(|| par_merge_sort(v, &cmp))
+    }
+
+    /// Sorts the slice by the key `f` gives, stably.
+    fn par_sort_by_key<K: Ord, F>(&mut self, f: F)
+    where
+        F: Fn(&T) -> K + Sync,
+    {
+        self.par_sort_by(|a, b| f(a).cmp(&f(b)))
+    }
+
+    /// Sorts the slice (equal elements in any order; here, as it happens, stably).
+    fn par_sort_unstable(&mut self)
+    where
+        T: Ord,
+    {
+        self.par_sort()
+    }
+
+    /// Sorts the slice by `cmp` (equal elements in any order).
+    fn par_sort_unstable_by<F>(&mut self, cmp: F)
+    where
+        F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
+    {
+        self.par_sort_by(cmp)
+    }
+
+    /// Sorts the slice by the key `f` gives (equal keys in any order).
+    fn par_sort_unstable_by_key<K: Ord, F>(&mut self, f: F)
+    where
+        F: Fn(&T) -> K + Sync,
+    {
+        self.par_sort_by_key(f)
+    }
 }
 
 impl<T: Send> ParallelSliceMut<T> for [T] {
     fn as_parallel_slice_mut(&mut self) -> &mut [T] {
         self
+    }
+}
+
+/// A slice's overlapping windows of `size` elements, in parallel.
+#[derive(Debug)]
+pub struct Windows<'a, T> {
+    slice: &'a [T],
+    size: usize,
+}
+
+impl<'a, T: Sync> ParallelIterator for Windows<'a, T> {
+    type Item = &'a [T];
+    type Seq = std::slice::Windows<'a, T>;
+    fn base_len(&self) -> usize {
+        (self.slice.len() + 1).saturating_sub(self.size)
+    }
+    fn split_at(self, i: usize) -> (Self, Self) {
+        let size = self.size;
+        let left = &self.slice[..(i + size - 1).min(self.slice.len())];
+        let right = &self.slice[i.min(self.slice.len())..];
+        (
+            Windows { slice: left, size },
+            Windows { slice: right, size },
+        )
+    }
+    fn into_seq(self) -> Self::Seq {
+        self.slice.windows(self.size)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.base_len())
+    }
+}
+
+impl<T: Sync> IndexedParallelIterator for Windows<'_, T> {}
+
+impl<T: Send> IntoParallelIterator for Option<T> {
+    type Iter = VecIntoIter<T>;
+    type Item = T;
+    fn into_par_iter(self) -> VecIntoIter<T> {
+        VecIntoIter {
+            vec: self.into_iter().collect(),
+        }
+    }
+}
+
+impl<'a, T: Sync> IntoParallelIterator for &'a Option<T> {
+    type Iter = Iter<'a, T>;
+    type Item = &'a T;
+    fn into_par_iter(self) -> Iter<'a, T> {
+        Iter {
+            slice: self.as_slice(),
+        }
+    }
+}
+
+/// Maps and sets iterate in parallel over their items gathered into a vector first (their
+/// own iterators cannot split), in their own iteration order.
+macro_rules! gathered {
+    ($($(#[$doc:meta])* [$($g:tt)*] $owned:ty, $item:ty, $by_ref:ty, $ref_item:ty;)*) => {$(
+        $(#[$doc])*
+        impl<$($g)*> IntoParallelIterator for $owned {
+            type Iter = VecIntoIter<$item>;
+            type Item = $item;
+            fn into_par_iter(self) -> VecIntoIter<$item> {
+                VecIntoIter { vec: self.into_iter().collect() }
+            }
+        }
+
+        impl<'a, $($g)*> IntoParallelIterator for &'a $owned
+        where
+            $ref_item: Send,
+        {
+            type Iter = VecIntoIter<$ref_item>;
+            type Item = $ref_item;
+            fn into_par_iter(self) -> VecIntoIter<$ref_item> {
+                VecIntoIter { vec: <$by_ref>::into_iter(self).collect() }
+            }
+        }
+    )*};
+}
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+gathered! {
+    [K: Send, V: Send, S] HashMap<K, V, S>, (K, V), &'a HashMap<K, V, S>, (&'a K, &'a V);
+    [T: Send, S] HashSet<T, S>, T, &'a HashSet<T, S>, &'a T;
+    [K: Send, V: Send] BTreeMap<K, V>, (K, V), &'a BTreeMap<K, V>, (&'a K, &'a V);
+    [T: Send] BTreeSet<T>, T, &'a BTreeSet<T>, &'a T;
+}
+
+/// Adds a parallel iterator's items to a collection (rayon's `ParallelExtend`).
+pub trait ParallelExtend<T: Send> {
+    /// Adds `items`, in order for ordered collections.
+    fn par_extend<I: IntoParallelIterator<Item = T>>(&mut self, items: I);
+}
+
+impl<T: Send> ParallelExtend<T> for Vec<T> {
+    fn par_extend<I: IntoParallelIterator<Item = T>>(&mut self, items: I) {
+        let mut more: Vec<T> = items.into_par_iter().collect();
+        self.append(&mut more);
+    }
+}
+
+/// Sorts `v` by `cmp`, stably: the halves in parallel (recursively, down to 4096 elements, which
+/// the standard library's stable sort takes), then the standard stable sort again, which finds
+/// the two sorted runs and merges them in one pass.
+fn par_merge_sort<T: Send, F: Fn(&T, &T) -> std::cmp::Ordering + Sync>(v: &mut [T], cmp: &F) {
+    const SEQUENTIAL: usize = 4096;
+    if v.len() <= SEQUENTIAL || super::workers() == 1 {
+        v.sort_by(cmp);
+        return;
+    }
+    let mid = v.len() / 2;
+    let (l, r) = v.split_at_mut(mid);
+    crate::join(|| par_merge_sort(l, cmp), || par_merge_sort(r, cmp));
+    v.sort_by(cmp);
+}
+
+/// Runs `f` on a worker (the global pool's, outside any pool).
+fn on_a_worker<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    if crate::worker::current().is_some() {
+        f()
+    } else {
+        crate::pool::global().install(f)
     }
 }

@@ -256,3 +256,178 @@ fn nested_parallel_iterators_and_outside_any_pool() {
         3
     );
 }
+
+#[test]
+fn the_second_group_matches_the_sequential_iterator() {
+    use std::collections::BTreeSet;
+    for pool in pools() {
+        pool.install(|| {
+            for n in lengths() {
+                let v: Vec<u64> = (0..n as u64).map(|i| i * 7 % 1000).collect();
+                let w: Vec<u64> = (0..(n / 3) as u64).collect();
+                let what = format!("n={n}, {} workers, {:?}", pool.workers(), pool.policy());
+                let got: Vec<u64> = v.par_iter().copied().chain(w.par_iter().copied()).collect();
+                let want: Vec<u64> = v.iter().copied().chain(w.iter().copied()).collect();
+                assert_eq!(got, want, "chain {what}");
+                let got: Vec<u64> = v.par_iter().copied().rev().collect();
+                assert_eq!(
+                    got,
+                    v.iter().copied().rev().collect::<Vec<_>>(),
+                    "rev {what}"
+                );
+                for step in [1, 2, 7] {
+                    let got: Vec<u64> = v.par_iter().copied().step_by(step).collect();
+                    let want: Vec<u64> = v.iter().copied().step_by(step).collect();
+                    assert_eq!(got, want, "step_by({step}) {what}");
+                }
+                for k in [0, 1, n / 2, n + 5] {
+                    let got: Vec<u64> = v.par_iter().copied().take(k).collect();
+                    assert_eq!(
+                        got,
+                        v.iter().copied().take(k).collect::<Vec<_>>(),
+                        "take {what}"
+                    );
+                    let got: Vec<u64> = v.par_iter().copied().skip(k).collect();
+                    assert_eq!(
+                        got,
+                        v.iter().copied().skip(k).collect::<Vec<_>>(),
+                        "skip {what}"
+                    );
+                }
+                let got: Vec<u64> = v
+                    .par_iter()
+                    .flat_map_iter(|&x| (0..x % 4).map(move |k| x + k))
+                    .collect();
+                let want: Vec<u64> = v
+                    .iter()
+                    .flat_map(|&x| (0..x % 4).map(move |k| x + k))
+                    .collect();
+                assert_eq!(got, want, "flat_map_iter {what}");
+                let got: Vec<u64> = v
+                    .par_iter()
+                    .flat_map(|&x| (0..x % 3).into_par_iter().map(move |k| x * k))
+                    .collect();
+                let want: Vec<u64> = v
+                    .iter()
+                    .flat_map(|&x| (0..x % 3).map(move |k| x * k))
+                    .collect();
+                assert_eq!(got, want, "flat_map {what}");
+                let got: Vec<u64> = v
+                    .par_iter()
+                    .map_with(5u64, |s, &x| {
+                        *s += 0;
+                        x + *s
+                    })
+                    .collect();
+                assert_eq!(
+                    got,
+                    v.iter().map(|x| x + 5).collect::<Vec<_>>(),
+                    "map_with {what}"
+                );
+                let got: Vec<usize> = v
+                    .par_iter()
+                    .map_init(Vec::<u64>::new, |buf, &x| {
+                        buf.push(x);
+                        x as usize
+                    })
+                    .collect();
+                assert_eq!(
+                    got,
+                    v.iter().map(|&x| x as usize).collect::<Vec<_>>(),
+                    "map_init {what}"
+                );
+                let total: u64 = v
+                    .par_iter()
+                    .fold(|| 0u64, |a, &x| a + x)
+                    .reduce(|| 0, |a, b| a + b);
+                assert_eq!(total, v.iter().sum::<u64>(), "fold {what}");
+                for (min, max) in [(1, 1), (100, usize::MAX), (1, 7)] {
+                    let got: Vec<u64> = v
+                        .par_iter()
+                        .with_min_len(min)
+                        .with_max_len(max)
+                        .map(|x| x + 1)
+                        .collect();
+                    assert_eq!(
+                        got,
+                        v.iter().map(|x| x + 1).collect::<Vec<_>>(),
+                        "lengths {what}"
+                    );
+                }
+                let r: Result<(), u64> =
+                    v.par_iter()
+                        .try_for_each(|&x| if x == 993 { Err(x) } else { Ok(()) });
+                assert_eq!(
+                    r,
+                    if v.contains(&993) { Err(993) } else { Ok(()) },
+                    "try_for_each {what}"
+                );
+                let o: Option<()> = v.par_iter().try_for_each(|&x| (x != 7).then_some(()));
+                assert_eq!(o.is_none(), v.contains(&7), "try_for_each option {what}");
+                assert_eq!(
+                    v.par_iter().find_first(|&&x| x % 13 == 5),
+                    v.iter().find(|&&x| x % 13 == 5),
+                    "find_first {what}"
+                );
+                assert_eq!(
+                    v.par_iter().position_first(|&x| x % 13 == 5),
+                    v.iter().position(|&x| x % 13 == 5),
+                    "position_first {what}"
+                );
+                match v.par_iter().position_any(|&x| x % 13 == 5) {
+                    Some(i) => assert_eq!(v[i] % 13, 5, "position_any {what}"),
+                    None => assert!(!v.iter().any(|&x| x % 13 == 5), "position_any {what}"),
+                }
+                let (a, b): (Vec<u64>, Vec<usize>) =
+                    v.par_iter().map(|&x| (x, x as usize * 2)).unzip();
+                assert_eq!(a, v, "unzip {what}");
+                assert_eq!(
+                    b,
+                    v.iter().map(|&x| x as usize * 2).collect::<Vec<_>>(),
+                    "unzip {what}"
+                );
+                let (even, odd): (Vec<u64>, Vec<u64>) =
+                    v.par_iter().copied().partition(|&x| x % 2 == 0);
+                let (we, wo): (Vec<u64>, Vec<u64>) = v.iter().partition(|&&x| x % 2 == 0);
+                assert_eq!((even, odd), (we, wo), "partition {what}");
+                for size in [1, 2, 5] {
+                    let got: Vec<u64> = v.par_windows(size).map(|w| w.iter().sum()).collect();
+                    let want: Vec<u64> = v.windows(size).map(|w| w.iter().sum()).collect();
+                    assert_eq!(got, want, "par_windows({size}) {what}");
+                }
+                let mut e = w.clone();
+                e.par_extend(v.par_iter().copied());
+                assert_eq!(
+                    e,
+                    w.iter().chain(&v).copied().collect::<Vec<_>>(),
+                    "par_extend {what}"
+                );
+                let set: BTreeSet<u64> = v.iter().copied().collect();
+                let got: u64 = set.par_iter().copied().sum();
+                assert_eq!(got, set.iter().sum::<u64>(), "btree set {what}");
+                let some: Vec<u64> = Some(3u64).into_par_iter().collect();
+                assert_eq!(some, [3]);
+                // Sorting, stably: sort by key of pairs and check the ties keep their order.
+                let mut pairs: Vec<(u64, usize)> =
+                    v.iter().enumerate().map(|(i, &x)| (x % 17, i)).collect();
+                let mut want = pairs.clone();
+                want.sort_by_key(|p| p.0);
+                pairs.par_sort_by_key(|p| p.0);
+                assert_eq!(pairs, want, "par_sort_by_key {what}");
+                let mut s = v.clone();
+                s.par_sort_unstable();
+                let mut want = v.clone();
+                want.sort_unstable();
+                assert_eq!(s, want, "par_sort_unstable {what}");
+            }
+        });
+    }
+    // Outside any pool, and a sort long enough to split.
+    let mut big: Vec<u32> = (0..100_000u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) % 100_003)
+        .collect();
+    let mut want = big.clone();
+    want.sort();
+    big.par_sort();
+    assert_eq!(big, want);
+}
