@@ -155,6 +155,12 @@ mod stats;
 mod steal;
 #[cfg(not(loom))]
 pub mod thread_pool;
+
+/// Parallel views of slices under rayon's module name (`rayon::slice::ParallelSliceMut`).
+#[cfg(not(loom))]
+pub mod slice {
+    pub use crate::iter::{Chunks, ChunksMut, ParallelSlice, ParallelSliceMut, Windows};
+}
 #[cfg(not(loom))]
 pub mod topology;
 #[cfg(not(loom))]

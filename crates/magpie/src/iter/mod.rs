@@ -32,6 +32,27 @@
 //! rayon.
 //!
 //! Outside a pool, the consumers run on the global pool, as `join` does.
+//!
+//! # Switching from rayon
+//!
+//! A program written for rayon's everyday API compiles against magpie by naming it rayon:
+//!
+//! ```
+//! use magpie as rayon;
+//! use rayon::prelude::*;
+//!
+//! let v: Vec<u64> = (0..1000).collect();
+//! let sum: u64 = v.par_iter().map(|x| x * x).sum();
+//! assert_eq!(sum, v.iter().map(|x| x * x).sum());
+//! let mut words = vec!["pear", "apple", "fig"];
+//! words.par_sort();
+//! assert_eq!(words, ["apple", "fig", "pear"]);
+//! let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+//! let n = pool.install(|| (0..100).into_par_iter().filter(|x| x % 3 == 0).count());
+//! assert_eq!(n, 34);
+//! let (a, b) = rayon::join(|| 1, || 2);
+//! assert_eq!(a + b, 3);
+//! ```
 
 mod adaptors;
 mod consumers;
