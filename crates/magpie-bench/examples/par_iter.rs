@@ -4,7 +4,8 @@
 //! `filter().count()`, a `par_iter_mut().for_each()` update and an ordered `collect`. Each
 //! program's result is checked against the sequential one (exactly for integers, to a relative
 //! 1e-9 for float sums, whose rounding depends on how they were split). Medians of RUNS runs,
-//! alternating the runtimes.
+//! alternating the runtimes; "eager" is magpie with `split_eagerly()` (halving down to chunks
+//! of 256 up front) against its default lazy splitting.
 //!
 //! cargo run --release -p magpie-bench --example par_iter -- [N] [RUNS]   (defaults 10000000, 7)
 
@@ -39,6 +40,34 @@ macro_rules! programs {
 programs!(on_magpie, magpie);
 programs!(on_rayon, rayon);
 
+/// The same programs on magpie with eager splitting (down to chunks up front), to measure lazy
+/// splitting against.
+mod on_magpie_eager {
+    use magpie::prelude::*;
+
+    pub fn sum(v: &[f64]) -> f64 {
+        v.par_iter().map(|x| x * x + 1.0).split_eagerly().sum()
+    }
+    pub fn count(v: &[f64]) -> usize {
+        v.par_iter()
+            .filter(|&&x| ((x * 1000.0) as u64).is_multiple_of(3))
+            .split_eagerly()
+            .count()
+    }
+    pub fn update(v: &mut [f64]) {
+        v.par_iter_mut()
+            .split_eagerly()
+            .for_each(|x| *x = *x * 0.5 + 1.0);
+    }
+    pub fn collect(n: usize) -> Vec<u64> {
+        (0..n as u64)
+            .into_par_iter()
+            .map(|i| i * i % 1_000_003)
+            .split_eagerly()
+            .collect()
+    }
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -62,8 +91,8 @@ fn main() {
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
     println!("n = {n}, {runs} runs; time ÷ sequential, and magpie ÷ rayon");
     println!(
-        "{:<9} {:>7} {:>12} {:>12} {:>12} {:>14}",
-        "program", "workers", "sequential s", "magpie s", "rayon s", "magpie÷rayon"
+        "{:<9} {:>7} {:>12} {:>12} {:>12} {:>12} {:>14}",
+        "program", "workers", "sequential s", "magpie s", "eager s", "rayon s", "magpie÷rayon"
     );
     for workers in [1, 2] {
         let mp = magpie::Pool::builder().workers(workers).build().unwrap();
@@ -71,9 +100,9 @@ fn main() {
             .num_threads(workers)
             .build()
             .unwrap();
-        let mut rows: Vec<(&str, [Vec<f64>; 3])> = ["sum", "count", "update", "collect"]
+        let mut rows: Vec<(&str, [Vec<f64>; 4])> = ["sum", "count", "update", "collect"]
             .iter()
-            .map(|&p| (p, [Vec::new(), Vec::new(), Vec::new()]))
+            .map(|&p| (p, [Vec::new(), Vec::new(), Vec::new(), Vec::new()]))
             .collect();
         for _ in 0..runs {
             for (name, times) in rows.iter_mut() {
@@ -83,6 +112,9 @@ fn main() {
                     match (*name, k) {
                         ("sum", 0) => assert!(close(v.iter().map(|x| x * x + 1.0).sum(), want_sum)),
                         ("sum", 1) => assert!(close(mp.install(|| on_magpie::sum(&v)), want_sum)),
+                        ("sum", 3) => {
+                            assert!(close(mp.install(|| on_magpie_eager::sum(&v)), want_sum))
+                        }
                         ("sum", _) => assert!(close(rp.install(|| on_rayon::sum(&v)), want_sum)),
                         ("count", 0) => assert_eq!(
                             v.iter()
@@ -91,15 +123,22 @@ fn main() {
                             want_count
                         ),
                         ("count", 1) => assert_eq!(mp.install(|| on_magpie::count(&v)), want_count),
+                        ("count", 3) => {
+                            assert_eq!(mp.install(|| on_magpie_eager::count(&v)), want_count)
+                        }
                         ("count", _) => assert_eq!(rp.install(|| on_rayon::count(&v)), want_count),
                         ("update", 0) => w.iter_mut().for_each(|x| *x = *x * 0.5 + 1.0),
                         ("update", 1) => mp.install(|| on_magpie::update(&mut w)),
+                        ("update", 3) => mp.install(|| on_magpie_eager::update(&mut w)),
                         ("update", _) => rp.install(|| on_rayon::update(&mut w)),
                         (_, 0) => assert_eq!(
                             (0..n as u64).map(|i| i * i % 1_000_003).collect::<Vec<_>>(),
                             want_collect
                         ),
                         (_, 1) => assert_eq!(mp.install(|| on_magpie::collect(n)), want_collect),
+                        (_, 3) => {
+                            assert_eq!(mp.install(|| on_magpie_eager::collect(n)), want_collect)
+                        }
                         (_, _) => assert_eq!(rp.install(|| on_rayon::collect(n)), want_collect),
                     }
                     t.push(start.elapsed().as_secs_f64());
@@ -110,11 +149,12 @@ fn main() {
             }
         }
         for (name, times) in rows {
-            let [s, m, r] = times.map(median);
+            let [s, m, r, e] = times.map(median);
             println!(
-                "{name:<9} {workers:>7} {s:>12.4} {m:>12.4} {r:>12.4} {:>14.2}   (magpie ÷ sequential {:.2})",
+                "{name:<9} {workers:>7} {s:>12.4} {m:>12.4} {e:>12.4} {r:>12.4} {:>14.2}   (magpie ÷ sequential {:.2}, lazy ÷ eager {:.2})",
                 m / r,
-                m / s
+                m / s,
+                m / e
             );
         }
     }

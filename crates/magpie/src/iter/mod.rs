@@ -62,8 +62,8 @@ mod sources;
 pub use adaptors::{Cloned, Copied, Enumerate, Filter, FilterMap, Inspect, Map, Zip};
 pub use consumers::FromParallelIterator;
 pub use more::{
-    Chain, CloneInit, FlatItems, FlatMap, Fold, InitFn, Lengths, MapState, ParItems, Rev, SeqItems,
-    StateInit, StepBy,
+    Chain, CloneInit, Eager, FlatItems, FlatMap, Fold, InitFn, Lengths, MapState, ParItems, Rev,
+    SeqItems, StateInit, StepBy,
 };
 pub use sources::{
     Chunks, ChunksMut, IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator,
@@ -104,6 +104,18 @@ pub trait ParallelIterator: Sized + Send {
     /// Plumbing: the most base positions a sequential chunk may have (`with_max_len`).
     fn max_len(&self) -> usize {
         usize::MAX
+    }
+    /// Plumbing: whether to split eagerly down to chunks, up front, instead of lazily
+    /// ([`ParallelIterator::split_eagerly`]).
+    fn eager(&self) -> bool {
+        false
+    }
+
+    /// Splits in halves with `join` all the way down to chunks of 256 base positions before
+    /// running any, instead of splitting when a thief asks (the module doc): the strategy lazy
+    /// splitting is measured against; no reason to use it otherwise.
+    fn split_eagerly(self) -> Eager<Self> {
+        Eager::new(self)
     }
 
     /// `self`'s items, then `other`'s.
@@ -644,7 +656,10 @@ where
     if worker::current().is_none() {
         return crate::pool::global().install(|| drive(p, piece, combine, stop));
     }
-    let eager = usize::BITS - (workers().max(1) - 1).leading_zeros();
+    let eager = match p.eager() {
+        true => u32::MAX,
+        false => usize::BITS - (workers().max(1) - 1).leading_zeros(),
+    };
     run(p, eager, piece, combine, stop)
 }
 
@@ -671,11 +686,14 @@ where
     let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
     let (min, chunk) = (p.min_len().max(1), CHUNK.min(p.max_len()).max(1));
     let n = p.base_len();
-    if eager > 0 && n >= 2 * min {
+    if eager > 0 && n >= 2 * min && (eager != u32::MAX || n >= 2 * chunk) {
         let (l, r) = p.split_at(n / 2);
+        // Eager splitting (`u32::MAX`) goes on down to chunks; the first log2(workers) levels
+        // count down.
+        let next = if eager == u32::MAX { eager } else { eager - 1 };
         let (a, b) = crate::join(
-            || run(l, eager - 1, piece, combine, stop),
-            || run(r, eager - 1, piece, combine, stop),
+            || run(l, next, piece, combine, stop),
+            || run(r, next, piece, combine, stop),
         );
         return both(combine, a, b);
     }

@@ -455,3 +455,42 @@ where
         self.base.max_len()
     }
 }
+
+/// [`ParallelIterator::split_eagerly`].
+pub struct Eager<P>(P);
+
+impl<P> Eager<P> {
+    pub(super) fn new(p: P) -> Self {
+        Eager(p)
+    }
+}
+
+impl<P: ParallelIterator> ParallelIterator for Eager<P> {
+    type Item = P::Item;
+    type Seq = P::Seq;
+
+    fn base_len(&self) -> usize {
+        self.0.base_len()
+    }
+    fn split_at(self, i: usize) -> (Self, Self) {
+        let (l, r) = self.0.split_at(i);
+        (Eager(l), Eager(r))
+    }
+    fn into_seq(self) -> P::Seq {
+        self.0.into_seq()
+    }
+    fn opt_len(&self) -> Option<usize> {
+        self.0.opt_len()
+    }
+    fn min_len(&self) -> usize {
+        self.0.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.0.max_len()
+    }
+    fn eager(&self) -> bool {
+        true
+    }
+}
+
+impl<P: IndexedParallelIterator> IndexedParallelIterator for Eager<P> {}

@@ -432,3 +432,20 @@ fn the_second_group_matches_the_sequential_iterator() {
     big.par_sort();
     assert_eq!(big, want);
 }
+
+#[test]
+fn eager_splitting_gives_the_same_results() {
+    for pool in pools() {
+        pool.install(|| {
+            for n in lengths() {
+                let v: Vec<u64> = (0..n as u64).collect();
+                let got: Vec<u64> = v.par_iter().map(|x| x * 2).split_eagerly().collect();
+                assert_eq!(got, v.iter().map(|x| x * 2).collect::<Vec<_>>());
+                assert_eq!(
+                    v.par_iter().split_eagerly().sum::<u64>(),
+                    v.iter().sum::<u64>()
+                );
+            }
+        });
+    }
+}
