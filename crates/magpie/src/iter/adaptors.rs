@@ -278,95 +278,69 @@ where
 {
 }
 
-/// [`ParallelIterator::copied`].
-pub struct Copied<P>(P);
+/// Declares the adaptor that turns references into owned items (`copied`, `cloned`): its
+/// type `$name`, which needs `T: $bound`, and its sequential iterator `std::iter::$name`.
+macro_rules! owned_items {
+    ($(#[$doc:meta])* $name:ident, $bound:ident, $method:ident) => {
+        $(#[$doc])*
+        pub struct $name<P>(P);
 
-impl<P> Copied<P> {
-    pub(super) fn new(p: P) -> Self {
-        Copied(p)
-    }
+        impl<P> $name<P> {
+            pub(super) fn new(p: P) -> Self {
+                $name(p)
+            }
+        }
+
+        impl<'a, T, P> ParallelIterator for $name<P>
+        where
+            T: 'a + $bound + Send + Sync,
+            P: ParallelIterator<Item = &'a T>,
+        {
+            type Item = T;
+            type Seq = std::iter::$name<P::Seq>;
+
+            fn base_len(&self) -> usize {
+                self.0.base_len()
+            }
+            fn split_at(self, i: usize) -> (Self, Self) {
+                let (l, r) = self.0.split_at(i);
+                ($name(l), $name(r))
+            }
+            fn into_seq(self) -> Self::Seq {
+                self.0.into_seq().$method()
+            }
+            fn min_len(&self) -> usize {
+                self.0.min_len()
+            }
+            fn max_len(&self) -> usize {
+                self.0.max_len()
+            }
+            fn opt_len(&self) -> Option<usize> {
+                self.0.opt_len()
+            }
+        }
+
+        impl<'a, T, P> IndexedParallelIterator for $name<P>
+        where
+            T: 'a + $bound + Send + Sync,
+            P: IndexedParallelIterator<Item = &'a T>,
+        {
+        }
+    };
 }
 
-impl<'a, T, P> ParallelIterator for Copied<P>
-where
-    T: 'a + Copy + Send + Sync,
-    P: ParallelIterator<Item = &'a T>,
-{
-    type Item = T;
-    type Seq = std::iter::Copied<P::Seq>;
-
-    fn base_len(&self) -> usize {
-        self.0.base_len()
-    }
-    fn opt_len(&self) -> Option<usize> {
-        self.0.opt_len()
-    }
-    fn split_at(self, i: usize) -> (Self, Self) {
-        let (l, r) = self.0.split_at(i);
-        (Copied(l), Copied(r))
-    }
-    fn into_seq(self) -> Self::Seq {
-        self.0.into_seq().copied()
-    }
-    fn min_len(&self) -> usize {
-        self.0.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.0.max_len()
-    }
-}
-
-impl<'a, T, P> IndexedParallelIterator for Copied<P>
-where
-    T: 'a + Copy + Send + Sync,
-    P: IndexedParallelIterator<Item = &'a T>,
-{
-}
-
-/// [`ParallelIterator::cloned`].
-pub struct Cloned<P>(P);
-
-impl<P> Cloned<P> {
-    pub(super) fn new(p: P) -> Self {
-        Cloned(p)
-    }
-}
-
-impl<'a, T, P> ParallelIterator for Cloned<P>
-where
-    T: 'a + Clone + Send + Sync,
-    P: ParallelIterator<Item = &'a T>,
-{
-    type Item = T;
-    type Seq = std::iter::Cloned<P::Seq>;
-
-    fn base_len(&self) -> usize {
-        self.0.base_len()
-    }
-    fn opt_len(&self) -> Option<usize> {
-        self.0.opt_len()
-    }
-    fn split_at(self, i: usize) -> (Self, Self) {
-        let (l, r) = self.0.split_at(i);
-        (Cloned(l), Cloned(r))
-    }
-    fn into_seq(self) -> Self::Seq {
-        self.0.into_seq().cloned()
-    }
-    fn min_len(&self) -> usize {
-        self.0.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.0.max_len()
-    }
-}
-
-impl<'a, T, P> IndexedParallelIterator for Cloned<P>
-where
-    T: 'a + Clone + Send + Sync,
-    P: IndexedParallelIterator<Item = &'a T>,
-{
-}
+owned_items!(
+    /// [`ParallelIterator::copied`].
+    Copied,
+    Copy,
+    copied
+);
+owned_items!(
+    /// [`ParallelIterator::cloned`].
+    Cloned,
+    Clone,
+    cloned
+);
 
 /// [`IndexedParallelIterator::enumerate`].
 pub struct Enumerate<P> {
