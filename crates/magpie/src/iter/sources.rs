@@ -395,7 +395,7 @@ pub trait ParallelSliceMut<T: Send> {
         F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
     {
         let v = self.as_parallel_slice_mut();
-        on_a_worker(|| par_merge_sort(v, &cmp))
+        on_a_worker(|| par_merge_sort(v, &cmp, true))
     }
 
     /// Sorts the slice by the key `f` gives, stably.
@@ -406,12 +406,12 @@ pub trait ParallelSliceMut<T: Send> {
         self.par_sort_by(|a, b| f(a).cmp(&f(b)))
     }
 
-    /// Sorts the slice (equal elements in any order; here, as it happens, stably).
+    /// Sorts the slice (equal elements in any order).
     fn par_sort_unstable(&mut self)
     where
         T: Ord,
     {
-        self.par_sort()
+        self.par_sort_unstable_by(T::cmp)
     }
 
     /// Sorts the slice by `cmp` (equal elements in any order).
@@ -419,7 +419,8 @@ pub trait ParallelSliceMut<T: Send> {
     where
         F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
     {
-        self.par_sort_by(cmp)
+        let v = self.as_parallel_slice_mut();
+        on_a_worker(|| par_merge_sort(v, &cmp, false))
     }
 
     /// Sorts the slice by the key `f` gives (equal keys in any order).
@@ -427,7 +428,7 @@ pub trait ParallelSliceMut<T: Send> {
     where
         F: Fn(&T) -> K + Sync,
     {
-        self.par_sort_by_key(f)
+        self.par_sort_unstable_by(|a, b| f(a).cmp(&f(b)))
     }
 }
 
@@ -537,18 +538,29 @@ impl<T: Send> ParallelExtend<T> for Vec<T> {
     }
 }
 
-/// Sorts `v` by `cmp`, stably: the halves in parallel (recursively, down to 4096 elements, which
-/// the standard library's stable sort takes), then the standard stable sort again, which finds
-/// the two sorted runs and merges them in one pass.
-fn par_merge_sort<T: Send, F: Fn(&T, &T) -> std::cmp::Ordering + Sync>(v: &mut [T], cmp: &F) {
+/// Sorts `v` by `cmp`: the halves in parallel (recursively, down to 4096 elements, which the
+/// standard library's sort takes: its stable sort, or with `stable` false its faster unstable
+/// one), then the standard stable sort again, which finds the two sorted runs and merges them in
+/// one pass (stably, so a stable sort of the pieces stays stable).
+fn par_merge_sort<T, F>(v: &mut [T], cmp: &F, stable: bool)
+where
+    T: Send,
+    F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
+{
     const SEQUENTIAL: usize = 4096;
     if v.len() <= SEQUENTIAL || super::workers() == 1 {
-        v.sort_by(cmp);
+        match stable {
+            true => v.sort_by(cmp),
+            false => v.sort_unstable_by(cmp),
+        }
         return;
     }
     let mid = v.len() / 2;
     let (l, r) = v.split_at_mut(mid);
-    crate::join(|| par_merge_sort(l, cmp), || par_merge_sort(r, cmp));
+    crate::join(
+        || par_merge_sort(l, cmp, stable),
+        || par_merge_sort(r, cmp, stable),
+    );
     v.sort_by(cmp);
 }
 
