@@ -94,20 +94,7 @@ macro_rules! programs {
                 let side = inp.side;
                 (0..side * side)
                     .into_par_iter()
-                    .map(|p| {
-                        let (cx, cy) = (
-                            (p % side) as f64 / side as f64 * 3.0 - 2.0,
-                            (p / side) as f64 / side as f64 * 2.0 - 1.0,
-                        );
-                        let (mut x, mut y, mut i) = (0.0f64, 0.0f64, 0u64);
-                        while i < 200 && x * x + y * y <= 4.0 {
-                            let t = x * x - y * y + cx;
-                            y = 2.0 * x * y + cy;
-                            x = t;
-                            i += 1;
-                        }
-                        i
-                    })
+                    .map(|p| super::escape(p, side))
                     .sum()
             }
             pub fn sort_unstable(inp: &Inputs) -> Vec<u64> {
@@ -191,7 +178,7 @@ fn main() {
         .map_or(5, |a| a.parse().expect("RUNS: a number"));
     let inp = inputs(scale);
     // The sequential answers.
-    let want_mandel = on_rayon_free_mandelbrot(&inp);
+    let want_mandel: u64 = (0..inp.side * inp.side).map(|p| escape(p, inp.side)).sum();
     let mut want_keys = inp.keys.clone();
     want_keys.sort_unstable();
     let mut want_pairs = inp.pairs.clone();
@@ -285,23 +272,18 @@ fn main() {
     }
 }
 
-/// The Mandelbrot answer, sequentially (the same arithmetic).
-fn on_rayon_free_mandelbrot(inp: &Inputs) -> u64 {
-    let side = inp.side;
-    (0..side * side)
-        .map(|p| {
-            let (cx, cy) = (
-                (p % side) as f64 / side as f64 * 3.0 - 2.0,
-                (p / side) as f64 / side as f64 * 2.0 - 1.0,
-            );
-            let (mut x, mut y, mut i) = (0.0f64, 0.0f64, 0u64);
-            while i < 200 && x * x + y * y <= 4.0 {
-                let t = x * x - y * y + cx;
-                y = 2.0 * x * y + cy;
-                x = t;
-                i += 1;
-            }
-            i
-        })
-        .sum()
+/// Iterations until pixel `p` of a side × side Mandelbrot image escapes (at most 200).
+fn escape(p: usize, side: usize) -> u64 {
+    let (cx, cy) = (
+        (p % side) as f64 / side as f64 * 3.0 - 2.0,
+        (p / side) as f64 / side as f64 * 2.0 - 1.0,
+    );
+    let (mut x, mut y, mut i) = (0.0f64, 0.0f64, 0u64);
+    while i < 200 && x * x + y * y <= 4.0 {
+        let t = x * x - y * y + cx;
+        y = 2.0 * x * y + cy;
+        x = t;
+        i += 1;
+    }
+    i
 }

@@ -254,7 +254,7 @@ impl<'w, P: Phase> Window<'w, P> {
         self.base[p.phase as usize] + p.leaf as u64
     }
 
-    /// Runs step `p` with its view; the output goes to `out`.
+    /// Runs step `p` with its view and returns its output.
     fn run(&self, mem: &P::Memory, p: Pos) -> P::Output {
         let t = &self.trees[p.phase as usize];
         let n = &t.nodes[t.leaves[p.leaf as usize] as usize];
@@ -268,19 +268,25 @@ impl<'w, P: Phase> Window<'w, P> {
 
     /// Whether the steps of phase `j` from position `from` on (its continuation: the steps the
     /// walk has not reached) interfere with `e`: step `from` and the calls right of the path to
-    /// it, at every level.
-    fn continuation_interferes(&mut self, j: usize, from: u32, e: &P::Effect) -> bool {
+    /// it, at every level. Counts its interference tests in `checks`.
+    fn continuation_interferes(
+        &self,
+        j: usize,
+        from: u32,
+        e: &P::Effect,
+        checks: &mut u64,
+    ) -> bool {
         let t = &self.trees[j];
         let Some(&first) = t.leaves.get(from as usize) else {
             return false;
         };
         let mut at = first;
-        let mut checks = 1;
+        *checks += 1;
         let mut hit = t.nodes[at as usize].effect.interferes(e);
         while !hit && t.nodes[at as usize].parent != NONE {
             let parent = &t.nodes[t.nodes[at as usize].parent as usize];
             for s in at + 1..parent.children.end {
-                checks += 1;
+                *checks += 1;
                 if t.nodes[s as usize].effect.interferes(e) {
                     hit = true;
                     break;
@@ -291,23 +297,33 @@ impl<'w, P: Phase> Window<'w, P> {
             }
             at = t.nodes[at as usize].parent;
         }
-        self.stats.checks += checks;
         hit
     }
 
     /// What keeps step `p` from running now, or `None` if nothing does: a delayed step before
     /// it that interferes (`delayed` is in program order), or an earlier phase `j` whose
     /// continuation (from `progress[j]`, the first step of phase `j` the walk has not reached)
-    /// interferes.
+    /// interferes. Its interference tests are added to the statistics.
     fn blocker(&mut self, p: Pos, delayed: &[(Pos, Blocker)], progress: &[u32]) -> Option<Blocker> {
-        let e: *const P::Effect = self.effect(p);
-        // SAFETY: `self.trees` is not changed while `e` is used (only `stats` is).
-        let e = unsafe { &*e };
+        let mut checks = 0;
+        let b = self.find_blocker(p, delayed, progress, &mut checks);
+        self.stats.checks += checks;
+        b
+    }
+
+    fn find_blocker(
+        &self,
+        p: Pos,
+        delayed: &[(Pos, Blocker)],
+        progress: &[u32],
+        checks: &mut u64,
+    ) -> Option<Blocker> {
+        let e = self.effect(p);
         for &(d, _) in delayed {
             if d >= p {
                 break;
             }
-            self.stats.checks += 1;
+            *checks += 1;
             if self.effect(d).interferes(e) {
                 return Some(Blocker::Delayed(d));
             }
@@ -319,7 +335,7 @@ impl<'w, P: Phase> Window<'w, P> {
                 {
                     return false;
                 }
-                self.continuation_interferes(j, progress[j], e)
+                self.continuation_interferes(j, progress[j], e, checks)
             })
             .map(|j| Blocker::Continuation {
                 phase: j as u32,
