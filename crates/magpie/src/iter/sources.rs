@@ -395,7 +395,7 @@ pub trait ParallelSliceMut<T: Send> {
         F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
     {
         let v = self.as_parallel_slice_mut();
-        on_a_worker(|| par_merge_sort(v, &cmp, true))
+        on_a_worker(|| par_stable_sort(v, &cmp, sort_levels()))
     }
 
     /// Sorts the slice by the key `f` gives, stably.
@@ -420,7 +420,7 @@ pub trait ParallelSliceMut<T: Send> {
         F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
     {
         let v = self.as_parallel_slice_mut();
-        on_a_worker(|| par_merge_sort(v, &cmp, false))
+        on_a_worker(|| par_unstable_sort(v, &cmp, sort_levels()))
     }
 
     /// Sorts the slice by the key `f` gives (equal keys in any order).
@@ -538,30 +538,101 @@ impl<T: Send> ParallelExtend<T> for Vec<T> {
     }
 }
 
-/// Sorts `v` by `cmp`: the halves in parallel (recursively, down to 4096 elements, which the
-/// standard library's sort takes: its stable sort, or with `stable` false its faster unstable
-/// one), then the standard stable sort again, which finds the two sorted runs and merges them in
-/// one pass (stably, so a stable sort of the pieces stays stable).
-fn par_merge_sort<T, F>(v: &mut [T], cmp: &F, stable: bool)
+/// Pieces the sorts below leave to the standard library's sequential sorts.
+const SEQUENTIAL_SORT: usize = 4096;
+
+/// How many levels a sort splits its work in parallel before it runs sequential sorts: enough
+/// for about two pieces per worker (as the iterators' eager halvings, see the module doc).
+fn sort_levels() -> u32 {
+    let w = super::workers().max(1);
+    usize::BITS - (w - 1).leading_zeros() + 1
+}
+
+/// Sorts `v` by `cmp`, stably: the halves in parallel (recursively, `levels` deep), then the
+/// two sorted halves merged in parallel by [`par_merge`]. Below that, the standard library's
+/// stable sort.
+fn par_stable_sort<T, F>(v: &mut [T], cmp: &F, levels: u32)
 where
     T: Send,
     F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
 {
-    const SEQUENTIAL: usize = 4096;
-    if v.len() <= SEQUENTIAL || super::workers() == 1 {
-        match stable {
-            true => v.sort_by(cmp),
-            false => v.sort_unstable_by(cmp),
-        }
+    if levels == 0 || v.len() <= SEQUENTIAL_SORT {
+        v.sort_by(cmp);
         return;
     }
     let mid = v.len() / 2;
     let (l, r) = v.split_at_mut(mid);
     crate::join(
-        || par_merge_sort(l, cmp, stable),
-        || par_merge_sort(r, cmp, stable),
+        || par_stable_sort(l, cmp, levels - 1),
+        || par_stable_sort(r, cmp, levels - 1),
     );
-    v.sort_by(cmp);
+    par_merge(v, mid, cmp, levels);
+}
+
+/// Merges the sorted runs `v[..mid]` and `v[mid..]` stably, in place and without `unsafe`,
+/// splitting the merge into independent pieces `levels` deep.
+///
+/// Let A = `v[..mid]` and B = `v[mid..]`, and take the middle element of the longer run as a
+/// pivot. If it is A's `A[i]`, `j` counts B's elements strictly less than it; if it is B's
+/// `B[j]`, `i` counts A's elements not greater than it. Either way every element of `A[..i]`
+/// and `B[..j]` sorts no later than every element of `A[i..]` and `B[j..]`, and ties between A
+/// and B fall with A's on the left or both on the same side, A's first. Rotating `v[i..mid +
+/// j]` by `mid - i` makes the order `A[..i] B[..j] | A[i..] B[j..]`: two smaller merges with
+/// nothing crossing the bar, run in parallel with `join`. A piece at the last level (or small)
+/// is merged by the standard library's stable sort, which finds the two runs and merges them
+/// in one pass. The comparator may panic only inside a search or a sort, when `v` holds a
+/// permutation of its elements, as the standard library promises for its sorts.
+fn par_merge<T, F>(v: &mut [T], mid: usize, cmp: &F, levels: u32)
+where
+    T: Send,
+    F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
+{
+    use std::cmp::Ordering::{Greater, Less};
+    let (na, nb) = (mid, v.len() - mid);
+    if na == 0 || nb == 0 {
+        return;
+    }
+    if levels == 0 || v.len() <= SEQUENTIAL_SORT {
+        v.sort_by(cmp);
+        return;
+    }
+    let (i, j) = if na >= nb {
+        let i = na / 2;
+        let j = v[mid..].partition_point(|x| cmp(x, &v[i]) == Less);
+        (i, j)
+    } else {
+        let j = nb / 2;
+        let i = v[..mid].partition_point(|x| cmp(x, &v[mid + j]) != Greater);
+        (i, j)
+    };
+    v[i..mid + j].rotate_left(mid - i);
+    let (l, r) = v.split_at_mut(i + j);
+    crate::join(
+        || par_merge(l, i, cmp, levels - 1),
+        || par_merge(r, mid - i, cmp, levels - 1),
+    );
+}
+
+/// Sorts `v` by `cmp`, in any order of equal elements: a parallel quicksort whose split is the
+/// standard library's selection (`select_nth_unstable_by` puts the median in the middle, the
+/// smaller elements before it and the others after, in linear time), so the halves are equal
+/// and sorted in parallel `levels` deep; below that, the standard library's unstable sort.
+fn par_unstable_sort<T, F>(v: &mut [T], cmp: &F, levels: u32)
+where
+    T: Send,
+    F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
+{
+    if levels == 0 || v.len() <= SEQUENTIAL_SORT {
+        v.sort_unstable_by(cmp);
+        return;
+    }
+    let mid = v.len() / 2;
+    v.select_nth_unstable_by(mid, cmp);
+    let (l, r) = v.split_at_mut(mid);
+    crate::join(
+        || par_unstable_sort(l, cmp, levels - 1),
+        || par_unstable_sort(&mut r[1..], cmp, levels - 1),
+    );
 }
 
 /// Runs `f` on a worker (the global pool's, outside any pool).

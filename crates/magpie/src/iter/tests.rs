@@ -449,3 +449,74 @@ fn eager_splitting_gives_the_same_results() {
         });
     }
 }
+
+#[test]
+fn parallel_sorts_match_the_standard_sorts_on_every_shape() {
+    // Shapes that stress the merge's split (runs of very different lengths, one side all
+    // smaller, ties across the halves) and the selection's (all equal, few values).
+    fn shapes(n: usize) -> Vec<(&'static str, Vec<u32>)> {
+        let mut x = 0x2545_f491u64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        vec![
+            ("random", (0..n).map(|_| rnd() as u32).collect()),
+            ("few values", (0..n).map(|_| (rnd() % 3) as u32).collect()),
+            ("all equal", vec![7; n]),
+            ("ascending", (0..n as u32).collect()),
+            ("descending", (0..n as u32).rev().collect()),
+            (
+                "organ pipe",
+                (0..n).map(|i| i.min(n - i) as u32).collect::<Vec<_>>(),
+            ),
+            (
+                "halves swapped",
+                (0..n).map(|i| ((i + n / 2) % n) as u32 / 5).collect(),
+            ),
+            (
+                "one small run",
+                (0..n)
+                    .map(|i| {
+                        if i < n / 9 {
+                            1_000_000 + i as u32
+                        } else {
+                            (i / 3) as u32
+                        }
+                    })
+                    .collect(),
+            ),
+        ]
+    }
+    for workers in [1, 2, 3, 8] {
+        let pool = Pool::builder().workers(workers).build().unwrap();
+        pool.install(|| {
+            for n in [0, 1, 2, 4096, 4097, 8193, 30_001, 100_000] {
+                for (shape, keys) in shapes(n) {
+                    let what = format!("{shape}, n={n}, {workers} workers");
+                    // Stable: the index rides along, so any reordering of ties shows.
+                    let mut pairs: Vec<(u32, usize)> = keys.iter().copied().zip(0..).collect();
+                    let mut want = pairs.clone();
+                    want.sort_by_key(|p| p.0);
+                    pairs.par_sort_by_key(|p| p.0);
+                    assert_eq!(pairs, want, "par_sort_by_key {what}");
+                    let mut desc = pairs.clone();
+                    desc.par_sort_by(|a, b| b.0.cmp(&a.0));
+                    want.sort_by(|a, b| b.0.cmp(&a.0));
+                    assert_eq!(desc, want, "par_sort_by descending {what}");
+                    let mut s = keys.clone();
+                    s.par_sort_unstable();
+                    let mut want = keys.clone();
+                    want.sort_unstable();
+                    assert_eq!(s, want, "par_sort_unstable {what}");
+                    let mut s = keys.clone();
+                    s.par_sort_unstable_by_key(|k| std::cmp::Reverse(*k));
+                    want.reverse();
+                    assert_eq!(s, want, "par_sort_unstable_by_key {what}");
+                }
+            }
+        });
+    }
+}
