@@ -159,7 +159,19 @@ pub mod thread_pool;
 /// Parallel views of slices under rayon's module name (`rayon::slice::ParallelSliceMut`).
 #[cfg(not(loom))]
 pub mod slice {
-    pub use crate::iter::{Chunks, ChunksMut, ParallelSlice, ParallelSliceMut, Windows};
+    pub use crate::iter::{
+        Chunks, ChunksMut, Fields, FieldsMut, ParallelSlice, ParallelSliceMut, Split, SplitMut,
+        Windows,
+    };
+}
+
+/// Parallel iterators over strings, with rayon's names (`magpie::str` for `rayon::str`).
+#[cfg(not(loom))]
+pub mod str {
+    pub use crate::iter::{
+        Bytes, CharIndices, Chars, Lines, OffsetCharIndices, ParallelString, Pattern,
+        SplitTerminator, SplitWhitespace, StrFields, StrSplit,
+    };
 }
 #[cfg(not(loom))]
 pub mod topology;

@@ -58,6 +58,7 @@ mod adaptors;
 mod consumers;
 mod more;
 mod sources;
+mod split;
 
 pub use adaptors::{Cloned, Copied, Enumerate, Filter, FilterMap, Inspect, Map, Zip};
 pub use consumers::FromParallelIterator;
@@ -69,6 +70,10 @@ pub use sources::{
     Chunks, ChunksMut, IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator,
     Iter, IterMut, ParallelExtend, ParallelSlice, ParallelSliceMut, RangeInteger, RangeIter,
     VecIntoIter, Windows,
+};
+pub use split::{
+    Bytes, CharIndices, Chars, Fields, FieldsMut, Lines, OffsetCharIndices, ParallelString,
+    Pattern, Split, SplitMut, SplitTerminator, SplitWhitespace, StrFields, StrSplit,
 };
 
 use crate::worker;

@@ -351,6 +351,15 @@ pub trait ParallelSlice<T: Sync> {
         }
     }
 
+    /// The subslices between the elements `separator` accepts (as `slice::split`: empty ones
+    /// included).
+    fn par_split<P>(&self, separator: P) -> super::split::Split<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        super::split::Split::new(self.as_parallel_slice(), separator)
+    }
+
     /// The slice's overlapping windows of `window_size` elements. Panics if it is 0.
     fn par_windows(&self, window_size: usize) -> Windows<'_, T> {
         assert!(window_size != 0, "window_size must not be zero");
@@ -379,6 +388,14 @@ pub trait ParallelSliceMut<T: Send> {
             slice: self.as_parallel_slice_mut(),
             size: chunk_size,
         }
+    }
+
+    /// The mutable subslices between the elements `separator` accepts (as `slice::split_mut`).
+    fn par_split_mut<P>(&mut self, separator: P) -> super::split::SplitMut<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        super::split::SplitMut::new(self.as_parallel_slice_mut(), separator)
     }
 
     /// Sorts the slice, stably (equal elements keep their order).

@@ -520,3 +520,89 @@ fn parallel_sorts_match_the_standard_sorts_on_every_shape() {
         });
     }
 }
+
+#[test]
+fn splitting_at_separators_matches_the_standard_library() {
+    // Random texts over an alphabet with separators, runs of them, `\r\n`, and multi-byte
+    // characters (so cuts must move to character boundaries); pieces forced small with
+    // `with_max_len` so every split path runs.
+    let alphabet = ['a', 'b', ',', ' ', '\n', '\r', 'é', '→', '\t', ','];
+    let mut x = 0x1234_5678_9abc_def1u64;
+    let mut rnd = move |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    let mut texts: Vec<String> = ["", ",", "a", "\n", "a\r", "a\r\n", ",a,", "  ", "é,"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for _ in 0..40 {
+        let n = rnd(600) as usize;
+        texts.push((0..n).map(|_| alphabet[rnd(10) as usize]).collect());
+    }
+    for workers in [1, 2, 3, 8] {
+        let pool = Pool::builder().workers(workers).build().unwrap();
+        pool.install(|| {
+            for t in &texts {
+                for max in [1, 2, 5, 64, usize::MAX] {
+                    let what = format!("{t:?}, max_len {max}, {workers} workers");
+                    let got: Vec<&str> = t.par_split(',').with_max_len(max).collect();
+                    assert_eq!(got, t.split(',').collect::<Vec<_>>(), "split {what}");
+                    let got: Vec<&str> = t
+                        .par_split(|c: char| c == ',' || c == '→')
+                        .with_max_len(max)
+                        .collect();
+                    let want: Vec<&str> = t.split(|c: char| c == ',' || c == '→').collect();
+                    assert_eq!(got, want, "split by closure {what}");
+                    let got: Vec<&str> = t.par_split(&[',', 'é'][..]).with_max_len(max).collect();
+                    assert_eq!(
+                        got,
+                        t.split(&[',', 'é'][..]).collect::<Vec<_>>(),
+                        "split by chars {what}"
+                    );
+                    let got: Vec<&str> = t.par_split_terminator(',').with_max_len(max).collect();
+                    let want: Vec<&str> = t.split_terminator(',').collect();
+                    assert_eq!(got, want, "split_terminator {what}");
+                    let got: Vec<&str> = t.par_lines().with_max_len(max).collect();
+                    assert_eq!(got, t.lines().collect::<Vec<_>>(), "lines {what}");
+                    let got: Vec<&str> = t.par_split_whitespace().with_max_len(max).collect();
+                    let want: Vec<&str> = t.split_whitespace().collect();
+                    assert_eq!(got, want, "split_whitespace {what}");
+                    let got: String = t.par_chars().with_max_len(max).collect();
+                    assert_eq!(&got, t, "chars {what}");
+                    let got: Vec<(usize, char)> = t.par_char_indices().with_max_len(max).collect();
+                    assert_eq!(
+                        got,
+                        t.char_indices().collect::<Vec<_>>(),
+                        "char_indices {what}"
+                    );
+                    let got: Vec<u8> = t.par_bytes().with_max_len(max).collect();
+                    assert_eq!(got, t.as_bytes(), "bytes {what}");
+                    // Slices split at an element, shared and mutable.
+                    let b = t.as_bytes();
+                    let got: Vec<&[u8]> = b.par_split(|&c| c == b',').with_max_len(max).collect();
+                    assert_eq!(
+                        got,
+                        b.split(|&c| c == b',').collect::<Vec<_>>(),
+                        "slice {what}"
+                    );
+                    let mut m = b.to_vec();
+                    m.par_split_mut(|&c| c == b',')
+                        .with_max_len(max)
+                        .for_each(|f| f.reverse());
+                    let mut want = b.to_vec();
+                    want.split_mut(|&c| c == b',').for_each(|f| f.reverse());
+                    assert_eq!(m, want, "slice split_mut {what}");
+                }
+            }
+        });
+    }
+    // Long enough that the lazy scheduler and eager splitting both cut it.
+    let long: String = (0..200_000).map(|i| alphabet[(i * 7919) % 10]).collect();
+    let got: usize = long.par_split_whitespace().map(str::len).sum();
+    assert_eq!(got, long.split_whitespace().map(str::len).sum::<usize>());
+    let got: Vec<&str> = long.par_lines().split_eagerly().collect();
+    assert_eq!(got, long.lines().collect::<Vec<_>>());
+}
