@@ -196,8 +196,8 @@ pub use scope::{scope, Scope};
 pub use stats::Stats;
 #[cfg(not(loom))]
 pub use thread_pool::{
-    current_num_threads, current_thread_index, in_place_scope, spawn, ThreadPool,
-    ThreadPoolBuildError, ThreadPoolBuilder,
+    broadcast, current_num_threads, current_thread_index, in_place_scope, spawn, yield_now,
+    BroadcastContext, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
 };
 #[cfg(not(loom))]
 pub use topology::{Detector, Topology, Victims};

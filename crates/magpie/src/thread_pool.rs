@@ -1,6 +1,6 @@
 //! Pools and tasks with rayon's names: [`ThreadPoolBuilder`], [`ThreadPool`] and the free
-//! functions [`spawn`], [`current_num_threads`], [`current_thread_index`] and
-//! [`in_place_scope`]. They are views of magpie's [`Pool`] and [`Builder`], not a second
+//! functions [`spawn`], [`current_num_threads`], [`current_thread_index`], [`broadcast`],
+//! [`yield_now`] and [`in_place_scope`]. They are views of magpie's [`Pool`] and [`Builder`], not a second
 //! runtime: [`ThreadPoolBuilder::magpie`] reaches every magpie setting (policies, places,
 //! squads, sharing), and [`ThreadPool::as_pool`] the pool itself.
 //!
@@ -109,6 +109,121 @@ where
     R: Send,
 {
     crate::scope(op)
+}
+
+/// Where a [`broadcast`] closure runs (rayon's `BroadcastContext`).
+#[derive(Debug)]
+pub struct BroadcastContext<'a> {
+    index: usize,
+    num_threads: usize,
+    _pool: std::marker::PhantomData<&'a ()>,
+}
+
+impl BroadcastContext<'_> {
+    /// The index of the worker running this call, in `0..num_threads()`.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The pool's worker threads: how many calls the broadcast makes.
+    pub fn num_threads(&self) -> usize {
+        self.num_threads
+    }
+}
+
+/// Runs `op` once on every worker thread of the pool the caller runs on (outside any pool, of
+/// the global pool) and returns the results in worker order: `result[i]` came from worker `i`.
+/// Each call but the caller's own goes to its worker's inbox (the mechanism that resumes a
+/// task on its home worker), so it runs on that thread and no other; a busy worker runs it when
+/// its current task finishes or waits. A panic in any call reaches the caller after all have
+/// ended.
+///
+/// ```
+/// let pool = magpie::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+/// let ids = pool.broadcast(|ctx| (ctx.index(), std::thread::current().id()));
+/// assert_eq!(ids.len(), 3);
+/// assert!(ids.iter().enumerate().all(|(i, (j, _))| i == *j));
+/// assert!(ids[0].1 != ids[1].1 && ids[1].1 != ids[2].1);
+/// ```
+pub fn broadcast<OP, R>(op: OP) -> Vec<R>
+where
+    OP: Fn(BroadcastContext<'_>) -> R + Sync,
+    R: Send,
+{
+    if worker::current().is_none() {
+        return crate::pool::global().install(|| broadcast_here(&op));
+    }
+    broadcast_here(&op)
+}
+
+fn broadcast_here<OP, R>(op: &OP) -> Vec<R>
+where
+    OP: Fn(BroadcastContext<'_>) -> R + Sync,
+    R: Send,
+{
+    let wt = worker::current().expect("a broadcast runs on a worker");
+    let (me, n) = (wt.index, wt.registry.config.workers);
+    let call = move |i: usize| {
+        debug_assert_eq!(
+            crate::worker_index(),
+            Some(i),
+            "broadcast call off its worker"
+        );
+        op(BroadcastContext {
+            index: i,
+            num_threads: n,
+            _pool: std::marker::PhantomData,
+        })
+    };
+    let mut out: Vec<Option<R>> = (0..n).map(|_| None).collect();
+    crate::scope(|s| {
+        let mut mine = None;
+        for (i, slot) in out.iter_mut().enumerate() {
+            if i == me {
+                mine = Some(slot);
+            } else {
+                s.spawn_designated(i, move |_| *slot = Some(call(i)));
+            }
+        }
+        // The scope's body runs on the caller's worker, which the loop above did not leave.
+        if let Some(slot) = mine {
+            *slot = Some(call(me));
+        }
+    });
+    out.into_iter()
+        .map(|r| r.expect("every worker ran its broadcast call"))
+        .collect()
+}
+
+/// What [`yield_now`] did (rayon's `Yield`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Yield {
+    /// It ran a task.
+    Executed,
+    /// It found no task to run.
+    Idle,
+}
+
+/// Lets the pool's other work go ahead of the caller: on a worker, steals one task that has not
+/// started from another worker and runs it on this thread before returning
+/// (`Some(Yield::Executed)`), or returns `Some(Yield::Idle)` if there was none; `None` outside a
+/// pool. Unlike rayon's it does not take from the caller's own deque (the joins the caller is
+/// inside take their halves back themselves), and under tracing or a schedule region it runs
+/// nothing (their records assume tasks start from the scheduling loop).
+///
+/// ```
+/// use magpie::{yield_now, Yield};
+///
+/// assert_eq!(yield_now(), None);
+/// let pool = magpie::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// assert_eq!(pool.install(yield_now), Some(Yield::Idle));
+/// ```
+pub fn yield_now() -> Option<Yield> {
+    worker::current()?;
+    Some(match worker::run_one_stolen() {
+        true => Yield::Executed,
+        false => Yield::Idle,
+    })
 }
 
 /// Why a pool could not be built (rayon's `ThreadPoolBuildError`).
@@ -283,6 +398,15 @@ impl ThreadPool {
             .map(|wt| wt.index)
     }
 
+    /// [`broadcast`] on this pool: `op` once on each of its workers, results in worker order.
+    pub fn broadcast<OP, R>(&self, op: OP) -> Vec<R>
+    where
+        OP: Fn(BroadcastContext<'_>) -> R + Sync,
+        R: Send,
+    {
+        self.pool.install(|| broadcast_here(&op))
+    }
+
     /// The magpie pool underneath.
     pub fn as_pool(&self) -> &Pool {
         &self.pool
@@ -379,5 +503,99 @@ mod tests {
             .unwrap();
         assert!(e.to_string().contains("stack_size"), "{e}");
         assert!(ThreadPoolBuilder::new().num_threads(5000).build().is_err());
+    }
+
+    #[test]
+    fn broadcast_runs_once_on_every_worker_in_worker_order() {
+        use crate::prelude::*;
+        use crate::Policy;
+        for n in [1, 2, 3, 8] {
+            for policy in [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive] {
+                let pool = ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .magpie(|b| b.policy(policy))
+                    .build()
+                    .unwrap();
+                let check = |got: Vec<(usize, usize, Option<usize>, std::thread::ThreadId)>| {
+                    assert_eq!(got.len(), n);
+                    let mut threads = std::collections::HashSet::new();
+                    for (i, (index, threads_seen, on, id)) in got.into_iter().enumerate() {
+                        assert_eq!((index, threads_seen, on), (i, n, Some(i)), "{policy:?}");
+                        assert!(threads.insert(id), "two calls on one thread");
+                    }
+                };
+                let op = |ctx: BroadcastContext<'_>| {
+                    (
+                        ctx.index(),
+                        ctx.num_threads(),
+                        current_thread_index(),
+                        std::thread::current().id(),
+                    )
+                };
+                // From outside the pool, and from tasks inside it while others are busy.
+                check(pool.broadcast(op));
+                let all: Vec<_> = pool.install(|| {
+                    (0..6)
+                        .into_par_iter()
+                        .map(|_| broadcast(op))
+                        .collect::<Vec<_>>()
+                });
+                all.into_iter().for_each(check);
+                // A panic in one call reaches the caller; the pool lives on.
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    pool.broadcast(|ctx| assert!(ctx.index() + 1 != n, "last worker fails"))
+                }));
+                assert!(r.is_err());
+                check(pool.broadcast(op));
+            }
+        }
+    }
+
+    #[test]
+    fn yield_now_runs_a_task_another_worker_cannot() {
+        use crate::Policy;
+        use std::sync::atomic::AtomicBool;
+        assert_eq!(yield_now(), None);
+        let one = ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        assert_eq!(one.install(yield_now), Some(Yield::Idle));
+        // Worker X spawns the yielding task, which worker Y takes; then X spawns one more task
+        // and spins without running anything, so only Y's `yield_now` can run it.
+        let pool = ThreadPoolBuilder::new()
+            .num_threads(2)
+            .magpie(|b| b.policy(Policy::HelpFirst))
+            .build()
+            .unwrap();
+        for _ in 0..20 {
+            let (started, done) = (AtomicBool::new(false), AtomicBool::new(false));
+            let executed = AtomicUsize::new(0);
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            let wait = |flag: &AtomicBool| {
+                while !flag.load(Ordering::Acquire) {
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "yield_now never ran it"
+                    );
+                    std::hint::spin_loop();
+                }
+            };
+            pool.scope(|s| {
+                s.spawn(|_| {
+                    started.store(true, Ordering::Release);
+                    while !done.load(Ordering::Acquire) {
+                        if yield_now() == Some(Yield::Executed) {
+                            executed.fetch_add(1, Ordering::Relaxed);
+                        }
+                        assert!(
+                            std::time::Instant::now() < deadline,
+                            "yield_now never ran it"
+                        );
+                    }
+                });
+                wait(&started);
+                s.spawn(|_| done.store(true, Ordering::Release));
+                wait(&done);
+            });
+            assert_eq!(executed.load(Ordering::Relaxed), 1);
+        }
     }
 }

@@ -454,6 +454,57 @@ pub(crate) fn fiber_main(
     }
 }
 
+/// One round of `thread_pool::yield_now` on the worker running the caller: steals one task that
+/// has not started from another worker and runs it here, inline on the caller's stack, as the
+/// scheduling loop runs what it finds. Returns whether it ran one.
+///
+/// It only steals (the caller's own deque holds the other halves of the joins it is inside,
+/// which those joins take back themselves), and it runs nothing under tracing or a schedule
+/// region, whose records assume that tasks start from the scheduling loop. Anything else a
+/// steal can bring (a batch, a fiber or a continuation that a pool allowing migration
+/// published) goes onto this worker's deque, where the loop finds it: nothing is lost.
+pub(crate) fn run_one_stolen() -> bool {
+    let Some(wt) = current() else {
+        return false;
+    };
+    if wt.tracing || wt.registry.region.get().is_some() {
+        return false;
+    }
+    match wt.steal() {
+        Some((
+            Work::Task {
+                job,
+                continuation: false,
+            },
+            _,
+        )) => {
+            let fl = wt.fiber_local();
+            let depth = fl.depth.replace(1);
+            // SAFETY: a stolen item is run exactly once, by whoever took it.
+            unsafe { job.execute() };
+            // The task may have suspended this fiber; it resumes only on its home worker (or
+            // anywhere with migration allowed), so read the worker again.
+            let wt = current().expect("yield_now outside a worker");
+            wt.fiber_local().depth.set(depth);
+            if wt.deque.poll_wanted() {
+                wt.registry.wake();
+            }
+            true
+        }
+        Some((Work::Batch(it), _)) => {
+            for &item in it.take_batch().expect("batch item").iter() {
+                wt.push(Work::decode(item));
+            }
+            false
+        }
+        Some((w, _)) => {
+            wt.push(w);
+            false
+        }
+        None => false,
+    }
+}
+
 /// Subroutine 1 (idle): own work first, then steal, then sleep. Runs found tasks inline.
 fn run_loop(fl: &FiberLocal) -> LoopExit {
     let mut idle: u32 = 0;
