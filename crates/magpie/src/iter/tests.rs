@@ -608,3 +608,124 @@ fn splitting_at_separators_matches_the_standard_library() {
     let got: Vec<&str> = long.par_lines().split_eagerly().collect();
     assert_eq!(got, long.lines().collect::<Vec<_>>());
 }
+
+#[test]
+fn results_do_not_depend_on_where_pieces_are_cut() {
+    // Random lengths with random piece bounds (`with_max_len` forces cuts every few items,
+    // `with_min_len` forbids them) and random chunk sizes for `par_chunks`: every ordered
+    // adaptor and consumer still gives the sequential answer.
+    let mut x = 0x5eed_1234_abcd_9876u64;
+    let mut rnd = move |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    let cases: Vec<(usize, usize, usize, usize)> = (0..24)
+        .map(|_| {
+            (
+                rnd(3000) as usize,
+                1 + rnd(40) as usize,
+                1 + rnd(600) as usize,
+                1 + rnd(50) as usize,
+            )
+        })
+        .collect();
+    for pool in pools() {
+        pool.install(|| {
+            for &(n, max, min, chunk) in &cases {
+                let v: Vec<u64> = (0..n as u64).map(|i| i * 31 % 997).collect();
+                let what = format!(
+                    "n={n} max={max} min={min} chunk={chunk}, {} workers, {:?}",
+                    pool.workers(),
+                    pool.policy()
+                );
+                for bounded in [0, 1] {
+                    // The same pipeline with cuts forced often, then with cuts forbidden.
+                    macro_rules! cut {
+                        ($it:expr) => {
+                            if bounded == 0 {
+                                $it.with_max_len(max).collect::<Vec<_>>()
+                            } else {
+                                $it.with_min_len(min).collect::<Vec<_>>()
+                            }
+                        };
+                    }
+                    let got = cut!(v
+                        .par_iter()
+                        .enumerate()
+                        .filter(|(_, x)| *x % 3 != 0)
+                        .map(|(i, x)| i as u64 * x));
+                    let want: Vec<u64> = v
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, x)| *x % 3 != 0)
+                        .map(|(i, x)| i as u64 * x)
+                        .collect();
+                    assert_eq!(got, want, "enumerate-filter-map {what}");
+                    let got = cut!(v.par_iter().zip(v.par_iter().rev()).map(|(a, b)| a ^ b));
+                    let want: Vec<u64> = v.iter().zip(v.iter().rev()).map(|(a, b)| a ^ b).collect();
+                    assert_eq!(got, want, "zip-rev {what}");
+                    let got = cut!(v.par_iter().copied().skip(n / 5).take(n / 2).step_by(3));
+                    let want: Vec<u64> = v
+                        .iter()
+                        .copied()
+                        .skip(n / 5)
+                        .take(n / 2)
+                        .step_by(3)
+                        .collect();
+                    assert_eq!(got, want, "skip-take-step_by {what}");
+                    let got = cut!(v.par_chunks(chunk).map(|c| c.iter().sum::<u64>()));
+                    let want: Vec<u64> = v.chunks(chunk).map(|c| c.iter().sum()).collect();
+                    assert_eq!(got, want, "par_chunks({chunk}) {what}");
+                    let got = cut!(v
+                        .par_iter()
+                        .copied()
+                        .chain(v.par_iter().copied().filter(|x| x % 2 == 0))
+                        .flat_map_iter(|x| std::iter::repeat(x).take((x % 3) as usize)));
+                    let want: Vec<u64> = v
+                        .iter()
+                        .copied()
+                        .chain(v.iter().copied().filter(|x| x % 2 == 0))
+                        .flat_map(|x| std::iter::repeat(x).take((x % 3) as usize))
+                        .collect();
+                    assert_eq!(got, want, "chain-flat_map_iter {what}");
+                }
+                let target = v.get(n / 2).copied().unwrap_or(0);
+                assert_eq!(
+                    v.par_iter()
+                        .with_max_len(max)
+                        .position_first(|&x| x == target),
+                    v.iter().position(|&x| x == target),
+                    "position_first {what}"
+                );
+                assert_eq!(
+                    v.par_iter().with_max_len(max).find_first(|&&x| x > 500),
+                    v.iter().find(|&&x| x > 500),
+                    "find_first {what}"
+                );
+                // fold then reduce keep the order of the pieces (left before right).
+                let got: Vec<u64> = v
+                    .par_iter()
+                    .with_max_len(max)
+                    .fold(Vec::new, |mut a, &x| {
+                        a.push(x);
+                        a
+                    })
+                    .reduce(Vec::new, |mut a, mut b| {
+                        a.append(&mut b);
+                        a
+                    });
+                assert_eq!(got, v, "fold-reduce {what}");
+                assert_eq!(
+                    v.par_iter()
+                        .with_max_len(max)
+                        .map(|&x| x as u128)
+                        .sum::<u128>(),
+                    v.iter().map(|&x| x as u128).sum::<u128>(),
+                    "sum {what}"
+                );
+            }
+        });
+    }
+}
