@@ -447,6 +447,49 @@ pub trait ParallelIterator: Sized + Send {
         self.reduce_with(std::cmp::max)
     }
 
+    /// The least item by `cmp` (the first of equal ones: pieces combine left to right).
+    fn min_by<F>(self, cmp: F) -> Option<Self::Item>
+    where
+        F: Fn(&Self::Item, &Self::Item) -> std::cmp::Ordering + Sync + Send,
+    {
+        self.reduce_with(|a, b| match cmp(&b, &a) {
+            std::cmp::Ordering::Less => b,
+            _ => a,
+        })
+    }
+
+    /// The greatest item by `cmp` (the last of equal ones).
+    fn max_by<F>(self, cmp: F) -> Option<Self::Item>
+    where
+        F: Fn(&Self::Item, &Self::Item) -> std::cmp::Ordering + Sync + Send,
+    {
+        self.reduce_with(|a, b| match cmp(&b, &a) {
+            std::cmp::Ordering::Less => a,
+            _ => b,
+        })
+    }
+
+    /// The items of the items (each a parallel iterator or a collection that becomes one),
+    /// flattened in order; like `flat_map`, each inner iterator runs within its outer item's
+    /// piece.
+    fn flatten(self) -> FlatMap<Self, ParItems<impl Fn(Self::Item) -> Self::Item + Sync + Send>>
+    where
+        Self::Item: IntoParallelIterator,
+    {
+        FlatMap::new(self, ParItems(|x| x))
+    }
+
+    /// Calls `f` on a mutable reference to every item as it passes, then yields the item.
+    fn update<F>(self, f: F) -> Map<Self, impl Fn(Self::Item) -> Self::Item + Sync + Send>
+    where
+        F: Fn(&mut Self::Item) + Sync + Send,
+    {
+        self.map(move |mut x| {
+            f(&mut x);
+            x
+        })
+    }
+
     /// The item with the least key.
     fn min_by_key<K, F>(self, f: F) -> Option<Self::Item>
     where
@@ -626,6 +669,13 @@ pub trait IndexedParallelIterator: ParallelIterator {
             .enumerate()
             .find_first(|(_, hit)| *hit)
             .map(|(i, _)| i)
+    }
+
+    /// Collects into `target`, replacing what it held, in order (`target` keeps its allocation
+    /// when it is large enough).
+    fn collect_into_vec(self, target: &mut Vec<Self::Item>) {
+        target.clear();
+        target.par_extend(self);
     }
 
     /// Pairs the items with `other`'s, as far as the shorter goes.

@@ -729,3 +729,37 @@ fn results_do_not_depend_on_where_pieces_are_cut() {
         });
     }
 }
+
+#[test]
+fn min_by_max_by_flatten_update_and_collect_into_vec_match_std() {
+    for pool in pools() {
+        pool.install(|| {
+            for n in lengths() {
+                // Pairs with many equal keys: ties show which of equal items comes back.
+                let v: Vec<(u64, usize)> = (0..n).map(|i| ((i as u64 * 7) % 5, i)).collect();
+                let what = format!("n={n}, {} workers, {:?}", pool.workers(), pool.policy());
+                let by_key = |a: &&(u64, usize), b: &&(u64, usize)| a.0.cmp(&b.0);
+                assert_eq!(
+                    v.par_iter().with_max_len(7).min_by(by_key),
+                    v.iter().min_by(by_key),
+                    "min_by {what}"
+                );
+                assert_eq!(
+                    v.par_iter().with_max_len(7).max_by(by_key),
+                    v.iter().max_by(by_key),
+                    "max_by {what}"
+                );
+                let nested: Vec<Vec<usize>> = (0..n / 50).map(|i| (0..i % 9).collect()).collect();
+                let got: Vec<usize> = nested.par_iter().flatten().copied().collect();
+                let want: Vec<usize> = nested.iter().flatten().copied().collect();
+                assert_eq!(got, want, "flatten {what}");
+                let got: Vec<(u64, usize)> = v.par_iter().copied().update(|p| p.0 += 1).collect();
+                let want: Vec<(u64, usize)> = v.iter().map(|&(a, b)| (a + 1, b)).collect();
+                assert_eq!(got, want, "update {what}");
+                let mut target = vec![(9, 9); 3];
+                v.par_iter().copied().collect_into_vec(&mut target);
+                assert_eq!(target, v, "collect_into_vec {what}");
+            }
+        });
+    }
+}
