@@ -682,12 +682,12 @@ fn results_do_not_depend_on_where_pieces_are_cut() {
                         .par_iter()
                         .copied()
                         .chain(v.par_iter().copied().filter(|x| x % 2 == 0))
-                        .flat_map_iter(|x| std::iter::repeat(x).take((x % 3) as usize)));
+                        .flat_map_iter(|x| std::iter::repeat_n(x, (x % 3) as usize)));
                     let want: Vec<u64> = v
                         .iter()
                         .copied()
                         .chain(v.iter().copied().filter(|x| x % 2 == 0))
-                        .flat_map(|x| std::iter::repeat(x).take((x % 3) as usize))
+                        .flat_map(|x| std::iter::repeat_n(x, (x % 3) as usize))
                         .collect();
                     assert_eq!(got, want, "chain-flat_map_iter {what}");
                 }
