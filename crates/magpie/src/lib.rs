@@ -156,6 +156,11 @@ mod steal;
 #[cfg(not(loom))]
 pub mod thread_pool;
 
+/// `docs/RAYON.md`, the page on moving from rayon, whose examples run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/RAYON.md")]
+pub struct RayonMigrationPage;
+
 /// Parallel views of slices under rayon's module name (`rayon::slice::ParallelSliceMut`).
 #[cfg(not(loom))]
 pub mod slice {

@@ -81,6 +81,19 @@ fn current_registry() -> Arc<Registry> {
 
 /// Runs `f` on the pool the caller runs on (outside any pool, the global pool), without waiting
 /// for it (see the module doc).
+///
+/// ```
+/// use std::sync::mpsc::channel;
+///
+/// let (tx, rx) = channel();
+/// for i in 0..4 {
+///     let tx = tx.clone();
+///     magpie::spawn(move || tx.send(i * i).unwrap());
+/// }
+/// let mut got: Vec<i32> = rx.iter().take(4).collect();
+/// got.sort();
+/// assert_eq!(got, [0, 1, 4, 9]);
+/// ```
 pub fn spawn<F: FnOnce() + Send + 'static>(f: F) {
     spawn_on(&current_registry(), f)
 }
@@ -95,6 +108,13 @@ pub fn current_num_threads() -> usize {
 
 /// The index of the worker running the caller, in `0..current_num_threads()`; `None` outside a
 /// pool.
+///
+/// ```
+/// let pool = magpie::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+/// assert_eq!(magpie::current_thread_index(), None);
+/// let i = pool.install(magpie::current_thread_index).unwrap();
+/// assert!(i < 2 && pool.install(magpie::current_num_threads) == 2);
+/// ```
 pub fn current_thread_index() -> Option<usize> {
     crate::worker_index()
 }
@@ -103,6 +123,16 @@ pub fn current_thread_index() -> Option<usize> {
 /// thread). Outside a pool it differs from rayon's, whose body stays on the calling thread: here
 /// the body runs on a worker of the global pool, as [`crate::scope`]'s does (a magpie scope's
 /// body must run on a worker, whose stack can wait for the spawns without blocking a thread).
+///
+/// ```
+/// let mut parts = [0u64; 4];
+/// magpie::in_place_scope(|s| {
+///     for (i, p) in parts.iter_mut().enumerate() {
+///         s.spawn(move |_| *p = (i as u64 + 1) * 100);
+///     }
+/// });
+/// assert_eq!(parts, [100, 200, 300, 400]);
+/// ```
 pub fn in_place_scope<'scope, OP, R>(op: OP) -> R
 where
     OP: FnOnce(&crate::Scope<'scope>) -> R + Send,
@@ -245,6 +275,20 @@ impl From<Error> for ThreadPoolBuildError {
 }
 
 /// Builds a [`ThreadPool`] (rayon's names, magpie's [`Builder`] underneath).
+///
+/// ```
+/// use magpie::{Policy, ThreadPoolBuilder};
+///
+/// let pool = ThreadPoolBuilder::new()
+///     .num_threads(2)
+///     .thread_name(|i| format!("crunch-{i}"))
+///     .magpie(|b| b.policy(Policy::HelpFirst)) // any of magpie's own settings
+///     .build()
+///     .unwrap();
+/// let name = pool.install(|| std::thread::current().name().map(String::from));
+/// assert!(name.unwrap().starts_with("crunch-"));
+/// assert_eq!(pool.as_pool().policy(), Policy::HelpFirst);
+/// ```
 pub struct ThreadPoolBuilder {
     builder: Builder,
     num_threads: usize,
@@ -347,6 +391,17 @@ impl ThreadPoolBuilder {
 }
 
 /// A pool with rayon's method names (a [`Pool`] underneath: [`ThreadPool::as_pool`]).
+///
+/// ```
+/// use magpie::prelude::*;
+///
+/// let pool = magpie::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+/// let total: u64 = pool.install(|| (1..=1000u64).into_par_iter().sum());
+/// assert_eq!(total, 500_500);
+/// let (a, b) = pool.join(|| 6 * 7, || "done");
+/// assert_eq!((a, b), (42, "done"));
+/// assert_eq!(pool.current_num_threads(), 3);
+/// ```
 pub struct ThreadPool {
     pool: Pool,
 }

@@ -37,6 +37,16 @@ impl<I: Iterator, F: Fn(I::Item) -> R, R> Iterator for MapSeq<I, F, false> {
     }
 }
 
+// From the back too, so that `rev` (and `zip` of reversed pieces) works on mapped iterators.
+impl<I: DoubleEndedIterator, F: Fn(I::Item) -> R, R> DoubleEndedIterator for MapSeq<I, F, false> {
+    #[inline]
+    fn next_back(&mut self) -> Option<R> {
+        self.it.next_back().map(&*self.f)
+    }
+}
+
+impl<I: ExactSizeIterator, F: Fn(I::Item) -> R, R> ExactSizeIterator for MapSeq<I, F, false> {}
+
 impl<I: Iterator, F: Fn(I::Item) -> Option<R>, R> Iterator for MapSeq<I, F, true> {
     type Item = R;
     #[inline]
@@ -231,7 +241,21 @@ impl<I: Iterator, F: Fn(&I::Item)> Iterator for PredSeq<I, F, true> {
         (self.f)(&x);
         Some(x)
     }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.it.size_hint()
+    }
 }
+
+impl<I: DoubleEndedIterator, F: Fn(&I::Item)> DoubleEndedIterator for PredSeq<I, F, true> {
+    #[inline]
+    fn next_back(&mut self) -> Option<I::Item> {
+        let x = self.it.next_back()?;
+        (self.f)(&x);
+        Some(x)
+    }
+}
+
+impl<I: ExactSizeIterator, F: Fn(&I::Item)> ExactSizeIterator for PredSeq<I, F, true> {}
 
 impl<P, F> ParallelIterator for Inspect<P, F>
 where
@@ -370,7 +394,21 @@ impl<I: Iterator> Iterator for EnumerateSeq<I> {
         self.at += 1;
         Some((i, x))
     }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.it.size_hint()
+    }
 }
+
+// The last item's index is the first one's plus the items left after it.
+impl<I: DoubleEndedIterator + ExactSizeIterator> DoubleEndedIterator for EnumerateSeq<I> {
+    #[inline]
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let x = self.it.next_back()?;
+        Some((self.at + self.it.len(), x))
+    }
+}
+
+impl<I: ExactSizeIterator> ExactSizeIterator for EnumerateSeq<I> {}
 
 impl<P: IndexedParallelIterator> ParallelIterator for Enumerate<P> {
     type Item = (usize, P::Item);

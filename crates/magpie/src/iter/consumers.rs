@@ -8,6 +8,22 @@ use std::hash::{BuildHasher, Hash};
 use std::mem::MaybeUninit;
 
 /// A collection a parallel iterator can be collected into.
+///
+/// ```
+/// use magpie::prelude::*;
+/// use std::collections::{BTreeMap, HashSet};
+///
+/// let words = ["fig", "pear", "fig", "plum"];
+/// let lengths: BTreeMap<&str, usize> = words.par_iter().map(|w| (*w, w.len())).collect();
+/// assert_eq!(lengths["pear"], 4);
+/// let distinct: HashSet<&str> = words.par_iter().copied().collect();
+/// assert_eq!(distinct.len(), 3);
+/// let joined: String = words.par_iter().copied().collect();
+/// assert_eq!(joined, "figpearfigplum");
+/// let (firsts, lens): (Vec<char>, Vec<usize>) =
+///     words.par_iter().map(|w| (w.chars().next().unwrap(), w.len())).unzip();
+/// assert_eq!((firsts, lens), (vec!['f', 'p', 'f', 'p'], vec![3, 4, 3, 4]));
+/// ```
 pub trait FromParallelIterator<T: Send>: Sized {
     /// Collects `p`.
     fn from_par_iter<P: ParallelIterator<Item = T>>(p: P) -> Self;

@@ -84,6 +84,27 @@ const CHUNK: usize = 256;
 
 /// A parallel iterator (see the module doc). The methods marked "plumbing" are what sources
 /// and adaptors implement; programs use the others, which have rayon's names and contracts.
+///
+/// ```
+/// use magpie::prelude::*;
+///
+/// let v: Vec<u32> = (1..=100).collect();
+/// assert_eq!(v.par_iter().filter(|&&x| x % 2 == 0).map(|&x| x * x).sum::<u32>(), 171_700);
+/// assert_eq!(v.par_iter().copied().reduce(|| 0, u32::max), 100);
+/// assert_eq!(v.par_iter().find_first(|&&x| x > 41), Some(&42));
+/// assert!(v.par_iter().all(|&x| x > 0) && !v.par_iter().any(|&x| x > 100));
+/// let per_piece: Vec<u32> = v.par_iter().fold(|| 0, |a, &x| a + x).collect();
+/// assert_eq!(per_piece.iter().sum::<u32>(), 5050);
+/// let (even, odd): (Vec<u32>, Vec<u32>) = v.par_iter().partition(|&&x| x % 2 == 0);
+/// assert_eq!((even.len(), odd[0]), (50, 1));
+/// let squares: Vec<u64> = (0..5u64).into_par_iter().map(|x| x * x).collect();
+/// assert_eq!(squares, [0, 1, 4, 9, 16]);
+/// let r: Result<(), String> = v.par_iter().try_for_each(|&x| match x {
+///     77 => Err("seventy-seven".to_string()),
+///     _ => Ok(()),
+/// });
+/// assert!(r.is_err());
+/// ```
 pub trait ParallelIterator: Sized + Send {
     /// What it yields.
     type Item: Send;
@@ -260,8 +281,8 @@ pub trait ParallelIterator: Sized + Send {
         Self: ParallelIterator<Item = (A, B)>,
         A: Send,
         B: Send,
-        FromA: Default + Extend<A> + IntoIterator<Item = A> + Send,
-        FromB: Default + Extend<B> + IntoIterator<Item = B> + Send,
+        FromA: Default + Extend<A> + IntoIterator + Extend<FromA::Item> + Send,
+        FromB: Default + Extend<B> + IntoIterator + Extend<FromB::Item> + Send,
     {
         drive(
             self,
@@ -283,8 +304,8 @@ pub trait ParallelIterator: Sized + Send {
     /// Splits the items by `pred` into two collections (those that hold first).
     fn partition<A, B, P>(self, pred: P) -> (A, B)
     where
-        A: Default + Extend<Self::Item> + IntoIterator<Item = Self::Item> + Send,
-        B: Default + Extend<Self::Item> + IntoIterator<Item = Self::Item> + Send,
+        A: Default + Extend<Self::Item> + IntoIterator + Extend<A::Item> + Send,
+        B: Default + Extend<Self::Item> + IntoIterator + Extend<B::Item> + Send,
         P: Fn(&Self::Item) -> bool + Sync + Send,
     {
         drive(
@@ -608,6 +629,19 @@ impl TryUnit for Option<()> {
 }
 
 /// A parallel iterator with exactly one item per base position (see the module doc).
+///
+/// ```
+/// use magpie::prelude::*;
+///
+/// let a = [10, 20, 30, 40];
+/// let b = vec![1, 2, 3, 4];
+/// let zipped: Vec<i32> = a.par_iter().zip(&b).map(|(x, y)| x + y).collect();
+/// assert_eq!(zipped, [11, 22, 33, 44]);
+/// let back: Vec<(usize, &i32)> = a.par_iter().enumerate().rev().step_by(2).collect();
+/// assert_eq!(back, [(3, &40), (1, &20)]);
+/// assert_eq!(a.par_iter().skip(1).take(2).copied().sum::<i32>(), 50);
+/// assert_eq!(a.par_iter().position_first(|&x| x >= 25), Some(2));
+/// ```
 pub trait IndexedParallelIterator: ParallelIterator {
     /// Items left.
     fn len(&self) -> usize {

@@ -144,6 +144,24 @@ where
     }
 }
 
+/// An inclusive range is the exclusive range below its end, then the end (which may be the
+/// type's largest value, where no exclusive range reaches).
+impl<T: RangeInteger> IntoParallelIterator for std::ops::RangeInclusive<T>
+where
+    Range<T>: Iterator<Item = T>,
+{
+    type Iter = super::Chain<RangeIter<T>, VecIntoIter<T>>;
+    type Item = T;
+    fn into_par_iter(self) -> Self::Iter {
+        let empty = self.is_empty();
+        let (start, end) = self.into_inner();
+        match empty {
+            true => (start..start).into_par_iter().chain(None),
+            false => (start..end).into_par_iter().chain(Some(end)),
+        }
+    }
+}
+
 /// A slice's elements by reference, in parallel.
 #[derive(Debug)]
 pub struct Iter<'a, T> {
@@ -337,6 +355,18 @@ impl<'a, T: Send> ParallelIterator for ChunksMut<'a, T> {
 impl<T: Send> IndexedParallelIterator for ChunksMut<'_, T> {}
 
 /// Parallel views of a slice (rayon's `ParallelSlice`).
+///
+/// ```
+/// use magpie::prelude::*;
+///
+/// let v = [1, 2, 0, 3, 4, 0, 5];
+/// let sums: Vec<i32> = v.par_chunks(3).map(|c| c.iter().sum()).collect();
+/// assert_eq!(sums, [3, 7, 5]);
+/// let rising = v.par_windows(2).filter(|w| w[0] < w[1]).count();
+/// assert_eq!(rising, 4);
+/// let runs: Vec<&[i32]> = v.par_split(|&x| x == 0).collect();
+/// assert_eq!(runs, [&[1, 2][..], &[3, 4], &[5]]);
+/// ```
 pub trait ParallelSlice<T: Sync> {
     /// The slice.
     fn as_parallel_slice(&self) -> &[T];
@@ -377,6 +407,19 @@ impl<T: Sync> ParallelSlice<T> for [T] {
 }
 
 /// Parallel views of a mutable slice (rayon's `ParallelSliceMut`).
+///
+/// ```
+/// use magpie::prelude::*;
+///
+/// let mut people = vec![("ann", 31), ("bob", 25), ("cid", 31), ("dee", 25)];
+/// people.par_sort_by_key(|p| p.1); // stable: ties keep their order
+/// assert_eq!(people, [("bob", 25), ("dee", 25), ("ann", 31), ("cid", 31)]);
+/// let mut v = vec![5, 3, 9, 1];
+/// v.par_sort_unstable();
+/// assert_eq!(v, [1, 3, 5, 9]);
+/// v.par_chunks_mut(2).for_each(|c| c.reverse());
+/// assert_eq!(v, [3, 1, 9, 5]);
+/// ```
 pub trait ParallelSliceMut<T: Send> {
     /// The slice.
     fn as_parallel_slice_mut(&mut self) -> &mut [T];
@@ -543,6 +586,14 @@ gathered! {
 }
 
 /// Adds a parallel iterator's items to a collection (rayon's `ParallelExtend`).
+///
+/// ```
+/// use magpie::prelude::*;
+///
+/// let mut v = vec![0];
+/// v.par_extend((1..4).into_par_iter().map(|x| x * 10));
+/// assert_eq!(v, [0, 10, 20, 30]);
+/// ```
 pub trait ParallelExtend<T: Send> {
     /// Adds `items`, in order for ordered collections.
     fn par_extend<I: IntoParallelIterator<Item = T>>(&mut self, items: I);

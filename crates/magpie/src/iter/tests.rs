@@ -763,3 +763,34 @@ fn min_by_max_by_flatten_update_and_collect_into_vec_match_std() {
         });
     }
 }
+
+#[test]
+fn inclusive_ranges_reversed_adaptors_and_copying_collections_work_as_in_rayon() {
+    for pool in pools() {
+        pool.install(|| {
+            let all: Vec<u8> = (0..=u8::MAX).into_par_iter().collect();
+            assert_eq!(all, (0..=u8::MAX).collect::<Vec<_>>());
+            assert_eq!((5..=4).into_par_iter().count(), 0);
+            let top: Vec<u64> = (u64::MAX - 2..=u64::MAX).into_par_iter().collect();
+            assert_eq!(top, [u64::MAX - 2, u64::MAX - 1, u64::MAX]);
+            assert_eq!((1..=1000u64).into_par_iter().sum::<u64>(), 500_500);
+            for n in lengths() {
+                let v: Vec<u32> = (0..n as u32).collect();
+                let got: Vec<(usize, u32)> =
+                    v.par_iter().map(|x| x * 2).enumerate().rev().collect();
+                let want: Vec<(usize, u32)> = v.iter().map(|x| x * 2).enumerate().rev().collect();
+                assert_eq!(got, want, "map-enumerate-rev n={n}");
+                let got: Vec<u32> = v.par_iter().inspect(|_| ()).copied().rev().collect();
+                assert_eq!(got, v.iter().copied().rev().collect::<Vec<_>>());
+                // Items are references; the collections hold copies (`Extend<&T>`).
+                let (even, odd): (Vec<u32>, Vec<u32>) = v.par_iter().partition(|&&x| x % 2 == 0);
+                assert_eq!(even.len() + odd.len(), n);
+                assert!(even.iter().all(|x| x % 2 == 0) && odd.iter().all(|x| x % 2 == 1));
+                assert!(
+                    even.windows(2).all(|w| w[0] < w[1]),
+                    "partition keeps order"
+                );
+            }
+        });
+    }
+}
