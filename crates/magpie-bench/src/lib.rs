@@ -51,6 +51,7 @@ pub mod nqueens;
 pub mod pdfs;
 pub mod placement;
 pub mod prefix_scan;
+pub mod programs;
 pub mod runner;
 pub mod sor;
 pub mod sort;
