@@ -8,6 +8,9 @@
 //! - CAB (Chen et al., ICPP 2011) and DWS: nqueens, heat, ge, mergesort, fft, cholesky.
 //! - Friendly Barriers: uts, jacobi, cilksort, barnes-hut, lud.
 //! - Lifflander's thesis: strassen, nbody, floyd-warshall, fdtd-2d, prefix-scan.
+//! - Ordinary rayon programs ([`programs`]): mandelbrot, par-sort-unstable, par-sort-by-key,
+//!   nbody-step, word-count, fine-sum, spmv — one source compiled against `magpie::prelude` and
+//!   `rayon::prelude`, the rayon build being their peer ([`Peer::RayonIter`]).
 //!
 //! The kernels from sor on are [`workload::Workload`]s: written once over [`fork::Fork`], so the
 //! serial twin, magpie, rayon and chili run the same code, with a grain parameter. The earlier
@@ -118,11 +121,26 @@ pub enum Kernel {
     BarnesHut,
     /// Strassen matrix multiplication, the seven products in parallel ([`strassen`]).
     Strassen,
+    /// The sum of an `n`×`n` Mandelbrot image's escape iterations, `into_par_iter().map().sum()`
+    /// ([`programs`]).
+    Mandelbrot,
+    /// `par_sort_unstable` of `n` random keys ([`programs`]).
+    ParSortUnstable,
+    /// The stable `par_sort_by_key` of `n` pairs ([`programs`]).
+    ParSortByKey,
+    /// One direct n-body step over `par_iter_mut().zip(par_iter())` ([`programs`]).
+    NBodyStep,
+    /// A word count, `fold` into maps and `reduce` ([`programs`]).
+    WordCount,
+    /// A fine-grained `map().sum()` of `n` floats ([`programs`]).
+    FineSum,
+    /// A sparse matrix-vector product, one row per item ([`programs`]).
+    Spmv,
 }
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 26] = [
+    pub const ALL: [Kernel; 33] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -149,7 +167,30 @@ impl Kernel {
         Kernel::FloydWarshall,
         Kernel::Fdtd2d,
         Kernel::PrefixScan,
+        Kernel::Mandelbrot,
+        Kernel::ParSortUnstable,
+        Kernel::ParSortByKey,
+        Kernel::NBodyStep,
+        Kernel::WordCount,
+        Kernel::FineSum,
+        Kernel::Spmv,
     ];
+
+    /// The ordinary rayon program this kernel runs ([`programs`]), for those kernels (`None` for
+    /// the others).
+    pub fn program(self) -> Option<programs::Program> {
+        use programs::Program;
+        Some(match self {
+            Kernel::Mandelbrot => Program::Mandelbrot,
+            Kernel::ParSortUnstable => Program::SortUnstable,
+            Kernel::ParSortByKey => Program::SortByKey,
+            Kernel::NBodyStep => Program::NBodyStep,
+            Kernel::WordCount => Program::WordCount,
+            Kernel::FineSum => Program::FineSum,
+            Kernel::Spmv => Program::Spmv,
+            _ => return None,
+        })
+    }
 
     /// Calls `v` with this kernel's [`Workload`](workload::Workload), for the kernels written as
     /// one (`None` for the others).
@@ -259,6 +300,9 @@ impl Kernel {
         if let Some(i) = self.info() {
             return i.name;
         }
+        if let Some(p) = self.program() {
+            return p.name();
+        }
         match self {
             Kernel::Fib => "fib",
             Kernel::Fj => "fj",
@@ -278,6 +322,9 @@ impl Kernel {
     pub fn n_meaning(self) -> &'static str {
         if let Some(i) = self.info() {
             return i.n_meaning;
+        }
+        if let Some(p) = self.program() {
+            return p.n_meaning();
         }
         match self {
             Kernel::Fib => "fib(n)",
@@ -299,6 +346,7 @@ impl Kernel {
                 let i = self.info().expect("a workload");
                 (i.ci, i.default, i.paper)
             }
+            _ if self.program().is_some() => self.program().expect("a program").sizes(),
             Kernel::Fib => (fib::CI, fib::DEFAULT, fib::PAPER),
             Kernel::Fj | Kernel::FjRec => (fj::CI, fj::DEFAULT, fj::PAPER),
             Kernel::Pdfs => (pdfs::CI, pdfs::DEFAULT, pdfs::PAPER),
@@ -321,6 +369,9 @@ impl Kernel {
     pub fn max_n(self) -> u64 {
         if let Some(i) = self.info() {
             return i.max_n;
+        }
+        if let Some(p) = self.program() {
+            return p.max_n();
         }
         match self {
             Kernel::Fib => fib::MAX_N,
@@ -380,6 +431,8 @@ impl Kernel {
             }
             Kernel::Jacobi => &[Peer::RayonJoin, Peer::ChiliJoin],
             Kernel::FjRec | Kernel::Pdfs => &[],
+            // The same program source compiled against rayon's prelude.
+            _ if self.program().is_some() => &[Peer::RayonIter],
             // Every workload is written once over `Fork`, so rayon and chili run the same code.
             _ => &[Peer::RayonJoin, Peer::ChiliJoin],
         }
@@ -393,6 +446,21 @@ impl Kernel {
                 "chili has only join (no scope/spawn); a join-split of the 1024 tasks would be a \
                  different kernel",
             )],
+            _ if self.program().is_some() => &[
+                (
+                    "chili",
+                    "chili has only join, no parallel iterators: the program is written on \
+                     rayon's (and magpie's) prelude",
+                ),
+                (
+                    "tbb",
+                    "no C++ version: the program is written on rayon's (and magpie's) prelude",
+                ),
+                (
+                    "openmp",
+                    "no C++ version: the program is written on rayon's (and magpie's) prelude",
+                ),
+            ],
             _ => &[],
         }
     }
@@ -466,6 +534,9 @@ pub enum Peer {
     RayonJoin,
     /// FJ, nqueens and UTS on `rayon::scope` + `Scope::spawn`.
     RayonScope,
+    /// The ordinary rayon programs ([`programs`]) on rayon's parallel iterators: the same source
+    /// as magpie's, compiled against `rayon::prelude`.
+    RayonIter,
     /// Fib, nqueens, UTS, sort, matmul, heat and jacobi on `chili::Scope::join`.
     ChiliJoin,
     /// Fib, FJ, nqueens, UTS, sort, matmul and heat on Intel oneTBB's `task_group` (C++,
@@ -482,6 +553,7 @@ impl Peer {
         match self {
             Peer::RayonJoin => "rayon-join",
             Peer::RayonScope => "rayon-scope",
+            Peer::RayonIter => "rayon-iter",
             Peer::ChiliJoin => "chili-join",
             Peer::Tbb => "tbb-task-group",
             Peer::OpenMp => "openmp-task",

@@ -18,7 +18,8 @@
 //! and the word counts; bit for bit for the n-body velocities and the spmv rows (each is summed in
 //! the same order by every version); within 1e-9 relative for the float sum, whose additions the
 //! parallel versions group differently. The `rayon_programs` example times them at 1 and 2
-//! workers.
+//! workers; `magpie bench` and `magpie suite` time them as kernels ([`crate::Kernel`]), with the
+//! rayon instantiation as their peer ([`crate::Peer::RayonIter`]).
 
 use crate::harness::{self, Measured, RunError};
 use crate::workload::{cached, Runtime};

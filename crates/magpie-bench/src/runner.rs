@@ -4,7 +4,9 @@
 //! CLI prints (as a table or as JSON).
 
 use crate::harness::{self, measure, Measured, RunError};
-use crate::{fib, fj, heat, jacobi, matmul, nqueens, pdfs, sort, uts, workload, Kernel, Peer};
+use crate::{
+    fib, fj, heat, jacobi, matmul, nqueens, pdfs, programs, sort, uts, workload, Kernel, Peer,
+};
 use serde::{Deserialize, Serialize};
 use std::num::NonZero;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -209,6 +211,9 @@ pub fn run_serial(case: &Case, runs: usize) -> Result<Measured, RunError> {
     }) {
         return r;
     }
+    if let Some(p) = kernel.program() {
+        return programs::measure(p, &rt, n, runs);
+    }
     match kernel {
         Kernel::Fib => measure(runs, || (), |_| fib::serial(n), |_, r| fib::verify(n, r)),
         // The serial twin places no tasks, so nqueens's grain does not apply to it (like fib's).
@@ -306,6 +311,9 @@ pub fn run_magpie_with_stats(
     });
     let r = match kernel {
         _ if visited.is_some() => visited.expect("a workload"),
+        _ if kernel.program().is_some() => {
+            programs::measure(kernel.program().expect("a program"), &rt, n, runs)
+        }
         Kernel::Fib => measure(
             runs,
             || (),
@@ -452,7 +460,18 @@ pub fn run_peer(
             })
             .expect("a workload");
     }
+    if let Some(p) = kernel.program() {
+        if peer != Peer::RayonIter {
+            return unsupported();
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(workers)
+            .build()
+            .map_err(|e| RunError::Setup(e.to_string()))?;
+        return programs::measure(p, &workload::Runtime::Rayon(&pool), n, runs);
+    }
     match peer {
+        Peer::RayonIter => unsupported(),
         Peer::Tbb | Peer::OpenMp => {
             let native = peer.native().expect("a native peer");
             if !native.kernels().contains(&kernel.name()) {
@@ -1086,9 +1105,11 @@ mod tests {
             let s = run_serial(&case, 1).unwrap();
             assert!(s.verified, "{k} serial: {:?}", s.failure);
             // Workloads test every policy and width in their own modules; here, the runner's path.
-            let (policies, widths) = match k.info() {
-                Some(_) => (&POLICIES[2..], &[2][..]),
-                None => (&POLICIES[..], &[1, 2][..]),
+            // The programs too, in `programs`.
+            let (policies, widths) = if k.info().is_some() || k.program().is_some() {
+                (&POLICIES[2..], &[2][..])
+            } else {
+                (&POLICIES[..], &[1, 2][..])
             };
             for &p in policies {
                 for &w in widths {
@@ -1112,7 +1133,7 @@ mod tests {
                     eprintln!("skipped {peer} on {k}: {why}");
                     continue;
                 }
-                let widths = if k.info().is_some() {
+                let widths = if k.info().is_some() || k.program().is_some() {
                     &[2][..]
                 } else {
                     &[1, 2]
@@ -1131,6 +1152,17 @@ mod tests {
             run_peer(Peer::RayonScope, &Case::new(Kernel::Pdfs, 1), 1, 1),
             Err(RunError::Setup(_))
         ));
+        // rayon's parallel iterators run the programs only, and the programs have no other peer.
+        assert!(matches!(
+            run_peer(Peer::RayonIter, &Case::new(Kernel::Fib, 10), 1, 1),
+            Err(RunError::Setup(_))
+        ));
+        for peer in [Peer::RayonJoin, Peer::ChiliJoin, Peer::Tbb] {
+            assert!(matches!(
+                run_peer(peer, &Case::new(Kernel::Spmv, 10), 1, 1),
+                Err(RunError::Setup(_))
+            ));
+        }
     }
 
     #[test]
