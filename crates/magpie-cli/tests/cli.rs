@@ -67,6 +67,44 @@ fn bench_fib_json_has_the_required_keys_and_verifies() {
 }
 
 #[test]
+fn bench_runs_a_rayon_program_against_its_rayon_build() {
+    let o = magpie(&[
+        "bench",
+        "par-sort-by-key",
+        "--size",
+        "ci",
+        "--workers",
+        "2",
+        "--runs",
+        "3",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&o);
+    assert_eq!(
+        (v["n"].as_u64(), v["verified"].as_bool()),
+        (Some(20_000), Some(true))
+    );
+    assert!(v["serial_median_s"].is_number());
+    let peers = v["peers"].as_array().unwrap();
+    assert_eq!(peers.len(), 1, "{peers:?}");
+    assert_eq!(peers[0]["name"], "rayon-iter");
+    assert_eq!(peers[0]["verified"], true);
+    let mut absent: Vec<&str> = v["peers_unavailable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["name"].as_str().unwrap())
+        .collect();
+    absent.sort_unstable();
+    assert_eq!(absent, ["chili", "openmp", "tbb"]);
+    // The programs take no grain.
+    let o = magpie(&["bench", "spmv", "--grain", "4"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no grain"));
+}
+
+#[test]
 fn bench_options_are_applied() {
     let o = magpie(&[
         "bench",

@@ -471,3 +471,70 @@ fn splice_runs_the_stencils_spliced_beside_the_others() {
     let html = std::fs::read_to_string(dir.join("magpie-report/index.html")).unwrap();
     assert!(html.contains("id=\"splice\"") && html.contains("unspliced ÷ spliced"));
 }
+
+#[test]
+fn the_rayon_programs_run_beside_their_rayon_build() {
+    let programs = [
+        "mandelbrot",
+        "par-sort-unstable",
+        "par-sort-by-key",
+        "nbody-step",
+        "word-count",
+        "fine-sum",
+        "spmv",
+    ];
+    let dir = scratch("programs");
+    let kernels = programs.join(",");
+    let o = magpie_in(
+        &dir,
+        &[
+            "suite",
+            "--size",
+            "ci",
+            "--runs",
+            "1",
+            "--kernels",
+            &kernels,
+            "--workers",
+            "1,2",
+            "--policies",
+            "adaptive",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    for k in programs {
+        let mine: Vec<&serde_json::Value> = rows.iter().filter(|r| r["kernel"] == k).collect();
+        // serial; magpie adaptive and rayon's parallel iterators at 1 and 2 workers.
+        assert_eq!(mine.len(), 5, "{k}: {mine:?}");
+        for r in &mine {
+            assert_eq!(r["verified"], true, "{r}");
+        }
+        for w in [1, 2] {
+            assert!(
+                mine.iter().any(|r| r["runtime"] == "rayon"
+                    && r["variant"] == "iter"
+                    && r["workers"] == w),
+                "{k} rayon-iter x{w}"
+            );
+        }
+        for peer in ["chili", "tbb", "openmp"] {
+            assert!(
+                v["not_measured"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|x| x["kernel"] == k && x["runtime"] == peer),
+                "{k}: {peer} not listed as not measured"
+            );
+        }
+    }
+    let html = std::fs::read_to_string(dir.join("magpie-report/index.html")).unwrap();
+    for k in programs {
+        assert!(html.contains(&format!("<section id=\"{k}\">")), "{k}");
+    }
+    assert!(html.contains("rayon-iter"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
