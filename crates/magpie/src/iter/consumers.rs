@@ -88,12 +88,11 @@ impl<'a, P: ParallelIterator<Item = T>, T: Send> ParallelIterator for WithSlots<
 
 /// Collects `p`, whose length is `n`, by writing each item into its slot.
 fn collect_in_place<P: ParallelIterator<Item = T>, T: Send>(p: P, n: usize) -> Vec<T> {
-    let mut out: Vec<MaybeUninit<T>> = Vec::with_capacity(n);
-    out.resize_with(n, MaybeUninit::uninit);
+    let mut out: Vec<T> = Vec::with_capacity(n);
     let written = drive(
         WithSlots {
             base: p,
-            slots: &mut out,
+            slots: &mut out.spare_capacity_mut()[..n],
         },
         &|it: std::iter::Zip<std::slice::IterMut<'_, MaybeUninit<T>>, P::Seq>| {
             it.map(|(slot, x)| {
@@ -110,13 +109,12 @@ fn collect_in_place<P: ParallelIterator<Item = T>, T: Send>(p: P, n: usize) -> V
         "a parallel iterator yielded {written} items where its length promised {n}"
     );
     // Every piece writes a prefix of its own slots, one item each, and the pieces' slots are
-    // disjoint and cover `out`; so `n` writes in all means every slot was written once.
-    let mut out = std::mem::ManuallyDrop::new(out);
-    let (ptr, len, cap) = (out.as_mut_ptr(), out.len(), out.capacity());
-    // SAFETY: all `len` elements are initialised (above), `MaybeUninit<T>` has `T`'s layout,
-    // and the allocation came from a `Vec` of that layout with this capacity; `out` is not
-    // used or dropped again.
-    unsafe { Vec::from_raw_parts(ptr.cast::<T>(), len, cap) }
+    // disjoint and cover the first `n` of `out`'s spare capacity; so `n` writes in all means
+    // every one of those slots was written once.
+    // SAFETY: the first `n` elements of the buffer are initialised (above) and `n` is within the
+    // capacity `out` was made with.
+    unsafe { out.set_len(n) };
+    out
 }
 
 impl FromParallelIterator<char> for String {
