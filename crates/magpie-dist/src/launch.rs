@@ -9,7 +9,7 @@
 //! - As root, `mpirun` refuses to start unless `OMPI_ALLOW_RUN_AS_ROOT=1` and
 //!   `OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1` are set in its environment; and more ranks than cores
 //!   need `OMPI_MCA_rmaps_base_oversubscribe=1`. These are the launcher's, so the user (or the
-//!   test script) sets them: see the crate's README section.
+//!   test script) sets them: see docs/DISTRIBUTED.md.
 //! - Without `mpirun`, a program that calls [`init`] runs as one rank (MPI's singleton mode).
 
 /// Sets the Open MPI settings this crate needs (see the module doc) and initialises MPI with

@@ -213,7 +213,7 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
 /// Task frames are allocated from mimalloc, whatever the program's global allocator: a spawned
 /// task is usually freed by another thread than the one that allocated it (the thief), and
 /// mimalloc's per-page free lists make that cross-thread free cheap where glibc's malloc takes
-/// arena locks (measured on fj at 2 workers: see the README).
+/// arena locks (measured on fj at 2 workers: see docs/DESIGN.md, "Choices a measurement made").
 pub(crate) struct HeapJob<F> {
     f: F,
 }

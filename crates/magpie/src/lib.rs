@@ -24,7 +24,7 @@
 //! # Ok::<(), magpie::Error>(())
 //! ```
 //!
-//! See the README for the design: split deques, fibers for suspended tasks and work-first
+//! See docs/DESIGN.md for the design: split deques, fibers for suspended tasks and work-first
 //! continuations, and the sleep protocol.
 //!
 //! # What the compiler checks, and what magpie adds
@@ -160,6 +160,11 @@ pub mod thread_pool;
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/RAYON.md")]
 pub struct RayonMigrationPage;
+
+/// The README, whose example runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct Readme;
 
 /// Parallel views of slices under rayon's module name (`rayon::slice::ParallelSliceMut`).
 #[cfg(not(loom))]

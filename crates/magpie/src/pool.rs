@@ -314,7 +314,7 @@ impl Builder {
     /// one took ([`Trace::schedules`](crate::trace::Trace::schedules),
     /// [`Schedule::from_trace`](crate::schedule::Schedule::from_trace)), which
     /// [`replay`](Self::replay) follows. Recording costs a few stores per in-place join (see the
-    /// README's schedule figures). Installs from outside then run one at a time, and their work
+    /// schedule figures in docs/RESULTS.md). Installs from outside then run one at a time, and their work
     /// may not record or follow regions of its own (regions do not nest).
     pub fn trace_cuts(mut self, on: bool) -> Self {
         self.trace_cuts = on;
