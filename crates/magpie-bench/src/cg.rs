@@ -37,6 +37,7 @@
 
 use crate::common::{first_bit_difference, SplitMix64};
 use crate::fork::Fork;
+use crate::harness::{sig12, sum12};
 use crate::workload::{Info, Workload};
 
 /// CG iterations of one run (NPB's inner loop).
@@ -577,6 +578,9 @@ impl Workload for Cg {
     }
     fn expected(_: u64, a: &Matrix) -> (Vec<f64>, f64) {
         plain(a)
+    }
+    fn answer(_: u64, _: &Matrix, v: &Vectors, res: &f64) -> String {
+        format!("residual {}, x sum {}", sig12(*res), sum12(&v.x))
     }
     fn verify(
         n: u64,

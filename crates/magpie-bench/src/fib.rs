@@ -95,6 +95,11 @@ pub fn expected(n: u64) -> u64 {
     a
 }
 
+/// A run's answer: `fib(n) = value`.
+pub fn answer(n: u64, got: u64) -> String {
+    format!("fib({n}) = {got}")
+}
+
 /// Checks a computed fib(n).
 pub fn verify(n: u64, got: u64) -> Result<(), String> {
     let want = expected(n);

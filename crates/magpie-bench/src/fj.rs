@@ -127,6 +127,17 @@ pub fn verify(reps: u64, counts: impl IntoIterator<Item = u32>) -> Result<(), St
     }
 }
 
+/// A run's answer: the tasks run, summed over the per-task counters.
+pub fn answer(counts: impl IntoIterator<Item = u32>) -> String {
+    let total: u64 = counts.into_iter().map(u64::from).sum();
+    format!("{total} tasks run")
+}
+
+/// [`answer`] on atomic counters.
+pub fn answer_atomic(counters: &[AtomicU32]) -> String {
+    answer(counters.iter().map(|c| c.load(Ordering::Relaxed)))
+}
+
 /// [`verify`] on atomic counters.
 pub fn verify_atomic(reps: u64, counters: &[AtomicU32]) -> Result<(), String> {
     verify(reps, counters.iter().map(|c| c.load(Ordering::Relaxed)))

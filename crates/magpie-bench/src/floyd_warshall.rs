@@ -189,18 +189,17 @@ impl crate::placement::Program for Placed {
     }
 
     fn answer(&self) -> String {
-        let finite: Vec<u64> = self
-            .d
-            .iter()
-            .filter(|&&x| x < INF)
-            .map(|&x| x as u64)
-            .collect();
-        format!(
-            "{} finite distances, sum {}",
-            finite.len(),
-            finite.iter().sum::<u64>()
-        )
+        distances_answer(&self.d)
     }
+}
+
+/// The answer of a distance matrix: how many distances are finite (below [`INF`]), and their sum.
+pub fn distances_answer(d: &[u32]) -> String {
+    let (count, sum) = d
+        .iter()
+        .filter(|&&x| x < INF)
+        .fold((0u64, 0u64), |(c, s), &x| (c + 1, s + u64::from(x)));
+    format!("{count} finite distances, sum {sum}")
 }
 
 /// The Floyd–Warshall workload.
@@ -245,6 +244,9 @@ impl Workload for FloydWarshall {
         let mut d = Self::input_matrix(n);
         plain(n as usize, &mut d);
         d
+    }
+    fn answer(_: u64, _: &(), d: &Vec<u32>, _: &()) -> String {
+        distances_answer(d)
     }
     fn verify(n: u64, _: &(), want: &Vec<u32>, got: &Vec<u32>, _: ()) -> Result<(), String> {
         let n = n as usize;

@@ -22,6 +22,7 @@
 
 use crate::common::{first_bit_difference, for_row_bands, Rows, SplitMix64};
 use crate::fork::Fork;
+use crate::harness::sum12;
 use crate::workload::{Info, Workload};
 
 /// Largest |x_i − x_true_i| a solution may show: the system is well conditioned (strict diagonal
@@ -228,6 +229,9 @@ impl Workload for Ge {
     }
     fn expected(_: u64, s: &System) -> Vec<f64> {
         plain(s)
+    }
+    fn answer(_: u64, _: &System, _: &Work, x: &Vec<f64>) -> String {
+        format!("x sum {}", sum12(x))
     }
     fn verify(n: u64, s: &System, want: &Vec<f64>, _: &Work, x: Vec<f64>) -> Result<(), String> {
         if x.len() != want.len() {

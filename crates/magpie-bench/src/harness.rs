@@ -1,6 +1,8 @@
 //! The timing harness: runs a kernel a number of times, timing only the kernel (set-up of fresh
 //! input and verification of each result happen outside the timed region), and turns a panic —
 //! in particular magpie's work-first stack-limit stop — into a [`RunError`] instead of a crash.
+//! The check of a result returns the kernel's answer ([`Measured::result`]): what a user can
+//! compare with a known value, such as fib(n)'s value or a checksum.
 
 use serde::{Deserialize, Serialize};
 use std::any::Any;
@@ -51,6 +53,10 @@ pub struct Measured {
     pub verified: bool,
     /// The first verification failure, as "run K: what was wrong".
     pub failure: Option<String>,
+    /// The answer of the first run that verified: the value a user can compare with a known one
+    /// (fib(n)'s value, the solutions counted, a checksum), as the check returned it; `None`
+    /// when no run verified (or for a peer that does not report its answer).
+    pub result: Option<String>,
     /// magpie's counters over the measured runs (after − before), for magpie measurements.
     pub stats: Option<magpie::Stats>,
 }
@@ -105,31 +111,65 @@ impl fmt::Display for RunError {
 }
 
 /// Runs `run` `runs` times on fresh input from `setup`, timing `run` alone, and checks each
-/// result with `check` (untimed). A panic in `run` ends the measurement with a [`RunError`].
+/// result with `check` (untimed), which returns the run's answer (see [`Measured::result`]) or
+/// what was wrong. A panic in `run` ends the measurement with a [`RunError`].
 pub fn measure<S, T>(
     runs: usize,
     mut setup: impl FnMut() -> S,
     mut run: impl FnMut(&mut S) -> T,
-    mut check: impl FnMut(&S, T) -> Result<(), String>,
+    mut check: impl FnMut(&S, T) -> Result<String, String>,
 ) -> Result<Measured, RunError> {
     let mut times_s = Vec::with_capacity(runs);
     let mut failure = None;
+    let mut result = None;
     for i in 0..runs {
         let mut input = setup();
         let start = Instant::now();
         let out = panic::catch_unwind(AssertUnwindSafe(|| run(&mut input)))
             .map_err(RunError::from_panic)?;
         times_s.push(start.elapsed().as_secs_f64());
-        if let Err(e) = check(&input, out) {
-            failure.get_or_insert(format!("run {}: {e}", i + 1));
+        match check(&input, out) {
+            Ok(answer) => {
+                result.get_or_insert(answer);
+            }
+            Err(e) => {
+                failure.get_or_insert(format!("run {}: {e}", i + 1));
+            }
         }
     }
     Ok(Measured {
         timing: Timing { times_s },
         verified: failure.is_none(),
         failure,
+        result,
         stats: None,
     })
+}
+
+/// A verifier's verdict with the answer it verified: `answer()` when `verdict` is `Ok`, else the
+/// verdict's error (the answer is then not computed).
+pub fn answered(
+    verdict: Result<(), String>,
+    answer: impl FnOnce() -> String,
+) -> Result<String, String> {
+    verdict.map(|()| answer())
+}
+
+/// A float to 12 significant digits (`1.23456789012e3`): the precision of the checksums that the
+/// float kernels answer with, enough to compare with a known value.
+pub fn sig12(x: f64) -> String {
+    format!("{x:.11e}")
+}
+
+/// The sum of `v` in index order, to 12 significant digits ([`sig12`]).
+pub fn sum12(v: &[f64]) -> String {
+    sig12(v.iter().sum::<f64>())
+}
+
+/// The sum of the absolute values of `v` in index order, to 12 significant digits: the checksum
+/// of values whose plain sum cancels (velocities of bodies that pull each other).
+pub fn abs_sum12(v: &[f64]) -> String {
+    sig12(v.iter().map(|x| x.abs()).sum::<f64>())
 }
 
 /// This process's peak resident set size in KiB (`VmHWM` in `/proc/self/status`); `None` where
@@ -172,17 +212,35 @@ mod tests {
                 k += 1;
                 k
             },
-            |_, v| if v == 3 { Err("three".into()) } else { Ok(()) },
+            |_, v| {
+                if v == 3 {
+                    Err("three".into())
+                } else {
+                    Ok(format!("answer {v}"))
+                }
+            },
         )
         .unwrap();
         assert_eq!(m.timing.times_s.len(), 4);
         assert!(!m.verified);
         assert_eq!(m.failure.as_deref(), Some("run 3: three"));
+        // The first verified run's answer.
+        assert_eq!(m.result.as_deref(), Some("answer 1"));
+        let m = measure(2, || (), |_| (), |_, ()| Err("no".into())).unwrap();
+        assert_eq!((m.verified, m.result), (false, None));
+        assert_eq!(sig12(6765.0), "6.76500000000e3");
+        assert_eq!(sum12(&[0.5, 0.25]), "7.50000000000e-1");
+        assert_eq!(abs_sum12(&[0.5, -0.25]), "7.50000000000e-1");
+        assert_eq!(answered(Ok(()), || "a".into()), Ok("a".into()));
+        assert_eq!(
+            answered(Err("e".into()), || unreachable!()),
+            Err("e".into())
+        );
     }
 
     #[test]
     fn panics_become_errors() {
-        let e = measure(1, || (), |_| panic!("boom"), |_, _: ()| Ok(())).unwrap_err();
+        let e = measure(1, || (), |_| panic!("boom"), |_, _: ()| Ok(String::new())).unwrap_err();
         assert_eq!(e, RunError::Panicked("boom".into()));
         let e = measure(
             1,
@@ -193,7 +251,7 @@ mod tests {
                     limit: "l".into(),
                 })
             },
-            |_, _: ()| Ok(()),
+            |_, _: ()| Ok(String::new()),
         )
         .unwrap_err();
         assert!(

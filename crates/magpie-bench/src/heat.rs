@@ -359,6 +359,11 @@ impl crate::placement::Program for Placed {
     }
 }
 
+/// A run's answer: the sum of the final grid, to 12 significant digits.
+pub fn answer(grid: &[f64]) -> String {
+    format!("sum {}", crate::harness::sum12(grid))
+}
+
 /// Checks `got` against the serial twin run on [`input`]`(n)`, bit for bit (every version computes
 /// each point by the same expression from the same values, so any difference is an error). Costs
 /// one serial run. The error is one line and names the first differing point.

@@ -259,6 +259,13 @@ pub fn chili_join_grain(s: &mut chili::Scope<'_>, n: u64, p: &mut Problem, grain
     run_steps(Chili::new(s), n, p, STEPS, grain)
 }
 
+/// A run's answer: the last step's residual and the sum of the final grid, to 12 significant
+/// digits.
+pub fn answer(grid: &[f64], residual: f64) -> String {
+    use crate::harness::{sig12, sum12};
+    format!("residual {}, sum {}", sig12(residual), sum12(grid))
+}
+
 /// Checks a run's grid and residual against the serial twin, run here on [`input`]`(n)`. The
 /// comparison is bit for bit: every point is computed by the same expression in every version,
 /// and the residual is a maximum, which does not depend on the order the halves are combined

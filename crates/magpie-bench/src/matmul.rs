@@ -239,6 +239,11 @@ fn row_slices(m: &[f64], n: usize) -> Vec<&[f64]> {
 /// Random ±1 vectors Freivalds' check multiplies by.
 const FREIVALDS_VECTORS: u64 = 2;
 
+/// A run's answer: the sum of C's entries, to 12 significant digits.
+pub fn answer(c: &[f64]) -> String {
+    format!("sum {}", crate::harness::sum12(c))
+}
+
 /// Checks C = A·B by Freivalds' method: for a few deterministic random vectors r with entries ±1,
 /// compares A·(B·r) with C·r row by row, in O(n²) per vector. The tolerance of row i is a bound on
 /// the rounding error of sequential summation, 4·n·ε·(Σ_k |A_ik|·‖B_k‖₁ + Σ_j |C_ij|), so any

@@ -227,6 +227,9 @@ impl Workload for Mergesort {
     fn expected(n: u64, _: &()) -> Vec<u64> {
         sorted_input(n)
     }
+    fn answer(_: u64, _: &(), v: &Vec<u64>, _: &()) -> String {
+        sort::answer(v.iter().copied())
+    }
     fn verify(n: u64, _: &(), want: &Vec<u64>, got: &Vec<u64>, _: ()) -> Result<(), String> {
         check_sorted("mergesort", n, want, got)
     }

@@ -203,6 +203,11 @@ pub fn chili_join_grain(s: &mut chili::Scope<'_>, n: u64, par_rows: u32) -> u64 
     split_chili(s, b, par_rows, b.free())
 }
 
+/// A run's answer: `N solutions`.
+pub fn answer(got: u64) -> String {
+    format!("{got} solutions")
+}
+
 /// Checks a count against the known answer.
 pub fn verify(n: u64, got: u64) -> Result<(), String> {
     let want = KNOWN[n as usize];

@@ -108,6 +108,19 @@ pub fn verify(t: Torus, parents: &[u32]) -> Result<(), String> {
     check(t, parents.len(), |v| parents[v])
 }
 
+/// A run's answer: the vertices reached (those with a parent; the root is its own), of all.
+pub fn answer(parents: impl IntoIterator<Item = u32>) -> String {
+    let (reached, all) = parents
+        .into_iter()
+        .fold((0u64, 0u64), |(r, a), p| (r + u64::from(p != NONE), a + 1));
+    format!("{reached} of {all} vertices reached")
+}
+
+/// [`answer`] on the atomic parent array of [`parallel`].
+pub fn answer_atomic(parents: &[AtomicU32]) -> String {
+    answer(parents.iter().map(|p| p.load(Ordering::Relaxed)))
+}
+
 /// [`verify`] on the atomic parent array of [`parallel`].
 pub fn verify_atomic(t: Torus, parents: &[AtomicU32]) -> Result<(), String> {
     check(t, parents.len(), |v| parents[v].load(Ordering::Relaxed))

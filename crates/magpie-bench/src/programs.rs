@@ -21,7 +21,7 @@
 //! workers; `magpie bench` and `magpie suite` time them as kernels ([`crate::Kernel`]), with the
 //! rayon instantiation as their peer ([`crate::Peer::RayonIter`]).
 
-use crate::harness::{self, Measured, RunError};
+use crate::harness::{self, abs_sum12, answered, sig12, sum12, Measured, RunError};
 use crate::workload::{cached, Runtime};
 use std::collections::HashMap;
 
@@ -457,9 +457,11 @@ pub fn measure(p: Program, rt: &Runtime<'_>, n: u64, runs: usize) -> Result<Meas
                 || (),
                 |_| on!(mandelbrot(len)),
                 |_, got| {
-                    (got == want).then_some(()).ok_or_else(|| {
-                        format!("mandelbrot: {got} iterations, the serial twin {want}")
-                    })
+                    (got == want)
+                        .then(|| format!("{got} iterations"))
+                        .ok_or_else(|| {
+                            format!("mandelbrot: {got} iterations, the serial twin {want}")
+                        })
                 },
             )
         }
@@ -474,7 +476,11 @@ pub fn measure(p: Program, rt: &Runtime<'_>, n: u64, runs: usize) -> Result<Meas
                 runs,
                 || d.0.clone(),
                 |v| on!(sort_unstable(v)),
-                |v, ()| same("par_sort_unstable", v, &d.1),
+                |v, ()| {
+                    answered(same("par_sort_unstable", v, &d.1), || {
+                        crate::sort::answer(v.iter().copied())
+                    })
+                },
             )
         }
         Program::SortByKey => {
@@ -488,7 +494,12 @@ pub fn measure(p: Program, rt: &Runtime<'_>, n: u64, runs: usize) -> Result<Meas
                 runs,
                 || d.0.clone(),
                 |v| on!(sort_by_key(v)),
-                |v, ()| same("par_sort_by_key", v, &d.1),
+                |v, ()| {
+                    // Each (key, index) pair as one number, key · 2^32 + index (n < 2^32).
+                    answered(same("par_sort_by_key", v, &d.1), || {
+                        crate::sort::answer(v.iter().map(|&(k, i)| (u64::from(k) << 32) + i))
+                    })
+                },
             )
         }
         Program::NBodyStep => {
@@ -503,10 +514,11 @@ pub fn measure(p: Program, rt: &Runtime<'_>, n: u64, runs: usize) -> Result<Meas
                 || (),
                 |_| on!(nbody(b)),
                 |_, got| {
-                    same_bits(
-                        "nbody-step velocities",
-                        got.as_flattened(),
-                        d.1.as_flattened(),
+                    let v = got.as_flattened();
+                    answered(
+                        same_bits("nbody-step velocities", v, d.1.as_flattened()),
+                        // The plain sum cancels to about 0 (the pulls are pairwise opposite).
+                        || format!("velocity abs sum {}", abs_sum12(v)),
                     )
                 },
             )
@@ -524,7 +536,8 @@ pub fn measure(p: Program, rt: &Runtime<'_>, n: u64, runs: usize) -> Result<Meas
                 |_| on!(word_count(t)),
                 |_, got| {
                     if got == d.1 {
-                        return Ok(());
+                        let total: usize = got.values().sum();
+                        return Ok(format!("{} distinct words, {total} in all", got.len()));
                     }
                     let mut words: Vec<&String> = got.keys().chain(d.1.keys()).collect();
                     words.sort_unstable();
@@ -552,9 +565,11 @@ pub fn measure(p: Program, rt: &Runtime<'_>, n: u64, runs: usize) -> Result<Meas
                 || (),
                 |_| on!(fine_sum(f)),
                 |_, got| {
-                    close(got, d.1).then_some(()).ok_or_else(|| {
-                        format!("fine-sum: {got:e}, the serial twin {:e} (beyond 1e-9)", d.1)
-                    })
+                    close(got, d.1)
+                        .then(|| format!("sum {}", sig12(got)))
+                        .ok_or_else(|| {
+                            format!("fine-sum: {got:e}, the serial twin {:e} (beyond 1e-9)", d.1)
+                        })
                 },
             )
         }
@@ -569,7 +584,11 @@ pub fn measure(p: Program, rt: &Runtime<'_>, n: u64, runs: usize) -> Result<Meas
                 runs,
                 || (),
                 |_| on!(spmv(a)),
-                |_, got| same_bits("spmv rows", &got, &d.1),
+                |_, got| {
+                    answered(same_bits("spmv rows", &got, &d.1), || {
+                        format!("y sum {}", sum12(&got))
+                    })
+                },
             )
         }
     }

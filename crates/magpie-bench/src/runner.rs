@@ -3,7 +3,7 @@
 //! every run, and [`bench()`], which puts the three together into the [`BenchRecord`] that the
 //! CLI prints (as a table or as JSON).
 
-use crate::harness::{self, measure, Measured, RunError};
+use crate::harness::{self, answered, measure, Measured, RunError};
 use crate::{
     fib, fj, heat, jacobi, matmul, nqueens, pdfs, programs, sort, uts, workload, Kernel, Peer,
 };
@@ -100,6 +100,11 @@ impl<'p> UtsCheck<'p> {
             ))
         }
     }
+
+    /// [`Self::verify`], with the counts' answer when they verify.
+    fn answer(&self, got: &uts::Counts) -> Result<String, String> {
+        answered(self.verify(got), || got.answer())
+    }
 }
 
 /// The serial twin's heat grid, computed once per measurement: every version computes each point
@@ -167,7 +172,7 @@ fn measure_stencil(
             runs,
             || heat::input(n),
             |g| heat_run(g, grain),
-            |g, ()| heat_check(&want, g),
+            |g, ()| answered(heat_check(&want, g), || heat::answer(g)),
         )
     } else {
         let want = workload::cached(("jacobi-expected", n), || jacobi_expected(n));
@@ -175,7 +180,7 @@ fn measure_stencil(
             runs,
             || jacobi::input(n),
             |p| jacobi_run(p, grain),
-            |p, r| jacobi_check(&want, p, r),
+            |p, r| answered(jacobi_check(&want, p, r), || jacobi::answer(&p.grid, r)),
         )
     }
 }
@@ -215,18 +220,23 @@ pub fn run_serial(case: &Case, runs: usize) -> Result<Measured, RunError> {
         return programs::measure(p, &rt, n, runs);
     }
     match kernel {
-        Kernel::Fib => measure(runs, || (), |_| fib::serial(n), |_, r| fib::verify(n, r)),
+        Kernel::Fib => measure(
+            runs,
+            || (),
+            |_| fib::serial(n),
+            |_, r| answered(fib::verify(n, r), || fib::answer(n, r)),
+        ),
         // The serial twin places no tasks, so nqueens's grain does not apply to it (like fib's).
         Kernel::NQueens => measure(
             runs,
             || (),
             |_| nqueens::serial(n),
-            |_, r| nqueens::verify(n, r),
+            |_, r| answered(nqueens::verify(n, r), || nqueens::answer(r)),
         ),
         Kernel::Uts => {
             let p = case.uts_params();
             let check = UtsCheck::new(&p);
-            measure(runs, || (), |_| uts::serial(&p), |_, c| check.verify(&c))
+            measure(runs, || (), |_| uts::serial(&p), |_, c| check.answer(&c))
         }
         Kernel::Sort => {
             let g = grain_or_default(kernel, grain);
@@ -234,7 +244,7 @@ pub fn run_serial(case: &Case, runs: usize) -> Result<Measured, RunError> {
                 runs,
                 || sort::input(n),
                 |v| sort::serial_grain(v, g),
-                |v, ()| sort::verify(n, v),
+                |v, ()| answered(sort::verify(n, v), || sort::answer(v.iter().copied())),
             )
         }
         Kernel::Heat | Kernel::Jacobi => measure_stencil(
@@ -255,7 +265,7 @@ pub fn run_serial(case: &Case, runs: usize) -> Result<Measured, RunError> {
                 runs,
                 || vec![0.0; len],
                 |c| matmul::serial_grain(n, &a, &b, c, g),
-                |c, ()| matmul::verify(n, &a, &b, c),
+                |c, ()| answered(matmul::verify(n, &a, &b, c), || matmul::answer(c)),
             )
         }
         Kernel::Fj | Kernel::FjRec => measure(
@@ -268,7 +278,11 @@ pub fn run_serial(case: &Case, runs: usize) -> Result<Measured, RunError> {
                     fj::serial_recursive(n, c)
                 }
             },
-            |c, ()| fj::verify(n, c.iter().copied()),
+            |c, ()| {
+                answered(fj::verify(n, c.iter().copied()), || {
+                    fj::answer(c.iter().copied())
+                })
+            },
         ),
         Kernel::Pdfs => {
             let t = pdfs::Torus::new(n);
@@ -276,7 +290,7 @@ pub fn run_serial(case: &Case, runs: usize) -> Result<Measured, RunError> {
                 runs,
                 || vec![pdfs::NONE; t.nodes()],
                 |p| pdfs::serial(t, p),
-                |p, ()| pdfs::verify(t, p),
+                |p, ()| answered(pdfs::verify(t, p), || pdfs::answer(p.iter().copied())),
             )
         }
         _ => unreachable!("workload kernels are measured above"),
@@ -321,7 +335,7 @@ pub fn run_magpie_with_stats(
                 None => pool.install(|| fib::parallel(n)),
                 Some(g) => pool.install(|| fib::parallel_cutoff(n, g)),
             },
-            |_, r| fib::verify(n, r),
+            |_, r| answered(fib::verify(n, r), || fib::answer(n, r)),
         ),
         Kernel::NQueens => {
             let g = nqueens_rows(grain);
@@ -329,7 +343,7 @@ pub fn run_magpie_with_stats(
                 runs,
                 || (),
                 |_| pool.install(|| nqueens::parallel_grain(n, g)),
-                |_, r| nqueens::verify(n, r),
+                |_, r| answered(nqueens::verify(n, r), || nqueens::answer(r)),
             )
         }
         Kernel::Uts => {
@@ -342,7 +356,7 @@ pub fn run_magpie_with_stats(
                     None => pool.install(|| uts::parallel(&p)),
                     Some(c) => pool.install(|| uts::parallel_chunked(&p, c as usize)),
                 },
-                |_, c| check.verify(&c),
+                |_, c| check.answer(&c),
             )
         }
         Kernel::Sort => {
@@ -351,7 +365,7 @@ pub fn run_magpie_with_stats(
                 runs,
                 || sort::input(n),
                 |v| pool.install(|| sort::parallel_grain(v, g)),
-                |v, ()| sort::verify(n, v),
+                |v, ()| answered(sort::verify(n, v), || sort::answer(v.iter().copied())),
             )
         }
         Kernel::Heat | Kernel::Jacobi => measure_stencil(
@@ -372,7 +386,7 @@ pub fn run_magpie_with_stats(
                 runs,
                 || vec![0.0; len],
                 |c| pool.install(|| matmul::parallel_grain(n, &a, &b, c, g)),
-                |c, ()| matmul::verify(n, &a, &b, c),
+                |c, ()| answered(matmul::verify(n, &a, &b, c), || matmul::answer(c)),
             )
         }
         Kernel::Fj | Kernel::FjRec => measure(
@@ -386,7 +400,7 @@ pub fn run_magpie_with_stats(
                     pool.install(|| fj::recursive(n, c))
                 }
             },
-            |c, ()| fj::verify_atomic(n, c),
+            |c, ()| answered(fj::verify_atomic(n, c), || fj::answer_atomic(c)),
         ),
         Kernel::Pdfs => {
             let t = pdfs::Torus::new(n);
@@ -397,7 +411,7 @@ pub fn run_magpie_with_stats(
                     let p = &*p;
                     pool.install(|| pdfs::parallel(t, p))
                 },
-                |p, ()| pdfs::verify_atomic(t, p),
+                |p, ()| answered(pdfs::verify_atomic(t, p), || pdfs::answer_atomic(p)),
             )
         }
         _ => unreachable!("workload kernels are measured above"),
@@ -499,6 +513,8 @@ pub fn run_peer(
                 },
                 verified: failure.is_none(),
                 failure,
+                // The C++ programs report whether their check passed, not their answer.
+                result: None,
                 stats: None,
             })
         }
@@ -515,7 +531,7 @@ pub fn run_peer(
                         None => pool.install(|| fib::rayon_join(n)),
                         Some(g) => pool.install(|| fib::rayon_join_cutoff(n, g)),
                     },
-                    |_, r| fib::verify(n, r),
+                    |_, r| answered(fib::verify(n, r), || fib::answer(n, r)),
                 ),
                 (Peer::RayonJoin, Kernel::Heat | Kernel::Jacobi) => measure_stencil(
                     kernel,
@@ -531,7 +547,7 @@ pub fn run_peer(
                         runs,
                         || sort::input(n),
                         |v| pool.install(|| sort::rayon_join_grain(v, g)),
-                        |v, ()| sort::verify(n, v),
+                        |v, ()| answered(sort::verify(n, v), || sort::answer(v.iter().copied())),
                     )
                 }
                 (Peer::RayonJoin, Kernel::Matmul) => {
@@ -544,7 +560,7 @@ pub fn run_peer(
                         runs,
                         || vec![0.0; len],
                         |c| pool.install(|| matmul::rayon_join_grain(n, &a, &b, c, g)),
-                        |c, ()| matmul::verify(n, &a, &b, c),
+                        |c, ()| answered(matmul::verify(n, &a, &b, c), || matmul::answer(c)),
                     )
                 }
                 (Peer::RayonScope, Kernel::Uts) => {
@@ -557,7 +573,7 @@ pub fn run_peer(
                             None => pool.install(|| uts::rayon(&p)),
                             Some(c) => pool.install(|| uts::rayon_chunked(&p, c as usize)),
                         },
-                        |_, c| check.verify(&c),
+                        |_, c| check.answer(&c),
                     )
                 }
                 (Peer::RayonScope, Kernel::NQueens) => {
@@ -566,7 +582,7 @@ pub fn run_peer(
                         runs,
                         || (),
                         |_| pool.install(|| nqueens::rayon_scope_grain(n, g)),
-                        |_, r| nqueens::verify(n, r),
+                        |_, r| answered(nqueens::verify(n, r), || nqueens::answer(r)),
                     )
                 }
                 (Peer::RayonScope, Kernel::Fj) => measure(
@@ -576,7 +592,7 @@ pub fn run_peer(
                         let c = &*c;
                         pool.install(|| fj::rayon_scope(n, c))
                     },
-                    |c, ()| fj::verify(n, counts_of(c)),
+                    |c, ()| answered(fj::verify(n, counts_of(c)), || fj::answer_atomic(c)),
                 ),
                 _ => unsupported(),
             }
@@ -616,7 +632,7 @@ pub fn run_peer(
                     runs,
                     || sort::input(n),
                     |v| sort::chili_join_grain(&mut scope, v, g),
-                    |v, ()| sort::verify(n, v),
+                    |v, ()| answered(sort::verify(n, v), || sort::answer(v.iter().copied())),
                 );
             }
             if kernel == Kernel::Matmul {
@@ -629,7 +645,7 @@ pub fn run_peer(
                     runs,
                     || vec![0.0; len],
                     |c| matmul::chili_join_grain(&mut scope, n, &a, &b, c, g),
-                    |c, ()| matmul::verify(n, &a, &b, c),
+                    |c, ()| answered(matmul::verify(n, &a, &b, c), || matmul::answer(c)),
                 );
             }
             if kernel == Kernel::Uts && grain.is_some() {
@@ -645,7 +661,7 @@ pub fn run_peer(
                     runs,
                     || (),
                     |_| uts::chili(&mut scope, &p),
-                    |_, c| check.verify(&c),
+                    |_, c| check.answer(&c),
                 );
             }
             if kernel == Kernel::NQueens {
@@ -654,7 +670,7 @@ pub fn run_peer(
                     runs,
                     || (),
                     |_| nqueens::chili_join_grain(&mut scope, n, g),
-                    |_, r| nqueens::verify(n, r),
+                    |_, r| answered(nqueens::verify(n, r), || nqueens::answer(r)),
                 );
             }
             measure(
@@ -664,7 +680,7 @@ pub fn run_peer(
                     None => fib::chili_join(&mut scope, n),
                     Some(g) => fib::chili_join_cutoff(&mut scope, n, g),
                 },
-                |_, r| fib::verify(n, r),
+                |_, r| answered(fib::verify(n, r), || fib::answer(n, r)),
             )
         }
     }
@@ -706,6 +722,10 @@ pub struct PeerRecord {
     pub per_task_ns: Option<f64>,
     /// Whether every run verified.
     pub verified: bool,
+    /// The peer's answer ([`BenchRecord::result`]); `null` for the C++ peers, whose programs
+    /// report only whether their check passed.
+    #[serde(default)]
+    pub result: Option<String>,
     /// Why the peer's runs failed, if they did.
     pub error: Option<String>,
 }
@@ -760,6 +780,16 @@ pub struct BenchRecord {
     pub per_task_ns: Option<f64>,
     /// Whether every timed run (serial, magpie, peers) passed its verifier.
     pub verified: bool,
+    /// The kernel's answer, what a user can compare with a known value: fib(n)'s value, the
+    /// solutions counted, a tree's node count, a checksum of the output (floats to 12
+    /// significant digits). magpie's first verified run's; the serial twin's when magpie has no
+    /// verified run; `null` when neither has.
+    #[serde(default)]
+    pub result: Option<String>,
+    /// The serial twin's answer (`null` when it was not timed or did not verify); equal to
+    /// `result` when both verified, but for fine-sum, whose float sum is verified within 1e-9.
+    #[serde(default)]
+    pub serial_result: Option<String>,
     /// `true` when magpie stopped the kernel at its stack limit (work-first spawning).
     pub stopped: bool,
     /// What went wrong, in one line; `null` when nothing did.
@@ -839,8 +869,9 @@ impl BenchRecord {
     }
 }
 
-/// Keys every `magpie bench --json` object has (the list, plus the ratio and the peak RSS).
-pub const REQUIRED_KEYS: [&str; 13] = [
+/// Keys every `magpie bench --json` object has (the list, plus the ratio, the peak RSS
+/// and the answer).
+pub const REQUIRED_KEYS: [&str; 14] = [
     "kernel",
     "n",
     "policy",
@@ -851,6 +882,7 @@ pub const REQUIRED_KEYS: [&str; 13] = [
     "max_s",
     "serial_median_s",
     "verified",
+    "result",
     "stats",
     "ratio_to_serial",
     "peak_rss_kib",
@@ -872,6 +904,9 @@ pub fn merge(acc: &mut Option<Result<Measured, RunError>>, next: Result<Measured
             m.verified &= n.verified;
             if m.failure.is_none() {
                 m.failure = n.failure;
+            }
+            if m.result.is_none() {
+                m.result = n.result;
             }
             m.stats = match (m.stats, n.stats) {
                 (Some(a), Some(b)) => Some(a + b),
@@ -968,6 +1003,7 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
         }
     }
 
+    let mut serial_result = None;
     let serial = match serial_acc {
         None => None,
         Some(Ok(m)) => {
@@ -975,6 +1011,7 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
                 verified = false;
                 errors.push(format!("serial twin failed verification: {f}"));
             }
+            serial_result = m.result;
             Some(m.timing)
         }
         Some(Err(e)) => {
@@ -988,12 +1025,14 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
     let policy = pool.policy().to_string();
     drop(pool);
     let mut stopped = false;
+    let mut result = None;
     let timing = match magpie_acc.expect("at least one run") {
         Ok(m) => {
             if let Some(f) = &m.failure {
                 verified = false;
                 errors.push(format!("magpie failed verification: {f}"));
             }
+            result = m.result;
             Some(m.timing)
         }
         Err(e) => {
@@ -1026,6 +1065,7 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
                     ratio_to_serial: ratio(med, serial_median),
                     per_task_ns: per_task(kernel, n, med),
                     verified: m.verified,
+                    result: m.result,
                     error: m.failure.map(|f| format!("failed verification: {f}")),
                 }
             }
@@ -1040,6 +1080,7 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
                     ratio_to_serial: None,
                     per_task_ns: None,
                     verified: false,
+                    result: None,
                     error: Some(e.to_string()),
                 }
             }
@@ -1071,6 +1112,8 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
         tasks_per_run: kernel.tasks_per_run(n),
         per_task_ns: per_task(kernel, n, median),
         verified,
+        result: result.or_else(|| serial_result.clone()),
+        serial_result,
         stopped,
         error: (!errors.is_empty()).then(|| errors.join("; ")),
         stats,
@@ -1098,12 +1141,29 @@ mod tests {
 
     const POLICIES: [Policy; 3] = [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive];
 
+    /// Whether `got` is the serial twin's answer `want`: the same words, but for fine-sum, whose
+    /// float sum is verified within 1e-9 (its last printed digits may differ).
+    fn same_answer(k: Kernel, got: &Option<String>, want: &str) -> bool {
+        let Some(got) = got else { return false };
+        if k != Kernel::FineSum {
+            return got == want;
+        }
+        let num = |s: &str| s.trim_start_matches("sum ").parse::<f64>().unwrap();
+        programs::close(num(got), num(want))
+    }
+
     #[test]
     fn every_kernel_policy_and_width_verifies() {
         for k in Kernel::ALL {
             let case = Case::new(k, k.size_n(Size::Ci));
             let s = run_serial(&case, 1).unwrap();
             assert!(s.verified, "{k} serial: {:?}", s.failure);
+            // Every kernel answers, and magpie answers as the serial twin does.
+            let answer = s.result.expect("a verified run answers");
+            assert!(
+                !answer.is_empty() && !answer.contains('\n'),
+                "{k}: {answer:?}"
+            );
             // Workloads test every policy and width in their own modules; here, the runner's path.
             // The programs too, in `programs`.
             let (policies, widths) = if k.info().is_some() || k.program().is_some() {
@@ -1116,6 +1176,11 @@ mod tests {
                     let pool = Pool::builder().workers(w).policy(p).build().unwrap();
                     let m = run_magpie(&pool, &case, 2).unwrap();
                     assert!(m.verified, "{k} {p} x{w}: {:?}", m.failure);
+                    assert!(
+                        same_answer(k, &m.result, &answer),
+                        "{k} {p} x{w}: {:?}, the serial twin {answer:?}",
+                        m.result
+                    );
                     assert_eq!(m.timing.times_s.len(), 2);
                     let st = m.stats.unwrap();
                     assert!(st.spawns_work_first + st.spawns_help_first > 0, "{k} {p}");
@@ -1124,10 +1189,62 @@ mod tests {
         }
     }
 
+    /// The answers of kernels with a known one: fib(20), the 8-queens solutions, the T1XS tree
+    /// (the T1 family at depth 6), FJ's tasks, the torus's vertices, the word count's words;
+    /// on the serial twin and on magpie alike.
+    #[test]
+    fn kernels_answer_known_values() {
+        let pool = Pool::builder().workers(2).build().unwrap();
+        let fj_ci = fj::CI * fj::TASKS as u64;
+        let pdfs_nodes = pdfs::CI * pdfs::CI;
+        for (kernel, n, want) in [
+            (Kernel::Fib, 20, "fib(20) = 6765".to_string()),
+            (Kernel::NQueens, 8, "92 solutions".into()),
+            (Kernel::NQueens, 10, "724 solutions".into()),
+            (Kernel::Uts, 6, "16000 nodes, ".into()),
+            (Kernel::Fj, fj::CI, format!("{fj_ci} tasks run")),
+            (Kernel::FjRec, fj::CI, format!("{fj_ci} tasks run")),
+            (
+                Kernel::Pdfs,
+                pdfs::CI,
+                format!("{pdfs_nodes} of {pdfs_nodes} vertices reached"),
+            ),
+            // 8 words a line, from a ten-word vocabulary.
+            (
+                Kernel::WordCount,
+                100,
+                "10 distinct words, 800 in all".into(),
+            ),
+            (
+                Kernel::Sort,
+                3,
+                sort::answer({
+                    let mut v = sort::input(3);
+                    v.sort_unstable();
+                    v
+                }),
+            ),
+        ] {
+            let case = Case::new(kernel, n);
+            for m in [run_serial(&case, 1), run_magpie(&pool, &case, 1)] {
+                let got = m.unwrap().result.unwrap();
+                assert!(
+                    got.starts_with(&want),
+                    "{kernel} {n}: {got}, expected {want}"
+                );
+            }
+        }
+        assert_eq!(
+            sort::answer([3, 5]),
+            "sorted, 2 keys, checksum 0x000000000000000d"
+        );
+    }
+
     #[test]
     fn peers_verify_and_others_are_refused() {
         for k in Kernel::ALL {
             let case = Case::new(k, k.size_n(Size::Ci));
+            let answer = run_serial(&case, 1).unwrap().result.unwrap();
             for &peer in k.peers() {
                 if let Some(why) = peer.unavailable_reason() {
                     eprintln!("skipped {peer} on {k}: {why}");
@@ -1141,6 +1258,12 @@ mod tests {
                 for &w in widths {
                     let m = run_peer(peer, &case, w, 1).unwrap();
                     assert!(m.verified, "{peer} {k} x{w}");
+                    // The Rust peers answer as the serial twin does; the C++ ones do not say.
+                    if peer.native().is_none() {
+                        assert!(same_answer(k, &m.result, &answer), "{peer} {k} x{w}");
+                    } else {
+                        assert_eq!(m.result, None);
+                    }
                 }
             }
         }
@@ -1317,6 +1440,11 @@ mod tests {
         let r = bench(&cfg, pool);
         assert!(r.verified && r.error.is_none() && !r.stopped, "{r:?}");
         assert_eq!(r.times_s.len(), 3);
+        // The answer: magpie's, the serial twin's and the Rust peers' alike.
+        let tasks = format!("{} tasks run", fj::CI * 1024);
+        assert_eq!(r.result.as_deref(), Some(tasks.as_str()));
+        assert_eq!(r.serial_result, r.result);
+        assert_eq!(r.peers[0].result, r.result);
         assert!(r.median_s.is_some() && r.serial_median_s.is_some() && r.ratio_to_serial.is_some());
         assert_eq!(r.tasks_per_run, Some(fj::CI * 1024));
         // Every peer is either measured or listed as not measured (chili has no scope; the C++
@@ -1340,6 +1468,17 @@ mod tests {
             (back.stats, back.verified, back.peers.len()),
             (r.stats, true, r.peers.len())
         );
+        assert_eq!(v["result"], tasks.as_str());
+        // Records written before the answers were recorded still load, without one.
+        let mut old = v.clone();
+        let o = old.as_object_mut().unwrap();
+        o.remove("result");
+        o.remove("serial_result");
+        for p in o["peers"].as_array_mut().unwrap() {
+            p.as_object_mut().unwrap().remove("result");
+        }
+        let back: BenchRecord = serde_json::from_value(old).unwrap();
+        assert_eq!((back.result, back.peers[0].result.clone()), (None, None));
     }
 
     #[test]
@@ -1365,5 +1504,25 @@ mod tests {
         assert!(r.stopped && !r.verified, "{r:?}");
         assert!(r.error.as_deref().unwrap().contains("stack limit"));
         assert!(r.median_s.is_none());
+        // Neither magpie nor (untimed) the serial twin answered.
+        assert_eq!((r.result, r.serial_result), (None, None));
+        // With the serial twin timed, its answer is the record's.
+        let pool = Pool::builder()
+            .workers(1)
+            .policy(Policy::WorkFirst)
+            .max_fibers(16)
+            .stack_size(64 << 10)
+            .build()
+            .unwrap();
+        let r = bench(
+            &BenchConfig {
+                serial: true,
+                peers: false,
+                ..cfg
+            },
+            pool,
+        );
+        assert!(r.stopped && r.serial_result.is_some(), "{r:?}");
+        assert_eq!(r.result, r.serial_result);
     }
 }

@@ -19,6 +19,7 @@
 
 use crate::common::{first_bit_difference, for_row_bands, Rows, SplitMix64};
 use crate::fork::Fork;
+use crate::harness::sum12;
 use crate::workload::{Info, Workload};
 
 /// Iterations (red sweep then black sweep) of one run.
@@ -209,6 +210,9 @@ impl Workload for Sor {
         let mut g = input_row_major(n);
         plain(n, &mut g);
         g
+    }
+    fn answer(_: u64, _: &(), g: &Grid, _: &()) -> String {
+        format!("sum {}", sum12(&g.to_row_major()))
     }
     fn verify(n: u64, _: &(), want: &Vec<f64>, got: &Grid, _: ()) -> Result<(), String> {
         let got = got.to_row_major();

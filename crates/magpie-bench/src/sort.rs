@@ -202,6 +202,16 @@ impl Digest {
     }
 }
 
+/// The answer of a sort, given its output in order: `sorted, N keys, checksum 0x…`, where the
+/// checksum is Σ (i + 1) · key_i mod 2^64 over the output (i from 0), so that it depends on the
+/// order of the keys as well as on the keys. The sorts of the same keys answer alike.
+pub fn answer(sorted: impl IntoIterator<Item = u64>) -> String {
+    let (n, sum) = sorted.into_iter().fold((0u64, 0u64), |(i, s), k| {
+        (i + 1, s.wrapping_add((i + 1).wrapping_mul(k)))
+    });
+    format!("sorted, {n} keys, checksum {sum:#018x}")
+}
+
 /// Checks that `v` is sorted and is a permutation of `input(n)` (by length and an
 /// order-independent checksum of the keys, recomputed from the key stream).
 pub fn verify(n: u64, v: &[u64]) -> Result<(), String> {

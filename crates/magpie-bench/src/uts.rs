@@ -492,6 +492,16 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// A search's answer: `N nodes, L leaves, depth D`.
+    pub fn answer(&self) -> String {
+        format!(
+            "{} nodes, {} leaves, depth {}",
+            self.nodes, self.leaves, self.max_depth
+        )
+    }
+}
+
+impl Counts {
     fn one(height: u32, leaf: bool) -> Counts {
         Counts {
             nodes: 1,

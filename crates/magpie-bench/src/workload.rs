@@ -87,6 +87,10 @@ pub trait Workload {
     ) -> Self::Output;
     /// What a correct run gives: usually the serial twin's result, or a known answer.
     fn expected(n: u64, shared: &Self::Shared) -> Self::Expected;
+    /// One run's answer (`input` as the run left it, and its output), in a few words a user can
+    /// compare with a known value: a count, or a checksum of the result (floats to 12 significant
+    /// digits, [`harness::sig12`]). Every version that verifies gives the same answer.
+    fn answer(n: u64, shared: &Self::Shared, input: &Self::Input, out: &Self::Output) -> String;
     /// Checks one run's result (`input` as the run left it, and its output); the error is one
     /// line and says what differs.
     fn verify(
@@ -127,7 +131,11 @@ pub fn measure<W: Workload>(
     let (shared, want) = &*prepared;
     let sh = shared;
     let setup = || W::input(n, sh);
-    let check = |i: &W::Input, o| W::verify(n, sh, want, i, o);
+    // The answer is taken before `verify`, which consumes the output, and kept when it verifies.
+    let check = |i: &W::Input, o: W::Output| {
+        let answer = W::answer(n, sh, i, &o);
+        W::verify(n, sh, want, i, o).map(|()| answer)
+    };
     match rt {
         Runtime::Serial => {
             harness::measure(runs, setup, |i| W::run(&mut Serial, n, grain, sh, i), check)
@@ -259,12 +267,28 @@ pub(crate) fn check_everywhere<W: Workload>(sizes: &[u64], grains: &[u64]) {
     }
     assert!(W::check_grain(0).is_err());
     assert_eq!(W::check_grain(i.grain), Ok(()));
-    let ok = |what: &str, n: u64, g: u64, r: Result<Measured, RunError>| match r {
-        Ok(m) => assert!(
-            m.verified,
-            "{} n={n} grain={g} {what}: {:?}",
-            i.name, m.failure
-        ),
+    // Every version verifies, and answers as the serial twin does.
+    let mut answer = None;
+    let mut ok = |what: &str, n: u64, g: u64, r: Result<Measured, RunError>| match r {
+        Ok(m) => {
+            assert!(
+                m.verified,
+                "{} n={n} grain={g} {what}: {:?}",
+                i.name, m.failure
+            );
+            let got = m.result.expect("a verified run answers");
+            assert!(!got.is_empty(), "{} n={n} {what}: an empty answer", i.name);
+            if what == "serial" {
+                answer = Some(got);
+            } else {
+                assert_eq!(
+                    Some(&got),
+                    answer.as_ref(),
+                    "{} n={n} grain={g} {what}",
+                    i.name
+                );
+            }
+        }
         Err(e) => panic!("{} n={n} grain={g} {what}: {e}", i.name),
     };
     for &n in sizes {

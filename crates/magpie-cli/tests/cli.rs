@@ -30,7 +30,7 @@ fn json(o: &Output) -> serde_json::Value {
     })
 }
 
-const REQUIRED: [&str; 13] = magpie_bench::runner::REQUIRED_KEYS;
+const REQUIRED: [&str; 14] = magpie_bench::runner::REQUIRED_KEYS;
 
 #[test]
 fn bench_fib_json_has_the_required_keys_and_verifies() {
