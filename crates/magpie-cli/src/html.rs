@@ -4,7 +4,9 @@
 //! table. The SVG is drawn here: rects, axis ticks, labels and a legend. Kernels traced with
 //! `magpie suite --trace` also get their per-worker timeline (drawn by `trace::svg`).
 
-use crate::suite::{duration, kernel_heading, table_cells, Results, Row, TraceInfo, TABLE_HEAD};
+use crate::suite::{
+    duration, kernel_heading, result_line, table_cells, Results, Row, TraceInfo, TABLE_HEAD,
+};
 use std::fmt::Write;
 
 /// Escapes text for HTML and SVG content and attribute values.
@@ -686,6 +688,7 @@ code { font: 13px ui-monospace, "DejaVu Sans Mono", monospace; background: #eef0
 .charts figure { margin: 0; overflow-x: auto; max-width: 100%; }
 .charts svg { border: 1px solid #e3e6ea; border-radius: 6px; display: block; }
 .note { color: #555; font-size: 14px; margin: 6px 0; }
+.result { font-size: 14px; margin: 0 0 10px; }
 table { border-collapse: collapse; font-size: 13px; font-variant-numeric: tabular-nums; }
 th, td { padding: 3px 10px; border-bottom: 1px solid #eceef1; text-align: left;
   vertical-align: top; }
@@ -775,6 +778,12 @@ pub fn page(res: &Results) -> String {
             esc(name),
             esc(rest)
         );
+        // The kernel's answer, what a reader can compare with a known value.
+        let answer = match res.kernel_result(k) {
+            Some(a) => format!("result: <code>{}</code>", esc(a)),
+            None => esc(&result_line(None)),
+        };
+        let _ = writeln!(o, "<p class=\"result\">{answer}</p>");
         let _ = writeln!(o, "<div class=\"charts\">");
         let serial_ok = rows
             .iter()
@@ -1194,9 +1203,15 @@ mod tests {
         assert!(html.contains("<tr class=\"stopped\">") && html.contains("<tr class=\"failed\">"));
         assert!(html.contains("&lt;here&gt;") && !html.contains("<here>"));
         assert!(!html.contains("Timeline"), "no --trace, no timeline");
+        // Rows written before answers were recorded load without one, and say so.
+        assert!(html.contains("<p class=\"result\">result: – (no run verified)</p>"));
+        let mut res = res;
+        res.rows[2].result = Some("4096 of 4096 vertices reached".into());
+        assert!(page(&res).contains(
+            "<p class=\"result\">result: <code>4096 of 4096 vertices reached</code></p>"
+        ));
 
         // With a traced run: its timeline in the kernel's section; a failed one says why.
-        let mut res = res;
         let info = |svg: Option<&str>, error: Option<&str>| TraceInfo {
             kernel: "pdfs".into(),
             n: 64,

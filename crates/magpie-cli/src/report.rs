@@ -76,6 +76,8 @@ struct Row {
 struct Section {
     kernel: Kernel,
     n: u64,
+    /// The kernel's answer (`suite::kernel_answer`).
+    result: Option<String>,
     serial: Outcome,
     rows: Vec<Row>,
 }
@@ -158,9 +160,12 @@ fn section_from(kernel: Kernel, n: u64, rows: &[crate::suite::Row]) -> Section {
             outcome: outcome_of(r),
         });
     }
+    let result = crate::suite::kernel_answer(rows.iter().filter(|r| r.kernel == kernel.name()))
+        .map(str::to_string);
     Section {
         kernel,
         n,
+        result,
         serial,
         rows: out,
     }
@@ -272,6 +277,14 @@ fn render(a: &ReportArgs, sections: &[Section], idle_pct: f64, elapsed: f64) -> 
             s.kernel,
             s.n,
             s.kernel.n_meaning()
+        );
+        let _ = writeln!(
+            o,
+            "{}\n",
+            match &s.result {
+                Some(a) => format!("result: `{a}`"),
+                None => crate::suite::result_line(None),
+            }
         );
         let mut head = vec![
             "runtime / policy",

@@ -78,6 +78,11 @@ pub struct Row {
     pub times_s: Vec<f64>,
     /// Whether every run completed and passed its verifier.
     pub verified: bool,
+    /// The answer of its first verified run, what a user can compare with a known value
+    /// (`BenchRecord::result`); `null` when no run verified or the runtime does not say (the
+    /// C++ peers).
+    #[serde(default)]
+    pub result: Option<String>,
     /// Whether magpie stopped the kernel at its stack limit (an expected outcome, not a failure).
     pub stopped: bool,
     /// Serial median / this median.
@@ -118,6 +123,7 @@ impl Row {
             max_s: None,
             times_s: vec![],
             verified: false,
+            result: None,
             stopped: false,
             speedup: None,
             ratio_to_best_peer: None,
@@ -152,6 +158,7 @@ impl Row {
             Ok(m) => {
                 self.set_times(m.timing.times_s);
                 self.verified = m.verified && self.median_s.is_some();
+                self.result = m.result;
                 self.error = match (m.failure, self.median_s) {
                     (Some(f), _) => Some(format!("failed verification: {f}")),
                     (None, None) => Some("no runs".into()),
@@ -171,6 +178,7 @@ impl Row {
         self.set_times(r.times_s);
         self.stopped = r.stopped;
         self.verified = r.verified && !r.stopped && self.median_s.is_some();
+        self.result = r.result;
         self.error = match (r.error, r.stopped, self.verified) {
             (Some(e), true, _) => Some(format!("stopped: {e}")),
             (Some(e), false, _) => Some(e),
@@ -346,6 +354,31 @@ impl Results {
     /// The rows of one kernel, in measurement order.
     pub fn kernel_rows<'a>(&'a self, kernel: &'a str) -> impl Iterator<Item = &'a Row> + 'a {
         self.rows.iter().filter(move |r| r.kernel == kernel)
+    }
+
+    /// One kernel's answer ([`kernel_answer`] of its rows).
+    pub fn kernel_result<'a>(&'a self, kernel: &'a str) -> Option<&'a str> {
+        kernel_answer(self.kernel_rows(kernel))
+    }
+}
+
+/// A kernel's answer, from its rows: magpie's (the first magpie row that has one), else the
+/// serial twin's, else a peer's; `None` when no row verified a run. Rows that verified answer
+/// alike (each was checked against the serial twin or a known answer).
+pub fn kernel_answer<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Option<&'a str> {
+    let answered: Vec<&Row> = rows.into_iter().filter(|r| r.result.is_some()).collect();
+    ["magpie", "serial"]
+        .iter()
+        .find_map(|rt| answered.iter().find(|r| r.runtime == *rt))
+        .or(answered.first())
+        .and_then(|r| r.result.as_deref())
+}
+
+/// A kernel's answer as the table and index.html show it: `result: <answer>`.
+pub fn result_line(answer: Option<&str>) -> String {
+    match answer {
+        Some(a) => format!("result: {a}"),
+        None => "result: – (no run verified)".into(),
     }
 }
 
@@ -1144,6 +1177,7 @@ pub fn table(res: &Results) -> String {
     );
     for k in &res.kernels {
         let _ = writeln!(o, "\n{}", kernel_heading(res, k));
+        let _ = writeln!(o, "  {}", result_line(res.kernel_result(k)));
         let rows: Vec<[String; 6]> = res.kernel_rows(k).map(table_cells).collect();
         let mut width = TABLE_HEAD.map(|h| h.chars().count());
         for r in &rows {
@@ -1414,5 +1448,16 @@ mod tests {
         assert_eq!(rows[2].runtime, "rayon");
         assert_eq!(rows[2].variant.as_deref(), Some("join"));
         assert_eq!(table_cells(&rows[3])[4], "fastest peer");
+
+        // A kernel's answer: magpie's, else the serial twin's, else a peer's.
+        assert_eq!(kernel_answer(&rows), None);
+        assert_eq!(result_line(None), "result: – (no run verified)");
+        rows[2].result = Some("peer".into());
+        assert_eq!(kernel_answer(&rows), Some("peer"));
+        rows[0].result = Some("serial".into());
+        assert_eq!(kernel_answer(&rows), Some("serial"));
+        rows[1].result = Some("magpie".into());
+        assert_eq!(kernel_answer(&rows), Some("magpie"));
+        assert_eq!(result_line(kernel_answer(&rows)), "result: magpie");
     }
 }

@@ -290,9 +290,17 @@ fn report_at_ci_size_writes_every_kernel() {
         "peak RSS",
         "Derived figures",
         "`magpie bench fib --n 20 --workers 1 --policy adaptive --runs 1`",
+        "result: `fib(20) = 6765`",
+        "result: `724 solutions`",
     ] {
         assert!(md.contains(s), "report lacks {s}:\n{md}");
     }
+    // Every kernel's section gives its answer.
+    assert_eq!(
+        md.matches("\nresult: `").count(),
+        magpie_bench::Kernel::ALL.len(),
+        "{md}"
+    );
     assert_eq!(String::from_utf8_lossy(&o.stdout), md);
     let _ = std::fs::remove_file(&out);
 }

@@ -130,6 +130,18 @@ fn json_has_magpie_serial_and_peer_rows() {
         .find(|r| r["kernel"] == "fib" && r["runtime"] == "rayon")
         .unwrap();
     assert_eq!(fib_rayon["variant"], "join");
+    // Every row's answer, the C++ peers' aside (their programs do not report it).
+    for r in rows
+        .iter()
+        .filter(|r| r["runtime"] != "tbb" && r["runtime"] != "openmp")
+    {
+        let want = if r["kernel"] == "fib" {
+            "fib(20) = 6765"
+        } else {
+            "724 solutions"
+        };
+        assert_eq!(r["result"], want, "{r}");
+    }
     // The report folder is written in the working directory by default.
     assert!(dir.join("magpie-report/results.json").is_file());
     assert!(dir.join("magpie-report/index.html").is_file());
@@ -161,6 +173,7 @@ fn report_folder_has_results_and_charts() {
     let table = String::from_utf8_lossy(&o.stdout);
     for s in [
         "fib (n = 20",
+        "\n  result: fib(20) = 6765\n",
         "serial",
         "magpie adaptive",
         "rayon-join",
@@ -183,6 +196,7 @@ fn report_folder_has_results_and_charts() {
     );
     assert!(html.contains("id=\"overview\"") && html.contains("fastest peer"));
     assert!(html.contains("magpie adaptive") && html.contains("chili-join"));
+    assert!(html.contains("<p class=\"result\">result: <code>fib(20) = 6765</code></p>"));
     // Self-contained: no scripts, style sheets, images or fonts from elsewhere.
     for s in ["<script", "<link", " src=", "url("] {
         assert!(!html.contains(s), "index.html has {s}");
@@ -536,5 +550,50 @@ fn the_rayon_programs_run_beside_their_rayon_build() {
         assert!(html.contains(&format!("<section id=\"{k}\">")), "{k}");
     }
     assert!(html.contains("rayon-iter"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn every_kernel_answers() {
+    // Every kernel at ci size, once on the serial twin and once on magpie (no peers): each row
+    // of results.json has a non-empty answer, and each kernel's section of index.html shows it.
+    let dir = scratch("answers");
+    let o = magpie_in(
+        &dir,
+        &[
+            "suite",
+            "--size",
+            "ci",
+            "--runs",
+            "1",
+            "--workers",
+            "1",
+            "--policies",
+            "adaptive",
+            "--peers",
+            "none",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let kernels = v["kernels"].as_array().unwrap();
+    assert_eq!(kernels.len(), 33);
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(
+        rows.len(),
+        2 * kernels.len(),
+        "serial and magpie per kernel"
+    );
+    for r in rows {
+        let answer = r["result"].as_str().unwrap_or_default();
+        assert!(!answer.is_empty() && !answer.contains('\n'), "{r}");
+    }
+    let html = std::fs::read_to_string(dir.join("magpie-report/index.html")).unwrap();
+    assert_eq!(
+        html.matches("<p class=\"result\">result: <code>").count(),
+        kernels.len(),
+        "{html}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
