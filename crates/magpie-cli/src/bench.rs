@@ -269,6 +269,16 @@ fn table(r: &BenchRecord) -> String {
         let _ = writeln!(o, "peak RSS: {k} KiB");
     }
     let _ = writeln!(o, "verified: {}", if r.verified { "yes" } else { "NO" });
+    let _ = writeln!(o, "{}", crate::suite::result_line(r.result.as_deref()));
+    // The serial twin's answer only where it differs (fine-sum's float sum is verified within
+    // 1e-9, so its last digits may; any other difference comes with a verification failure).
+    if let Some(s) = r
+        .serial_result
+        .as_ref()
+        .filter(|s| Some(*s) != r.result.as_ref())
+    {
+        let _ = writeln!(o, "serial twin's result: {s}");
+    }
     if let Some(e) = &r.error {
         let _ = writeln!(o, "error: {e}");
     }

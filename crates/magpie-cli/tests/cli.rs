@@ -45,6 +45,9 @@ fn bench_fib_json_has_the_required_keys_and_verifies() {
     assert_eq!(v["policy"], "adaptive");
     assert_eq!(v["runs"], 5);
     assert_eq!(v["verified"], true);
+    // The answer, beside `verified`: magpie's, the serial twin's and the Rust peers' alike.
+    assert_eq!(v["result"], "fib(20) = 6765");
+    assert_eq!(v["serial_result"], "fib(20) = 6765");
     assert!(v["error"].is_null());
     assert!(v["stats"].is_object() && v["stats"]["spawns_work_first"].is_u64());
     assert!(v["median_s"].as_f64().unwrap() > 0.0);
@@ -157,6 +160,36 @@ fn bench_options_are_applied() {
         out.contains("magpie adaptive") && out.contains("verified: yes"),
         "{out}"
     );
+    assert!(
+        out.contains("verified: yes\nresult: 4096 of 4096 vertices reached\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn bench_prints_known_answers() {
+    // The answer a user can check: 8 queens have 92 solutions, the T1XS tree (the T1 family at
+    // depth 6) has 16,000 nodes.
+    for (args, want) in [
+        (&["nqueens", "--n", "8"][..], "92 solutions"),
+        (&["uts", "--n", "6"][..], "16000 nodes, "),
+    ] {
+        let bench = |more: &[&str]| {
+            let mut a = vec!["bench"];
+            a.extend_from_slice(args);
+            a.extend_from_slice(&["--runs", "1", "--no-peers"]);
+            a.extend_from_slice(more);
+            let o = magpie(&a);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            o
+        };
+        let out = String::from_utf8_lossy(&bench(&[]).stdout).into_owned();
+        assert!(out.contains(&format!("\nresult: {want}")), "{out}");
+        let v = json(&bench(&["--json"]));
+        let got = v["result"].as_str().unwrap_or_default();
+        assert!(got.starts_with(want), "{v}");
+        assert_eq!(v["serial_result"].as_str(), Some(got));
+    }
 }
 
 /// Arguments, environment, and a word the error line must contain.
