@@ -1,7 +1,9 @@
 //! magpie's parallel iterators (`magpie::prelude`) against rayon's and the sequential iterator,
 //! on the same programs written once for both (the same source, `use magpie::prelude::*` or
 //! `use rayon::prelude::*`), at 1 and 2 workers: a fine-grained `map().sum()` over floats, a
-//! `filter().count()`, a `par_iter_mut().for_each()` update and an ordered `collect`. Each
+//! `filter().count()`, a `par_iter_mut().for_each()` update, an ordered `collect`, and
+//! `uneven`: 64 coarse items whose second half costs 20 times the first (a `map().sum()` whose
+//! halves are badly balanced, so a worker must split what it holds when the other runs dry). Each
 //! program's result is checked against the sequential one (exactly for integers, to a relative
 //! 1e-9 for float sums, whose rounding depends on how they were split). Medians of RUNS runs,
 //! alternating the runtimes; "eager" is magpie with `split_eagerly()` (halving down to chunks
@@ -33,8 +35,23 @@ macro_rules! programs {
                     .map(|i| i * i % 1_000_003)
                     .collect()
             }
+            pub fn uneven() -> u64 {
+                (0..64u64).into_par_iter().map(super::coarse).sum()
+            }
         }
     };
+}
+
+/// A coarse item: about 20 µs of work for the first 32, 400 µs for the rest; a checksum.
+fn coarse(i: u64) -> u64 {
+    let iters = if i < 32 { 20_000 } else { 400_000 };
+    let mut x = i + 1;
+    for _ in 0..iters {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    x % 1000
 }
 
 programs!(on_magpie, magpie);
@@ -66,6 +83,13 @@ mod on_magpie_eager {
             .split_eagerly()
             .collect()
     }
+    pub fn uneven() -> u64 {
+        (0..64u64)
+            .into_par_iter()
+            .map(super::coarse)
+            .split_eagerly()
+            .sum()
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -88,6 +112,7 @@ fn main() {
         .filter(|&&x| ((x * 1000.0) as u64).is_multiple_of(3))
         .count();
     let want_collect: Vec<u64> = (0..n as u64).map(|i| i * i % 1_000_003).collect();
+    let want_uneven: u64 = (0..64u64).map(coarse).sum();
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
     println!("n = {n}, {runs} runs; time ÷ sequential, and magpie ÷ rayon");
     println!(
@@ -100,7 +125,7 @@ fn main() {
             .num_threads(workers)
             .build()
             .unwrap();
-        let mut rows: Vec<(&str, [Vec<f64>; 4])> = ["sum", "count", "update", "collect"]
+        let mut rows: Vec<(&str, [Vec<f64>; 4])> = ["sum", "count", "update", "collect", "uneven"]
             .iter()
             .map(|&p| (p, [Vec::new(), Vec::new(), Vec::new(), Vec::new()]))
             .collect();
@@ -131,6 +156,14 @@ fn main() {
                         ("update", 1) => mp.install(|| on_magpie::update(&mut w)),
                         ("update", 3) => mp.install(|| on_magpie_eager::update(&mut w)),
                         ("update", _) => rp.install(|| on_rayon::update(&mut w)),
+                        ("uneven", 0) => {
+                            assert_eq!((0..64u64).map(coarse).sum::<u64>(), want_uneven)
+                        }
+                        ("uneven", 1) => assert_eq!(mp.install(on_magpie::uneven), want_uneven),
+                        ("uneven", 3) => {
+                            assert_eq!(mp.install(on_magpie_eager::uneven), want_uneven)
+                        }
+                        ("uneven", _) => assert_eq!(rp.install(on_rayon::uneven), want_uneven),
                         (_, 0) => assert_eq!(
                             (0..n as u64).map(|i| i * i % 1_000_003).collect::<Vec<_>>(),
                             want_collect

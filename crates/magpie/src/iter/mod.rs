@@ -23,7 +23,10 @@
 //! 2. Then run the piece sequentially in chunks of base positions; between chunks, if this
 //!    worker's wanted flag is up (someone is hungry) and at least two chunks' worth is left,
 //!    split what is left in half with `join`: the right half is published for the thief, the
-//!    left continues here.
+//!    left continues here. The first chunk is one position, and each chunk that ran in under
+//!    50 µs doubles the next, up to 256: cheap items soon run in full chunks (and stop reading
+//!    the clock), while costly ones keep chunks of a few items, so a piece of a handful of
+//!    heavy items is still split when another worker runs dry.
 //!
 //! At one worker nobody is ever hungry, so a fine-grained iterator pays one relaxed load per
 //! chunk over the sequential loop; at many, work moves only where a worker asked for it.
@@ -78,9 +81,14 @@ pub use split::{
 
 use crate::worker;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
-/// Base positions one worker runs between two looks at its wanted flag.
+/// The most base positions one worker runs between two looks at its wanted flag.
 const CHUNK: usize = 256;
+
+/// A chunk that takes less than this doubles the next one (up to [`CHUNK`]): long enough that
+/// reading the clock is noise, short enough that a thief waits no longer for an answer.
+const QUICK: Duration = Duration::from_micros(50);
 
 /// A parallel iterator (see the module doc). The methods marked "plumbing" are what sources
 /// and adaptors implement; programs use the others, which have rayon's names and contracts.
@@ -786,13 +794,19 @@ where
         );
         return both(combine, a, b);
     }
+    // The chunk grows from one base position, doubling while a chunk takes less than `QUICK`,
+    // up to `chunk`; the clock is read only while it grows. Cheap items reach full chunks after
+    // a few hundred positions and pay nothing more; costly ones keep small chunks, so a thief's
+    // request is heard after a few items, and a piece of only a few of them can still be split.
+    let mut step = 1;
+    let mut growing = step < chunk;
     let mut acc: Option<A> = None;
     loop {
         let n = p.base_len();
         if n == 0 || stopped() {
             return acc;
         }
-        if n >= 2 * chunk.max(min) && hungry() {
+        if n >= 2 * step.max(min) && hungry() {
             let (l, r) = p.split_at(n / 2);
             let (a, b) = crate::join(
                 || run(l, 0, piece, combine, stop),
@@ -800,12 +814,19 @@ where
             );
             return both(combine, both(combine, acc, a), b);
         }
-        if n <= chunk {
+        if n <= step {
             return both(combine, acc, Some(piece(p.into_seq())));
         }
-        let (head, rest) = p.split_at(chunk);
+        let began = growing.then(Instant::now);
+        let (head, rest) = p.split_at(step);
         acc = both(combine, acc, Some(piece(head.into_seq())));
         p = rest;
+        if let Some(t) = began {
+            if t.elapsed() < QUICK {
+                step = (step * 2).min(chunk);
+                growing = step < chunk;
+            }
+        }
     }
 }
 

@@ -795,3 +795,46 @@ fn inclusive_ranges_reversed_adaptors_and_copying_collections_work_as_in_rayon()
         });
     }
 }
+
+#[test]
+fn a_piece_of_a_few_costly_items_is_split_when_another_worker_runs_dry() {
+    // Two workers; the eager halving gives each four items. Items 0-3 are instant; items 4-7
+    // are costly (a millisecond or more), and item 4 holds its worker until the other worker,
+    // dry, has asked it for work. Then the rest of its piece (three items, far fewer than a full
+    // chunk) must be split, so some of items 5-7 run on the other thread. (Before chunks grew
+    // from one item as their cost allows, such a piece ran whole where it was.)
+    use std::sync::Mutex;
+    use std::thread::ThreadId;
+    for policy in [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive] {
+        let pool = Pool::builder().workers(2).policy(policy).build().unwrap();
+        let ran: Mutex<Vec<(u64, ThreadId)>> = Mutex::new(Vec::new());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        pool.install(|| {
+            (0..8u64).into_par_iter().for_each(|i| {
+                if i == 4 {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    while !super::hungry() {
+                        assert!(
+                            std::time::Instant::now() < deadline,
+                            "nobody asked for work"
+                        );
+                        std::hint::spin_loop();
+                    }
+                }
+                if i > 4 {
+                    // Long enough that the first of them cannot take the rest before the thief
+                    // has its half.
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                ran.lock().unwrap().push((i, std::thread::current().id()));
+            })
+        });
+        let ran = ran.into_inner().unwrap();
+        assert_eq!(ran.len(), 8, "every item once");
+        let holder = ran.iter().find(|(i, _)| *i == 4).unwrap().1;
+        assert!(
+            ran.iter().any(|(i, t)| *i > 4 && *t != holder),
+            "{policy:?}: items 5-7 all ran where item 4 did: {ran:?}"
+        );
+    }
+}
