@@ -795,72 +795,41 @@ where
         return both(combine, a, b);
     }
     // The chunk grows from one base position, doubling while a chunk takes less than `QUICK`,
-    // up to `chunk` (the first loop, which reads the clock); then the second loop runs full
-    // chunks. Cheap items reach full chunks after a few hundred positions and pay nothing more;
-    // costly ones keep small chunks, so a thief's request is heard after a few items, and a piece
-    // of only a few of them can still be split. Eager splitting (the baseline lazy splitting is
-    // measured against) starts at full chunks, as it always did.
-    let mut acc: Option<A> = None;
+    // up to `chunk`; the clock is read only while it grows. Cheap items reach full chunks after
+    // a few hundred positions and pay nothing more; costly ones keep small chunks, so a thief's
+    // request is heard after a few items, and a piece of only a few of them can still be split.
+    // Eager splitting (the baseline lazy splitting is measured against) starts at full chunks,
+    // as it always did.
     let mut step = if eager == u32::MAX { chunk } else { 1 };
-    while step < chunk {
-        let n = p.base_len();
-        if n == 0 || stopped() {
-            return acc;
-        }
-        if n >= 2 * step.max(min) && hungry() {
-            return split_for_thief(p, acc, piece, combine, stop);
-        }
-        if n <= step {
-            return both(combine, acc, Some(piece(p.into_seq())));
-        }
-        let began = Instant::now();
-        let (head, rest) = p.split_at(step);
-        acc = both(combine, acc, Some(piece(head.into_seq())));
-        p = rest;
-        if began.elapsed() < QUICK {
-            step *= 2;
-        }
-    }
+    let mut growing = step < chunk;
+    let mut acc: Option<A> = None;
     loop {
         let n = p.base_len();
         if n == 0 || stopped() {
             return acc;
         }
-        if n >= 2 * chunk.max(min) && hungry() {
-            return split_for_thief(p, acc, piece, combine, stop);
+        if n >= 2 * step.max(min) && hungry() {
+            let (l, r) = p.split_at(n / 2);
+            let (a, b) = crate::join(
+                || run(l, 0, piece, combine, stop),
+                || run(r, 0, piece, combine, stop),
+            );
+            return both(combine, both(combine, acc, a), b);
         }
-        if n <= chunk {
+        if n <= step {
             return both(combine, acc, Some(piece(p.into_seq())));
         }
-        let (head, rest) = p.split_at(chunk);
+        let began = growing.then(Instant::now);
+        let (head, rest) = p.split_at(step);
         acc = both(combine, acc, Some(piece(head.into_seq())));
         p = rest;
+        if let Some(t) = began {
+            if t.elapsed() < QUICK {
+                step = (step * 2).min(chunk);
+                growing = step < chunk;
+            }
+        }
     }
-}
-
-/// Splits what is left of a piece in half for a thief that asked: the right half is published,
-/// the left runs here; the results join `acc` in order.
-#[cold]
-fn split_for_thief<P, A, F, C>(
-    p: P,
-    acc: Option<A>,
-    piece: &F,
-    combine: &C,
-    stop: Option<&AtomicBool>,
-) -> Option<A>
-where
-    P: ParallelIterator,
-    A: Send,
-    F: Fn(P::Seq) -> A + Sync,
-    C: Fn(A, A) -> A + Sync,
-{
-    let n = p.base_len();
-    let (l, r) = p.split_at(n / 2);
-    let (a, b) = crate::join(
-        || run(l, 0, piece, combine, stop),
-        || run(r, 0, piece, combine, stop),
-    );
-    both(combine, both(combine, acc, a), b)
 }
 
 #[cfg(test)]
