@@ -85,7 +85,7 @@ impl Program {
     /// `n` for the `ci`, `default` and `paper` sizes. `ci` takes milliseconds in a debug build;
     /// `default` about 0.1–0.4 s serially in a release build on a 2-core machine (fine-sum, which
     /// only streams memory, 25 ms on its 160 MB); `paper` is the `rayon_programs` example's
-    /// scale 1, the inputs of the README's figures.
+    /// scale 1, the inputs of the figures in docs/RESULTS.md.
     pub fn sizes(self) -> (u64, u64, u64) {
         match self {
             Program::Mandelbrot => (48, 1_500, 600),

@@ -41,7 +41,7 @@ pub enum Command {
     Topology(TopologyArgs),
     /// Model the last-level cache misses of one kernel run under each victim-selection strategy,
     /// on a virtual topology: record what each leaf task read and wrote, and replay it through
-    /// one LRU cache per socket (see the README: wall-clock locality gains need a multi-socket
+    /// one LRU cache per socket (see docs/RESULTS.md: wall-clock locality gains need a multi-socket
     /// machine).
     Locality(LocalityArgs),
     /// Run one kernel once with steal-tree tracing and write the trace file; `trace export`
