@@ -216,12 +216,39 @@ pub fn escape(p: usize, side: usize) -> u64 {
     i
 }
 
+/// Body `p`'s velocity after one step: the pull of every body of `b` (itself adds nothing).
+pub fn pull(v: &mut [f64; 3], p: &[f64; 3], b: &[[f64; 3]]) {
+    for q in b {
+        let d = [q[0] - p[0], q[1] - p[1], q[2] - p[2]];
+        let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + 0.01;
+        let f = 1.0 / (r2 * r2.sqrt());
+        for k in 0..3 {
+            v[k] += d[k] * f;
+        }
+    }
+}
+
+/// Counts `line`'s words into `m`.
+pub fn count_words(mut m: Counts, line: impl AsRef<str>) -> Counts {
+    for w in line.as_ref().split(' ') {
+        *m.entry(w.to_string()).or_insert(0) += 1;
+    }
+    m
+}
+
+/// Row `r` of A · x.
+pub fn row(a: &Csr, r: usize) -> f64 {
+    (a.rows[r]..a.rows[r + 1])
+        .map(|k| a.vals[k] * a.x[a.cols[k]])
+        .sum()
+}
+
 /// The programs, once per prelude.
 macro_rules! programs {
     ($(#[$doc:meta])* $m:ident, $krate:ident) => {
         $(#[$doc])*
         pub mod $m {
-            use super::{escape, Counts, Csr};
+            use super::{count_words, escape, pull, row, Counts, Csr};
             use std::collections::HashMap;
             use $krate::prelude::*;
 
@@ -246,28 +273,16 @@ macro_rules! programs {
             /// One step: every body's velocity from every other's pull.
             pub fn nbody(b: &[[f64; 3]]) -> Vec<[f64; 3]> {
                 let mut vel = vec![[0.0; 3]; b.len()];
-                vel.par_iter_mut().zip(b.par_iter()).for_each(|(v, p)| {
-                    for q in b {
-                        let d = [q[0] - p[0], q[1] - p[1], q[2] - p[2]];
-                        let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + 0.01;
-                        let f = 1.0 / (r2 * r2.sqrt());
-                        for k in 0..3 {
-                            v[k] += d[k] * f;
-                        }
-                    }
-                });
+                vel.par_iter_mut()
+                    .zip(b.par_iter())
+                    .for_each(|(v, p)| pull(v, p, b));
                 vel
             }
 
             /// How often each word occurs.
             pub fn word_count(text: &[String]) -> Counts {
                 text.par_iter()
-                    .fold(HashMap::new, |mut m: Counts, line| {
-                        for w in line.split(' ') {
-                            *m.entry(w.to_string()).or_insert(0) += 1;
-                        }
-                        m
-                    })
+                    .fold(HashMap::new, count_words)
                     .reduce(HashMap::new, |mut a, b| {
                         for (k, v) in b {
                             *a.entry(k).or_insert(0) += v;
@@ -285,11 +300,7 @@ macro_rules! programs {
             pub fn spmv(a: &Csr) -> Vec<f64> {
                 (0..a.rows.len() - 1)
                     .into_par_iter()
-                    .map(|r| {
-                        (a.rows[r]..a.rows[r + 1])
-                            .map(|k| a.vals[k] * a.x[a.cols[k]])
-                            .sum::<f64>()
-                    })
+                    .map(|r| row(a, r))
                     .collect()
             }
         }
@@ -309,7 +320,7 @@ programs!(
 
 /// The serial twins: the same programs on std's sequential iterators.
 pub mod serial {
-    use super::{escape, Counts, Csr};
+    use super::{count_words, escape, pull, row, Counts, Csr};
     use std::collections::HashMap;
 
     /// Iterations until escape, per pixel of a side × side image, summed.
@@ -330,27 +341,15 @@ pub mod serial {
     /// One step: every body's velocity from every other's pull.
     pub fn nbody(b: &[[f64; 3]]) -> Vec<[f64; 3]> {
         let mut vel = vec![[0.0; 3]; b.len()];
-        vel.iter_mut().zip(b.iter()).for_each(|(v, p)| {
-            for q in b {
-                let d = [q[0] - p[0], q[1] - p[1], q[2] - p[2]];
-                let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + 0.01;
-                let f = 1.0 / (r2 * r2.sqrt());
-                for k in 0..3 {
-                    v[k] += d[k] * f;
-                }
-            }
-        });
+        vel.iter_mut()
+            .zip(b.iter())
+            .for_each(|(v, p)| pull(v, p, b));
         vel
     }
 
     /// How often each word occurs.
     pub fn word_count(text: &[String]) -> Counts {
-        text.iter().fold(HashMap::new(), |mut m: Counts, line| {
-            for w in line.split(' ') {
-                *m.entry(w.to_string()).or_insert(0) += 1;
-            }
-            m
-        })
+        text.iter().fold(HashMap::new(), count_words)
     }
 
     /// The sum of x² + 1.
@@ -360,13 +359,7 @@ pub mod serial {
 
     /// A · x, one row per item.
     pub fn spmv(a: &Csr) -> Vec<f64> {
-        (0..a.rows.len() - 1)
-            .map(|r| {
-                (a.rows[r]..a.rows[r + 1])
-                    .map(|k| a.vals[k] * a.x[a.cols[k]])
-                    .sum::<f64>()
-            })
-            .collect()
+        (0..a.rows.len() - 1).map(|r| row(a, r)).collect()
     }
 }
 
