@@ -5,19 +5,110 @@
 use super::{IndexedParallelIterator, ParallelIterator};
 use std::sync::Arc;
 
-/// [`ParallelIterator::map`].
-pub struct Map<P, F> {
-    base: P,
-    f: Arc<F>,
+/// An adaptor that wraps its base with a shared closure and adapts each piece's sequential
+/// iterator with the sequential type `$seq` (`$seq { it, f }`): everything but the closure's
+/// bound, the item and the sequential type is the same for all of them. `indexed` ones yield
+/// one item per base position, so they keep the base's length and are indexed when it is.
+macro_rules! closure_adaptor {
+    (
+        $(#[$doc:meta])*
+        $name:ident<P, F $(, $g:ident)*>, where [$($bound:tt)*],
+        item: $item:ty, seq: $seq:ident<$k:literal>, indexed: $indexed:ident
+    ) => {
+        $(#[$doc])*
+        pub struct $name<P, F> {
+            base: P,
+            f: Arc<F>,
+        }
+
+        impl<P, F> $name<P, F> {
+            pub(super) fn new(base: P, f: F) -> Self {
+                $name {
+                    base,
+                    f: Arc::new(f),
+                }
+            }
+        }
+
+        impl<P, F $(, $g)*> ParallelIterator for $name<P, F>
+        where
+            P: ParallelIterator,
+            $($bound)*
+        {
+            type Item = $item;
+            type Seq = $seq<P::Seq, F, $k>;
+
+            fn base_len(&self) -> usize {
+                self.base.base_len()
+            }
+            fn opt_len(&self) -> Option<usize> {
+                closure_adaptor!(@opt_len $indexed, self)
+            }
+            fn split_at(self, i: usize) -> (Self, Self) {
+                let (l, r) = self.base.split_at(i);
+                (
+                    $name {
+                        base: l,
+                        f: self.f.clone(),
+                    },
+                    $name { base: r, f: self.f },
+                )
+            }
+            fn into_seq(self) -> Self::Seq {
+                $seq {
+                    it: self.base.into_seq(),
+                    f: self.f,
+                }
+            }
+            fn min_len(&self) -> usize {
+                self.base.min_len()
+            }
+            fn max_len(&self) -> usize {
+                self.base.max_len()
+            }
+        }
+
+        closure_adaptor!(@indexed $indexed, $name<P, F $(, $g)*>, [$($bound)*]);
+    };
+    (@opt_len indexed, $self:ident) => {
+        $self.base.opt_len()
+    };
+    (@opt_len unindexed, $self:ident) => {
+        None
+    };
+    (@indexed indexed, $name:ident<P, F $(, $g:ident)*>, [$($bound:tt)*]) => {
+        impl<P, F $(, $g)*> IndexedParallelIterator for $name<P, F>
+        where
+            P: IndexedParallelIterator,
+            $($bound)*
+        {
+        }
+    };
+    (@indexed unindexed, $name:ident<P, F $(, $g:ident)*>, [$($bound:tt)*]) => {};
 }
 
-impl<P, F> Map<P, F> {
-    pub(super) fn new(base: P, f: F) -> Self {
-        Map {
-            base,
-            f: Arc::new(f),
-        }
-    }
+closure_adaptor! {
+    /// [`ParallelIterator::map`].
+    Map<P, F, R>, where [F: Fn(P::Item) -> R + Sync + Send, R: Send,],
+    item: R, seq: MapSeq<false>, indexed: indexed
+}
+
+closure_adaptor! {
+    /// [`ParallelIterator::filter_map`].
+    FilterMap<P, F, R>, where [F: Fn(P::Item) -> Option<R> + Sync + Send, R: Send,],
+    item: R, seq: MapSeq<true>, indexed: unindexed
+}
+
+closure_adaptor! {
+    /// [`ParallelIterator::filter`].
+    Filter<P, F>, where [F: Fn(&P::Item) -> bool + Sync + Send,],
+    item: P::Item, seq: PredSeq<false>, indexed: unindexed
+}
+
+closure_adaptor! {
+    /// [`ParallelIterator::inspect`].
+    Inspect<P, F>, where [F: Fn(&P::Item) + Sync + Send,],
+    item: P::Item, seq: PredSeq<true>, indexed: indexed
 }
 
 /// The sequential iterator of one piece of a [`Map`] (or, with `FILTER`, a [`FilterMap`]).
@@ -55,119 +146,6 @@ impl<I: Iterator, F: Fn(I::Item) -> Option<R>, R> Iterator for MapSeq<I, F, true
     }
 }
 
-impl<P, F, R> ParallelIterator for Map<P, F>
-where
-    P: ParallelIterator,
-    F: Fn(P::Item) -> R + Sync + Send,
-    R: Send,
-{
-    type Item = R;
-    type Seq = MapSeq<P::Seq, F, false>;
-
-    fn base_len(&self) -> usize {
-        self.base.base_len()
-    }
-    fn opt_len(&self) -> Option<usize> {
-        self.base.opt_len()
-    }
-    fn split_at(self, i: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(i);
-        (
-            Map {
-                base: l,
-                f: self.f.clone(),
-            },
-            Map { base: r, f: self.f },
-        )
-    }
-    fn into_seq(self) -> Self::Seq {
-        MapSeq {
-            it: self.base.into_seq(),
-            f: self.f,
-        }
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.base.max_len()
-    }
-}
-
-impl<P, F, R> IndexedParallelIterator for Map<P, F>
-where
-    P: IndexedParallelIterator,
-    F: Fn(P::Item) -> R + Sync + Send,
-    R: Send,
-{
-}
-
-/// [`ParallelIterator::filter_map`].
-pub struct FilterMap<P, F> {
-    base: P,
-    f: Arc<F>,
-}
-
-impl<P, F> FilterMap<P, F> {
-    pub(super) fn new(base: P, f: F) -> Self {
-        FilterMap {
-            base,
-            f: Arc::new(f),
-        }
-    }
-}
-
-impl<P, F, R> ParallelIterator for FilterMap<P, F>
-where
-    P: ParallelIterator,
-    F: Fn(P::Item) -> Option<R> + Sync + Send,
-    R: Send,
-{
-    type Item = R;
-    type Seq = MapSeq<P::Seq, F, true>;
-
-    fn base_len(&self) -> usize {
-        self.base.base_len()
-    }
-    fn split_at(self, i: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(i);
-        (
-            FilterMap {
-                base: l,
-                f: self.f.clone(),
-            },
-            FilterMap { base: r, f: self.f },
-        )
-    }
-    fn into_seq(self) -> Self::Seq {
-        MapSeq {
-            it: self.base.into_seq(),
-            f: self.f,
-        }
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.base.max_len()
-    }
-}
-
-/// [`ParallelIterator::filter`].
-pub struct Filter<P, F> {
-    base: P,
-    f: Arc<F>,
-}
-
-impl<P, F> Filter<P, F> {
-    pub(super) fn new(base: P, f: F) -> Self {
-        Filter {
-            base,
-            f: Arc::new(f),
-        }
-    }
-}
-
 /// The sequential iterator of one piece of a [`Filter`] or an [`Inspect`].
 pub struct PredSeq<I, F, const KEEP_ALL: bool> {
     it: I,
@@ -180,56 +158,6 @@ impl<I: Iterator, F: Fn(&I::Item) -> bool> Iterator for PredSeq<I, F, false> {
     fn next(&mut self) -> Option<I::Item> {
         let f = &*self.f;
         self.it.find(|x| f(x))
-    }
-}
-
-impl<P, F> ParallelIterator for Filter<P, F>
-where
-    P: ParallelIterator,
-    F: Fn(&P::Item) -> bool + Sync + Send,
-{
-    type Item = P::Item;
-    type Seq = PredSeq<P::Seq, F, false>;
-
-    fn base_len(&self) -> usize {
-        self.base.base_len()
-    }
-    fn split_at(self, i: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(i);
-        (
-            Filter {
-                base: l,
-                f: self.f.clone(),
-            },
-            Filter { base: r, f: self.f },
-        )
-    }
-    fn into_seq(self) -> Self::Seq {
-        PredSeq {
-            it: self.base.into_seq(),
-            f: self.f,
-        }
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.base.max_len()
-    }
-}
-
-/// [`ParallelIterator::inspect`].
-pub struct Inspect<P, F> {
-    base: P,
-    f: Arc<F>,
-}
-
-impl<P, F> Inspect<P, F> {
-    pub(super) fn new(base: P, f: F) -> Self {
-        Inspect {
-            base,
-            f: Arc::new(f),
-        }
     }
 }
 
@@ -256,51 +184,6 @@ impl<I: DoubleEndedIterator, F: Fn(&I::Item)> DoubleEndedIterator for PredSeq<I,
 }
 
 impl<I: ExactSizeIterator, F: Fn(&I::Item)> ExactSizeIterator for PredSeq<I, F, true> {}
-
-impl<P, F> ParallelIterator for Inspect<P, F>
-where
-    P: ParallelIterator,
-    F: Fn(&P::Item) + Sync + Send,
-{
-    type Item = P::Item;
-    type Seq = PredSeq<P::Seq, F, true>;
-
-    fn base_len(&self) -> usize {
-        self.base.base_len()
-    }
-    fn opt_len(&self) -> Option<usize> {
-        self.base.opt_len()
-    }
-    fn split_at(self, i: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(i);
-        (
-            Inspect {
-                base: l,
-                f: self.f.clone(),
-            },
-            Inspect { base: r, f: self.f },
-        )
-    }
-    fn into_seq(self) -> Self::Seq {
-        PredSeq {
-            it: self.base.into_seq(),
-            f: self.f,
-        }
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.base.max_len()
-    }
-}
-
-impl<P, F> IndexedParallelIterator for Inspect<P, F>
-where
-    P: IndexedParallelIterator,
-    F: Fn(&P::Item) + Sync + Send,
-{
-}
 
 /// Declares the adaptor that turns references into owned items (`copied`, `cloned`): its
 /// type `$name`, which needs `T: $bound`, and its sequential iterator `std::iter::$name`.
