@@ -1,12 +1,15 @@
 //! `index.html` of `magpie suite`: one self-contained page (inline CSS, inline SVG, no scripts)
-//! with, per kernel, a bar chart of the speedup over the serial twin of each runtime and policy
+//! with the headline (magpie against each peer, `headline`), a compact overview table of every
+//! kernel, then, per kernel, a bar chart of the speedup over the serial twin of each runtime and policy
 //! at each worker count, a bar chart of magpie's time relative to each peer's, and the suite's
 //! table. The SVG is drawn here: rects, axis ticks, labels and a legend. Kernels traced with
 //! `magpie suite --trace` also get their per-worker timeline (drawn by `trace::svg`).
 
+use crate::headline::{behind_list, headline, headline_policy, ratios, verdict};
 use crate::suite::{
     duration, kernel_heading, result_line, table_cells, Results, Row, TraceInfo, TABLE_HEAD,
 };
+use crate::trace::count;
 use std::fmt::Write;
 
 /// Escapes text for HTML and SVG content and attribute values.
@@ -520,84 +523,173 @@ fn speedup_chart(res: &Results, rows: &[&Row]) -> Chart {
     }
 }
 
-/// Every kernel at the most workers measured: the speedup of magpie (adaptive, or the first
-/// policy measured) beside the fastest peer's, so a reader sees the whole suite at a glance.
-/// `None` when nothing has a speedup.
-fn overview_chart(res: &Results) -> Option<Chart> {
-    let w = *res.workers.iter().max()?;
-    let policy = res
-        .policies
-        .iter()
-        .find(|p| *p == "adaptive")
-        .or(res.policies.first())?;
-    fn at<'r>(res: &'r Results, k: &'r str, w: usize) -> impl Iterator<Item = &'r Row> + 'r {
-        res.rows
-            .iter()
-            .filter(move |r| r.kernel == k && r.workers == w)
+/// A cell's background for a time ratio: green below 1 (magpie faster), red above, stronger
+/// the further from 1 (full strength at 8× either way).
+fn ratio_fill(r: f64) -> String {
+    let t = (r.log2().abs() / 3.0).clamp(0.0, 1.0);
+    let alpha = 0.12 + 0.55 * t;
+    if r <= 1.0 {
+        format!("rgba(46,158,72,{alpha:.2})")
+    } else {
+        format!("rgba(207,59,51,{alpha:.2})")
     }
-    let bar = |k: &String, r: Option<&Row>| match r {
-        None => Bar::default(),
-        Some(r) => Bar {
-            value: r.speedup,
-            missing: r.speedup.is_none().then(|| missing_word(r)),
-            tip: format!(
-                "{k}, {}: {}",
-                r.label(),
-                r.speedup.map_or("no time".into(), |x| format!("{x:.2}×"))
-            ),
-        },
+}
+
+/// The headline at the top of the page: per worker count, one card per peer with magpie's
+/// geometric-mean time ratio and the kernels where magpie is behind.
+fn headline_section(res: &Results) -> String {
+    let Some(h) = headline(res) else {
+        return "<section id=\"headline\">\n<h2>Headline</h2>\n<p class=\"note\">No peer was \
+                measured, so there is nothing to compare magpie with.</p>\n</section>\n"
+            .into();
     };
-    let magpie: Vec<Bar> = res
-        .kernels
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "<section id=\"headline\">\n<h2>Headline <small>magpie {} against each peer: geometric \
+         mean over the kernels both ran of magpie's time ÷ the peer's fastest version's (below \
+         1: magpie faster)</small></h2>",
+        esc(&h.policy)
+    );
+    let mut workers: Vec<usize> = h.versus.iter().map(|v| v.workers).collect();
+    workers.dedup();
+    for w in workers {
+        let _ = writeln!(
+            o,
+            "<div class=\"cards\"><div class=\"cards-label\">{}</div>",
+            workers_label(w)
+        );
+        for v in h.versus.iter().filter(|v| v.workers == w) {
+            let behind = if v.behind.is_empty() {
+                "behind on none".to_string()
+            } else {
+                format!("behind on {}", behind_list(&v.behind, 4))
+            };
+            let _ =
+                writeln!(
+                o,
+                "<div class=\"card\" style=\"background:{}\" title=\"{}\"><div class=\"peer\">vs \
+                 {}</div><div class=\"big\">{:.2}</div><div>{} over {}</div><div \
+                 class=\"behind\">{}</div></div>",
+                ratio_fill(v.geomean),
+                esc(&format!("behind on: {}", behind_list(&v.behind, usize::MAX))),
+                esc(&v.peer),
+                v.geomean,
+                esc(&verdict(v.geomean)),
+                count(v.kernels, "kernel"),
+                esc(&behind)
+            );
+        }
+        let _ = writeln!(o, "</div>");
+    }
+    let _ = writeln!(o, "</section>");
+    o
+}
+
+/// The compact overview: one line per kernel; per worker count magpie's speedup over the serial
+/// twin and its time ÷ each peer's (fastest version), coloured by who is faster.
+fn overview_section(res: &Results) -> String {
+    let Some(policy) = headline_policy(res) else {
+        return String::new();
+    };
+    let mut peers: Vec<&str> = vec![];
+    for r in res.rows.iter().filter(|r| r.is_peer()) {
+        if !peers.contains(&r.runtime.as_str()) {
+            peers.push(&r.runtime);
+        }
+    }
+    let mut workers = res.workers.clone();
+    workers.sort_unstable();
+    workers.dedup();
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "<section id=\"overview\">\n<h2>Overview <small>magpie {}: speedup over the serial twin, \
+         and time ÷ each peer's (green: magpie faster, red: slower; hover for the times)</small></h2>\n\
+         <table class=\"grid\">\n<thead><tr><th rowspan=\"2\">kernel</th>",
+        esc(policy)
+    );
+    for &w in &workers {
+        let _ = write!(
+            o,
+            "<th class=\"group\" colspan=\"{}\">{}</th>",
+            1 + peers.len(),
+            workers_label(w)
+        );
+    }
+    let _ = write!(o, "</tr>\n<tr>");
+    for _ in &workers {
+        let _ = write!(o, "<th class=\"num group\">speedup</th>");
+        for p in &peers {
+            let _ = write!(o, "<th class=\"num\">÷ {}</th>", esc(p));
+        }
+    }
+    let _ = writeln!(o, "</tr></thead>\n<tbody>");
+    let ratio_of: Vec<Vec<(String, f64)>> = workers
         .iter()
-        .map(|k| {
-            let r =
-                at(res, k, w).find(|r| r.runtime == "magpie" && r.policy.as_ref() == Some(policy));
-            bar(k, r)
-        })
+        .flat_map(|&w| peers.iter().map(move |p| (w, *p)))
+        .map(|(w, p)| ratios(res, policy, p, w))
         .collect();
-    let peer: Vec<Bar> = res
-        .kernels
-        .iter()
-        .map(|k| {
-            let best = at(res, k, w)
-                .filter(|r| r.is_peer() && r.speedup.is_some())
-                .max_by(|a, b| {
-                    a.speedup
-                        .partial_cmp(&b.speedup)
-                        .expect("speedups are finite")
-                });
-            bar(k, best)
-        })
-        .collect();
-    magpie
-        .iter()
-        .chain(&peer)
-        .any(|b| b.value.is_some())
-        .then(|| Chart {
-            title: format!(
-                "Every kernel at {}: speedup over the serial twin (higher is better)",
-                workers_label(w)
-            ),
-            y_label: "serial time ÷ time".into(),
-            groups: res.kernels.clone(),
-            series: vec![
-                (
-                    format!("magpie {policy}"),
-                    policy_color(policy).to_string(),
-                    None,
-                ),
-                (
-                    "fastest peer (hover for which)".into(),
-                    "#9a9a9a".into(),
-                    None,
-                ),
-            ],
-            bars: vec![magpie, peer],
-            reference: Some((1.0, "serial".into())),
-            log: false,
-            supergroups: vec![],
-        })
+    for k in &res.kernels {
+        let _ = write!(o, "<tr><td><a href=\"#{0}\">{0}</a></td>", esc(k));
+        for (wi, &w) in workers.iter().enumerate() {
+            let m = res.kernel_rows(k).find(|r| {
+                r.workers == w && r.runtime == "magpie" && r.policy.as_deref() == Some(policy)
+            });
+            match m {
+                Some(r) => match (r.speedup, r.median_s) {
+                    (Some(s), Some(t)) if r.verified => {
+                        let _ = write!(
+                            o,
+                            "<td class=\"num group\" title=\"{}\">{s:.2}</td>",
+                            esc(&format!("median {}", duration(t)))
+                        );
+                    }
+                    _ => {
+                        let _ = write!(
+                            o,
+                            "<td class=\"num group miss\" title=\"{}\">{}</td>",
+                            esc(r.error.as_deref().unwrap_or("no time")),
+                            missing_word(r)
+                        );
+                    }
+                },
+                None => {
+                    let _ = write!(o, "<td class=\"num group\">–</td>");
+                }
+            }
+            for (pi, p) in peers.iter().enumerate() {
+                let found = ratio_of[wi * peers.len() + pi]
+                    .iter()
+                    .find(|(kk, _)| kk == k)
+                    .map(|x| x.1);
+                match found {
+                    Some(r) => {
+                        let _ = write!(
+                            o,
+                            "<td class=\"num\" style=\"background:{}\" title=\"{}\">{r:.2}</td>",
+                            ratio_fill(r),
+                            esc(&format!(
+                                "magpie {policy} ÷ {p}, {}: {}",
+                                workers_label(w),
+                                verdict(r)
+                            ))
+                        );
+                    }
+                    None => {
+                        let _ = write!(o, "<td class=\"num\">–</td>");
+                    }
+                }
+            }
+        }
+        let _ = writeln!(o, "</tr>");
+    }
+    let _ = writeln!(
+        o,
+        "</tbody>\n</table>\n<p class=\"note\">–: not measured, or not verified. Each kernel's \
+         own section below has every policy and every peer version.</p>\n</section>"
+    );
+    o
 }
 
 fn ratio_chart(res: &Results, rows: &[&Row]) -> Option<Chart> {
@@ -697,6 +789,17 @@ td.num, th.num { text-align: right; white-space: nowrap; }
 tr.stopped td { color: #8a6100; }
 tr.failed td { color: #b3001b; font-weight: 600; }
 td.msg { color: #666; max-width: 420px; }
+.cards { display: flex; flex-wrap: wrap; gap: 10px; align-items: stretch; margin: 8px 0; }
+.cards-label { width: 90px; font-weight: 600; padding-top: 10px; }
+.card { border: 1px solid #d4d8de; border-radius: 8px; padding: 8px 12px; min-width: 150px;
+  max-width: 230px; font-size: 13px; }
+.card .peer { color: #444; font-weight: 600; }
+.card .big { font-size: 28px; font-weight: 700; line-height: 1.15; }
+.card .behind { color: #555; font-size: 12px; margin-top: 4px; }
+table.grid td, table.grid th { padding: 2px 8px; }
+table.grid .group { border-left: 2px solid #c9ced6; }
+table.grid th.group { text-align: center; }
+table.grid td.miss { color: #8a6100; }
 "#;
 
 /// The whole report page.
@@ -757,17 +860,12 @@ pub fn page(res: &Results) -> String {
          (one run of each per round). <b>Speedup</b> = the serial twin's median ÷ the median. \
          <b>vs best peer</b> = the median ÷ the fastest peer's median at the same worker count \
          (below 1: faster than every peer). A work-first run that magpie stops at its stack \
-         limit is an expected outcome, shown as “stopped”. Hover a bar for its numbers; the \
+         limit is an expected outcome, shown as “stopped”. Hover a bar or a cell for its numbers; the \
          raw data is in <code>results.json</code>.</p>"
     );
 
-    if let Some(c) = overview_chart(res) {
-        let _ = writeln!(
-            o,
-            "<section id=\"overview\">\n<h2>Overview</h2>\n<div class=\"charts\"><figure>{}</figure></div>\n</section>",
-            c.svg()
-        );
-    }
+    o.push_str(&headline_section(res));
+    o.push_str(&overview_section(res));
     for k in &res.kernels {
         let rows: Vec<&Row> = res.kernel_rows(k).collect();
         let heading = kernel_heading(res, k);
@@ -1195,8 +1293,17 @@ mod tests {
         }))
         .unwrap();
         let html = page(&res);
-        // The overview (adaptive and the fastest peer at 2 workers), then the kernel's two charts.
-        assert_eq!(html.matches("<svg").count(), 3);
+        // The kernel's two charts (the headline and the overview are tables).
+        assert_eq!(html.matches("<svg").count(), 2);
+        // The headline: adaptive against rayon at 2 workers only (rayon failed at 1): 0.5.
+        assert_eq!(html.matches("class=\"card\"").count(), 1);
+        assert!(html.contains("<div class=\"big\">0.50</div><div>2.00× faster over 1 kernel</div>"));
+        // The overview: pdfs's speedup at both worker counts, its ratio at 2 only.
+        assert!(
+            html.contains(">2.00</td>")
+                && html.contains(">2.50</td>")
+                && html.contains(">0.50</td>")
+        );
         // Two stopped work-first bars in each chart; the failed peer in the ratio chart.
         assert_eq!(html.matches(">stopped</text>").count(), 4);
         assert_eq!(html.matches(">failed</text>").count(), 2);
@@ -1230,11 +1337,11 @@ mod tests {
         };
         res.traces = vec![info(Some("<svg class=\"timeline\"></svg>"), None)];
         let html = page(&res);
-        assert_eq!(html.matches("<svg").count(), 4);
+        assert_eq!(html.matches("<svg").count(), 3);
         assert!(html.contains("1 steal,") && html.contains("traces/pdfs.mtrace"));
         res.traces = vec![info(None, Some("verification failed: <wrong>"))];
         let html = page(&res);
-        assert_eq!(html.matches("<svg").count(), 3);
+        assert_eq!(html.matches("<svg").count(), 2);
         assert!(html.contains("No timeline: verification failed: &lt;wrong&gt;"));
     }
 }

@@ -231,6 +231,10 @@ pub struct Results {
     pub peers: Vec<String>,
     /// Wall time of the whole suite, seconds.
     pub elapsed_s: f64,
+    /// magpie against each peer per worker count (`headline::headline` of the rows); absent
+    /// when no peer ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headline: Option<crate::headline::Headline>,
     /// One row per measurement.
     pub rows: Vec<Row>,
     /// Peers without a faithful version of a kernel.
@@ -1278,6 +1282,10 @@ pub fn table(res: &Results) -> String {
             }
         }
     }
+    // Last, where a terminal leaves it in view: the headline.
+    if let Some(h) = crate::headline::headline(res) {
+        let _ = write!(o, "\n{}", crate::headline::text(&h));
+    }
     o
 }
 
@@ -1338,7 +1346,7 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
     } else {
         Vec::new()
     };
-    let res = Results {
+    let mut res = Results {
         machine,
         size: plan.size.name().into(),
         runs: plan.runs,
@@ -1348,12 +1356,14 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
         policies: plan.policies.iter().map(|p| p.name().into()).collect(),
         peers: plan.peers.iter().map(|p| p.name().into()).collect(),
         elapsed_s: started.elapsed().as_secs_f64(),
+        headline: None,
         rows,
         not_measured,
         traces,
         locality,
         splice,
     };
+    res.headline = crate::headline::headline(&res);
 
     let json = serde_json::to_string_pretty(&res)
         .map_err(|e| Failure::Failed(format!("cannot serialize the results: {e}")))?;
