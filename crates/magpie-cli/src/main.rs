@@ -14,6 +14,7 @@
 //! limit (for `corun`: the code its failing program exited with).
 
 mod bench;
+mod chart;
 mod cli;
 mod corun;
 mod headline;

@@ -191,10 +191,27 @@ fn report_folder_has_results_and_charts() {
     assert!(html.contains("<svg"), "no chart");
     assert_eq!(
         html.matches("<svg").count(),
-        3,
-        "the overview, and the kernel's speedup and peer charts"
+        2,
+        "the kernel's speedup and peer charts (the headline and overview are tables)"
     );
-    assert!(html.contains("id=\"overview\"") && html.contains("fastest peer"));
+    // The headline first: a card per peer at each worker count, then the overview table.
+    let (head, over) = (
+        html.find("id=\"headline\"").unwrap(),
+        html.find("id=\"overview\"").unwrap(),
+    );
+    assert!(head < over && over < html.find("id=\"fib\"").unwrap());
+    // rayon and chili (and TBB and OpenMP where the peers are built) at each worker count.
+    let cards = html.matches("class=\"card\"").count();
+    let versus = json["headline"]["versus"].as_array().map_or(0, Vec::len);
+    assert!(
+        cards >= 2 && cards == versus,
+        "{cards} cards, {versus} in results.json"
+    );
+    assert!(html.contains("vs rayon") && html.contains("÷ chili"));
+    assert!(json["headline"]["versus"]
+        .as_array()
+        .is_some_and(|v| v.len() == 4));
+    assert!(table.contains("headline: magpie (adaptive)"), "{table}");
     assert!(html.contains("magpie adaptive") && html.contains("chili-join"));
     assert!(html.contains("<p class=\"result\">result: <code>fib(20) = 6765</code></p>"));
     // Self-contained: no scripts, style sheets, images or fonts from elsewhere.

@@ -1,11 +1,14 @@
 //! `index.html` of `magpie corun --out`: one self-contained page (the suite report's CSS, inline
-//! SVG, no scripts) with the results table and, per mode, a plot of the co-run over time: the
+//! SVG drawn with `chart`, no scripts) with the results table and, per mode, a plot of the co-run over time: the
 //! cores each program held in the core table (upper panel) and the cores it used, CPU time over
 //! wall time (lower panel), as step lines, one colour per program.
 
 use super::{ModeRow, Report, Sample, Timeline};
 use crate::bench::{secs, times};
-use crate::html::{esc, nice_step, CSS};
+use crate::chart::axis::{multiples, nice_step, tick_label, Scale};
+use crate::chart::legend::{Legend, Mark};
+use crate::chart::svg::{esc, Anchor, Svg};
+use crate::html::CSS;
 use crate::trace::count;
 use std::fmt::Write as _;
 
@@ -90,130 +93,111 @@ fn plot(t: &Timeline, wall_s: f64, labels: [&str; 2], cpus: usize) -> String {
     let ystep = nice_step(top_value, 4.0).max(1.0);
     let ymax = (top_value / ystep).ceil().max(1.0) * ystep;
     let xstep = nice_step(end, 8.0);
+    let xticks = multiples(end, xstep);
     let height = TOP + 2.0 * PANEL_H + GAP + BOTTOM;
     let x = |s: f64| LEFT + s.clamp(0.0, end) / end * PLOT_W;
+    let line_style = |w: usize| {
+        format!(
+            "fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\" stroke-opacity=\"0.85\"",
+            COLORS[w]
+        )
+    };
 
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" \
-         viewBox=\"0 0 {WIDTH} {height}\" font-family=\"system-ui, -apple-system, 'Segoe UI', \
-         Roboto, 'DejaVu Sans', sans-serif\">\n<rect width=\"{WIDTH}\" height=\"{height}\" \
-         fill=\"#fff\"/>\n<text x=\"{LEFT}\" y=\"20\" font-size=\"14\" font-weight=\"600\">{}: \
-         the cores each program held and used while co-running</text>",
-        esc(&t.mode)
+    let title = format!(
+        "{}: the cores each program held and used while co-running",
+        t.mode
     );
-    let mut lx = LEFT;
+    let mut o = Svg::new(WIDTH, height, &title, None);
+    o.text(
+        LEFT,
+        20.0,
+        14.0,
+        Anchor::Start,
+        "font-weight=\"600\"",
+        &title,
+    );
+    let mut legend = Legend::new(12.0);
     for (w, label) in labels.iter().enumerate() {
-        let text = format!("{label}, pid {}", t.pids[w]);
-        let _ = writeln!(
-            o,
-            "<line x1=\"{lx:.1}\" y1=\"38\" x2=\"{:.1}\" y2=\"38\" stroke=\"{}\" \
-             stroke-width=\"2.5\"/><text x=\"{:.1}\" y=\"42\" font-size=\"12\">{}</text>",
-            lx + 18.0,
-            COLORS[w],
-            lx + 24.0,
-            esc(&text)
+        legend.push(
+            format!("{label}, pid {}", t.pids[w]),
+            Mark::Line(line_style(w).replace("fill=\"none\" ", "")),
         );
-        lx += 24.0 + text.chars().count() as f64 * 7.0 + 24.0;
     }
+    legend.draw(&mut o, LEFT, 30.0, PLOT_W);
 
     let panels = [
         (TOP, "cores held in the core table"),
         (TOP + PANEL_H + GAP, "cores used: CPU time ÷ wall time"),
     ];
-    for (p, &(top, title)) in panels.iter().enumerate() {
+    for (p, &(top, panel_title)) in panels.iter().enumerate() {
         let base = top + PANEL_H;
-        let y = |v: f64| base - v.clamp(0.0, ymax) / ymax * PANEL_H;
-        let _ = writeln!(
-            o,
-            "<text x=\"{LEFT}\" y=\"{:.1}\" font-size=\"12\" fill=\"#444\">{title}</text>",
-            top - 6.0
+        let scale = Scale::linear_to(ymax, ystep, base, top);
+        let y = |v: f64| scale.y(v);
+        o.text(
+            LEFT,
+            top - 6.0,
+            12.0,
+            Anchor::Start,
+            "fill=\"#444\"",
+            panel_title,
         );
-        // Grid and value ticks.
-        let mut v = 0.0;
-        while v <= ymax + 1e-9 {
-            let _ = writeln!(
-                o,
-                "<line x1=\"{LEFT}\" y1=\"{0:.1}\" x2=\"{1:.1}\" y2=\"{0:.1}\" stroke=\"#e6e8eb\"/>\
-                 <text x=\"{2:.1}\" y=\"{3:.1}\" font-size=\"11\" text-anchor=\"end\">{v}</text>",
-                y(v),
-                LEFT + PLOT_W,
-                LEFT - 6.0,
-                y(v) + 4.0
-            );
-            v += ystep;
-        }
-        let mut s = 0.0;
-        while s <= end + 1e-9 {
-            let _ = writeln!(
-                o,
-                "<line x1=\"{0:.1}\" y1=\"{top:.1}\" x2=\"{0:.1}\" y2=\"{base:.1}\" \
-                 stroke=\"#e6e8eb\"/>",
-                x(s)
-            );
-            s += xstep;
+        scale.draw(&mut o, LEFT, LEFT + PLOT_W, 11.0);
+        for &s in &xticks {
+            o.line(x(s), top, x(s), base, "stroke=\"#e6e8eb\"");
         }
         // The machine's CPUs, for scale.
-        let _ = writeln!(
-            o,
-            "<line x1=\"{LEFT}\" y1=\"{0:.1}\" x2=\"{1:.1}\" y2=\"{0:.1}\" stroke=\"#888\" \
-             stroke-dasharray=\"4 3\"/><text x=\"{2:.1}\" y=\"{3:.1}\" font-size=\"10\" \
-             fill=\"#666\" text-anchor=\"end\">{cpus} CPUs</text>",
+        o.line(
+            LEFT,
             y(cpus as f64),
             LEFT + PLOT_W,
-            LEFT + PLOT_W - 2.0,
-            y(cpus as f64) - 3.0
+            y(cpus as f64),
+            "stroke=\"#888\" stroke-dasharray=\"4 3\"",
         );
-        let _ = writeln!(
-            o,
-            "<text transform=\"translate({:.1},{:.1}) rotate(-90)\" font-size=\"11\" \
-             text-anchor=\"middle\">cores</text>",
+        o.text(
+            LEFT + PLOT_W - 2.0,
+            y(cpus as f64) - 3.0,
+            10.0,
+            Anchor::End,
+            "fill=\"#666\"",
+            &format!("{cpus} CPUs"),
+        );
+        o.upright_text(
             LEFT - 40.0,
-            top + PANEL_H / 2.0
+            top + PANEL_H / 2.0,
+            11.0,
+            Anchor::Middle,
+            "",
+            "cores",
         );
         for (w, s) in series.iter().enumerate() {
             let d = step_path(&s[p], x, y);
             if !d.is_empty() {
-                let _ = writeln!(
-                    o,
-                    "<path d=\"{d}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\" \
-                     stroke-opacity=\"0.85\"/>",
-                    COLORS[w]
-                );
+                o.path(&d, &line_style(w));
             }
         }
-        let _ = writeln!(
-            o,
-            "<rect x=\"{LEFT}\" y=\"{top:.1}\" width=\"{PLOT_W}\" height=\"{PANEL_H}\" \
-             fill=\"none\" stroke=\"#aaa\"/>"
-        );
+        o.rect(LEFT, top, PLOT_W, PANEL_H, "fill=\"none\" stroke=\"#aaa\"");
     }
     // The time axis, under the lower panel.
     let base = TOP + 2.0 * PANEL_H + GAP;
-    let mut s = 0.0;
-    while s <= end + 1e-9 {
-        let label = if xstep >= 1.0 {
-            format!("{s:.0}")
-        } else {
-            format!("{s:.*}", (-xstep.log10()).ceil() as usize)
-        };
-        let _ = writeln!(
-            o,
-            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\">{label}</text>",
+    for &s in &xticks {
+        o.text(
             x(s),
-            base + 16.0
+            base + 16.0,
+            11.0,
+            Anchor::Middle,
+            "",
+            &tick_label(s, xstep),
         );
-        s += xstep;
     }
-    let _ = writeln!(
-        o,
-        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\">seconds since \
-         both programs started</text>\n</svg>",
+    o.text(
         LEFT + PLOT_W / 2.0,
-        base + 36.0
+        base + 36.0,
+        12.0,
+        Anchor::Middle,
+        "",
+        "seconds since both programs started",
     );
-    o
+    o.finish()
 }
 
 fn row_cells(r: &ModeRow) -> String {

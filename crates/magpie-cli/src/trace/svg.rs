@@ -1,4 +1,4 @@
-//! A trace as one self-contained SVG (no scripts, no external styles): a lane per worker with a
+//! A trace as one self-contained SVG (no scripts, no external styles; drawn with `chart`): a lane per worker with a
 //! rect per segment, coloured by how its phase began; thin lines between lanes for the steals; and
 //! under them the utilisation curve, busy workers ÷ workers, in 200 bins over the traced time.
 //!
@@ -8,7 +8,9 @@
 //! the same two lanes are drawn once. Rects carry a hover title while there are few enough.
 
 use super::{count, origin_name, Kind};
-use crate::html::{esc, nice_step};
+use crate::chart::axis::{fmt_ns, multiples, nice_step, tick_label, time_unit};
+use crate::chart::legend::{Legend, Mark};
+use crate::chart::svg::{Anchor, Svg};
 use magpie::trace::Trace;
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -25,6 +27,8 @@ const AXIS_H: f64 = 34.0;
 pub const BINS: usize = 200;
 /// Rects with a hover title, at most.
 const MAX_TITLES: usize = 4000;
+/// How a steal line looks, in the legend and in the picture.
+const STEAL_STYLE: &str = "stroke=\"#000\" stroke-opacity=\"0.45\" stroke-width=\"0.8\"";
 /// Steal lines drawn, at most (after merging those on the same half pixel).
 const MAX_STEAL_LINES: usize = 20_000;
 
@@ -33,24 +37,6 @@ fn lane_geometry(workers: usize) -> (f64, f64) {
     let h = (400.0 / workers.max(1) as f64).clamp(3.0, 16.0);
     let gap = if h >= 8.0 { 3.0 } else { 1.0 };
     (h, gap)
-}
-
-/// A time span's unit for the axis: (name, nanoseconds per unit).
-fn unit(span_ns: f64) -> (&'static str, f64) {
-    if span_ns < 2e3 {
-        ("ns", 1.0)
-    } else if span_ns < 2e6 {
-        ("µs", 1e3)
-    } else if span_ns < 2e9 {
-        ("ms", 1e6)
-    } else {
-        ("s", 1e9)
-    }
-}
-
-fn fmt_ns(ns: f64) -> String {
-    let (u, per) = unit(ns);
-    format!("{:.3} {u}", ns / per)
 }
 
 /// A rect being built in a lane.
@@ -122,57 +108,29 @@ pub fn timeline(t: &Trace, title: &str) -> String {
     let x = |ns: u64| LEFT + (ns.clamp(t0, t1) - t0) as f64 * scale;
     let lane_y = |w: usize| TOP + w as f64 * (lane_h + gap);
 
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" width=\"{WIDTH}\" \
-         height=\"{height:.0}\" viewBox=\"0 0 {WIDTH} {height:.0}\" \
-         font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif\">"
+    let mut o = Svg::new(WIDTH, height, title, Some("timeline"));
+    o.text(
+        LEFT,
+        18.0,
+        14.0,
+        Anchor::Start,
+        "font-weight=\"600\"",
+        title,
     );
-    let _ = writeln!(
-        o,
-        "<rect x=\"0\" y=\"0\" width=\"{WIDTH}\" height=\"{height:.0}\" fill=\"#fff\"/>\n\
-         <text x=\"{LEFT}\" y=\"18\" font-size=\"14\" font-weight=\"600\">{}</text>",
-        esc(title)
-    );
-    // Legend.
-    let mut lx = LEFT;
+    let mut legend = Legend::new(11.0);
     for k in Kind::ALL {
-        let _ = writeln!(
-            o,
-            "<rect x=\"{lx:.1}\" y=\"28\" width=\"11\" height=\"11\" fill=\"{}\"/>\
-             <text x=\"{:.1}\" y=\"38\" font-size=\"11\">{}</text>",
-            k.color(),
-            lx + 15.0,
-            k.label()
-        );
-        lx += 15.0 + k.label().len() as f64 * 6.2 + 14.0;
+        legend.push(k.label(), Mark::Swatch(k.color().to_string(), None));
     }
-    let _ = writeln!(
-        o,
-        "<line x1=\"{lx:.1}\" y1=\"33.5\" x2=\"{:.1}\" y2=\"33.5\" stroke=\"#000\" \
-         stroke-opacity=\"0.45\" stroke-width=\"0.8\"/><text x=\"{:.1}\" y=\"38\" \
-         font-size=\"11\">steal</text>",
-        lx + 14.0,
-        lx + 18.0
-    );
+    legend.push("steal", Mark::Line(STEAL_STYLE.to_string()));
+    legend.draw(&mut o, LEFT, 28.0, PLOT_W);
 
     // Time ticks: gridlines through lanes and curve, labels under the curve.
-    let (uname, per) = unit(span);
+    let (uname, per) = time_unit(span);
     let step = nice_step(span / per, 8.0);
-    let mut ticks = vec![];
-    let mut v = 0.0;
-    while v <= span / per + 1e-9 {
-        ticks.push(v);
-        v += step;
-    }
+    let ticks = multiples(span / per, step);
     for &v in &ticks {
         let tx = LEFT + v * per * scale;
-        let _ = writeln!(
-            o,
-            "<line x1=\"{tx:.1}\" y1=\"{TOP}\" x2=\"{tx:.1}\" y2=\"{axis_y:.1}\" stroke=\"#e6e8eb\" \
-             stroke-width=\"1\"/>"
-        );
+        o.line(tx, TOP, tx, axis_y, "stroke=\"#e6e8eb\" stroke-width=\"1\"");
     }
 
     // Lanes.
@@ -213,21 +171,18 @@ pub fn timeline(t: &Trace, title: &str) -> String {
     let titles = rects <= MAX_TITLES;
     for (w, runs) in runs_by_lane.iter().enumerate() {
         let y = lane_y(w);
-        let _ = writeln!(o, "<g class=\"lane\" data-worker=\"{w}\">");
-        let _ = writeln!(
-            o,
-            "<rect x=\"{LEFT}\" y=\"{y:.1}\" width=\"{PLOT_W}\" height=\"{lane_h:.1}\" \
-             fill=\"#f1f2f4\"/>"
-        );
+        o.open_group(&format!("class=\"lane\" data-worker=\"{w}\""));
+        o.rect(LEFT, y, PLOT_W, lane_h, "fill=\"#f1f2f4\"");
         let every = (9.0 / (lane_h + gap)).ceil().max(1.0) as usize;
         if w % every == 0 {
-            let fs = (lane_h + gap).clamp(7.0, 11.0);
-            let _ = writeln!(
-                o,
-                "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"{fs:.0}\" text-anchor=\"end\" \
-                 dominant-baseline=\"central\">worker {w}</text>",
+            let fs = (lane_h + gap).clamp(7.0, 11.0).round();
+            o.text(
                 LEFT - 6.0,
-                y + lane_h / 2.0
+                y + lane_h / 2.0,
+                fs,
+                Anchor::End,
+                "dominant-baseline=\"central\"",
+                &format!("worker {w}"),
             );
         }
         for r in runs {
@@ -238,13 +193,7 @@ pub fn timeline(t: &Trace, title: &str) -> String {
             } else {
                 ""
             };
-            let _ = write!(
-                o,
-                "<rect x=\"{:.2}\" y=\"{y:.1}\" width=\"{width:.2}\" height=\"{lane_h:.1}\" \
-                 fill=\"{}\"{edge}",
-                r.x0,
-                r.kind.color()
-            );
+            let style = format!("fill=\"{}\"{edge}", r.kind.color());
             if titles {
                 let what = t.phases[w]
                     .get(r.phase as usize)
@@ -254,30 +203,26 @@ pub fn timeline(t: &Trace, title: &str) -> String {
                 } else {
                     String::new()
                 };
-                let _ = writeln!(
-                    o,
-                    "><title>worker {w}, phase {}: {}{more}; busy {}, {} – {}</title></rect>",
+                let tip = format!(
+                    "worker {w}, phase {}: {what}{more}; busy {}, {} – {}",
                     r.phase,
-                    esc(&what),
                     fmt_ns(r.busy as f64),
                     fmt_ns((r.start.max(t0) - t0) as f64),
                     fmt_ns((r.end.max(t0) - t0) as f64)
                 );
+                o.rect_tip(r.x0, y, width, lane_h, &style, &tip);
             } else {
-                let _ = writeln!(o, "/>");
+                o.rect(r.x0, y, width, lane_h, &style);
             }
         }
-        let _ = writeln!(o, "</g>");
+        o.close_group();
     }
 
     // Steals: from the victim's lane to the thief's, when the thief began.
     let mut drawn: HashSet<(u32, u32, i64)> = HashSet::new();
     let mut skipped = 0usize;
     let steals = t.steals();
-    let _ = writeln!(
-        o,
-        "<g class=\"steals\" stroke=\"#000\" stroke-opacity=\"0.45\" stroke-width=\"0.8\">"
-    );
+    o.open_group(&format!("class=\"steals\" {STEAL_STYLE}"));
     for (victim, thief) in &steals {
         let Some(p) = t.phase(*thief) else { continue };
         let (vw, tw) = (victim.worker as usize, thief.worker as usize);
@@ -292,30 +237,34 @@ pub fn timeline(t: &Trace, title: &str) -> String {
             skipped += 1;
             continue;
         }
-        let _ = writeln!(
-            o,
-            "<line x1=\"{sx:.2}\" y1=\"{:.1}\" x2=\"{sx:.2}\" y2=\"{:.1}\"/>",
+        o.line(
+            sx,
             lane_y(vw) + lane_h / 2.0,
-            lane_y(tw) + lane_h / 2.0
+            sx,
+            lane_y(tw) + lane_h / 2.0,
+            "",
         );
     }
-    let _ = writeln!(o, "</g>");
+    o.close_group();
 
     // Utilisation.
     let util = utilisation(t, t0, t1, BINS);
     let uy = |u: f64| util_top + UTIL_H * (1.0 - u);
-    let _ = writeln!(
-        o,
-        "<rect x=\"{LEFT}\" y=\"{util_top:.1}\" width=\"{PLOT_W}\" height=\"{UTIL_H}\" \
-         fill=\"none\" stroke=\"#c9ced6\"/>"
+    o.rect(
+        LEFT,
+        util_top,
+        PLOT_W,
+        UTIL_H,
+        "fill=\"none\" stroke=\"#c9ced6\"",
     );
     for (u, label) in [(0.0, "0%"), (0.5, "50%"), (1.0, "100%")] {
-        let _ = writeln!(
-            o,
-            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\" \
-             dominant-baseline=\"central\">{label}</text>",
+        o.text(
             LEFT - 6.0,
-            uy(u)
+            uy(u),
+            10.0,
+            Anchor::End,
+            "dominant-baseline=\"central\"",
+            label,
         );
     }
     let bw = PLOT_W / util.len() as f64;
@@ -331,37 +280,41 @@ pub fn timeline(t: &Trace, title: &str) -> String {
         );
     }
     let _ = write!(d, " L{:.2},{:.2} Z", LEFT + PLOT_W, uy(0.0));
-    let _ = writeln!(
-        o,
-        "<path class=\"utilisation\" d=\"{d}\" fill=\"#4c78a8\" fill-opacity=\"0.35\" \
-         stroke=\"#4c78a8\" stroke-width=\"1\"/>"
+    o.path(
+        &d,
+        "class=\"utilisation\" fill=\"#4c78a8\" fill-opacity=\"0.35\" stroke=\"#4c78a8\" \
+         stroke-width=\"1\"",
     );
     let busy: u64 = t.busy_ns().iter().sum();
-    let mean = busy as f64 / (span * workers.max(1) as f64);
-    let _ = writeln!(
-        o,
-        "<line x1=\"{LEFT}\" y1=\"{my:.1}\" x2=\"{:.1}\" y2=\"{my:.1}\" stroke=\"#4c78a8\" \
-         stroke-dasharray=\"4 3\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" \
-         fill=\"#2b4a6e\">utilisation (busy workers ÷ {workers}), mean {:.0}%</text>",
+    let mean = (busy as f64 / (span * workers.max(1) as f64)).min(1.0);
+    o.line(
+        LEFT,
+        uy(mean),
         LEFT + PLOT_W,
+        uy(mean),
+        "stroke=\"#4c78a8\" stroke-dasharray=\"4 3\"",
+    );
+    o.text(
         LEFT,
         util_top - 4.0,
-        mean.min(1.0) * 100.0,
-        my = uy(mean.min(1.0)),
+        10.0,
+        Anchor::Start,
+        "fill=\"#2b4a6e\"",
+        &format!(
+            "utilisation (busy workers ÷ {workers}), mean {:.0}%",
+            mean * 100.0
+        ),
     );
 
     // Axis labels.
     for &v in &ticks {
-        let tx = LEFT + v * per * scale;
-        let decimals = if step >= 1.0 {
-            0
-        } else {
-            (-step.log10()).ceil() as usize
-        };
-        let _ = writeln!(
-            o,
-            "<text x=\"{tx:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"middle\">{v:.decimals$}</text>",
-            axis_y + 13.0
+        o.text(
+            LEFT + v * per * scale,
+            axis_y + 13.0,
+            10.0,
+            Anchor::Middle,
+            "",
+            &tick_label(v, step),
         );
     }
     let note = if skipped > 0 {
@@ -369,18 +322,22 @@ pub fn timeline(t: &Trace, title: &str) -> String {
     } else {
         String::new()
     };
-    let _ = writeln!(
-        o,
-        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"middle\" fill=\"#555\">\
-         time since the first segment ({uname}); {} in {}, {}{note}</text>",
+    o.text(
         LEFT + PLOT_W / 2.0,
         axis_y + 28.0,
-        count(segments, "segment"),
-        count(rects, "rect"),
-        count(steals.len(), "steal")
+        10.0,
+        Anchor::Middle,
+        "fill=\"#555\"",
+        &format!(
+            "time since the first segment ({uname}); {} in {}, {}{note}",
+            count(segments, "segment"),
+            count(rects, "rect"),
+            count(steals.len(), "steal")
+        ),
     );
-    o.push_str("</svg>\n");
-    o
+    let mut svg = o.finish();
+    svg.push('\n');
+    svg
 }
 
 #[cfg(test)]
