@@ -881,6 +881,39 @@ pub struct SuiteArgs {
     /// worker count; the table and index.html show them beside the others.
     #[arg(long)]
     pub splice: bool,
+    /// Also co-run two programs, A,B (each KERNEL[:N[:GRAIN]], as `magpie corun` takes them),
+    /// as `magpie corun A B` does under every sharing mode (dws, abp, ep, off): each program with
+    /// the suite's highest worker count, at the suite's size, each alone and co-running for the
+    /// suite's runs (and at least a second); the table and index.html show the slowdowns and the
+    /// cores each program held and used [default: none].
+    #[arg(long, value_name = "A,B", value_parser = parse_program_pair)]
+    pub corun: Option<ProgramPair>,
+}
+
+/// The two programs of `magpie suite --corun A,B`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProgramPair(pub ProgramSpec, pub ProgramSpec);
+
+fn parse_program_pair(s: &str) -> Result<ProgramPair, String> {
+    match s.split(',').collect::<Vec<_>>()[..] {
+        [a, b] => Ok(ProgramPair(parse_program(a)?, parse_program(b)?)),
+        _ => Err(format!(
+            "`{s}`: expected two programs separated by a comma, A,B (each KERNEL[:N[:GRAIN]]), \
+             e.g. fib,nqueens or fib:30,uts"
+        )),
+    }
+}
+
+impl std::fmt::Display for ProgramSpec {
+    /// As it is written on the command line: `fib`, `fib:30`, `fib:30:15`, `fib::15`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.kernel)?;
+        match (self.n, self.grain) {
+            (None, None) => Ok(()),
+            (Some(n), None) => write!(f, ":{n}"),
+            (n, Some(g)) => write!(f, ":{}:{g}", n.map_or(String::new(), |n| n.to_string())),
+        }
+    }
 }
 
 /// A list of kernels, without repeats.

@@ -5,12 +5,12 @@
 //! table. The charts are drawn by `chart`, the plotting layer every page shares. Kernels traced with
 //! `magpie suite --trace` also get their per-worker timeline (drawn by `trace::svg`).
 
-use crate::chart::{esc, Bar, Chart};
 use crate::headline::{behind_list, headline, headline_policy, ratios, verdict};
 use crate::suite::{
     duration, kernel_heading, result_line, table_cells, Results, Row, TraceInfo, TABLE_HEAD,
 };
 use crate::trace::count;
+use magpie_view::chart::{esc, Bar, Chart};
 use std::fmt::Write;
 
 const POLICY_COLORS: [(&str, &str); 3] = [
@@ -551,7 +551,35 @@ pub fn page(res: &Results) -> String {
     if !res.splice.is_empty() {
         o.push_str(&splice_section(res));
     }
+    if let Some(c) = &res.corun {
+        o.push_str(&corun_section(c));
+    }
     o.push_str("</body>\n</html>\n");
+    o
+}
+
+/// The co-run of `--corun`: two programs sharing the machine under each sharing mode, as
+/// `magpie corun --out` shows it.
+fn corun_section(c: &crate::suite::CorunInfo) -> String {
+    use crate::corun::{html, WHO};
+    let mut o = String::from(
+        "<section id=\"corun\">\n<h2>Co-running <small>two programs sharing this machine under \
+         each sharing mode (magpie corun)</small></h2>\n",
+    );
+    match (&c.report, &c.error) {
+        (Some(r), _) => {
+            o.push_str(&html::meta(r, &WHO));
+            o.push_str(&html::body(r, &WHO, "h3"));
+        }
+        (None, e) => {
+            let _ = writeln!(
+                o,
+                "<p class=\"note\">The co-run failed: {}.</p>",
+                esc(e.as_deref().unwrap_or("unknown"))
+            );
+        }
+    }
+    o.push_str("</section>\n");
     o
 }
 

@@ -14,7 +14,6 @@
 //! limit (for `corun`: the code its failing program exited with).
 
 mod bench;
-mod chart;
 mod cli;
 mod corun;
 mod headline;

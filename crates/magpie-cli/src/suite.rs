@@ -10,17 +10,17 @@
 use crate::cli::{self, SuiteArgs};
 use crate::trace;
 use crate::Failure;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::ProgressBar;
+use magpie::share::Mode;
 use magpie::Policy;
 use magpie_bench::harness::{Measured, RunError};
 use magpie_bench::runner::{self, BenchRecord};
 use magpie_bench::{Kernel, Peer, Size};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-use std::io::IsTerminal;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The three policies, in report order.
 pub const POLICIES: [Policy; 3] = [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive];
@@ -248,6 +248,57 @@ pub struct Results {
     /// The stencils spliced against unspliced (`--splice`); absent without it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub splice: Vec<SpliceInfo>,
+    /// Two programs co-running under each sharing mode (`--corun`); absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corun: Option<CorunInfo>,
+}
+
+/// Two programs co-running under each sharing mode (`magpie suite --corun`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CorunInfo {
+    /// What `magpie corun --out` writes to corun.json; `null` when it failed.
+    pub report: Option<crate::corun::Report>,
+    /// What went wrong, in one line; `null` when nothing did.
+    pub error: Option<String>,
+}
+
+/// `magpie corun A B` under every mode, each program with `workers` workers and the suite's
+/// size and runs (and at least a second of co-running).
+fn corunning(pair: cli::ProgramPair, workers: usize, size: Size, runs: usize) -> CorunInfo {
+    let args = cli::CorunArgs {
+        a: pair.0,
+        b: pair.1,
+        mode: cli::ModeList(vec![Mode::Dws, Mode::Abp, Mode::Ep, Mode::Off]),
+        size,
+        workers,
+        solo_runs: runs,
+        runs,
+        min_seconds: 1.0,
+        sample_ms: 20,
+        timeout: 600.0,
+        json: false,
+        out: None,
+    };
+    match crate::corun::measure(&args) {
+        Ok(mut r) => CorunInfo {
+            report: Some({
+                // The command that repeats this co-run on its own.
+                r.command = format!(
+                    "magpie corun {} {} --size {} --workers {workers} --solo-runs {runs} \
+                     --runs {runs} --min-seconds 1",
+                    pair.0,
+                    pair.1,
+                    size.name()
+                );
+                r
+            }),
+            error: None,
+        },
+        Err(e) => CorunInfo {
+            report: None,
+            error: Some(e.message().to_string()),
+        },
+    }
 }
 
 /// A stencil spliced against the same steps unspliced (`magpie suite --splice`).
@@ -408,6 +459,8 @@ struct Plan {
     locality: Option<LocalityPlan>,
     /// Run the stencils spliced too (`--splice`).
     splice: bool,
+    /// Co-run two programs under every sharing mode (`--corun`).
+    corun: Option<cli::ProgramPair>,
 }
 
 /// Kernels to model under each locality strategy, and the virtual machine.
@@ -448,7 +501,15 @@ impl Plan {
             traces: vec![],
             locality: None,
             splice: a.splice,
+            corun: a.corun,
         };
+        // A co-run program that cannot be built fails now, not after the suite.
+        if let Some(cli::ProgramPair(x, y)) = &a.corun {
+            for p in [x, y] {
+                crate::bench::case_of(p.kernel, p.n, a.size, p.grain, None)
+                    .map_err(|e| Failure::Usage(format!("--corun {p}: {}", e.message())))?;
+            }
+        }
         if let Some(t) = &a.trace {
             for &k in &t.0 {
                 if !plan.kernels.contains(&k) {
@@ -578,6 +639,9 @@ impl Plan {
         if self.splice {
             c.push_str(" --splice");
         }
+        if let Some(cli::ProgramPair(x, y)) = &self.corun {
+            let _ = write!(c, " --corun {x},{y}");
+        }
         c
     }
 }
@@ -596,17 +660,7 @@ struct Progress {
 
 impl Progress {
     fn new(total_configs: usize, total_runs: u64) -> Progress {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = ProgressBar::with_draw_target(Some(total_runs), ProgressDrawTarget::stderr());
-            let style = ProgressStyle::with_template(
-                "{elapsed:>4} [{bar:36.cyan/blue}] {pos}/{len} runs  {msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
-            bar.set_style(style);
-            bar.enable_steady_tick(Duration::from_millis(200));
-            bar
-        });
+        let bar = magpie_view::progress::bar(total_runs, "runs");
         Progress {
             bar,
             started: Instant::now(),
@@ -697,6 +751,7 @@ pub fn measure_all(
         traces: vec![],
         locality: None,
         splice: false,
+        corun: None,
     };
     let (configs, total_runs) = plan.totals();
     let mut prog = Progress::new(configs, total_runs);
@@ -1282,6 +1337,15 @@ pub fn table(res: &Results) -> String {
             }
         }
     }
+    if let Some(c) = &res.corun {
+        let _ = writeln!(o, "\nco-run (magpie corun, every sharing mode):");
+        match (&c.report, &c.error) {
+            (Some(r), _) => o.push_str(&crate::corun::table(r)),
+            (None, e) => {
+                let _ = writeln!(o, "  failed: {}", e.as_deref().unwrap_or("unknown"));
+            }
+        }
+    }
     // Last, where a terminal leaves it in view: the headline.
     if let Some(h) = crate::headline::headline(res) {
         let _ = write!(o, "\n{}", crate::headline::text(&h));
@@ -1346,6 +1410,9 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
     } else {
         Vec::new()
     };
+    let corun = plan
+        .corun
+        .map(|p| corunning(p, plan.trace_workers(), plan.size, plan.runs));
     let mut res = Results {
         machine,
         size: plan.size.name().into(),
@@ -1362,6 +1429,7 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
         traces,
         locality,
         splice,
+        corun,
     };
     res.headline = crate::headline::headline(&res);
 
@@ -1408,6 +1476,12 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
                 .iter()
                 .filter(|s| s.error.is_some())
                 .map(|s| format!("{} spliced x{}", s.kernel, s.workers)),
+        )
+        .chain(
+            res.corun
+                .iter()
+                .filter(|c| c.error.is_some())
+                .map(|_| "the co-run".to_string()),
         )
         .collect();
     if failed.is_empty() {

@@ -614,3 +614,82 @@ fn every_kernel_answers() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn corun_option_embeds_the_co_run_under_every_mode() {
+    let dir = scratch("corun");
+    let out = dir.join("report");
+    let o = magpie_in(
+        &dir,
+        &[
+            "suite",
+            "--size",
+            "ci",
+            "--runs",
+            "1",
+            "--kernels",
+            "fib",
+            "--policies",
+            "adaptive",
+            "--peers",
+            "none",
+            "--workers",
+            "2",
+            "--corun",
+            "fib,nqueens:8",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // Not a terminal: a plain line per co-run phase (both alone under off, then per mode).
+    assert!(err.contains("corun 12/12 off: co-running"), "{err}");
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("co-run (magpie corun, every sharing mode):"),
+        "{table}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
+            .expect("results.json is JSON");
+    let report = &json["corun"]["report"];
+    let modes: Vec<&str> = report["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| r["mode"].as_str().expect("a mode"))
+        .collect();
+    assert_eq!(modes, ["dws", "abp", "ep", "off"]);
+    assert_eq!(report["rows"][0]["b"]["n"], 8);
+    assert!(report["command"]
+        .as_str()
+        .is_some_and(|c| c.starts_with("magpie corun fib nqueens:8 --size ci --workers 2")));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("<section id=\"corun\">"));
+    // The kernel's speedup chart, then one co-run plot per mode.
+    assert_eq!(html.matches("<svg").count(), 5, "{html}");
+    assert!(html.contains("dws: the cores each program held and used while co-running"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_bad_corun_option_is_a_usage_error_before_anything_runs() {
+    let dir = scratch("corun-bad");
+    for (arg, says) in [
+        ("fib", "expected two programs separated by a comma"),
+        (
+            "fib,nqueens,uts",
+            "expected two programs separated by a comma",
+        ),
+        ("fib:x,uts", "bad size `x`"),
+        ("nope,uts", "nope"),
+    ] {
+        let o = magpie_in(&dir, &["suite", "--size", "ci", "--corun", arg]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "--corun {arg}: {err}");
+        assert!(err.contains(says), "--corun {arg}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

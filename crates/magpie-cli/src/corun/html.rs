@@ -5,11 +5,11 @@
 
 use super::{ModeRow, Report, Sample, Timeline};
 use crate::bench::{secs, times};
-use crate::chart::axis::{multiples, nice_step, tick_label, Scale};
-use crate::chart::legend::{Legend, Mark};
-use crate::chart::svg::{esc, Anchor, Svg};
 use crate::html::CSS;
 use crate::trace::count;
+use magpie_view::chart::axis::{multiples, nice_step, tick_label, Scale};
+use magpie_view::chart::legend::{Legend, Mark};
+use magpie_view::chart::svg::{esc, Anchor, Svg, MARK};
 use std::fmt::Write as _;
 
 /// The two programs' colours.
@@ -172,7 +172,7 @@ fn plot(t: &Timeline, wall_s: f64, labels: [&str; 2], cpus: usize) -> String {
         for (w, s) in series.iter().enumerate() {
             let d = step_path(&s[p], x, y);
             if !d.is_empty() {
-                o.path(&d, &line_style(w));
+                o.path(&d, &format!("{MARK} {}", line_style(w)));
             }
         }
         o.rect(LEFT, top, PLOT_W, PANEL_H, "fill=\"none\" stroke=\"#aaa\"");
@@ -221,17 +221,9 @@ fn row_cells(r: &ModeRow) -> String {
     o
 }
 
-/// The whole page. `who` names the two programs ("a", "b").
-pub fn page(r: &Report, who: &[&str; 2]) -> String {
-    let mut o = String::new();
-    let _ = write!(
-        o,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>magpie corun</title>\n<style>{CSS}</style>\n</head>\n<body>\n\
-         <h1>magpie corun</h1>\n"
-    );
-    let labels: Vec<String> = match r.rows.first() {
+/// The programs' labels in the plots: "a: fib n=20".
+fn labels(r: &Report, who: &[&str; 2]) -> Vec<String> {
+    match r.rows.first() {
         Some(row) => [&row.a, &row.b]
             .iter()
             .zip(who)
@@ -241,10 +233,56 @@ pub fn page(r: &Report, who: &[&str; 2]) -> String {
             })
             .collect(),
         None => who.iter().map(|w| w.to_string()).collect(),
-    };
+    }
+}
+
+/// The method in one paragraph, and what the plots show.
+const METHOD: &str = "DWS §4's method: each program runs alone, then both run side by side, \
+     each over and over so their runs overlap fully (Fig. 3); a program's co-run time is the mean \
+     of its runs that completed while co-running (Eq. 2). slower = co-run ÷ solo; combined = the \
+     sum of both (2.00× = no interference). Cores held: the cores the core table gives each \
+     program's pid (only dws and ep take cores). Cores used: each program's CPU time over wall \
+     time between two samples, from /proc/&lt;pid&gt;/task/*/schedstat.";
+
+/// The results table and one plot per mode, headed by `level` (`h2` on its own page, `h3` in
+/// the suite's).
+pub fn body(r: &Report, who: &[&str; 2], level: &str) -> String {
+    let labels = labels(r, who);
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "<table>\n<tr><th>mode</th>{}<th class=\"num\">combined</th></tr>",
+        who.iter()
+            .map(|w| format!(
+                "<th class=\"num\">{w} solo s</th><th class=\"num\">{w} co-run s</th>\
+                 <th class=\"num\">{w} runs</th><th class=\"num\">{w} slower</th>"
+            ))
+            .collect::<String>()
+    );
+    for row in &r.rows {
+        let _ = writeln!(o, "<tr>{}</tr>", row_cells(row));
+    }
+    let _ = writeln!(o, "</table>");
+    // One timeline per row, in the same order.
+    for (t, row) in r.timelines.iter().zip(&r.rows) {
+        let _ = writeln!(
+            o,
+            "<{level}>{} <small>co-run of {:.2} s, {} samples</small></{level}>\n\
+             <div class=\"charts\"><figure>{}</figure></div>",
+            esc(&t.mode),
+            row.corun_wall_s,
+            t.samples.len(),
+            plot(t, row.corun_wall_s, [&labels[0], &labels[1]], r.cpus)
+        );
+    }
+    o
+}
+
+/// What the co-run was: the command, the programs, the runs and the machine.
+pub fn meta(r: &Report, who: &[&str; 2]) -> String {
     let meta = [
         ("command", format!("<code>{}</code>", esc(&r.command))),
-        ("programs", esc(&labels.join(" · "))),
+        ("programs", esc(&labels(r, who).join(" · "))),
         (
             "each",
             format!(
@@ -263,50 +301,23 @@ pub fn page(r: &Report, who: &[&str; 2]) -> String {
             ),
         ),
     ];
-    let _ = writeln!(o, "<dl class=\"meta\">");
+    let mut o = String::from("<dl class=\"meta\">\n");
     for (k, v) in meta {
         let _ = writeln!(o, "<dt>{k}</dt><dd>{v}</dd>");
     }
-    let _ = writeln!(o, "</dl>");
-    let _ = writeln!(
-        o,
-        "<p class=\"note\">DWS §4's method: each program runs alone, then both run side by side, \
-         each over and over so their runs overlap fully (Fig. 3); a program's co-run time is the \
-         mean of its runs that completed while co-running (Eq. 2). slower = co-run ÷ solo; \
-         combined = the sum of both (2.00× = no interference).</p>"
-    );
-    let _ = writeln!(
-        o,
-        "<section>\n<h2>Results</h2>\n<table>\n<tr><th>mode</th>{}\
-         <th class=\"num\">combined</th></tr>",
-        who.iter()
-            .map(|w| format!(
-                "<th class=\"num\">{w} solo s</th><th class=\"num\">{w} co-run s</th>\
-                 <th class=\"num\">{w} runs</th><th class=\"num\">{w} slower</th>"
-            ))
-            .collect::<String>()
-    );
-    for row in &r.rows {
-        let _ = writeln!(o, "<tr>{}</tr>", row_cells(row));
-    }
-    let _ = writeln!(o, "</table>\n</section>");
-    // One timeline per row, in the same order.
-    for (t, row) in r.timelines.iter().zip(&r.rows) {
-        let _ = writeln!(
-            o,
-            "<section>\n<h2>{} <small>co-run of {:.2} s, {} samples</small></h2>\n\
-             <div class=\"charts\"><figure>{}</figure></div>\n</section>",
-            esc(&t.mode),
-            row.corun_wall_s,
-            t.samples.len(),
-            plot(t, row.corun_wall_s, [&labels[0], &labels[1]], r.cpus)
-        );
-    }
-    let _ = writeln!(
-        o,
-        "<p class=\"note\">Cores held: the cores the core table gives each program's pid \
-         (only dws and ep take cores). Cores used: each program's CPU time over wall time \
-         between two samples, from /proc/&lt;pid&gt;/task/*/schedstat.</p>\n</body>\n</html>"
-    );
+    o.push_str("</dl>\n");
+    let _ = writeln!(o, "<p class=\"note\">{METHOD}</p>");
     o
+}
+
+/// The whole page of `magpie corun --out`. `who` names the two programs ("a", "b").
+pub fn page(r: &Report, who: &[&str; 2]) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>magpie corun</title>\n<style>{CSS}</style>\n</head>\n<body>\n\
+         <h1>magpie corun</h1>\n{}<section>\n<h2>Results</h2>\n{}</section>\n</body>\n</html>\n",
+        meta(r, who),
+        body(r, who, "h2")
+    )
 }

@@ -16,7 +16,7 @@
 //! panic), every child is killed and reaped, and the directory removed.
 
 pub mod child;
-mod html;
+pub mod html;
 
 use crate::bench::{case_of, secs, times};
 use crate::cli::{CorunArgs, ProgramSpec};
@@ -26,16 +26,17 @@ use child::Line;
 use magpie::share::{CoreTable, Mode};
 use magpie_bench::harness::Timing;
 use magpie_bench::runner::Case;
-use serde::Serialize;
+use magpie_view::progress::Progress;
+use serde::{Deserialize, Serialize};
 use std::fs::File;
-use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 /// The two programs' names in the output.
-const WHO: [&str; 2] = ["a", "b"];
+pub const WHO: [&str; 2] = ["a", "b"];
 
 /// One of the two programs: its run, and how messages name it.
 struct Program {
@@ -276,7 +277,7 @@ impl Drop for Child {
 }
 
 /// The cores a program held and used at one moment of the co-run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct Sample {
     /// Seconds since both programs were told to go.
     t_s: f64,
@@ -533,7 +534,7 @@ fn mean(v: &[f64]) -> f64 {
 }
 
 /// One program's figures under one mode.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct ProgramRow {
     kernel: String,
     n: u64,
@@ -579,7 +580,7 @@ impl ProgramRow {
 }
 
 /// One mode's figures: what `--json` prints, one per mode.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct ModeRow {
     mode: String,
     workers: usize,
@@ -592,17 +593,21 @@ struct ModeRow {
 }
 
 /// One mode's co-run over time, for the plot.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct Timeline {
     mode: String,
     pids: [u32; 2],
     samples: Vec<Sample>,
 }
 
-/// `corun.json`.
-#[derive(Clone, Debug, Serialize)]
-struct Report {
-    command: String,
+/// `corun.json`, and the co-run of `magpie suite --corun`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Report {
+    /// The command line that reproduces it.
+    pub command: String,
+    /// "a (fib n=30 grain=15)" and the other.
+    #[serde(default)]
+    programs: [String; 2],
     size: String,
     workers: usize,
     cpus: usize,
@@ -614,21 +619,35 @@ struct Report {
     timelines: Vec<Timeline>,
 }
 
-fn progress(msg: &str) {
-    if std::io::stderr().is_terminal() {
-        eprintln!("corun: {msg}");
-    }
-}
-
 pub fn run(a: CorunArgs) -> Result<(), Failure> {
-    let progs = [Program::new(0, a.a, a.size)?, Program::new(1, a.b, a.size)?];
-    let exe = std::env::current_exe()
-        .map_err(|e| Failure::Failed(format!("cannot find the magpie executable: {e}")))?;
     // A report folder that cannot be made fails now, not after the experiment.
     if let Some(out) = &a.out {
         std::fs::create_dir_all(out)
             .map_err(|e| Failure::Failed(format!("cannot create {}: {e}", out.display())))?;
     }
+    let report = measure(&a)?;
+    if a.json {
+        let json = serde_json::to_string_pretty(&report.rows)
+            .map_err(|e| Failure::Failed(format!("cannot serialize the results: {e}")))?;
+        println!("{json}");
+    } else {
+        print!("{}", table(&report));
+    }
+    if let Some(out) = &a.out {
+        write_report(out, &report)?;
+        eprintln!(
+            "report written to {} (index.html, corun.json)",
+            out.display()
+        );
+    }
+    Ok(())
+}
+
+/// Runs the experiment `a` describes (its output options aside), with progress on stderr.
+pub fn measure(a: &CorunArgs) -> Result<Report, Failure> {
+    let progs = [Program::new(0, a.a, a.size)?, Program::new(1, a.b, a.size)?];
+    let exe = std::env::current_exe()
+        .map_err(|e| Failure::Failed(format!("cannot find the magpie executable: {e}")))?;
     let dir = PrivateDir::new()?;
     let setup = Setup {
         exe,
@@ -639,11 +658,21 @@ pub fn run(a: CorunArgs) -> Result<(), Failure> {
     let every = Duration::from_millis(a.sample_ms);
     let mut rows = vec![];
     let mut timelines = vec![];
+    // The phases: both programs alone under off (the baseline), then per mode both alone (but
+    // for off, whose baseline that is) and the co-run.
+    let phases = 2 + a
+        .mode
+        .0
+        .iter()
+        .map(|&m| if m == Mode::Off { 1 } else { 3 })
+        .sum::<u64>();
+    let progress = std::cell::RefCell::new(Progress::new("corun", phases, "phases"));
     // Each program alone under `mode`, `a.solo_runs` runs.
     let alone = |mode: Mode| -> Result<Vec<Vec<f64>>, Failure> {
         let mut solo = vec![];
         for (i, p) in progs.iter().enumerate() {
-            progress(&format!("{mode}: {} alone, {} runs", p.label, a.solo_runs));
+            let what = format!("{mode}: {} alone, {}", p.label, count(a.solo_runs, "run"));
+            progress.borrow().at(&what);
             let m = phase(
                 &setup,
                 mode,
@@ -651,6 +680,10 @@ pub fn run(a: CorunArgs) -> Result<(), Failure> {
                 &format!("solo-{}", WHO[i]),
                 Until::Exits(a.solo_runs),
             )?;
+            progress.borrow_mut().step(&format!(
+                "{what}: mean {}",
+                secs(Some(mean(&m.runs.concat())))
+            ));
             solo.extend(m.runs);
         }
         Ok(solo)
@@ -665,10 +698,11 @@ pub fn run(a: CorunArgs) -> Result<(), Failure> {
         } else {
             alone(mode)?
         };
-        progress(&format!(
+        let what = format!(
             "{mode}: co-running, ≥ {} runs each and ≥ {} s",
             a.runs, a.min_seconds
-        ));
+        );
+        progress.borrow().at(&what);
         let co = phase(
             &setup,
             mode,
@@ -682,6 +716,12 @@ pub fn run(a: CorunArgs) -> Result<(), Failure> {
         )?;
         let row = |i: usize| ProgramRow::new(&progs[i].case, &solo[i], &baseline[i], &co.runs[i]);
         let (ra, rb) = (row(0), row(1));
+        progress.borrow_mut().step(&format!(
+            "{what}: {:.1} s, a {} and b {} slower",
+            co.wall_s,
+            times(Some(ra.slowdown)),
+            times(Some(rb.slowdown))
+        ));
         rows.push(ModeRow {
             mode: mode.name().into(),
             workers: a.workers,
@@ -697,34 +737,20 @@ pub fn run(a: CorunArgs) -> Result<(), Failure> {
         });
     }
     drop(dir);
-
-    if a.json {
-        let json = serde_json::to_string_pretty(&rows)
-            .map_err(|e| Failure::Failed(format!("cannot serialize the results: {e}")))?;
-        println!("{json}");
-    } else {
-        print!("{}", table(&progs, &a, &rows));
-    }
-    if let Some(out) = &a.out {
-        let report = Report {
-            command: std::env::args().collect::<Vec<_>>().join(" "),
-            size: a.size.name().into(),
-            workers: a.workers,
-            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            solo_runs: a.solo_runs,
-            runs: a.runs,
-            min_seconds: a.min_seconds,
-            sample_ms: a.sample_ms,
-            rows,
-            timelines,
-        };
-        write_report(out, &report)?;
-        eprintln!(
-            "report written to {} (index.html, corun.json)",
-            out.display()
-        );
-    }
-    Ok(())
+    progress.borrow().finish();
+    Ok(Report {
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        programs: [progs[0].label.clone(), progs[1].label.clone()],
+        size: a.size.name().into(),
+        workers: a.workers,
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        solo_runs: a.solo_runs,
+        runs: a.runs,
+        min_seconds: a.min_seconds,
+        sample_ms: a.sample_ms,
+        rows,
+        timelines,
+    })
 }
 
 fn write_report(out: &Path, report: &Report) -> Result<(), Failure> {
@@ -742,18 +768,19 @@ fn write_report(out: &Path, report: &Report) -> Result<(), Failure> {
 }
 
 /// The table: the two programs, then one line per mode.
-fn table(progs: &[Program; 2], a: &CorunArgs, rows: &[ModeRow]) -> String {
+pub fn table(r: &Report) -> String {
+    let rows = &r.rows;
     use std::fmt::Write as _;
     let mut o = String::new();
     let _ = writeln!(
         o,
         "{} and {}, {} each; alone {} each, co-running until each has ≥ {} and ≥ {} s\n",
-        progs[0].label,
-        progs[1].label,
-        count(a.workers, "worker"),
-        count(a.solo_runs, "run"),
-        count(a.runs, "run"),
-        a.min_seconds
+        r.programs[0],
+        r.programs[1],
+        count(r.workers, "worker"),
+        count(r.solo_runs, "run"),
+        count(r.runs, "run"),
+        r.min_seconds
     );
     let _ = writeln!(
         o,

@@ -8,10 +8,10 @@
 //! the same two lanes are drawn once. Rects carry a hover title while there are few enough.
 
 use super::{count, origin_name, Kind};
-use crate::chart::axis::{fmt_ns, multiples, nice_step, tick_label, time_unit};
-use crate::chart::legend::{Legend, Mark};
-use crate::chart::svg::{Anchor, Svg};
 use magpie::trace::Trace;
+use magpie_view::chart::axis::{fmt_ns, multiples, nice_step, tick_label, time_unit};
+use magpie_view::chart::legend::{Legend, Mark};
+use magpie_view::chart::svg::{Anchor, Svg, MARK};
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
@@ -193,7 +193,7 @@ pub fn timeline(t: &Trace, title: &str) -> String {
             } else {
                 ""
             };
-            let style = format!("fill=\"{}\"{edge}", r.kind.color());
+            let style = format!("{MARK} fill=\"{}\"{edge}", r.kind.color());
             if titles {
                 let what = t.phases[w]
                     .get(r.phase as usize)
@@ -282,7 +282,7 @@ pub fn timeline(t: &Trace, title: &str) -> String {
     let _ = write!(d, " L{:.2},{:.2} Z", LEFT + PLOT_W, uy(0.0));
     o.path(
         &d,
-        "class=\"utilisation\" fill=\"#4c78a8\" fill-opacity=\"0.35\" stroke=\"#4c78a8\" \
+        "class=\"utilisation mark\" fill=\"#4c78a8\" fill-opacity=\"0.35\" stroke=\"#4c78a8\" \
          stroke-width=\"1\"",
     );
     let busy: u64 = t.busy_ns().iter().sum();

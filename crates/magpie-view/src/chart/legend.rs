@@ -14,6 +14,7 @@ pub enum Mark {
 /// The legend of a chart.
 #[derive(Clone, Debug, Default)]
 pub struct Legend {
+    /// Names and marks, in order.
     pub items: Vec<(String, Mark)>,
     /// Font size of the names.
     pub size: f64,
@@ -25,6 +26,7 @@ pub fn text_w(s: &str, size: f64) -> f64 {
 }
 
 impl Legend {
+    /// An empty legend whose names are `size` pixels high.
     pub fn new(size: f64) -> Legend {
         Legend {
             items: vec![],
@@ -32,6 +34,7 @@ impl Legend {
         }
     }
 
+    /// Adds a series.
     pub fn push(&mut self, name: impl Into<String>, mark: Mark) {
         self.items.push((name.into(), mark));
     }

@@ -69,12 +69,17 @@ pub fn fmt_ns(ns: f64) -> String {
 
 /// A vertical value axis: where values go and the ticks.
 pub struct Scale {
+    /// Logarithmic (ratios) rather than linear.
     pub log: bool,
+    /// The value at the bottom of the axis.
     pub lo: f64,
+    /// The value at the top.
     pub hi: f64,
-    /// The pixel rows of `lo` and `hi`.
+    /// The pixel row of `lo`.
     pub y_lo: f64,
+    /// The pixel row of `hi`.
     pub y_hi: f64,
+    /// The ticks: value and label.
     pub ticks: Vec<(f64, String)>,
 }
 

@@ -3,7 +3,7 @@
 //! report is one file that any browser shows.
 //!
 //! - [`svg`]: the writer. Every element goes through it, and every piece of text it is given is
-//!   escaped there, once.
+//!   escaped there, once. Elements that show data carry the class [`svg::MARK`].
 //! - [`axis`]: value axes (linear, or logarithmic for ratios) with round ticks, time axes with a
 //!   unit chosen from the span, and the short number formats of labels.
 //! - [`legend`]: swatches or line marks with names, flowed into rows that fit the chart.

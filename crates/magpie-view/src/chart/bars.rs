@@ -3,7 +3,7 @@
 
 use super::axis::{short, Scale};
 use super::legend::{text_w, Legend, Mark};
-use super::svg::{Anchor, Svg};
+use super::svg::{Anchor, Svg, MARK};
 
 /// One bar of a chart.
 #[derive(Clone, Debug, Default)]
@@ -157,7 +157,7 @@ impl Chart {
                             rect_y,
                             BAR_W,
                             h,
-                            &format!("fill=\"{fill}\"{stroke}"),
+                            &format!("{MARK} fill=\"{fill}\"{stroke}"),
                             &bar.tip,
                         );
                         o.text(
@@ -176,7 +176,9 @@ impl Chart {
                             base - 60.0,
                             BAR_W,
                             60.0,
-                            &format!("fill=\"none\" stroke=\"{fill}\" stroke-dasharray=\"3 3\""),
+                            &format!(
+                                "{MARK} fill=\"none\" stroke=\"{fill}\" stroke-dasharray=\"3 3\""
+                            ),
                         );
                         o.upright_text(
                             cx + 4.0,

@@ -9,6 +9,11 @@ use std::fmt::Write as _;
 /// The font stack of every chart: the system's UI font, DejaVu Sans where there is none.
 pub const FONT: &str = "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif";
 
+/// The class of every element that shows data (a bar, a segment, a curve), as opposed to
+/// axes, grids, labels and legends: `scripts/check-report.sh` fails a chart that has none of
+/// them with a size in the rendered page, a chart that draws nothing.
+pub const MARK: &str = "class=\"mark\"";
+
 /// Escapes text for HTML and SVG content and attribute values.
 pub fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
@@ -28,8 +33,11 @@ pub fn esc(s: &str) -> String {
 /// Text anchors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Anchor {
+    /// The text starts at the point.
     Start,
+    /// The text is centred on the point.
     Middle,
+    /// The text ends at the point.
     End,
 }
 
