@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Runs magpie's whole test suite: unit, integration, stress and doc tests of every crate, the
+# suite's HTML report rendered in headless Chromium (scripts/check-report.sh), the
 # tests of the optional hwloc feature (when hwloc can be installed), magpie-dist's MPI tests under
 # mpirun (when Open MPI can be installed), magpie-splice's unit tests under Miri (when rustup can
 # install it), then the loom model tests
@@ -23,6 +24,14 @@ fi
 
 echo "== cargo test --workspace"
 cargo test --workspace --locked
+
+echo "== the suite's report in a browser: scripts/install-chromium.sh, then scripts/check-report.sh"
+# Optional like the others: without Chromium (no root, no apt) the browser check is skipped.
+if bash scripts/install-chromium.sh; then
+    bash scripts/check-report.sh
+else
+    echo "warning: Chromium could not be installed; the report is not checked in a browser" >&2
+fi
 
 echo "== hwloc: scripts/install-hwloc.sh, then the hwloc tests (--features hwloc)"
 # The hwloc feature is optional too: without hwloc (no root, no apt) its tests are skipped. Only
