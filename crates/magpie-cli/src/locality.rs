@@ -112,6 +112,11 @@ pub fn model(case: &magpie_bench::runner::Case, m: &Settings) -> Result<Vec<Row>
     let topo = m.topology;
     let program = placement::KERNELS.contains(&case.kernel);
     let mut rows = Vec::new();
+    let mut progress = magpie_view::progress::Progress::new(
+        "locality",
+        m.strategies.len() as u64 * m.runs,
+        "runs",
+    );
     for (name, st) in m.strategies {
         if st.follow.is_some() && !program {
             return Err(Failure::Usage(format!(
@@ -128,7 +133,8 @@ pub fn model(case: &magpie_bench::runner::Case, m: &Settings) -> Result<Vec<Row>
             )));
         }
         let mut results: Vec<Modelled> = Vec::new();
-        for _ in 0..m.runs {
+        for run in 0..m.runs {
+            progress.at(&format!("{} {name}, run {}", case.kernel.name(), run + 1));
             let pace = std::time::Duration::from_micros(m.pace_us_per_mib);
             let pool = crate::bench::pool_builder(Some(topo.cores()), m.policy, None, None, false)?
                 .topology(topo.clone())
@@ -184,6 +190,12 @@ pub fn model(case: &magpie_bench::runner::Case, m: &Settings) -> Result<Vec<Row>
                 it.misses = each[span.clone()].iter().map(|c| c.misses).sum();
                 it.remote_bytes = each[span.clone()].iter().map(|c| c.remote_bytes).sum();
             }
+            progress.step(&format!(
+                "{} {name}, run {}: {} modelled misses",
+                case.kernel.name(),
+                run + 1,
+                misses.total()
+            ));
             results.push(Modelled {
                 misses,
                 leaves: leaves.len(),

@@ -239,7 +239,7 @@ fn check_exports(t: &Trace, file: &Path, dir: &Path) {
     for w in 0..workers {
         assert!(svg.contains(&format!("data-worker=\"{w}\"")));
     }
-    assert!(svg.contains("class=\"utilisation\""));
+    assert!(svg.contains("class=\"utilisation mark\""));
 }
 
 #[test]

@@ -39,6 +39,15 @@ pub struct Options {
     /// Workers of the magpie pool each rank runs its tasks' insides on (1: none, the rank's
     /// own thread runs them). Only the synthetic kernels' tasks have insides to split.
     pub workers: usize,
+    /// Rank 0 shows the iterations' progress on stderr (`magpie_view::progress`: a bar on a
+    /// terminal, a line per iteration otherwise).
+    pub progress: bool,
+}
+
+/// Rank 0's progress over the iterations, when asked for.
+fn iteration_progress(o: &Options, rank: usize) -> Option<magpie_view::progress::Progress> {
+    (o.progress && rank == 0)
+        .then(|| magpie_view::progress::Progress::new("run", o.iterations as u64, "iterations"))
 }
 
 impl Options {
@@ -50,6 +59,7 @@ impl Options {
             iterations,
             timeline: false,
             workers: 1,
+            progress: false,
         }
     }
 
@@ -107,6 +117,7 @@ pub fn uts<C: Comm<Entry<[u8; 24]>>>(
     }
     let mut reports = Vec::new();
     let mut result = String::new();
+    let mut progress = iteration_progress(&o, tc.comm().rank());
     for it in 0..iterations {
         let mut c = uts::Counts::default();
         let rep = tc.process(|t, s| {
@@ -130,6 +141,9 @@ pub fn uts<C: Comm<Entry<[u8; 24]>>>(
             "{} nodes, {} leaves, depth {}",
             total.nodes, total.leaves, total.max_depth
         );
+        if let Some(pr) = &mut progress {
+            pr.step(&format!("iteration {it}: {result} (verified)"));
+        }
         reports.push(rep);
         tc.restore();
     }
@@ -348,6 +362,7 @@ pub fn synthetic<C: Comm<Entry<u64>>>(
         tc.push(id);
     }
     let mut reports = Vec::new();
+    let mut progress = iteration_progress(&o, me as usize);
     for it in 0..iterations {
         let mut sum = 0u64;
         let rep = tc.process(|id, _| sum = sum.wrapping_add(run(id)));
@@ -359,6 +374,11 @@ pub fn synthetic<C: Comm<Entry<u64>>>(
                  twin's is {want:#x})",
                 k.name(),
                 rep.tasks()
+            ));
+        }
+        if let Some(pr) = &mut progress {
+            pr.step(&format!(
+                "iteration {it}: {n} tasks, checksum {got:#x} (verified)"
             ));
         }
         reports.push(rep);

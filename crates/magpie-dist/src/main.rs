@@ -310,6 +310,7 @@ impl RunArgs {
             iterations: self.iterations,
             timeline: self.timeline.is_some(),
             workers: self.workers,
+            progress: true,
         }
     }
 

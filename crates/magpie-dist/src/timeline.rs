@@ -13,6 +13,8 @@
 //! [`svg`] draws one panel per iteration: the share of ranks running tasks and stealing over
 //! time (stacked; the rest idle) and, for up to [`MAX_ROWS`] ranks, one row per rank.
 
+use magpie_view::chart::legend::{Legend, Mark};
+use magpie_view::chart::svg::{Anchor, Svg, MARK};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
@@ -140,19 +142,14 @@ pub struct Panel<'a> {
     pub wall_ns: u64,
 }
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
 const TASK_COLOUR: &str = "#3b8b4e";
 const STEAL_COLOUR: &str = "#e08a1e";
 const IDLE_COLOUR: &str = "#d9d9d9";
 
 /// An SVG of the panels, one under the other, titled `title`: per panel, the shares of ranks
 /// running tasks and stealing over time, and a row per rank when there are at most
-/// [`MAX_ROWS`] of them. Each panel's time axis is its own iteration's.
+/// [`MAX_ROWS`] of them. Each panel's time axis is its own iteration's. Drawn with
+/// `magpie_view::chart`, the plotting layer of magpie's other reports.
 pub fn svg(title: &str, panels: &[Panel<'_>]) -> String {
     const W: f64 = 760.0;
     const LEFT: f64 = 60.0;
@@ -172,99 +169,100 @@ pub fn svg(title: &str, panels: &[Panel<'_>]) -> String {
         })
         .collect();
     let h = 60.0 + heights.iter().sum::<f64>();
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" font-family="sans-serif" font-size="11">"#
+    let mut s = Svg::new(W, h, title, Some("rank-timeline"));
+    s.text(
+        LEFT,
+        20.0,
+        14.0,
+        Anchor::Start,
+        "font-weight=\"600\"",
+        title,
     );
-    let _ = writeln!(
-        s,
-        r#"<text x="{LEFT}" y="20" font-size="14">{}</text>"#,
-        escape(title)
-    );
-    let legend = [
+    let mut legend = Legend::new(11.0);
+    for (name, colour) in [
         ("running tasks", TASK_COLOUR),
         ("stealing", STEAL_COLOUR),
         ("idle", IDLE_COLOUR),
-    ];
-    for (i, (name, colour)) in legend.iter().enumerate() {
-        let x = LEFT + i as f64 * 130.0;
-        let _ = writeln!(
-            s,
-            r#"<rect x="{x}" y="30" width="10" height="10" fill="{colour}"/><text x="{}" y="39">{name}</text>"#,
-            x + 14.0
-        );
+    ] {
+        legend.push(name, Mark::Swatch(colour.to_string(), None));
     }
+    legend.draw(&mut s, LEFT, 30.0, PLOT_W);
     let mut y = 60.0;
     for (p, ph) in panels.iter().zip(&heights) {
         let u = utilisation(p.ranks, p.wall_ns, BINS);
         let ms = p.wall_ns as f64 * 1e-6;
         let busy = u.task.iter().sum::<f64>() / BINS as f64;
-        let _ = writeln!(
-            s,
-            r#"<text x="{LEFT}" y="{}">{} — {} ranks, {:.3} ms, {:.0}% of rank-time running tasks</text>"#,
+        s.text(
+            LEFT,
             y + 12.0,
-            escape(&p.label),
-            p.ranks.len(),
-            ms,
-            busy * 100.0
+            11.0,
+            Anchor::Start,
+            "",
+            &format!(
+                "{} — {} ranks, {:.3} ms, {:.0}% of rank-time running tasks",
+                p.label,
+                p.ranks.len(),
+                ms,
+                busy * 100.0
+            ),
         );
         let top = y + 20.0;
-        let _ = writeln!(
-            s,
-            r#"<rect x="{LEFT}" y="{top}" width="{PLOT_W}" height="{SHARE_H}" fill="{IDLE_COLOUR}"/>"#
+        s.rect(
+            LEFT,
+            top,
+            PLOT_W,
+            SHARE_H,
+            &format!("fill=\"{IDLE_COLOUR}\""),
         );
         // Stacked areas: tasks from the bottom, stealing above them.
         let bx = |i: usize| LEFT + PLOT_W * i as f64 / BINS as f64;
+        let sy = |share: f64| top + SHARE_H * (1.0 - share);
         let area = |lo: &dyn Fn(usize) -> f64, hi: &dyn Fn(usize) -> f64| {
-            let mut pts = String::new();
+            let mut d = format!("M{:.1},{:.1}", bx(0), sy(hi(0)));
             for i in 0..BINS {
                 let _ = write!(
-                    pts,
-                    "{:.1},{:.1} {:.1},{:.1} ",
+                    d,
+                    " L{:.1},{:.1} L{:.1},{:.1}",
                     bx(i),
-                    top + SHARE_H * (1.0 - hi(i)),
+                    sy(hi(i)),
                     bx(i + 1),
-                    top + SHARE_H * (1.0 - hi(i))
+                    sy(hi(i))
                 );
             }
             for i in (0..BINS).rev() {
                 let _ = write!(
-                    pts,
-                    "{:.1},{:.1} {:.1},{:.1} ",
+                    d,
+                    " L{:.1},{:.1} L{:.1},{:.1}",
                     bx(i + 1),
-                    top + SHARE_H * (1.0 - lo(i)),
+                    sy(lo(i)),
                     bx(i),
-                    top + SHARE_H * (1.0 - lo(i))
+                    sy(lo(i))
                 );
             }
-            pts
+            d.push_str(" Z");
+            d
         };
         let task = area(&|_| 0.0, &|i| u.task[i]);
         let steal = area(&|i| u.task[i], &|i| (u.task[i] + u.steal[i]).min(1.0));
-        let _ = writeln!(s, r#"<polygon points="{task}" fill="{TASK_COLOUR}"/>"#);
-        let _ = writeln!(s, r#"<polygon points="{steal}" fill="{STEAL_COLOUR}"/>"#);
+        s.path(&task, &format!("{MARK} fill=\"{TASK_COLOUR}\""));
+        s.path(&steal, &format!("{MARK} fill=\"{STEAL_COLOUR}\""));
         for (frac, label) in [(0.0, "0%"), (0.5, "50%"), (1.0, "100%")] {
-            let ty = top + SHARE_H * (1.0 - frac);
-            let _ = writeln!(
-                s,
-                r#"<text x="{}" y="{}" text-anchor="end">{label}</text>"#,
-                LEFT - 4.0,
-                ty + 4.0
-            );
+            s.text(LEFT - 4.0, sy(frac) + 4.0, 11.0, Anchor::End, "", label);
         }
         let axis = top + SHARE_H + 14.0;
         for k in 0..=4 {
-            let x = LEFT + PLOT_W * k as f64 / 4.0;
             let anchor = match k {
-                0 => "start",
-                4 => "end",
-                _ => "middle",
+                0 => Anchor::Start,
+                4 => Anchor::End,
+                _ => Anchor::Middle,
             };
-            let _ = writeln!(
-                s,
-                r#"<text x="{x}" y="{axis}" text-anchor="{anchor}">{:.3} ms</text>"#,
-                ms * k as f64 / 4.0
+            s.text(
+                LEFT + PLOT_W * k as f64 / 4.0,
+                axis,
+                11.0,
+                anchor,
+                "",
+                &format!("{:.3} ms", ms * k as f64 / 4.0),
             );
         }
         if p.ranks.len() <= MAX_ROWS {
@@ -272,12 +270,20 @@ pub fn svg(title: &str, panels: &[Panel<'_>]) -> String {
             let scale = PLOT_W / p.wall_ns.max(1) as f64;
             for (r, spans) in p.ranks.iter().enumerate() {
                 let ry = rows_top + r as f64 * ROW_H;
-                let _ = writeln!(
-                    s,
-                    r#"<rect x="{LEFT}" y="{ry}" width="{PLOT_W}" height="{}" fill="{IDLE_COLOUR}"/><text x="{}" y="{}" text-anchor="end" font-size="8">{r}</text>"#,
+                s.rect(
+                    LEFT,
+                    ry,
+                    PLOT_W,
                     ROW_H - 1.0,
+                    &format!("fill=\"{IDLE_COLOUR}\""),
+                );
+                s.text(
                     LEFT - 4.0,
-                    ry + ROW_H - 1.0
+                    ry + ROW_H - 1.0,
+                    8.0,
+                    Anchor::End,
+                    "",
+                    &r.to_string(),
                 );
                 for sp in &spans.0 {
                     let colour = match sp.state {
@@ -289,18 +295,15 @@ pub fn svg(title: &str, panels: &[Panel<'_>]) -> String {
                     let w = ((sp.end_ns.min(p.wall_ns) - sp.start_ns.min(p.wall_ns)) as f64
                         * scale)
                         .max(0.5);
-                    let _ = writeln!(
-                        s,
-                        r#"<rect x="{x:.2}" y="{ry}" width="{w:.2}" height="{}" fill="{colour}"/>"#,
-                        ROW_H - 1.0
-                    );
+                    s.rect(x, ry, w, ROW_H - 1.0, &format!("{MARK} fill=\"{colour}\""));
                 }
             }
         }
         y += ph;
     }
-    s.push_str("</svg>\n");
-    s
+    let mut out = s.finish();
+    out.push('\n');
+    out
 }
 
 #[cfg(test)]
@@ -367,10 +370,12 @@ mod tests {
         assert!(out.contains("hf &lt;steal&gt;"));
         assert!(out.contains("iteration 9"));
         assert_eq!(
-            out.matches(r#"font-size="8">"#).count(),
+            out.matches(r#"font-size="8""#).count(),
             6,
             "a row label per rank"
         );
         assert!(out.contains("50% of rank-time running tasks"));
+        // Per panel two shares and a rect per rank, all data marks.
+        assert_eq!(out.matches(r#"class="mark""#).count(), 2 * (2 + 3));
     }
 }

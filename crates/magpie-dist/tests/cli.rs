@@ -85,6 +85,9 @@ fn run_on_threads_without_mpi() {
     let o = run(&["run", "uts"]);
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout).contains("16000 nodes"));
+    // Stderr is not a terminal here: rank 0 writes a plain line per iteration.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("run 1/3 iteration 0: 16000 nodes"), "{err}");
     // A pool of 2 workers inside each of 2 ranks: the same checksum as the serial twin, and the
     // timeline of the first and last iteration written.
     let svg = std::env::temp_dir().join(format!("magpie-dist-run-{}.svg", std::process::id()));

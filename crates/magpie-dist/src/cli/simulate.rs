@@ -228,8 +228,14 @@ pub fn run(a: Args) -> ExitCode {
         );
     }
     let mut rows = Vec::new();
+    let mut progress = magpie_view::progress::Progress::new(
+        "simulate",
+        (a.ranks.len() * a.strategies.len()) as u64,
+        "configurations",
+    );
     for &p in &a.ranks {
         for &strategy in &a.strategies {
+            progress.at(&format!("{} ranks, {}", p, strategy.name()));
             let cfg = sim::Config {
                 kernel: k,
                 ranks: p,
@@ -247,6 +253,11 @@ pub fn run(a: Args) -> ExitCode {
                 }
             };
             let secs = t.elapsed().as_secs_f64();
+            progress.step(&format!(
+                "{p} ranks, {}: {} iterations simulated in {secs:.1} s",
+                strategy.name(),
+                o.iterations.len()
+            ));
             let its: Vec<serde_json::Value> =
                 o.iterations.iter().map(super::iteration_summary).collect();
             if !a.json {
