@@ -7,6 +7,10 @@ use magpie_bench::harness::peak_rss_kib;
 use magpie_bench::runner::{self, BenchConfig, BenchRecord};
 
 /// Seconds with microsecond resolution, or `–` when absent.
+/// What to do when a kernel gives a wrong answer: it is a bug, in magpie or in the kernel.
+pub const BUG: &str = "this is a bug in magpie or in the kernel: please report it with the \
+                       command line and the output above";
+
 pub fn secs(x: Option<f64>) -> String {
     x.map_or("–".into(), |x| format!("{x:.6}"))
 }
@@ -120,7 +124,7 @@ pub(crate) fn run_once_verified(pool: &magpie::Pool, case: &runner::Case) -> Res
     })?;
     if !m.verified {
         return Err(Failure::Failed(format!(
-            "{}: verification failed: {}",
+            "{}: verification failed: {}; {BUG}",
             case.kernel.name(),
             m.failure
                 .as_deref()
@@ -156,7 +160,7 @@ pub fn run(a: BenchArgs) -> Result<(), Failure> {
     match (&rec.error, rec.stopped, rec.verified) {
         (Some(e), true, _) => Err(Failure::Stopped(e.clone())),
         (e, false, false) => Err(Failure::Failed(format!(
-            "verification failed: {}",
+            "verification failed: {}; {BUG}",
             e.as_deref().unwrap_or("a run returned a wrong result")
         ))),
         _ => Ok(()),

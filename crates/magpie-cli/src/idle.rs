@@ -59,7 +59,10 @@ pub fn measure(
         )));
     }
     if pool.install(|| fib(25)) != 75025 {
-        return Err(Failure::Failed("fib(25) gave a wrong answer".into()));
+        return Err(Failure::Failed(format!(
+            "fib(25) gave a wrong answer; {}",
+            crate::bench::BUG
+        )));
     }
     std::thread::sleep(settle);
     let before = process_cpu_ns()?;

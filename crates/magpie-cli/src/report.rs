@@ -206,11 +206,19 @@ pub fn run(a: ReportArgs) -> Result<(), Failure> {
 
     let md = render(&a, &sections, idle, started.elapsed().as_secs_f64());
     if let Some(dir) = a.out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Failure::Failed(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Failure::Failed(format!(
+                "cannot create {}: {e}; choose a file you can write with --out",
+                dir.display()
+            ))
+        })?;
     }
-    std::fs::write(&a.out, &md)
-        .map_err(|e| Failure::Failed(format!("cannot write {}: {e}", a.out.display())))?;
+    std::fs::write(&a.out, &md).map_err(|e| {
+        Failure::Failed(format!(
+            "cannot write {}: {e}; choose a file you can write with --out",
+            a.out.display()
+        ))
+    })?;
     print!("{md}");
     eprintln!("report written to {}", a.out.display());
 

@@ -41,8 +41,13 @@ pub fn run(a: ScheduleArgs) -> Result<(), Failure> {
 
 /// Reads a schedule file; anything wrong with it is bad input naming the file.
 pub fn read(path: &Path) -> Result<Schedule, Failure> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Failure::Usage(format!("cannot read the schedule {}: {e}", path.display())))?;
+    let bytes = std::fs::read(path).map_err(|e| {
+        Failure::Usage(format!(
+            "cannot read the schedule {}: {e}; `magpie schedule record KERNEL --out FILE` \
+             records one",
+            path.display()
+        ))
+    })?;
     Schedule::from_bytes(&bytes).map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))
 }
 

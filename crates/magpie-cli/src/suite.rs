@@ -1359,6 +1359,13 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
         .from_env()
         .map_err(Failure::from_magpie)?;
     let plan = Plan::from_args(&a)?;
+    // A report folder that cannot be made fails now, not after the suite.
+    std::fs::create_dir_all(&a.out).map_err(|e| {
+        Failure::Usage(format!(
+            "cannot create {}: {e}; choose a folder you can write with --out",
+            a.out.display()
+        ))
+    })?;
     let machine = machine();
     let started = Instant::now();
     let (mut rows, mut not_measured) = measure_all(
@@ -1387,8 +1394,12 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
         vec![]
     } else {
         let dir = a.out.join("traces");
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| Failure::Failed(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            Failure::Failed(format!(
+                "cannot create {}: {e}; choose a folder you can write with --out",
+                dir.display()
+            ))
+        })?;
         plan.traces
             .iter()
             .map(|&k| {
@@ -1437,11 +1448,13 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::Failed(format!("cannot serialize the results: {e}")))?;
     let write = |name: &str, text: &str| {
         let p = a.out.join(name);
-        std::fs::write(&p, text)
-            .map_err(|e| Failure::Failed(format!("cannot write {}: {e}", p.display())))
+        std::fs::write(&p, text).map_err(|e| {
+            Failure::Failed(format!(
+                "cannot write {}: {e}; choose a folder you can write with --out",
+                p.display()
+            ))
+        })
     };
-    std::fs::create_dir_all(&a.out)
-        .map_err(|e| Failure::Failed(format!("cannot create {}: {e}", a.out.display())))?;
     write("results.json", &json)?;
     write("index.html", &crate::html::page(&res))?;
     if a.json {

@@ -693,3 +693,32 @@ fn a_bad_corun_option_is_a_usage_error_before_anything_runs() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_report_folder_that_cannot_be_made_fails_before_anything_runs() {
+    let dir = scratch("bad-out");
+    let blocker = dir.join("a-file");
+    std::fs::write(&blocker, "not a folder").unwrap();
+    let out = blocker.join("report");
+    let o = magpie_in(
+        &dir,
+        &[
+            "suite",
+            "--size",
+            "ci",
+            "--kernels",
+            "fib",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("choose a folder you can write with --out"),
+        "{err}"
+    );
+    // Nothing ran: no progress line.
+    assert!(!err.contains("fib n="), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -392,7 +392,8 @@ fn phase(
             _ => "the co-run".into(),
         };
         Failure::Failed(format!(
-            "{mode}: {what} was not done after {} s (--timeout)",
+            "{mode}: {what} was not done after {} s; raise --timeout, or give smaller \
+             programs (KERNEL:N)",
             s.timeout.as_secs_f64()
         ))
     };
@@ -622,8 +623,12 @@ pub struct Report {
 pub fn run(a: CorunArgs) -> Result<(), Failure> {
     // A report folder that cannot be made fails now, not after the experiment.
     if let Some(out) = &a.out {
-        std::fs::create_dir_all(out)
-            .map_err(|e| Failure::Failed(format!("cannot create {}: {e}", out.display())))?;
+        std::fs::create_dir_all(out).map_err(|e| {
+            Failure::Failed(format!(
+                "cannot create {}: {e}; choose a folder you can write with --out",
+                out.display()
+            ))
+        })?;
     }
     let report = measure(&a)?;
     if a.json {
@@ -761,8 +766,12 @@ fn write_report(out: &Path, report: &Report) -> Result<(), Failure> {
         ("index.html", html::page(report, &WHO)),
     ] {
         let p = out.join(name);
-        std::fs::write(&p, text)
-            .map_err(|e| Failure::Failed(format!("cannot write {}: {e}", p.display())))?;
+        std::fs::write(&p, text).map_err(|e| {
+            Failure::Failed(format!(
+                "cannot write {}: {e}; choose a folder you can write with --out",
+                p.display()
+            ))
+        })?;
     }
     Ok(())
 }

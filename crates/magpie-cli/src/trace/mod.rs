@@ -166,16 +166,26 @@ pub fn run(a: TraceArgs) -> Result<(), Failure> {
 
 /// Reads a trace file; anything wrong with it is bad input naming the file.
 pub fn read(path: &Path) -> Result<Trace, Failure> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Failure::Usage(format!("cannot read the trace {}: {e}", path.display())))?;
-    Trace::from_bytes(&bytes).map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))
+    let bytes = std::fs::read(path).map_err(|e| {
+        Failure::Usage(format!(
+            "cannot read the trace {}: {e}; `magpie trace KERNEL --out FILE` records one",
+            path.display()
+        ))
+    })?;
+    Trace::from_bytes(&bytes).map_err(|e| {
+        Failure::Usage(format!(
+            "{}: {e}; record it again with `magpie trace KERNEL --out FILE`",
+            path.display()
+        ))
+    })
 }
 
 /// The steal tree's regions, or bad input naming the file when its origins do not form a tree.
 fn analyse(t: &Trace, path: &Path, burden_us: f64) -> Result<analysis::Analysis, Failure> {
     analysis::analyse(t, (burden_us * 1e3).round() as u64).map_err(|e| {
         Failure::Usage(format!(
-            "{}: the trace file is corrupted: {e}",
+            "{}: the trace file is corrupted: {e}; record it again with `magpie trace KERNEL \
+             --out FILE`",
             path.display()
         ))
     })
@@ -184,8 +194,12 @@ fn analyse(t: &Trace, path: &Path, burden_us: f64) -> Result<analysis::Analysis,
 /// Writes `text` to `out`, or to stdout when `out` is absent or `-`.
 fn write_out(out: Option<&Path>, text: &str) -> Result<(), Failure> {
     match out {
-        Some(p) if p != Path::new("-") => std::fs::write(p, text)
-            .map_err(|e| Failure::Failed(format!("cannot write {}: {e}", p.display()))),
+        Some(p) if p != Path::new("-") => std::fs::write(p, text).map_err(|e| {
+            Failure::Failed(format!(
+                "cannot write {}: {e}; choose a file you can write with --out",
+                p.display()
+            ))
+        }),
         _ => {
             let mut so = std::io::stdout().lock();
             so.write_all(text.as_bytes())
@@ -478,8 +492,12 @@ pub fn traced_run(pool: &magpie::Pool, case: &Case) -> Result<(Trace, f64), Fail
 
 /// Writes a trace file.
 pub fn write_trace(t: &Trace, path: &Path) -> Result<(), Failure> {
-    std::fs::write(path, t.to_bytes())
-        .map_err(|e| Failure::Failed(format!("cannot write the trace {}: {e}", path.display())))
+    std::fs::write(path, t.to_bytes()).map_err(|e| {
+        Failure::Failed(format!(
+            "cannot write the trace {}: {e}; choose a file you can write with --out",
+            path.display()
+        ))
+    })
 }
 
 fn run_kernel(a: TraceRunArgs) -> Result<(), Failure> {
