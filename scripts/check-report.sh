@@ -6,9 +6,9 @@
 # carry class="mark"). It also saves a screenshot of the top of each page.
 #
 # Without a folder it makes the report first: `magpie suite --size ci --runs 1` with a traced
-# kernel, a locality model, the spliced stencils and a co-run, so every kind of chart is on the
-# page, in target/check-report/, and checks its index.html. With folders it checks the
-# index.html in each. The screenshot of each page goes to its screenshots/top.png.
+# kernel, a locality model, the spliced stencils, a co-run and the simulated distributed
+# collections, so every kind of chart is on the page, in target/check-report/, and checks its
+# index.html. With folders it checks the index.html in each. The screenshot of each page goes to its screenshots/top.png.
 #
 # Before checking anything it checks itself: a page with a script error and an empty chart must
 # fail, and a page with one drawn bar must pass.
@@ -157,7 +157,7 @@ if [ ${#dirs[@]} -eq 0 ]; then
     # A debug build: the page, not the times, is under test, and `cargo test` has built it.
     cargo build --locked -q -p magpie-cli
     ./target/debug/magpie suite --size ci --runs 1 --trace nqueens --locality heat \
-        --splice --corun fib,nqueens --out "$out" >"$work/suite.log" 2>&1 || {
+        --splice --corun fib,nqueens --dist hf --out "$out" >"$work/suite.log" 2>&1 || {
         echo "error: magpie suite failed; its output:" >&2
         tail -20 "$work/suite.log" >&2
         exit 1

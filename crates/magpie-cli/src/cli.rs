@@ -888,6 +888,14 @@ pub struct SuiteArgs {
     /// cores each program held and used [default: none].
     #[arg(long, value_name = "A,B", value_parser = parse_program_pair)]
     pub corun: Option<ProgramPair>,
+    /// Also simulate magpie-dist's task collections (thesis Ch. 5) on a synthetic kernel, hf or
+    /// tce (KERNEL[:N], N × N tasks): every strategy (no balancing, stealing, retentive
+    /// stealing, the two persistence-based balancers) at three rank counts for the suite's size
+    /// (ci: 4 and 16; default: 16, 64, 256), four iterations each, in magpie-dist's simulator
+    /// with this machine's MPI costs; the table and index.html show the efficiencies and the
+    /// ranks' timelines [default: none].
+    #[arg(long, value_name = "KERNEL", value_parser = crate::dist::parse)]
+    pub dist: Option<crate::dist::DistSpec>,
 }
 
 /// The two programs of `magpie suite --corun A,B`.

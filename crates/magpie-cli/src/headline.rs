@@ -51,8 +51,16 @@ fn ok_median(r: &Row) -> Option<f64> {
     r.median_s.filter(|&m| r.verified && m > 0.0)
 }
 
+/// The worker counts measured, ascending.
+pub fn worker_counts(res: &Results) -> Vec<usize> {
+    let mut w = res.workers.clone();
+    w.sort_unstable();
+    w.dedup();
+    w
+}
+
 /// The peer runtimes measured, in the order the suite ran them.
-fn peer_runtimes(res: &Results) -> Vec<String> {
+pub fn peer_runtimes(res: &Results) -> Vec<String> {
     let mut v: Vec<String> = vec![];
     for r in res.rows.iter().filter(|r| r.is_peer()) {
         if !v.contains(&r.runtime) {
@@ -101,10 +109,7 @@ pub fn headline(res: &Results) -> Option<Headline> {
     let policy = headline_policy(res)?;
     let peers = peer_runtimes(res);
     let mut versus = vec![];
-    let mut workers = res.workers.clone();
-    workers.sort_unstable();
-    workers.dedup();
-    for &w in &workers {
+    for w in worker_counts(res) {
         for peer in &peers {
             let r = ratios(res, policy, peer, w);
             let Some(g) = geomean(r.iter().map(|x| x.1)) else {

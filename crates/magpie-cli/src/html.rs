@@ -5,7 +5,9 @@
 //! table. The charts are drawn by `chart`, the plotting layer every page shares. Kernels traced with
 //! `magpie suite --trace` also get their per-worker timeline (drawn by `trace::svg`).
 
-use crate::headline::{behind_list, headline, headline_policy, ratios, verdict};
+use crate::headline::{
+    behind_list, headline, headline_policy, peer_runtimes, ratios, verdict, worker_counts,
+};
 use crate::suite::{
     duration, kernel_heading, result_line, table_cells, Results, Row, TraceInfo, TABLE_HEAD,
 };
@@ -186,15 +188,8 @@ fn overview_section(res: &Results) -> String {
     let Some(policy) = headline_policy(res) else {
         return String::new();
     };
-    let mut peers: Vec<&str> = vec![];
-    for r in res.rows.iter().filter(|r| r.is_peer()) {
-        if !peers.contains(&r.runtime.as_str()) {
-            peers.push(&r.runtime);
-        }
-    }
-    let mut workers = res.workers.clone();
-    workers.sort_unstable();
-    workers.dedup();
+    let peers = peer_runtimes(res);
+    let workers = worker_counts(res);
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -221,7 +216,7 @@ fn overview_section(res: &Results) -> String {
     let _ = writeln!(o, "</tr></thead>\n<tbody>");
     let ratio_of: Vec<Vec<(String, f64)>> = workers
         .iter()
-        .flat_map(|&w| peers.iter().map(move |p| (w, *p)))
+        .flat_map(|&w| peers.iter().map(move |p| (w, p.as_str())))
         .map(|(w, p)| ratios(res, policy, p, w))
         .collect();
     for k in &res.kernels {
@@ -553,6 +548,9 @@ pub fn page(res: &Results) -> String {
     }
     if let Some(c) = &res.corun {
         o.push_str(&corun_section(c));
+    }
+    if let Some(d) = &res.dist {
+        o.push_str(&crate::dist::section(d));
     }
     o.push_str("</body>\n</html>\n");
     o

@@ -16,6 +16,7 @@
 mod bench;
 mod cli;
 mod corun;
+mod dist;
 mod headline;
 mod html;
 mod idle;

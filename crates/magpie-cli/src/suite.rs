@@ -251,6 +251,9 @@ pub struct Results {
     /// Two programs co-running under each sharing mode (`--corun`); absent without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub corun: Option<CorunInfo>,
+    /// magpie-dist's collections, simulated (`--dist`); absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dist: Option<crate::dist::DistInfo>,
 }
 
 /// Two programs co-running under each sharing mode (`magpie suite --corun`).
@@ -461,6 +464,8 @@ struct Plan {
     splice: bool,
     /// Co-run two programs under every sharing mode (`--corun`).
     corun: Option<cli::ProgramPair>,
+    /// Simulate magpie-dist's collections (`--dist`).
+    dist: Option<crate::dist::DistSpec>,
 }
 
 /// Kernels to model under each locality strategy, and the virtual machine.
@@ -502,6 +507,7 @@ impl Plan {
             locality: None,
             splice: a.splice,
             corun: a.corun,
+            dist: a.dist,
         };
         // A co-run program that cannot be built fails now, not after the suite.
         if let Some(cli::ProgramPair(x, y)) = &a.corun {
@@ -642,6 +648,9 @@ impl Plan {
         if let Some(cli::ProgramPair(x, y)) = &self.corun {
             let _ = write!(c, " --corun {x},{y}");
         }
+        if let Some(d) = &self.dist {
+            let _ = write!(c, " --dist {d}");
+        }
         c
     }
 }
@@ -752,6 +761,7 @@ pub fn measure_all(
         locality: None,
         splice: false,
         corun: None,
+        dist: None,
     };
     let (configs, total_runs) = plan.totals();
     let mut prog = Progress::new(configs, total_runs);
@@ -1346,6 +1356,9 @@ pub fn table(res: &Results) -> String {
             }
         }
     }
+    if let Some(d) = &res.dist {
+        o.push_str(&crate::dist::table(d));
+    }
     // Last, where a terminal leaves it in view: the headline.
     if let Some(h) = crate::headline::headline(res) {
         let _ = write!(o, "\n{}", crate::headline::text(&h));
@@ -1424,6 +1437,7 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
     let corun = plan
         .corun
         .map(|p| corunning(p, plan.trace_workers(), plan.size, plan.runs));
+    let dist = plan.dist.map(|d| crate::dist::simulated(d, plan.size));
     let mut res = Results {
         machine,
         size: plan.size.name().into(),
@@ -1441,6 +1455,7 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
         locality,
         splice,
         corun,
+        dist,
     };
     res.headline = crate::headline::headline(&res);
 
@@ -1495,6 +1510,12 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
                 .iter()
                 .filter(|c| c.error.is_some())
                 .map(|_| "the co-run".to_string()),
+        )
+        .chain(
+            res.dist
+                .iter()
+                .filter(|d| d.error.is_some())
+                .map(|_| "the distributed simulation".to_string()),
         )
         .collect();
     if failed.is_empty() {

@@ -722,3 +722,58 @@ fn a_report_folder_that_cannot_be_made_fails_before_anything_runs() {
     assert!(!err.contains("fib n="), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn dist_option_embeds_the_simulated_collections() {
+    let dir = scratch("dist");
+    let out = dir.join("report");
+    let o = magpie_in(
+        &dir,
+        &[
+            "suite",
+            "--size",
+            "ci",
+            "--runs",
+            "1",
+            "--kernels",
+            "fib",
+            "--policies",
+            "adaptive",
+            "--peers",
+            "none",
+            "--workers",
+            "1",
+            "--dist",
+            "tce:12",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("dist 10/10 tce 16 ranks plb-hierarchical"),
+        "{err}"
+    );
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("distributed task collections, simulated"),
+        "{table}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
+            .expect("results.json is JSON");
+    let rows = json["dist"]["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 10, "5 strategies at 4 and 16 ranks");
+    assert!(rows
+        .iter()
+        .all(|r| r["last_efficiency"].as_f64().is_some_and(|e| e > 0.0)));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("<section id=\"dist\">"));
+    // The kernel's speedup chart, then a rank timeline per strategy at 16 ranks.
+    assert_eq!(html.matches("<svg").count(), 1 + 5);
+    let o = magpie_in(&dir, &["suite", "--size", "ci", "--dist", "uts"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("expected hf or tce"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

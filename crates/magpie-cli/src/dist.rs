@@ -1,0 +1,370 @@
+//! `magpie suite --dist hf|tce[:N]`: the distributed task collections of `magpie-dist` (the
+//! thesis's Ch. 5) in the suite's report. A synthetic kernel (hf or tce: the costs of the
+//! thesis's Hartree-Fock and tensor contraction tasks) runs in `magpie_dist::sim`, the
+//! discrete-event simulator of the collection (no MPI needed; its costs are this machine's
+//! loopback MPI, `sim::Model::default`), at three rank counts under each strategy (no
+//! balancing, stealing, retentive stealing, and the two persistence-based balancers), for a few
+//! iterations: the table shows each strategy's first and last iteration, so what retention and
+//! the balancers gain after the first iteration shows. The report draws the ranks' timelines of
+//! the first and last iteration at the rank count that still draws a row per rank.
+//!
+//! Real MPI runs are `mpirun -n P magpie-dist run ...` ([docs/DISTRIBUTED.md]).
+
+use magpie_bench::Size;
+use magpie_dist::collection::{IterationReport, Strategy};
+use magpie_dist::kernels::Synthetic;
+use magpie_dist::sim;
+use magpie_dist::timeline::{Panel, MAX_ROWS};
+use magpie_view::chart::esc;
+use magpie_view::progress::Progress;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+
+/// The kernel of `--dist`: hf or tce, and its side (`None`: from the suite's size).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DistSpec {
+    /// Hartree-Fock (`hf`) rather than tensor contraction (`tce`).
+    pub hf: bool,
+    /// The kernel's side: n × n tasks.
+    pub n: Option<u64>,
+}
+
+impl std::fmt::Display for DistSpec {
+    /// As `--dist` takes it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.hf { "hf" } else { "tce" })?;
+        match self.n {
+            Some(n) => write!(f, ":{n}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `hf`, `tce`, `hf:200`.
+pub fn parse(s: &str) -> Result<DistSpec, String> {
+    let (k, n) = match s.split_once(':') {
+        Some((k, n)) => (k, Some(n)),
+        None => (s, None),
+    };
+    let hf = match k.trim() {
+        "hf" => true,
+        "tce" => false,
+        other => {
+            return Err(format!(
+                "unknown kernel `{other}` for --dist: expected hf or tce (magpie-dist's \
+                 synthetic kernels), optionally with a side, e.g. hf:200"
+            ))
+        }
+    };
+    let n = match n {
+        None => None,
+        Some(v) => Some(
+            v.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (2..=4000).contains(n))
+                .ok_or(format!(
+                    "--dist {s}: the side `{v}` is not a whole number from 2 to 4000"
+                ))?,
+        ),
+    };
+    Ok(DistSpec { hf, n })
+}
+
+/// One rank count and strategy.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DistRow {
+    /// Simulated ranks.
+    pub ranks: usize,
+    /// The strategy's name.
+    pub strategy: String,
+    /// The first iteration's time (the slowest rank's), seconds.
+    pub first_s: f64,
+    /// The last iteration's.
+    pub last_s: f64,
+    /// Total work ÷ ranks: the time of a perfect balance, seconds.
+    pub ideal_s: f64,
+    /// Work ÷ (ranks × time), first and last iteration.
+    pub first_efficiency: f64,
+    /// The same, last iteration.
+    pub last_efficiency: f64,
+    /// Steal attempts per rank in the last iteration.
+    pub last_attempts_per_rank: f64,
+}
+
+/// What `--dist` measured.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DistInfo {
+    /// hf or tce.
+    pub kernel: String,
+    /// Its side: n × n tasks.
+    pub n: u64,
+    /// Iterations per configuration.
+    pub iterations: usize,
+    /// The rank counts.
+    pub ranks: Vec<usize>,
+    /// One row per rank count and strategy.
+    pub rows: Vec<DistRow>,
+    /// What went wrong, in one line; `null` when nothing did.
+    pub error: Option<String>,
+    /// The rank timelines, one SVG per strategy (for index.html; not in results.json).
+    #[serde(skip)]
+    pub timelines: Vec<String>,
+}
+
+/// The side and rank counts of a size preset.
+fn shape(size: Size) -> (u64, Vec<usize>) {
+    match size {
+        Size::Ci => (40, vec![4, 16]),
+        Size::Default => (200, vec![16, 64, 256]),
+        Size::Paper => (727, vec![256, 1024, 4096]),
+    }
+}
+
+const ITERATIONS: usize = 4;
+
+fn wall_s(r: &IterationReport) -> f64 {
+    r.ranks.iter().map(|x| x.wall_ns).max().unwrap_or(0) as f64 * 1e-9
+}
+
+/// Simulates `spec` at the size's rank counts under every strategy.
+pub fn simulated(spec: DistSpec, size: Size) -> DistInfo {
+    let (n0, ranks) = shape(size);
+    let n = spec.n.unwrap_or(n0);
+    let kernel = if spec.hf {
+        Synthetic::Hf(n)
+    } else {
+        Synthetic::Tce(n)
+    };
+    let mut info = DistInfo {
+        kernel: kernel.name().into(),
+        n,
+        iterations: ITERATIONS,
+        ranks: ranks.clone(),
+        rows: vec![],
+        error: None,
+        timelines: vec![],
+    };
+    // Timelines at the most ranks that still get a row each.
+    let drawn = ranks.iter().copied().filter(|&p| p <= MAX_ROWS).max();
+    let mut progress = Progress::new(
+        "dist",
+        (ranks.len() * Strategy::ALL.len()) as u64,
+        "simulations",
+    );
+    for &p in &ranks {
+        for strategy in Strategy::ALL {
+            progress.at(&format!("{} {p} ranks {}", kernel.name(), strategy.name()));
+            let o = match sim::simulate(sim::Config {
+                kernel,
+                ranks: p,
+                strategy,
+                iterations: ITERATIONS,
+                model: sim::Model::default(),
+                params: Default::default(),
+            }) {
+                Ok(o) => o,
+                Err(e) => {
+                    let e = format!("{} at {p} ranks, {}: {e}", kernel.name(), strategy.name());
+                    progress.note(&format!("FAILED: {e}"));
+                    info.error = Some(e);
+                    return info;
+                }
+            };
+            let (first, last) = (&o.iterations[0], &o.iterations[o.iterations.len() - 1]);
+            let row = DistRow {
+                ranks: p,
+                strategy: strategy.name().into(),
+                first_s: wall_s(first),
+                last_s: wall_s(last),
+                ideal_s: o.ideal_ns * 1e-9,
+                first_efficiency: first.efficiency(),
+                last_efficiency: last.efficiency(),
+                last_attempts_per_rank: last.ranks.iter().map(|r| r.steals_attempted).sum::<u64>()
+                    as f64
+                    / p as f64,
+            };
+            progress.step(&format!(
+                "{} {p} ranks {}: efficiency {:.2} → {:.2}",
+                kernel.name(),
+                strategy.name(),
+                row.first_efficiency,
+                row.last_efficiency
+            ));
+            info.rows.push(row);
+            if Some(p) == drawn {
+                let spans = |r: &IterationReport| -> Vec<_> {
+                    r.ranks.iter().map(|x| x.timeline.clone()).collect()
+                };
+                let (fs, ls) = (spans(first), spans(last));
+                let wall =
+                    |r: &IterationReport| r.ranks.iter().map(|x| x.wall_ns).max().unwrap_or(0);
+                let panels = [
+                    Panel {
+                        label: "iteration 0".into(),
+                        ranks: &fs,
+                        wall_ns: wall(first),
+                    },
+                    Panel {
+                        label: format!("iteration {}", last.iteration),
+                        ranks: &ls,
+                        wall_ns: wall(last),
+                    },
+                ];
+                let title = format!(
+                    "{} n={n}, {p} simulated ranks, {}",
+                    kernel.name(),
+                    strategy.name()
+                );
+                info.timelines
+                    .push(magpie_dist::timeline::svg(&title, &panels));
+            }
+        }
+    }
+    info
+}
+
+/// The terminal's lines.
+pub fn table(d: &DistInfo) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "\ndistributed task collections, simulated (magpie-dist's simulator, this machine's MPI \
+         costs): {} n={} ({} tasks), {} iterations; efficiency = work ÷ (ranks × time)",
+        d.kernel,
+        d.n,
+        d.n * d.n,
+        d.iterations
+    );
+    if let Some(e) = &d.error {
+        let _ = writeln!(o, "  failed: {e}");
+    }
+    let _ = writeln!(
+        o,
+        "  {:>6} {:<17} {:>10} {:>10} {:>10} {:>7} {:>7} {:>10}",
+        "ranks", "strategy", "first ms", "last ms", "ideal ms", "eff 1st", "eff last", "tries/rank"
+    );
+    for r in &d.rows {
+        let _ = writeln!(
+            o,
+            "  {:>6} {:<17} {:>10.3} {:>10.3} {:>10.3} {:>7.3} {:>7.3} {:>10.1}",
+            r.ranks,
+            r.strategy,
+            r.first_s * 1e3,
+            r.last_s * 1e3,
+            r.ideal_s * 1e3,
+            r.first_efficiency,
+            r.last_efficiency,
+            r.last_attempts_per_rank
+        );
+    }
+    o
+}
+
+/// The report's section.
+pub fn section(d: &DistInfo) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "<section id=\"dist\">\n<h2>Distributed task collections <small>{} n={} ({} tasks), \
+         simulated at {} ranks, {} iterations each (magpie-dist)</small></h2>\n<p \
+         class=\"note\">magpie-dist's discrete-event simulator runs the collection with this \
+         machine's loopback MPI costs. Efficiency = work ÷ (ranks × the slowest rank's time); \
+         retentive stealing and the persistence-based balancers should gain from the first \
+         iteration to the last. Real runs: <code>mpirun -n P magpie-dist run …</code>.</p>",
+        esc(&d.kernel),
+        d.n,
+        d.n * d.n,
+        d.ranks
+            .iter()
+            .map(|r| r.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        d.iterations
+    );
+    if let Some(e) = &d.error {
+        let _ = writeln!(o, "<p class=\"note\">Failed: {}.</p>", esc(e));
+    }
+    let _ = writeln!(
+        o,
+        "<table>\n<thead><tr><th class=\"num\">ranks</th><th>strategy</th><th class=\"num\">first \
+         ms</th><th class=\"num\">last ms</th><th class=\"num\">ideal ms</th><th \
+         class=\"num\">efficiency, first</th><th class=\"num\">efficiency, last</th><th \
+         class=\"num\">steal tries per rank, last</th></tr></thead>\n<tbody>"
+    );
+    for r in &d.rows {
+        let _ = writeln!(
+            o,
+            "<tr><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{:.3}</td><td \
+             class=\"num\">{:.3}</td><td class=\"num\">{:.3}</td><td class=\"num\">{:.3}</td><td \
+             class=\"num\">{:.3}</td><td class=\"num\">{:.1}</td></tr>",
+            r.ranks,
+            esc(&r.strategy),
+            r.first_s * 1e3,
+            r.last_s * 1e3,
+            r.ideal_s * 1e3,
+            r.first_efficiency,
+            r.last_efficiency,
+            r.last_attempts_per_rank
+        );
+    }
+    let _ = writeln!(o, "</tbody>\n</table>");
+    if !d.timelines.is_empty() {
+        let _ = writeln!(
+            o,
+            "<h3>The ranks over the first and last iteration</h3>\n<div class=\"charts\">"
+        );
+        for svg in &d.timelines {
+            let _ = writeln!(o, "<figure>{svg}</figure>");
+        }
+        let _ = writeln!(o, "</div>");
+    }
+    o.push_str("</section>\n");
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_and_bad_ones_say_what_is_expected() {
+        assert_eq!(parse("hf"), Ok(DistSpec { hf: true, n: None }));
+        assert_eq!(
+            parse("tce:30"),
+            Ok(DistSpec {
+                hf: false,
+                n: Some(30)
+            })
+        );
+        assert!(parse("uts").unwrap_err().contains("expected hf or tce"));
+        assert!(parse("hf:1").unwrap_err().contains("from 2 to 4000"));
+        assert!(parse("hf:x").unwrap_err().contains("from 2 to 4000"));
+    }
+
+    #[test]
+    fn every_strategy_at_every_rank_count_with_timelines_where_rows_fit() {
+        let d = simulated(
+            DistSpec {
+                hf: true,
+                n: Some(12),
+            },
+            Size::Ci,
+        );
+        assert_eq!(d.error, None);
+        assert_eq!(d.rows.len(), 2 * Strategy::ALL.len());
+        for r in &d.rows {
+            assert!(
+                r.first_s > 0.0 && r.last_s > 0.0 && r.ideal_s > 0.0,
+                "{r:?}"
+            );
+            assert!(r.ideal_s <= r.last_s * (1.0 + 1e-9), "{r:?}");
+            assert!((0.0..=1.0 + 1e-9).contains(&r.last_efficiency), "{r:?}");
+        }
+        // 16 ranks still get a row each: a timeline per strategy there.
+        assert_eq!(d.timelines.len(), Strategy::ALL.len());
+        let html = section(&d);
+        assert_eq!(html.matches("<svg").count(), Strategy::ALL.len());
+        assert!(html.contains("steal-retentive") && table(&d).contains("plb-hierarchical"));
+    }
+}
