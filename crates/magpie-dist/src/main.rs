@@ -347,8 +347,12 @@ impl RunArgs {
             o.strategy,
             o.transport
         );
-        std::fs::write(path, svg(&title, &panels))
-            .map_err(|e| format!("--timeline '{}': {e}", path.display()))
+        std::fs::write(path, svg(&title, &panels)).map_err(|e| {
+            format!(
+                "--timeline '{}': {e}; choose a file you can write",
+                path.display()
+            )
+        })
     }
 
     /// What ran, in words: the tree, or the synthetic kernel's size.
@@ -464,7 +468,7 @@ fn run(a: RunArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: rank {me}: {e}");
+            eprintln!("error: rank {me}: {e}; {BUG}");
             ExitCode::from(1)
         }
     }
@@ -495,15 +499,19 @@ fn run(a: RunArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Ok(Err(e))) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {e}; {BUG}");
             ExitCode::from(1)
         }
         _ => {
-            eprintln!("error: a rank failed");
+            eprintln!("error: a rank failed; {BUG}");
             ExitCode::from(1)
         }
     }
 }
+
+/// What to do when a run's answer is wrong or an invariant breaks: it is a bug.
+const BUG: &str = "this is a bug in magpie-dist: please report it with the command line and \
+                   the output above";
 
 fn usage_error(e: &str) -> ExitCode {
     eprintln!("error: {e}\n{USAGE}");
@@ -612,7 +620,7 @@ fn selftest_balance(n: u64) -> ExitCode {
         if ok {
             println!("ok: both balancers placed as in one process");
         } else {
-            eprintln!("error: a balancer placed differently under MPI");
+            eprintln!("error: a balancer placed differently under MPI; {BUG}");
             return ExitCode::from(1);
         }
     }
@@ -678,7 +686,7 @@ fn selftest_latency(n: u64) -> ExitCode {
     comm.all_gather(());
     if me == 0 {
         if !ok {
-            eprintln!("error: a steal from an empty deque found something");
+            eprintln!("error: a steal from an empty deque found something; {BUG}");
             return ExitCode::from(1);
         }
         println!(
@@ -802,7 +810,7 @@ fn selftest_deque(n: u64) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         if me == 0 {
-            eprintln!("error: tasks were lost or ran twice");
+            eprintln!("error: tasks were lost or ran twice; {BUG}");
         }
         ExitCode::from(1)
     }

@@ -197,7 +197,10 @@ pub fn run(a: Args) -> ExitCode {
     let m = a.model;
     if let Some(dir) = &a.timeline {
         if let Err(e) = std::fs::create_dir_all(dir) {
-            eprintln!("error: --timeline '{}': {e}", dir.display());
+            eprintln!(
+                "error: --timeline '{}': {e}; choose a folder you can write",
+                dir.display()
+            );
             return ExitCode::from(2);
         }
     }
@@ -311,7 +314,10 @@ pub fn run(a: Args) -> ExitCode {
                 );
                 let path = dir.join(format!("{}-{}-{p}.svg", k.name(), strategy.name()));
                 if let Err(e) = std::fs::write(&path, magpie_dist::timeline::svg(&title, &panels)) {
-                    eprintln!("error: --timeline: writing '{}': {e}", path.display());
+                    eprintln!(
+                        "error: --timeline: writing '{}': {e}; choose a folder you can write",
+                        path.display()
+                    );
                     return ExitCode::from(1);
                 }
             }
