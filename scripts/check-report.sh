@@ -178,7 +178,7 @@ for d in "${dirs[@]}"; do
     check_page "$page" "$name" || failed=1
     mkdir -p "$d/screenshots"
     shot="$d/screenshots/top.png"
-    if run_browser --window-size=1280,820 --screenshot="$shot" "file://$(cd "$d" && pwd)/index.html" \
+    if run_browser --window-size=1280,1000 --screenshot="$shot" "file://$(cd "$d" && pwd)/index.html" \
         >/dev/null 2>&1 && [ -s "$shot" ]; then
         echo "  screenshot: $shot"
         if [ "$first" -eq 1 ] && [ -n "$shot_copy" ]; then

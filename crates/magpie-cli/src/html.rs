@@ -379,9 +379,9 @@ tr.stopped td { color: #8a6100; }
 tr.failed td { color: #b3001b; font-weight: 600; }
 td.msg { color: #666; max-width: 420px; }
 .cards { display: flex; flex-wrap: wrap; gap: 10px; align-items: stretch; margin: 8px 0; }
-.cards-label { width: 90px; font-weight: 600; padding-top: 10px; }
-.card { border: 1px solid #d4d8de; border-radius: 8px; padding: 8px 12px; min-width: 150px;
-  max-width: 230px; font-size: 13px; }
+.cards-label { flex: 0 0 84px; font-weight: 600; padding-top: 10px; }
+.card { flex: 1 1 0; border: 1px solid #d4d8de; border-radius: 8px; padding: 8px 12px;
+  min-width: 150px; max-width: 240px; font-size: 13px; }
 .card .peer { color: #444; font-weight: 600; }
 .card .big { font-size: 28px; font-weight: 700; line-height: 1.15; }
 .card .behind { color: #555; font-size: 12px; margin-top: 4px; }
