@@ -14,7 +14,7 @@ use magpie_bench::Size;
 use magpie_dist::collection::{IterationReport, Strategy};
 use magpie_dist::kernels::Synthetic;
 use magpie_dist::sim;
-use magpie_dist::timeline::{Panel, MAX_ROWS};
+use magpie_dist::timeline::MAX_ROWS;
 use magpie_view::chart::esc;
 use magpie_view::progress::Progress;
 use serde::{Deserialize, Serialize};
@@ -193,31 +193,13 @@ pub fn simulated(spec: DistSpec, size: Size) -> DistInfo {
             ));
             info.rows.push(row);
             if Some(p) == drawn {
-                let spans = |r: &IterationReport| -> Vec<_> {
-                    r.ranks.iter().map(|x| x.timeline.clone()).collect()
-                };
-                let (fs, ls) = (spans(first), spans(last));
-                let wall =
-                    |r: &IterationReport| r.ranks.iter().map(|x| x.wall_ns).max().unwrap_or(0);
-                let panels = [
-                    Panel {
-                        label: "iteration 0".into(),
-                        ranks: &fs,
-                        wall_ns: wall(first),
-                    },
-                    Panel {
-                        label: format!("iteration {}", last.iteration),
-                        ranks: &ls,
-                        wall_ns: wall(last),
-                    },
-                ];
                 let title = format!(
                     "{} n={n}, {p} simulated ranks, {}",
                     kernel.name(),
                     strategy.name()
                 );
                 info.timelines
-                    .push(magpie_dist::timeline::svg(&title, &panels));
+                    .push(magpie_dist::timeline::first_and_last(&title, &o.iterations));
             }
         }
     }

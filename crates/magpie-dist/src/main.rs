@@ -316,29 +316,9 @@ impl RunArgs {
 
     /// Writes the timelines of the first and last iteration, if asked (rank 0's job).
     fn write_timeline(&self, o: &magpie_dist::kernels::Outcome) -> Result<(), String> {
-        use magpie_dist::timeline::{svg, Panel, Spans};
         let Some(path) = &self.timeline else {
             return Ok(());
         };
-        let spans: Vec<(u32, Vec<Spans>, u64)> = o
-            .iterations
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i == 0 || i + 1 == o.iterations.len())
-            .map(|(_, r)| {
-                let wall = r.ranks.iter().map(|x| x.wall_ns).max().unwrap_or(0);
-                let s = r.ranks.iter().map(|x| x.timeline.clone()).collect();
-                (r.iteration, s, wall)
-            })
-            .collect();
-        let panels: Vec<Panel> = spans
-            .iter()
-            .map(|(i, s, wall)| Panel {
-                label: format!("iteration {i}"),
-                ranks: s,
-                wall_ns: *wall,
-            })
-            .collect();
         let title = format!(
             "{} {} on {} rank(s), {}, {} steals",
             o.kernel,
@@ -347,7 +327,11 @@ impl RunArgs {
             o.strategy,
             o.transport
         );
-        std::fs::write(path, svg(&title, &panels)).map_err(|e| {
+        std::fs::write(
+            path,
+            magpie_dist::timeline::first_and_last(&title, &o.iterations),
+        )
+        .map_err(|e| {
             format!(
                 "--timeline '{}': {e}; choose a file you can write",
                 path.display()

@@ -306,6 +306,30 @@ pub fn svg(title: &str, panels: &[Panel<'_>]) -> String {
     out
 }
 
+/// [`svg`] of a run's first and last iteration (one panel when it ran one), each rank's spans
+/// as it recorded them.
+pub fn first_and_last(title: &str, iterations: &[crate::collection::IterationReport]) -> String {
+    let drawn: Vec<&crate::collection::IterationReport> = match iterations {
+        [] => vec![],
+        [only] => vec![only],
+        [first, .., last] => vec![first, last],
+    };
+    let spans: Vec<Vec<Spans>> = drawn
+        .iter()
+        .map(|r| r.ranks.iter().map(|x| x.timeline.clone()).collect())
+        .collect();
+    let panels: Vec<Panel<'_>> = drawn
+        .iter()
+        .zip(&spans)
+        .map(|(r, s)| Panel {
+            label: format!("iteration {}", r.iteration),
+            ranks: s,
+            wall_ns: r.ranks.iter().map(|x| x.wall_ns).max().unwrap_or(0),
+        })
+        .collect();
+    svg(title, &panels)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -377,5 +401,34 @@ mod tests {
         assert!(out.contains("50% of rank-time running tasks"));
         // Per panel two shares and a rect per rank, all data marks.
         assert_eq!(out.matches(r#"class="mark""#).count(), 2 * (2 + 3));
+    }
+
+    #[test]
+    fn a_run_draws_its_first_and_last_iteration() {
+        use crate::collection::{IterationReport, RankReport};
+        let it = |i: u32| IterationReport {
+            iteration: i,
+            ranks: vec![
+                RankReport {
+                    wall_ns: 100,
+                    timeline: Spans(vec![Span {
+                        start_ns: 0,
+                        end_ns: 50,
+                        state: State::Task,
+                    }]),
+                    ..Default::default()
+                };
+                2
+            ],
+        };
+        let panels = |n: u32| {
+            let its: Vec<IterationReport> = (0..n).map(it).collect();
+            first_and_last("t", &its).matches("— 2 ranks").count()
+        };
+        assert_eq!((panels(0), panels(1), panels(2), panels(5)), (0, 1, 2, 2));
+        let its: Vec<IterationReport> = (0..5).map(it).collect();
+        let out = first_and_last("t", &its);
+        assert!(out.contains("iteration 0 —") && out.contains("iteration 4 —"));
+        assert!(!out.contains("iteration 2 —"));
     }
 }

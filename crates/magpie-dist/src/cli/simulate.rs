@@ -282,30 +282,6 @@ pub fn run(a: Args) -> ExitCode {
                 }
             }
             if let Some(dir) = &a.timeline {
-                let first = &o.iterations[0];
-                let last = &o.iterations[o.iterations.len() - 1];
-                let spans = |r: &magpie_dist::collection::IterationReport| {
-                    r.ranks
-                        .iter()
-                        .map(|x| x.timeline.clone())
-                        .collect::<Vec<_>>()
-                };
-                let wall = |r: &magpie_dist::collection::IterationReport| {
-                    r.ranks.iter().map(|x| x.wall_ns).max().unwrap_or(0)
-                };
-                let (fs, ls) = (spans(first), spans(last));
-                let mut panels = vec![magpie_dist::timeline::Panel {
-                    label: "iteration 0".into(),
-                    ranks: &fs,
-                    wall_ns: wall(first),
-                }];
-                if o.iterations.len() > 1 {
-                    panels.push(magpie_dist::timeline::Panel {
-                        label: format!("iteration {}", last.iteration),
-                        ranks: &ls,
-                        wall_ns: wall(last),
-                    });
-                }
                 let title = format!(
                     "{} n={}, {p} simulated ranks, {}",
                     k.name(),
@@ -313,7 +289,10 @@ pub fn run(a: Args) -> ExitCode {
                     strategy.name()
                 );
                 let path = dir.join(format!("{}-{}-{p}.svg", k.name(), strategy.name()));
-                if let Err(e) = std::fs::write(&path, magpie_dist::timeline::svg(&title, &panels)) {
+                if let Err(e) = std::fs::write(
+                    &path,
+                    magpie_dist::timeline::first_and_last(&title, &o.iterations),
+                ) {
                     eprintln!(
                         "error: --timeline: writing '{}': {e}; choose a folder you can write",
                         path.display()
