@@ -1,9 +1,10 @@
-//! `index.html` of `magpie suite`: one self-contained page (inline CSS, inline SVG, no scripts)
-//! with the headline (magpie against each peer, `headline`), a compact overview table of every
-//! kernel, then, per kernel, a bar chart of the speedup over the serial twin of each runtime and policy
-//! at each worker count, a bar chart of magpie's time relative to each peer's, and the suite's
-//! table. The charts are drawn by `chart`, the plotting layer every page shares. Kernels traced with
-//! `magpie suite --trace` also get their per-worker timeline (drawn by `trace::svg`).
+//! `index.html` of `magpie suite`: one self-contained page (inline CSS, inline SVG, no scripts).
+//! From the top: the headline (magpie against each peer, see `headline`), a compact overview
+//! table of every kernel, then per kernel a bar chart of the speedup over the serial twin of each
+//! runtime and policy at each worker count, a bar chart of magpie's time relative to each peer's,
+//! its timeline when traced (`trace::svg`), and the suite's table; last, the sections of
+//! `--locality`, `--splice`, `--corun` and `--dist`. Every chart is drawn by
+//! `magpie_view::chart`, the plotting layer all of magpie's pages share.
 
 use crate::headline::{
     behind_list, headline, headline_policy, peer_runtimes, ratios, verdict, worker_counts,
