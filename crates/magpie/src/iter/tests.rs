@@ -24,7 +24,9 @@ fn pools() -> Vec<Pool> {
 
 /// Lengths 0, 1, small, around the chunk size and a few larger, pseudo-random.
 fn lengths() -> Vec<usize> {
-    let mut v = vec![0, 1, 2, 3, 7, 255, 256, 257, 511, 513, 1000, 4099];
+    let mut v = vec![
+        0, 1, 2, 3, 7, 255, 256, 257, 511, 513, 1000, 4095, 4096, 4097, 8193,
+    ];
     let mut x = 0x9e37_79b9u64;
     for _ in 0..4 {
         x ^= x << 13;
