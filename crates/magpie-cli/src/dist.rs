@@ -11,7 +11,7 @@
 //! Real MPI runs are `mpirun -n P magpie-dist run ...` ([docs/DISTRIBUTED.md]).
 
 use magpie_bench::Size;
-use magpie_dist::collection::{IterationReport, Strategy};
+use magpie_dist::collection::Strategy;
 use magpie_dist::kernels::Synthetic;
 use magpie_dist::sim;
 use magpie_dist::timeline::MAX_ROWS;
@@ -123,10 +123,6 @@ fn shape(size: Size) -> (u64, Vec<usize>) {
 
 const ITERATIONS: usize = 4;
 
-fn wall_s(r: &IterationReport) -> f64 {
-    r.ranks.iter().map(|x| x.wall_ns).max().unwrap_or(0) as f64 * 1e-9
-}
-
 /// Simulates `spec` at the size's rank counts under every strategy.
 pub fn simulated(spec: DistSpec, size: Size) -> DistInfo {
     let (n0, ranks) = shape(size);
@@ -175,8 +171,8 @@ pub fn simulated(spec: DistSpec, size: Size) -> DistInfo {
             let row = DistRow {
                 ranks: p,
                 strategy: strategy.name().into(),
-                first_s: wall_s(first),
-                last_s: wall_s(last),
+                first_s: first.wall_ns() as f64 * 1e-9,
+                last_s: last.wall_ns() as f64 * 1e-9,
                 ideal_s: o.ideal_ns * 1e-9,
                 first_efficiency: first.efficiency(),
                 last_efficiency: last.efficiency(),

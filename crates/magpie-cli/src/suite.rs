@@ -283,20 +283,20 @@ fn corunning(pair: cli::ProgramPair, workers: usize, size: Size, runs: usize) ->
         out: None,
     };
     match crate::corun::measure(&args) {
-        Ok(mut r) => CorunInfo {
-            report: Some({
-                // The command that repeats this co-run on its own.
-                r.command = format!(
-                    "magpie corun {} {} --size {} --workers {workers} --solo-runs {runs} \
-                     --runs {runs} --min-seconds 1",
-                    pair.0,
-                    pair.1,
-                    size.name()
-                );
-                r
-            }),
-            error: None,
-        },
+        Ok(mut r) => {
+            // The command that repeats this co-run on its own.
+            r.command = format!(
+                "magpie corun {} {} --size {} --workers {workers} --solo-runs {runs} --runs \
+                 {runs} --min-seconds 1",
+                pair.0,
+                pair.1,
+                size.name()
+            );
+            CorunInfo {
+                report: Some(r),
+                error: None,
+            }
+        }
         Err(e) => CorunInfo {
             report: None,
             error: Some(e.message().to_string()),

@@ -263,11 +263,16 @@ pub struct IterationReport {
 }
 
 impl IterationReport {
+    /// The iteration's wall time: the slowest rank's, nanoseconds.
+    pub fn wall_ns(&self) -> u64 {
+        self.ranks.iter().map(|r| r.wall_ns).max().unwrap_or(0)
+    }
+
     /// Total task time ÷ (ranks × the longest rank's wall time): 1 when every rank computed
     /// all the time.
     pub fn efficiency(&self) -> f64 {
         let work: u64 = self.ranks.iter().map(|r| r.task_ns).sum();
-        let wall = self.ranks.iter().map(|r| r.wall_ns).max().unwrap_or(0);
+        let wall = self.wall_ns();
         if wall == 0 {
             return 0.0;
         }

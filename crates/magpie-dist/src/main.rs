@@ -359,7 +359,7 @@ fn mean_std(v: &[f64]) -> (f64, f64) {
 /// One iteration's figures over the ranks: time (the slowest rank's), efficiency, tasks, and
 /// steals attempted and successful per rank (mean and standard deviation).
 fn iteration_summary(r: &magpie_dist::collection::IterationReport) -> serde_json::Value {
-    let wall = r.ranks.iter().map(|x| x.wall_ns).max().unwrap_or(0) as f64 * 1e-9;
+    let wall = r.wall_ns() as f64 * 1e-9;
     let att: Vec<f64> = r.ranks.iter().map(|x| x.steals_attempted as f64).collect();
     let suc: Vec<f64> = r.ranks.iter().map(|x| x.steals_successful as f64).collect();
     let (am, asd) = mean_std(&att);

@@ -324,7 +324,7 @@ pub fn first_and_last(title: &str, iterations: &[crate::collection::IterationRep
         .map(|(r, s)| Panel {
             label: format!("iteration {}", r.iteration),
             ranks: s,
-            wall_ns: r.ranks.iter().map(|x| x.wall_ns).max().unwrap_or(0),
+            wall_ns: r.wall_ns(),
         })
         .collect();
     svg(title, &panels)
