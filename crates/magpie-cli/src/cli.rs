@@ -290,6 +290,12 @@ pub struct SpliceArgs {
     /// the grid fits in the cache anyway (scripts/splice-sweep.sh)].
     #[arg(long, value_parser = parse_positive)]
     pub grain: Option<usize>,
+    /// Step pipelining: run each step in parts of this many rows, the window's phases taking
+    /// turns a part at a time (0: whole steps). For the spliced walk (`--workers 1`); the
+    /// dependence graph runs steps whole. With large steps (`--grain 16` and up) it keeps the
+    /// band of rows small at a fraction of the steps' scheduling cost.
+    #[arg(long, default_value_t = 0, value_parser = parse_slice)]
+    pub slice: usize,
     /// Workers: 1 runs the spliced walk on one thread, more the dependence graph on a pool.
     #[arg(long, default_value_t = 1, value_parser = parse_workers)]
     pub workers: usize,
@@ -305,6 +311,13 @@ pub struct SpliceArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+fn parse_slice(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n <= 1_000_000 => Ok(n),
+        _ => Err("expected rows per part, a whole number from 0 (whole steps) to 1000000".into()),
+    }
 }
 
 fn parse_positive(s: &str) -> Result<usize, String> {

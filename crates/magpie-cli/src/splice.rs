@@ -5,7 +5,7 @@
 
 use crate::cli::SpliceArgs;
 use crate::Failure;
-use magpie_splice::kernels::{Fdtd, Heat, Jacobi, Seidel};
+use magpie_splice::kernels::{Fdtd, Heat, Jacobi, Seidel, Sliced};
 use magpie_splice::splice::{run as splice_run, Mode, Phase};
 use magpie_splice::{Grids, Rows, Stats};
 use serde::{Deserialize, Serialize};
@@ -136,6 +136,9 @@ pub struct Outcome {
     pub steps: usize,
     pub window: usize,
     pub grain: usize,
+    /// Rows per part under step pipelining (0: whole steps).
+    #[serde(default)]
+    pub slice: usize,
     pub workers: usize,
     pub runs: usize,
     pub spliced_median_s: f64,
@@ -159,15 +162,26 @@ pub struct StatsOut {
     pub delayed: u64,
     pub dependences: u64,
     pub peak_delayed_bytes: u64,
+    /// Parts run under step pipelining.
+    #[serde(default)]
+    pub slices: u64,
 }
 
 pub fn run(a: SpliceArgs) -> Result<(), Failure> {
     let o = outcome(&a)?;
     if let Some(only) = &a.only {
         println!(
-            "{} n={} steps={} window={} grain={} workers={}: {only} only, {:.4} s, checksum {} \
+            "{} n={} steps={} window={} grain={}{} workers={}: {only} only, {:.4} s, checksum {} \
              (not compared: run the other version and compare)",
-            o.kernel, o.n, o.steps, o.window, o.grain, o.workers, o.spliced_median_s, o.result
+            o.kernel,
+            o.n,
+            o.steps,
+            o.window,
+            o.grain,
+            slice_note(o.slice),
+            o.workers,
+            o.spliced_median_s,
+            o.result
         );
         return Ok(());
     }
@@ -179,13 +193,14 @@ pub fn run(a: SpliceArgs) -> Result<(), Failure> {
         return Ok(());
     }
     println!(
-        "{} n={} steps={} window={} grain={} workers={}: spliced {:.4} s, unspliced {:.4} s \
+        "{} n={} steps={} window={} grain={}{} workers={}: spliced {:.4} s, unspliced {:.4} s \
          ({:.2}× faster){}; verified, checksum {}",
         o.kernel,
         o.n,
         o.steps,
         o.window,
         o.grain,
+        slice_note(o.slice),
         o.workers,
         o.spliced_median_s,
         o.unspliced_median_s,
@@ -198,9 +213,14 @@ pub fn run(a: SpliceArgs) -> Result<(), Failure> {
     );
     let st = &o.stats;
     println!(
-        "  last run: {} steps, {} interference checks, {} thread switches, {} delayed, {} \
+        "  last run: {} steps{}, {} interference checks, {} thread switches, {} delayed, {} \
          dependences, peak {:.1} KiB delayed",
         st.steps,
+        if o.slice > 0 {
+            format!(" in {} parts", st.slices)
+        } else {
+            String::new()
+        },
         st.checks,
         st.switches,
         st.delayed,
@@ -210,8 +230,24 @@ pub fn run(a: SpliceArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// ` slice=R` under step pipelining, nothing otherwise.
+fn slice_note(rows: usize) -> String {
+    if rows > 0 {
+        format!(" slice={rows}")
+    } else {
+        String::new()
+    }
+}
+
 /// Measures what `a` asks for (see `run`); an error is one line.
 pub fn outcome(a: &SpliceArgs) -> Result<Outcome, Failure> {
+    if a.slice > 0 && a.workers > 1 {
+        return Err(Failure::Usage(format!(
+            "--slice pipelines the spliced walk of one worker; with --workers {} the dependence \
+             graph runs whole steps (leave --slice out, or use --workers 1)",
+            a.workers
+        )));
+    }
     let pool = magpie::Pool::builder()
         .workers(a.workers)
         .build()
@@ -238,7 +274,7 @@ pub fn outcome(a: &SpliceArgs) -> Result<Outcome, Failure> {
                 a,
                 &pool,
                 &|| Heat::grids(n),
-                &Heat::phases(n, steps, g),
+                &Sliced::all(Heat::phases(n, steps, g), a.slice),
                 suite.then_some(&rayon as &dyn Fn() -> f64),
             )?;
             (m, steps)
@@ -258,7 +294,7 @@ pub fn outcome(a: &SpliceArgs) -> Result<Outcome, Failure> {
                 a,
                 &pool,
                 &|| Jacobi::grids(n),
-                &Jacobi::phases(n, steps, g),
+                &Sliced::all(Jacobi::phases(n, steps, g), a.slice),
                 suite.then_some(&rayon as &dyn Fn() -> f64),
             )?;
             (m, steps)
@@ -278,7 +314,7 @@ pub fn outcome(a: &SpliceArgs) -> Result<Outcome, Failure> {
                 a,
                 &pool,
                 &|| Fdtd::grids(n),
-                &Fdtd::phases(n, steps, g),
+                &Sliced::all(Fdtd::phases(n, steps, g), a.slice),
                 suite.then_some(&rayon as &dyn Fn() -> f64),
             )?;
             (m, steps)
@@ -289,7 +325,7 @@ pub fn outcome(a: &SpliceArgs) -> Result<Outcome, Failure> {
                 a,
                 &pool,
                 &|| Seidel::grids(n),
-                &Seidel::phases(n, steps, g),
+                &Sliced::all(Seidel::phases(n, steps, g), a.slice),
                 None,
             )?;
             (m, steps)
@@ -309,6 +345,7 @@ pub fn outcome(a: &SpliceArgs) -> Result<Outcome, Failure> {
         steps,
         window: a.window,
         grain: g,
+        slice: a.slice,
         workers: a.workers,
         runs: a.runs,
         spliced_median_s: s,
@@ -324,6 +361,7 @@ pub fn outcome(a: &SpliceArgs) -> Result<Outcome, Failure> {
             delayed: stats.delayed,
             dependences: stats.dependences,
             peak_delayed_bytes: stats.peak_delayed_bytes,
+            slices: stats.slices,
         },
     })
 }

@@ -331,6 +331,7 @@ fn spliced(kernels: &[Kernel], workers: &[usize], size: Size, runs: usize) -> Ve
                 steps: None,
                 window: 8,
                 grain: None,
+                slice: 0,
                 workers: w,
                 runs,
                 json: true,

@@ -72,6 +72,36 @@ fn every_kernel_splices_and_verifies() {
     );
 }
 
+/// `--slice`: step pipelining, every kernel verified against its unspliced twin, the parts
+/// counted in the JSON and the text.
+#[test]
+fn every_kernel_pipelines_and_verifies() {
+    for kernel in ["heat", "jacobi", "fdtd-2d", "seidel-2d"] {
+        let o = magpie(&[
+            "splice", kernel, "--n", "40", "--steps", "6", "--window", "4", "--grain", "6",
+            "--slice", "2", "--runs", "2", "--json",
+        ]);
+        assert!(
+            o.status.success(),
+            "{kernel}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["verified"], true);
+        assert_eq!(v["slice"], 2);
+        let (steps, parts) = (
+            v["stats"]["steps"].as_u64().unwrap(),
+            v["stats"]["slices"].as_u64().unwrap(),
+        );
+        assert!(parts > steps, "{kernel}: {steps} steps in {parts} parts");
+    }
+    let o = magpie(&[
+        "splice", "heat", "--n", "30", "--grain", "8", "--slice", "1", "--runs", "1",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("slice=1") && out.contains(" parts,"), "{out}");
+}
+
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     for args in [
@@ -81,6 +111,10 @@ fn bad_input_is_one_line_and_exit_2() {
         &["splice", "heat", "--window", "0"][..],
         &["splice", "heat", "--steps", "x"][..],
         &["splice", "heat", "--workers", "0"][..],
+        &["splice", "heat", "--slice", "x"][..],
+        &["splice", "heat", "--slice", "-1"][..],
+        // Pipelining is the one-worker walk's.
+        &["splice", "heat", "--slice", "2", "--workers", "2"][..],
     ] {
         let o = magpie(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");

@@ -24,6 +24,67 @@ fn halves(b: &Block, grain: usize) -> Vec<Block> {
     vec![b.start..mid, mid..b.end]
 }
 
+/// Step pipelining for the grid kernels (the thesis's §7.6.3): `phase`'s steps, blocks of
+/// rows, run `rows` rows at a time, each part a block of its own. Every kernel here updates a
+/// block row by row, top to bottom, so its parts one after the other do what the block does,
+/// and a part's effect (its rows and their neighbours) lies inside the block's. A step of many
+/// rows is then one leaf for the scheduler (one set of interference tests against the call
+/// tree), while the window's phases still advance a few rows each in turn and keep their band
+/// of rows small. `rows` 0 runs the steps whole.
+pub struct Sliced<P> {
+    /// The phase whose steps are sliced.
+    pub phase: P,
+    /// Rows per part (0: no slicing).
+    pub rows: usize,
+}
+
+impl<P> Sliced<P> {
+    /// Each of `phases` with its steps sliced into parts of `rows` rows.
+    pub fn all(phases: Vec<P>, rows: usize) -> Vec<Sliced<P>> {
+        phases
+            .into_iter()
+            .map(|phase| Sliced { phase, rows })
+            .collect()
+    }
+}
+
+impl<P: Phase<Node = Block>> Phase for Sliced<P> {
+    type Node = Block;
+    type Effect = P::Effect;
+    type Memory = P::Memory;
+    type Output = P::Output;
+
+    fn root(&self) -> Block {
+        self.phase.root()
+    }
+    fn effect(&self, b: &Block) -> P::Effect {
+        self.phase.effect(b)
+    }
+    fn split(&self, b: &Block) -> Vec<Block> {
+        self.phase.split(b)
+    }
+    fn step(
+        &self,
+        b: &Block,
+        view: &mut <P::Memory as crate::grids::Memory<P::Effect>>::View<'_>,
+    ) -> P::Output {
+        self.phase.step(b, view)
+    }
+    fn empty(&self) -> P::Output {
+        self.phase.empty()
+    }
+    fn merge(&self, a: P::Output, b: P::Output) -> P::Output {
+        self.phase.merge(a, b)
+    }
+    fn slice(&self, b: &Block) -> Option<(Block, Block)> {
+        if self.rows == 0 || b.len() <= self.rows {
+            return None;
+        }
+        let cut = b.start + self.rows;
+        Some((b.start..cut, cut..b.end))
+    }
+}
+
 /// Heat (the suite's `heat`): buffers 0 and 1 ping-pong; step `t` reads buffer `t % 2` and
 /// writes buffer `(t + 1) % 2`, interior rows `1..n − 1`.
 pub struct Heat {

@@ -24,15 +24,34 @@
 //! - of phase `k` itself: its own delayed steps before `i` (the thesis checks only earlier
 //!   phases', which an in-place kernel such as Seidel's breaks).
 //!
-//! After every step that runs, the delayed steps are tried again in program order, and the
-//! first that has become runnable runs at once (before anything else is decided, so the decision
-//! stays true: the thesis decides and then switches threads first). Each delayed step remembers
-//! what blocked it (a delayed step, or a phase's continuation from a position), and is tried
-//! again only once that has gone (the step ran, or the walk moved that phase on); otherwise a
-//! wide window's retries would test every delayed step after every step. At the end of the walk the
-//! delayed steps run in program order. A step's *interference checks*, the *thread switches*
-//! (consecutive steps of different phases), the *delayed* steps, the *dependences* that delayed
-//! them and the peak bytes held by delayed steps are counted in [`Stats`].
+//! The steps reached and not finished are kept in one *pending* list in program order. After
+//! every step that runs, the pending steps are tried again, going on from the one after it
+//! round the list, and one that has become runnable runs at once (before anything else is
+//! decided, so the decision stays true: the thesis decides and then switches threads first).
+//! Each pending step remembers what blocked it (an earlier pending step, or a phase's
+//! continuation from a position), and is tried again only once that has changed (the step ran
+//! some or all of itself, or the walk moved that phase on); otherwise a wide window's retries
+//! would test every delayed step after every step. When nothing pending can run, the walk
+//! reaches the next step. At the end of the walk what is pending runs in program order. A step's
+//! *interference checks*, the *thread switches* (consecutive steps of different phases), the
+//! *delayed* steps, the *dependences* that delayed them and the peak bytes held by delayed steps
+//! are counted in [`Stats`].
+//!
+//! # Step pipelining (§7.6.3)
+//!
+//! Small steps keep a window's band of rows in the cache, but each costs the scheduler its
+//! interference tests and bookkeeping. A phase that slices its steps ([`Phase::slice`]: a
+//! block of rows into its first row or two and the rest) lets a step be large and still advance
+//! in small parts: a pending step whose *first part* no longer interferes with anything before
+//! it runs that part and stays pending with the rest, whose smaller effect may now let a later
+//! phase's step run its own first part. Since the list is tried round from the step after the
+//! one that ran, the phases' steps take turns a part at a time, each trailing the one before by
+//! the rows its stencil reads (the thesis's switch to the next thread after every slice). The
+//! whole step's effect stays what the call tree and its continuation tests see; a part is held
+//! to its own effect, which must lie inside the step's (checked), and a step's parts share its
+//! number in program order and run in order, so its outputs merge as the whole's would. The
+//! parts run are counted in [`Stats::slices`]. Pipelining is the walk's: the dependence graph
+//! below runs steps whole.
 //!
 //! # In parallel (§7.5, adapted)
 //!
@@ -86,6 +105,18 @@ pub trait Phase: Sync {
     fn empty(&self) -> Self::Output;
     /// Two outputs, `a` from earlier steps than `b`, as one.
     fn merge(&self, a: Self::Output, b: Self::Output) -> Self::Output;
+
+    /// Step pipelining (§7.6.3): splits step `step` (a step, or what is left of one) into a
+    /// first part to run now and the rest, or `None` to run it whole (the default: no
+    /// pipelining). Running the parts one after the other, each through [`Phase::step`] with
+    /// its own effect, must do what the whole step does, and each part's effect must be
+    /// covered by the whole's (the scheduler checks the cover and holds each part to its
+    /// effect, as it does steps). [`crate::kernels::Sliced`] slices the grid kernels' blocks
+    /// into rows.
+    fn slice(&self, step: &Self::Node) -> Option<(Self::Node, Self::Node)> {
+        let _ = step;
+        None
+    }
 }
 
 /// What a run did, summed over its windows.
@@ -104,6 +135,21 @@ pub struct Stats {
     pub dependences: u64,
     /// The most bytes delayed steps held at once (sequential runs).
     pub peak_delayed_bytes: u64,
+    /// Parts of steps run one at a time by step pipelining ([`Phase::slice`]; sequential runs).
+    pub slices: u64,
+}
+
+impl Stats {
+    /// Adds `o`'s counts to these (the peak is the larger of the two).
+    fn add(&mut self, o: &Stats) {
+        self.steps += o.steps;
+        self.checks += o.checks;
+        self.switches += o.switches;
+        self.delayed += o.delayed;
+        self.dependences += o.dependences;
+        self.peak_delayed_bytes = self.peak_delayed_bytes.max(o.peak_delayed_bytes);
+        self.slices += o.slices;
+    }
 }
 
 /// How to run a window.
@@ -199,20 +245,44 @@ impl<N: Clone, E: Effect> Tree<N, E> {
     }
 }
 
-/// A delayed step: its phase and position.
+/// A step's place: its phase and its position among the phase's steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Pos {
     phase: u32,
     leaf: u32,
 }
 
-/// Why a delayed step could not run when it was last checked (see `Window::blocker`).
+/// Why a pending step could not run when it was last checked (see `Window::find_blocker`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Blocker {
-    /// An earlier delayed step interferes with it.
-    Delayed(Pos),
+    /// An earlier pending step interferes with it, as that step stood after `ran` parts.
+    Pending { pos: Pos, ran: u32 },
     /// Phase `phase`'s continuation from step `from` interferes with it.
     Continuation { phase: u32, from: u32 },
+}
+
+/// A step the walk has reached that has not finished: delayed, or run a part at a time.
+struct Pending<N, E> {
+    pos: Pos,
+    /// What is left of the step once parts of it have run (node and effect); `None`: all of it,
+    /// the tree's node and effect.
+    rest: Option<(N, E)>,
+    /// Parts run so far (a step this one blocks looks again when it changes).
+    ran: u32,
+    /// Why it could not run when last checked; `None`: nothing known, check it.
+    blocker: Option<Blocker>,
+    /// Bytes it holds while it waits (counted in the statistics), 0 while it does not.
+    waiting: u64,
+}
+
+/// What one attempt to run a pending step did.
+enum Tried {
+    /// Something before it interferes.
+    Blocked,
+    /// A part ran; the rest is still pending.
+    Part,
+    /// The step (or its last part) ran and left the pending list.
+    Done,
 }
 
 /// One window's state.
@@ -222,6 +292,25 @@ struct Window<'w, P: Phase> {
     /// Each phase's first step number.
     base: Vec<u64>,
     stats: Stats,
+}
+
+/// The spliced walk's running counts.
+struct Walk {
+    stats: Stats,
+    /// Bytes the waiting steps hold now.
+    held: u64,
+    /// The phase of the last step or part run (`u32::MAX`: none yet).
+    last_phase: u32,
+}
+
+impl Walk {
+    /// Counts a thread switch if a step of `phase` runs next after another phase's.
+    fn switch_to(&mut self, phase: u32) {
+        if phase != self.last_phase {
+            self.stats.switches += u64::from(self.last_phase != u32::MAX);
+            self.last_phase = phase;
+        }
+    }
 }
 
 impl<'w, P: Phase> Window<'w, P> {
@@ -254,16 +343,38 @@ impl<'w, P: Phase> Window<'w, P> {
         self.base[p.phase as usize] + p.leaf as u64
     }
 
+    /// Step `p`'s call: its node and effect.
+    fn leaf(&self, p: Pos) -> &TNode<P::Node, P::Effect> {
+        let t = &self.trees[p.phase as usize];
+        &t.nodes[t.leaves[p.leaf as usize] as usize]
+    }
+
     /// Runs step `p` with its view and returns its output.
     fn run(&self, mem: &P::Memory, p: Pos) -> P::Output {
-        let t = &self.trees[p.phase as usize];
-        let n = &t.nodes[t.leaves[p.leaf as usize] as usize];
+        let n = self.leaf(p);
+        self.run_part(mem, p, &n.node, &n.effect)
+    }
+
+    /// Runs `node`, step `p` or a part of it (step pipelining), with a view of `effect`, which
+    /// covers it.
+    fn run_part(&self, mem: &P::Memory, p: Pos, node: &P::Node, effect: &P::Effect) -> P::Output {
         // SAFETY: every caller runs a step only when no step that interferes with it is
-        // running, and interfering steps in program order (sequential runs: one step at a time,
-        // delayed while an earlier one interferes; parallel runs: after every earlier
-        // interfering step, by the graph's edges).
-        let mut view = unsafe { mem.view(&n.effect, self.seq(p)) };
-        self.phases[p.phase as usize].step(&n.node, &mut view)
+        // running, and interfering steps in program order (sequential runs: one step or part
+        // at a time, delayed while an earlier one interferes, a step's parts in order;
+        // parallel runs: after every earlier interfering step, by the graph's edges).
+        let mut view = unsafe { mem.view(effect, self.seq(p)) };
+        self.phases[p.phase as usize].step(node, &mut view)
+    }
+
+    /// What is left of pending step `d`: its node and effect.
+    fn remaining<'a>(&'a self, d: &'a Pending<P::Node, P::Effect>) -> (&'a P::Node, &'a P::Effect) {
+        match &d.rest {
+            Some((n, e)) => (n, e),
+            None => {
+                let n = self.leaf(d.pos);
+                (&n.node, &n.effect)
+            }
+        }
     }
 
     /// Whether the steps of phase `j` from position `from` on (its continuation: the steps the
@@ -300,32 +411,28 @@ impl<'w, P: Phase> Window<'w, P> {
         hit
     }
 
-    /// What keeps step `p` from running now, or `None` if nothing does: a delayed step before
-    /// it that interferes (`delayed` is in program order), or an earlier phase `j` whose
-    /// continuation (from `progress[j]`, the first step of phase `j` the walk has not reached)
-    /// interferes. Its interference tests are added to the statistics.
-    fn blocker(&mut self, p: Pos, delayed: &[(Pos, Blocker)], progress: &[u32]) -> Option<Blocker> {
-        let mut checks = 0;
-        let b = self.find_blocker(p, delayed, progress, &mut checks);
-        self.stats.checks += checks;
-        b
-    }
-
+    /// What keeps step `p` (a part of it, of effect `e`) from running now, or `None` if
+    /// nothing does: a pending step before it whose remaining effect interferes (`pending` is
+    /// in program order), or an earlier phase `j` whose continuation (from `progress[j]`, the
+    /// first step of phase `j` the walk has not reached) interferes.
     fn find_blocker(
         &self,
         p: Pos,
-        delayed: &[(Pos, Blocker)],
+        e: &P::Effect,
+        pending: &[Pending<P::Node, P::Effect>],
         progress: &[u32],
         checks: &mut u64,
     ) -> Option<Blocker> {
-        let e = self.effect(p);
-        for &(d, _) in delayed {
-            if d >= p {
+        for d in pending {
+            if d.pos >= p {
                 break;
             }
             *checks += 1;
-            if self.effect(d).interferes(e) {
-                return Some(Blocker::Delayed(d));
+            if self.remaining(d).1.interferes(e) {
+                return Some(Blocker::Pending {
+                    pos: d.pos,
+                    ran: d.ran,
+                });
             }
         }
         (0..p.phase as usize)
@@ -343,16 +450,141 @@ impl<'w, P: Phase> Window<'w, P> {
             })
     }
 
-    fn spliced(&mut self, mem: &P::Memory, outs: &mut [Option<P::Output>]) {
-        // The delayed steps in program order, each with what blocked it when last checked.
-        let mut delayed: Vec<(Pos, Blocker)> = Vec::new();
-        let mut delayed_bytes = 0u64;
-        let mut last_phase = u32::MAX;
-        let held = |w: &Self, p: Pos| {
-            (std::mem::size_of::<Pos>() + std::mem::size_of::<P::Node>() + w.effect(p).bytes())
-                as u64
+    /// Whether what blocked a pending step has gone: the blocking step finished or ran another
+    /// part since, or the walk moved the blocking phase on. Until then, checking again would
+    /// find the same answer.
+    fn gone(b: Blocker, pending: &[Pending<P::Node, P::Effect>], progress: &[u32]) -> bool {
+        match b {
+            Blocker::Pending { pos, ran } => match pending.binary_search_by(|d| d.pos.cmp(&pos)) {
+                Ok(at) => pending[at].ran != ran,
+                Err(_) => true,
+            },
+            Blocker::Continuation { phase, from } => progress[phase as usize] != from,
+        }
+    }
+
+    /// Tries to run pending step `pending[at]`: the whole of what is left of it, or, when its
+    /// phase slices it ([`Phase::slice`]), the first part. Runs it if nothing before it in
+    /// program order interferes; otherwise records the blocker and counts a delay.
+    fn try_run(
+        &self,
+        walk: &mut Walk,
+        mem: &P::Memory,
+        outs: &mut [Option<P::Output>],
+        pending: &mut Vec<Pending<P::Node, P::Effect>>,
+        progress: &[u32],
+        at: usize,
+    ) -> Tried {
+        if let Some(b) = pending[at].blocker {
+            if !Self::gone(b, pending, progress) {
+                return Tried::Blocked;
+            }
+        }
+        let d = &pending[at];
+        let p = d.pos;
+        let phase = &self.phases[p.phase as usize];
+        let (node, effect) = self.remaining(d);
+        let part = phase.slice(node).map(|(first, rest)| {
+            let fe = phase.effect(&first);
+            assert!(
+                effect.covers(&fe),
+                "a step's slice is not covered by the step's effect: declare each part's \
+                 effect inside the step's"
+            );
+            (first, fe, rest)
+        });
+        let e = part.as_ref().map_or(effect, |(_, fe, _)| fe);
+        let mut checks = 0;
+        let blocker = self.find_blocker(p, e, &pending[..at], progress, &mut checks);
+        walk.stats.checks += checks;
+        if let Some(b) = blocker {
+            let held = (std::mem::size_of::<Pos>()
+                + std::mem::size_of::<P::Node>()
+                + effect.bytes()) as u64;
+            let d = &mut pending[at];
+            d.blocker = Some(b);
+            if d.waiting == 0 {
+                d.waiting = held;
+                walk.stats.delayed += 1;
+                walk.stats.dependences += 1;
+                walk.held += held;
+                walk.stats.peak_delayed_bytes = walk.stats.peak_delayed_bytes.max(walk.held);
+            }
+            return Tried::Blocked;
+        }
+        walk.switch_to(p.phase);
+        let sliced = d.rest.is_some() || part.is_some();
+        let (out, rest) = match part {
+            Some((first, fe, rest)) => (self.run_part(mem, p, &first, &fe), Some(rest)),
+            None => (self.run_part(mem, p, node, effect), None),
         };
-        let index = |w: &Self, p: Pos| (w.seq(p) - w.base[0]) as usize;
+        walk.stats.slices += u64::from(sliced);
+        let slot = &mut outs[(self.seq(p) - self.base[0]) as usize];
+        *slot = Some(match slot.take() {
+            Some(before) => phase.merge(before, out),
+            None => out,
+        });
+        let d = &mut pending[at];
+        walk.held -= d.waiting;
+        d.waiting = 0;
+        match rest {
+            Some(rest) => {
+                let re = phase.effect(&rest);
+                d.rest = Some((rest, re));
+                d.ran += 1;
+                d.blocker = None;
+                Tried::Part
+            }
+            None => {
+                pending.remove(at);
+                walk.stats.steps += 1;
+                Tried::Done
+            }
+        }
+    }
+
+    /// Runs pending steps, and parts of them, while any can run, starting with `pending[at]`.
+    /// After a part runs, the next pending step has its turn, round the list in program order:
+    /// so the phases' pipelined steps advance a part each in turn (the thesis's switch to the
+    /// next thread after each slice). When no pending step can run, the walk goes on.
+    fn drain(
+        &self,
+        walk: &mut Walk,
+        mem: &P::Memory,
+        outs: &mut [Option<P::Output>],
+        pending: &mut Vec<Pending<P::Node, P::Effect>>,
+        progress: &[u32],
+        mut at: usize,
+    ) {
+        // Consecutive steps found blocked: a whole round of them means none can run.
+        let mut blocked = 0;
+        while blocked < pending.len() {
+            if at >= pending.len() {
+                at = 0;
+            }
+            match self.try_run(walk, mem, outs, pending, progress, at) {
+                Tried::Blocked => {
+                    blocked += 1;
+                    at += 1;
+                }
+                Tried::Part => {
+                    blocked = 0;
+                    at += 1;
+                }
+                // The next step has moved into `at`.
+                Tried::Done => blocked = 0,
+            }
+        }
+    }
+
+    fn spliced(&mut self, mem: &P::Memory, outs: &mut [Option<P::Output>]) {
+        // The steps reached and not finished, in program order.
+        let mut pending: Vec<Pending<P::Node, P::Effect>> = Vec::new();
+        let mut walk = Walk {
+            stats: Stats::default(),
+            held: 0,
+            last_phase: u32::MAX,
+        };
         let longest = self.trees.iter().map(|t| t.leaves.len()).max().unwrap_or(0);
         let mut progress = vec![0u32; self.trees.len()];
         for i in 0..longest as u32 {
@@ -362,63 +594,35 @@ impl<'w, P: Phase> Window<'w, P> {
                 }
                 let p = Pos { phase: k, leaf: i };
                 progress[k as usize] = i + 1;
-                if let Some(b) = self.blocker(p, &delayed, &progress) {
-                    self.stats.delayed += 1;
-                    self.stats.dependences += 1;
-                    let at = delayed.partition_point(|&(d, _)| d < p);
-                    delayed.insert(at, (p, b));
-                    delayed_bytes += held(self, p);
-                    self.stats.peak_delayed_bytes =
-                        self.stats.peak_delayed_bytes.max(delayed_bytes);
-                    continue;
-                }
-                let mut next = Some(p);
-                // Run it, then every delayed step that has become runnable, earliest first,
-                // each at once.
-                while let Some(q) = next.take() {
-                    if q.phase != last_phase {
-                        self.stats.switches += u64::from(last_phase != u32::MAX);
-                        last_phase = q.phase;
-                    }
-                    outs[index(self, q)] = Some(self.run(mem, q));
-                    self.stats.steps += 1;
-                    // Only a step whose blocker has gone can have become runnable: its delayed
-                    // blocker ran, or the walk moved its blocking phase's continuation on.
-                    for at in 0..delayed.len() {
-                        let (d, b) = delayed[at];
-                        let gone = match b {
-                            Blocker::Delayed(e) => {
-                                delayed[..at].binary_search_by(|&(x, _)| x.cmp(&e)).is_err()
-                            }
-                            Blocker::Continuation { phase, from } => {
-                                progress[phase as usize] != from
-                            }
-                        };
-                        if !gone {
-                            continue;
-                        }
-                        match self.blocker(d, &delayed[..at], &progress) {
-                            Some(nb) => delayed[at].1 = nb,
-                            None => {
-                                delayed.remove(at);
-                                delayed_bytes -= held(self, d);
-                                next = Some(d);
-                                break;
-                            }
-                        }
-                    }
-                }
+                let at = pending.partition_point(|d| d.pos < p);
+                pending.insert(
+                    at,
+                    Pending {
+                        pos: p,
+                        rest: None,
+                        ran: 0,
+                        blocker: None,
+                        waiting: 0,
+                    },
+                );
+                self.drain(&mut walk, mem, outs, &mut pending, &progress, at);
             }
         }
-        // What is left runs in program order; every step before each has run by then.
-        for (d, _) in delayed {
-            if d.phase != last_phase {
-                self.stats.switches += u64::from(last_phase != u32::MAX);
-                last_phase = d.phase;
-            }
-            outs[index(self, d)] = Some(self.run(mem, d));
-            self.stats.steps += 1;
+        // What is left runs in program order, each step whole; every step before each has run
+        // by then.
+        for d in pending {
+            walk.switch_to(d.pos.phase);
+            let (node, effect) = self.remaining(&d);
+            let out = self.run_part(mem, d.pos, node, effect);
+            walk.stats.slices += u64::from(d.rest.is_some());
+            let slot = &mut outs[(self.seq(d.pos) - self.base[0]) as usize];
+            *slot = Some(match slot.take() {
+                Some(before) => self.phases[d.pos.phase as usize].merge(before, out),
+                None => out,
+            });
+            walk.stats.steps += 1;
         }
+        self.stats.add(&walk.stats);
     }
 
     fn unspliced(&mut self, mem: &P::Memory, outs: &mut [Option<P::Output>]) {
@@ -615,12 +819,7 @@ pub fn run<P: Phase>(
             outputs.push(acc);
         }
         seq += n as u64;
-        stats.steps += w.stats.steps;
-        stats.checks += w.stats.checks;
-        stats.switches += w.stats.switches;
-        stats.delayed += w.stats.delayed;
-        stats.dependences += w.stats.dependences;
-        stats.peak_delayed_bytes = stats.peak_delayed_bytes.max(w.stats.peak_delayed_bytes);
+        stats.add(&w.stats);
     }
     (outputs, stats)
 }

@@ -1,9 +1,9 @@
 //! Every kernel, spliced, bit-identical to its unspliced twin: windows 1-16, several grains,
 //! sequentially, in parallel at 1 and 2 workers and in random orders of the dependence graph,
-//! from tiny and odd sizes up, with the shadow checker on. And against the suite's own kernels
-//! where a run has the suite's step count.
+//! from tiny and odd sizes up, with the shadow checker on; and with step pipelining, at several
+//! slice sizes. And against the suite's own kernels where a run has the suite's step count.
 
-use magpie_splice::kernels::{Fdtd, Heat, Jacobi, Seidel};
+use magpie_splice::kernels::{Fdtd, Heat, Jacobi, Seidel, Sliced};
 use magpie_splice::splice::{run, Mode, Phase};
 use magpie_splice::{Grids, Memory, Rows};
 
@@ -111,6 +111,48 @@ fn fdtd_spliced_is_bit_identical_at_every_window() {
     });
 }
 
+/// Step pipelining: every kernel with its steps sliced into parts of 1-3 rows, spliced at
+/// windows 1-16, is bit-identical to the unspliced run of the same steps whole (and the shadow
+/// checker passes every part's reads); the dependence graph runs the sliced phases' steps
+/// whole, with the same results.
+#[test]
+fn pipelined_kernels_are_bit_identical_at_every_slice_size() {
+    fn sliced<P, O>(
+        name: &str,
+        sizes: &[usize],
+        grids: fn(usize) -> Grids,
+        phases: impl Fn(usize, usize) -> Vec<P>,
+    ) where
+        P: Phase<Node = std::ops::Range<usize>, Effect = Rows, Memory = Grids, Output = O> + Sync,
+        O: PartialEq + std::fmt::Debug + Send,
+    {
+        for &n in sizes {
+            for grain in [1, 4, 9] {
+                for rows in [1, 2, 3] {
+                    let what = format!("{name} n={n} grain={grain} slice={rows}");
+                    let ph = Sliced::all(phases(n, grain), rows);
+                    for window in [1, 2, 3, 8, 16] {
+                        same(&what, || grids(n), &ph, window, Mode::Spliced);
+                    }
+                    pool(2).install(|| same(&what, || grids(n), &ph, 4, Mode::Parallel));
+                }
+            }
+        }
+    }
+    sliced("heat", &[3, 4, 5, 33], Heat::grids, |n, g| {
+        Heat::phases(n, 7, g)
+    });
+    sliced("jacobi", &[3, 5, 40], Jacobi::grids, |n, g| {
+        Jacobi::phases(n, 6, g)
+    });
+    sliced("seidel", &[3, 4, 5, 31], Seidel::grids, |n, g| {
+        Seidel::phases(n, 6, g)
+    });
+    sliced("fdtd", &[3, 4, 19], Fdtd::grids, |n, g| {
+        Fdtd::phases(n, 5, g)
+    });
+}
+
 /// With the suite's step counts, the spliced kernels give the suite's own serial results.
 #[test]
 fn the_spliced_kernels_compute_the_suites_bits() {
@@ -208,6 +250,159 @@ fn window_1_runs_the_unspliced_order_and_wider_windows_interleave() {
         first_of_last < last_of_first,
         "phase 5 starts before phase 0 ends"
     );
+}
+
+/// A heat phase that records every step or part it runs: its program-order number and rows.
+struct Parts<'a> {
+    inner: Heat,
+    order: &'a std::sync::Mutex<Vec<(u64, std::ops::Range<usize>)>>,
+}
+
+impl Phase for Parts<'_> {
+    type Node = std::ops::Range<usize>;
+    type Effect = Rows;
+    type Memory = Grids;
+    type Output = ();
+    fn root(&self) -> Self::Node {
+        self.inner.root()
+    }
+    fn effect(&self, b: &Self::Node) -> Rows {
+        self.inner.effect(b)
+    }
+    fn split(&self, b: &Self::Node) -> Vec<Self::Node> {
+        self.inner.split(b)
+    }
+    fn step(&self, b: &Self::Node, v: &mut <Grids as Memory<Rows>>::View<'_>) {
+        self.order.lock().unwrap().push((v.seq(), b.clone()));
+        self.inner.step(b, v)
+    }
+    fn empty(&self) {}
+    fn merge(&self, _: (), _: ()) {}
+}
+
+/// Step pipelining runs each step as parts that cover its rows once, top to bottom, and the
+/// phases' parts interleave: another phase's part runs between two parts of one step, which
+/// whole steps cannot do. The statistics count the parts.
+#[test]
+fn pipelining_interleaves_the_phases_parts_of_steps() {
+    let n = 40;
+    let order = std::sync::Mutex::new(Vec::new());
+    let phases: Vec<Parts> = Heat::phases(n, 6, 8)
+        .into_iter()
+        .map(|inner| Parts {
+            inner,
+            order: &order,
+        })
+        .collect();
+    let steps: Vec<std::ops::Range<usize>> = {
+        // The leaves of one phase, in program order: what the unsliced run gives each step.
+        let o = std::sync::Mutex::new(Vec::new());
+        let one = [Parts {
+            inner: Heat { n, t: 0, grain: 8 },
+            order: &o,
+        }];
+        run(&one, &mut Heat::grids(n), 1, Mode::Unspliced);
+        o.into_inner()
+            .unwrap()
+            .into_iter()
+            .map(|(_, b)| b)
+            .collect()
+    };
+    assert!(
+        steps.iter().all(|b| b.len() > 1),
+        "steps of several rows: {steps:?}"
+    );
+    let sliced = Sliced::all(phases, 1);
+    let mut got = Heat::grids(n);
+    let (_, stats) = run(&sliced, &mut got, 6, Mode::Spliced);
+    let mut want = Heat::grids(n);
+    run(&Heat::phases(n, 6, 8), &mut want, 1, Mode::Unspliced);
+    assert_eq!(got.buffer(0), want.buffer(0));
+    let order = order.into_inner().unwrap();
+    let per_phase = steps.len() as u64;
+    assert_eq!(stats.steps, 6 * per_phase);
+    assert_eq!(stats.slices, order.len() as u64, "every part counted");
+    assert!(
+        order.len() > 2 * stats.steps as usize,
+        "steps were sliced: {}",
+        order.len()
+    );
+    // Each step's parts, in the order they ran, are consecutive rows covering its block.
+    for seq in 0..6 * per_phase {
+        let parts: Vec<_> = order
+            .iter()
+            .filter(|(s, _)| *s == seq)
+            .map(|(_, b)| b.clone())
+            .collect();
+        let block = &steps[(seq % per_phase) as usize];
+        assert_eq!(
+            parts.first().map(|b| b.start),
+            Some(block.start),
+            "step {seq}"
+        );
+        assert!(
+            parts.windows(2).all(|w| w[0].end == w[1].start),
+            "step {seq}: {parts:?}"
+        );
+        assert_eq!(parts.last().map(|b| b.end), Some(block.end), "step {seq}");
+    }
+    // Some step's parts have another phase's part between them.
+    let interleaved = (0..6 * per_phase).any(|seq| {
+        let at: Vec<usize> = order
+            .iter()
+            .enumerate()
+            .filter(|(_, (s, _))| *s == seq)
+            .map(|(i, _)| i)
+            .collect();
+        at.windows(2).any(|w| {
+            order[w[0] + 1..w[1]]
+                .iter()
+                .any(|(s, _)| s / per_phase != seq / per_phase)
+        })
+    });
+    assert!(interleaved, "parts of different phases interleave");
+}
+
+/// A slice whose part is not covered by its step's effect is refused with a message.
+#[test]
+fn a_slice_outside_its_step_is_refused() {
+    struct Wide(Heat);
+    impl Phase for Wide {
+        type Node = std::ops::Range<usize>;
+        type Effect = Rows;
+        type Memory = Grids;
+        type Output = ();
+        fn root(&self) -> Self::Node {
+            self.0.root()
+        }
+        fn effect(&self, b: &Self::Node) -> Rows {
+            self.0.effect(b)
+        }
+        fn split(&self, b: &Self::Node) -> Vec<Self::Node> {
+            self.0.split(b)
+        }
+        fn step(&self, b: &Self::Node, v: &mut <Grids as Memory<Rows>>::View<'_>) {
+            self.0.step(b, v)
+        }
+        fn empty(&self) {}
+        fn merge(&self, _: (), _: ()) {}
+        // The first part reaches one row past the step.
+        fn slice(&self, b: &Self::Node) -> Option<(Self::Node, Self::Node)> {
+            (b.len() > 1 && b.end < self.0.n - 1).then(|| (b.start..b.end + 1, b.start + 1..b.end))
+        }
+    }
+    let n = 20;
+    let phases: Vec<Wide> = Heat::phases(n, 2, 4).into_iter().map(Wide).collect();
+    let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run(&phases, &mut Heat::grids(n), 2, Mode::Spliced);
+    }))
+    .expect_err("a part outside its step must be refused");
+    let msg = err
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    assert!(msg.contains("slice is not covered"), "{msg}");
 }
 
 /// A step that reads a row it did not declare is stopped by its view, whatever the mode: the
