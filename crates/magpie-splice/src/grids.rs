@@ -157,7 +157,9 @@ impl Grids {
         (UnsafeCell::raw_get(cells.as_ptr()), b.cols)
     }
 
-    /// The shadow checker's test of an access by step `seq` to `(buf, row)`.
+    /// The shadow checker's test of an access by step `seq` to `(buf, row)`. Inlined: with the
+    /// checker off (every timed run) it is one test per row.
+    #[inline]
     fn shadow_access(&self, seq: u64, buf: usize, row: usize, write: bool) {
         let Some(sh) = &self.shadow else {
             return;
