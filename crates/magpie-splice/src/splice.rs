@@ -840,7 +840,7 @@ pub fn run<P: Phase>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::Seidel;
+    use crate::kernels::{Seidel, Sliced};
     use std::cell::Cell;
 
     thread_local! {
@@ -848,8 +848,8 @@ mod tests {
         pub(super) static SKIP_PREVIOUS_CONTINUATION: Cell<bool> = const { Cell::new(false) };
     }
 
-    /// The spliced walk and random graph orders against the unspliced run, small enough for
-    /// Miri (`scripts/test.sh` runs this module under it: the views' raw-pointer slices and
+    /// The spliced walk (whole steps and in parts) and random graph orders against the
+    /// unspliced run, small enough for Miri (`scripts/test.sh` runs this module under it: the views' raw-pointer slices and
     /// the walk, checked for undefined behaviour).
     #[test]
     fn small_spliced_runs_match_the_unspliced_one() {
@@ -870,6 +870,14 @@ mod tests {
             let mut got = Heat::grids(n).check();
             run(&phases, &mut got, window, Mode::Spliced);
             assert_eq!(got.buffer(1), want.buffer(1), "heat {window}");
+            // Step pipelining: the same steps in parts of one row.
+            let sliced = Sliced::all(Seidel::phases(n, 3, 3), 1);
+            let mut want = Seidel::grids(n).check();
+            run(&Seidel::phases(n, 3, 3), &mut want, 1, Mode::Unspliced);
+            let mut got = Seidel::grids(n).check();
+            let (_, stats) = run(&sliced, &mut got, window, Mode::Spliced);
+            assert_eq!(got.buffer(0), want.buffer(0), "sliced seidel {window}");
+            assert!(stats.slices > stats.steps);
         }
     }
 
