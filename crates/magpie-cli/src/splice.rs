@@ -171,15 +171,9 @@ pub fn run(a: SpliceArgs) -> Result<(), Failure> {
     let o = outcome(&a)?;
     if let Some(only) = &a.only {
         println!(
-            "{} n={} steps={} window={} grain={}{} workers={}: {only} only, {:.4} s, checksum {} \
-             (not compared: run the other version and compare)",
-            o.kernel,
-            o.n,
-            o.steps,
-            o.window,
-            o.grain,
-            slice_note(o.slice),
-            o.workers,
+            "{}: {only} only, {:.4} s, checksum {} (not compared: run the other version and \
+             compare)",
+            header(&o),
             o.spliced_median_s,
             o.result
         );
@@ -193,15 +187,8 @@ pub fn run(a: SpliceArgs) -> Result<(), Failure> {
         return Ok(());
     }
     println!(
-        "{} n={} steps={} window={} grain={}{} workers={}: spliced {:.4} s, unspliced {:.4} s \
-         ({:.2}× faster){}; verified, checksum {}",
-        o.kernel,
-        o.n,
-        o.steps,
-        o.window,
-        o.grain,
-        slice_note(o.slice),
-        o.workers,
+        "{}: spliced {:.4} s, unspliced {:.4} s ({:.2}× faster){}; verified, checksum {}",
+        header(&o),
         o.spliced_median_s,
         o.unspliced_median_s,
         o.speedup,
@@ -230,13 +217,17 @@ pub fn run(a: SpliceArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// ` slice=R` under step pipelining, nothing otherwise.
-fn slice_note(rows: usize) -> String {
-    if rows > 0 {
-        format!(" slice={rows}")
+/// What was run: `heat n=4096 steps=16 window=8 grain=16 [slice=2] workers=1`.
+fn header(o: &Outcome) -> String {
+    let slice = if o.slice > 0 {
+        format!(" slice={}", o.slice)
     } else {
         String::new()
-    }
+    };
+    format!(
+        "{} n={} steps={} window={} grain={}{slice} workers={}",
+        o.kernel, o.n, o.steps, o.window, o.grain, o.workers
+    )
 }
 
 /// Measures what `a` asks for (see `run`); an error is one line.

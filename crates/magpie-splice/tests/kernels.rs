@@ -182,10 +182,11 @@ fn the_spliced_kernels_compute_the_suites_bits() {
     assert_eq!(g.buffer(2), &f.hz[..]);
 }
 
-/// A phase that records the order its steps ran in (by their program-order numbers).
+/// A heat phase that records every step (or part of one) it runs, in the order they ran: its
+/// program-order number and its rows.
 struct Traced<'a> {
     inner: Heat,
-    order: &'a std::sync::Mutex<Vec<u64>>,
+    order: &'a std::sync::Mutex<Vec<(u64, std::ops::Range<usize>)>>,
 }
 
 impl Phase for Traced<'_> {
@@ -203,25 +204,37 @@ impl Phase for Traced<'_> {
         self.inner.split(b)
     }
     fn step(&self, b: &Self::Node, v: &mut <Grids as Memory<Rows>>::View<'_>) {
-        self.order.lock().unwrap().push(v.seq());
+        self.order.lock().unwrap().push((v.seq(), b.clone()));
         self.inner.step(b, v)
     }
     fn empty(&self) {}
     fn merge(&self, _: (), _: ()) {}
 }
 
+/// `phases` heat phases of side `n` and grain `grain`, traced into `order`.
+fn traced_heat(
+    n: usize,
+    phases: usize,
+    grain: usize,
+    order: &std::sync::Mutex<Vec<(u64, std::ops::Range<usize>)>>,
+) -> Vec<Traced<'_>> {
+    Heat::phases(n, phases, grain)
+        .into_iter()
+        .map(|inner| Traced { inner, order })
+        .collect()
+}
+
 fn traced(window: usize, mode: Mode) -> (Vec<u64>, magpie_splice::Stats) {
     let order = std::sync::Mutex::new(Vec::new());
     let n = 40;
-    let phases: Vec<Traced> = Heat::phases(n, 6, 4)
-        .into_iter()
-        .map(|inner| Traced {
-            inner,
-            order: &order,
-        })
-        .collect();
-    let (_, stats) = run(&phases, &mut Heat::grids(n), window, mode);
-    (order.into_inner().unwrap(), stats)
+    let (_, stats) = run(
+        &traced_heat(n, 6, 4, &order),
+        &mut Heat::grids(n),
+        window,
+        mode,
+    );
+    let order = order.into_inner().unwrap();
+    (order.into_iter().map(|(seq, _)| seq).collect(), stats)
 }
 
 /// Window 1 is the unspliced program step for step, in every mode; a wider window interleaves
@@ -252,34 +265,6 @@ fn window_1_runs_the_unspliced_order_and_wider_windows_interleave() {
     );
 }
 
-/// A heat phase that records every step or part it runs: its program-order number and rows.
-struct Parts<'a> {
-    inner: Heat,
-    order: &'a std::sync::Mutex<Vec<(u64, std::ops::Range<usize>)>>,
-}
-
-impl Phase for Parts<'_> {
-    type Node = std::ops::Range<usize>;
-    type Effect = Rows;
-    type Memory = Grids;
-    type Output = ();
-    fn root(&self) -> Self::Node {
-        self.inner.root()
-    }
-    fn effect(&self, b: &Self::Node) -> Rows {
-        self.inner.effect(b)
-    }
-    fn split(&self, b: &Self::Node) -> Vec<Self::Node> {
-        self.inner.split(b)
-    }
-    fn step(&self, b: &Self::Node, v: &mut <Grids as Memory<Rows>>::View<'_>) {
-        self.order.lock().unwrap().push((v.seq(), b.clone()));
-        self.inner.step(b, v)
-    }
-    fn empty(&self) {}
-    fn merge(&self, _: (), _: ()) {}
-}
-
 /// Step pipelining runs each step as parts that cover its rows once, top to bottom, and the
 /// phases' parts interleave: another phase's part runs between two parts of one step, which
 /// whole steps cannot do. The statistics count the parts.
@@ -287,21 +272,16 @@ impl Phase for Parts<'_> {
 fn pipelining_interleaves_the_phases_parts_of_steps() {
     let n = 40;
     let order = std::sync::Mutex::new(Vec::new());
-    let phases: Vec<Parts> = Heat::phases(n, 6, 8)
-        .into_iter()
-        .map(|inner| Parts {
-            inner,
-            order: &order,
-        })
-        .collect();
+    let phases = traced_heat(n, 6, 8, &order);
     let steps: Vec<std::ops::Range<usize>> = {
         // The leaves of one phase, in program order: what the unsliced run gives each step.
         let o = std::sync::Mutex::new(Vec::new());
-        let one = [Parts {
-            inner: Heat { n, t: 0, grain: 8 },
-            order: &o,
-        }];
-        run(&one, &mut Heat::grids(n), 1, Mode::Unspliced);
+        run(
+            &traced_heat(n, 1, 8, &o),
+            &mut Heat::grids(n),
+            1,
+            Mode::Unspliced,
+        );
         o.into_inner()
             .unwrap()
             .into_iter()
