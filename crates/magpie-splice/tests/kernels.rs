@@ -343,45 +343,79 @@ fn pipelining_interleaves_the_phases_parts_of_steps() {
     assert!(interleaved, "parts of different phases interleave");
 }
 
+type Block = std::ops::Range<usize>;
+
+/// A caught panic's message.
+fn panic_message(err: Box<dyn std::any::Any + Send>) -> String {
+    err.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+/// Heat with a planted mistake: its effects, or its slices, replaced.
+struct Mutant {
+    heat: Heat,
+    effect: fn(&Heat, &Block) -> Rows,
+    slice: fn(&Heat, &Block) -> Option<(Block, Block)>,
+}
+
+impl Phase for Mutant {
+    type Node = Block;
+    type Effect = Rows;
+    type Memory = Grids;
+    type Output = ();
+    fn root(&self) -> Block {
+        self.heat.root()
+    }
+    fn effect(&self, b: &Block) -> Rows {
+        (self.effect)(&self.heat, b)
+    }
+    fn split(&self, b: &Block) -> Vec<Block> {
+        self.heat.split(b)
+    }
+    fn step(&self, b: &Block, v: &mut <Grids as Memory<Rows>>::View<'_>) {
+        self.heat.step(b, v)
+    }
+    fn empty(&self) {}
+    fn merge(&self, _: (), _: ()) {}
+    fn slice(&self, b: &Block) -> Option<(Block, Block)> {
+        (self.slice)(&self.heat, b)
+    }
+}
+
+/// `phases` heat phases of side `n` and grain `grain` with `effect` and `slice` planted.
+fn mutants(
+    n: usize,
+    phases: usize,
+    grain: usize,
+    effect: fn(&Heat, &Block) -> Rows,
+    slice: fn(&Heat, &Block) -> Option<(Block, Block)>,
+) -> Vec<Mutant> {
+    Heat::phases(n, phases, grain)
+        .into_iter()
+        .map(|heat| Mutant {
+            heat,
+            effect,
+            slice,
+        })
+        .collect()
+}
+
 /// A slice whose part is not covered by its step's effect is refused with a message.
 #[test]
 fn a_slice_outside_its_step_is_refused() {
-    struct Wide(Heat);
-    impl Phase for Wide {
-        type Node = std::ops::Range<usize>;
-        type Effect = Rows;
-        type Memory = Grids;
-        type Output = ();
-        fn root(&self) -> Self::Node {
-            self.0.root()
-        }
-        fn effect(&self, b: &Self::Node) -> Rows {
-            self.0.effect(b)
-        }
-        fn split(&self, b: &Self::Node) -> Vec<Self::Node> {
-            self.0.split(b)
-        }
-        fn step(&self, b: &Self::Node, v: &mut <Grids as Memory<Rows>>::View<'_>) {
-            self.0.step(b, v)
-        }
-        fn empty(&self) {}
-        fn merge(&self, _: (), _: ()) {}
-        // The first part reaches one row past the step.
-        fn slice(&self, b: &Self::Node) -> Option<(Self::Node, Self::Node)> {
-            (b.len() > 1 && b.end < self.0.n - 1).then(|| (b.start..b.end + 1, b.start + 1..b.end))
-        }
-    }
     let n = 20;
-    let phases: Vec<Wide> = Heat::phases(n, 2, 4).into_iter().map(Wide).collect();
+    // The first part reaches one row past the step.
+    let wide = |h: &Heat, b: &Block| {
+        (b.len() > 1 && b.end < h.n - 1).then(|| (b.start..b.end + 1, b.start + 1..b.end))
+    };
+    let phases = mutants(n, 2, 4, |h, b| h.effect(b), wide);
     let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         run(&phases, &mut Heat::grids(n), 2, Mode::Spliced);
     }))
     .expect_err("a part outside its step must be refused");
-    let msg = err
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default();
+    let msg = panic_message(err);
     assert!(msg.contains("slice is not covered"), "{msg}");
 }
 
@@ -389,44 +423,22 @@ fn a_slice_outside_its_step_is_refused() {
 /// mutation "shrink one declared read by a row".
 #[test]
 fn a_step_reading_past_its_declared_rows_is_caught() {
-    struct Shrunk(Heat);
-    impl Phase for Shrunk {
-        type Node = std::ops::Range<usize>;
-        type Effect = Rows;
-        type Memory = Grids;
-        type Output = ();
-        fn root(&self) -> Self::Node {
-            self.0.root()
+    let shrunk = |h: &Heat, b: &Block| {
+        let mut e = h.effect(b);
+        // The step at rows 9..: one row fewer read above.
+        if b.start == 9 && h.split(b).is_empty() {
+            e.reads[0].rows.start += 1;
         }
-        fn effect(&self, b: &Self::Node) -> Rows {
-            let mut e = self.0.effect(b);
-            // The step at rows 9..: one row fewer read above.
-            if b.start == 9 && self.0.split(b).is_empty() {
-                e.reads[0].rows.start += 1;
-            }
-            e
-        }
-        fn split(&self, b: &Self::Node) -> Vec<Self::Node> {
-            self.0.split(b)
-        }
-        fn step(&self, b: &Self::Node, v: &mut <Grids as Memory<Rows>>::View<'_>) {
-            self.0.step(b, v)
-        }
-        fn empty(&self) {}
-        fn merge(&self, _: (), _: ()) {}
-    }
+        e
+    };
     let n = 34;
     for mode in [Mode::Spliced, Mode::Random(5), Mode::Parallel] {
-        let phases: Vec<Shrunk> = Heat::phases(n, 4, 8).into_iter().map(Shrunk).collect();
+        let phases = mutants(n, 4, 8, shrunk, |_, _| None);
         let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             pool(2).install(|| run(&phases, &mut Heat::grids(n).check(), 4, mode))
         }))
         .expect_err("caught");
-        let msg = err
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default();
+        let msg = panic_message(err);
         assert!(
             msg.contains("reads row 8 of buffer") && msg.contains("does not declare read"),
             "{mode:?}: {msg}"
@@ -471,11 +483,7 @@ fn a_call_that_does_not_cover_its_steps_is_refused() {
         run(&phases, &mut g, 2, Mode::Spliced)
     }))
     .expect_err("refused");
-    let msg = err
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default();
+    let msg = panic_message(err);
     assert!(msg.contains("does not cover its child"), "{msg}");
     assert_eq!(g.buffer(1), &before[..], "nothing ran");
 }
