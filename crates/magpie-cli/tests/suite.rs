@@ -14,6 +14,14 @@ fn magpie_in(dir: &Path, args: &[&str]) -> Output {
         .expect("run magpie")
 }
 
+/// `magpie suite --size ci --runs 1 --peers none` and then `args`, in `dir`: the quickest suite
+/// run, which the tests of one option or add-on each start from.
+fn quick_suite(dir: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["suite", "--size", "ci", "--runs", "1", "--peers", "none"];
+    all.extend_from_slice(args);
+    magpie_in(dir, &all)
+}
+
 /// A fresh, empty folder for one test.
 fn scratch(name: &str) -> PathBuf {
     let d =
@@ -222,20 +230,13 @@ fn report_folder_has_results_and_charts() {
 fn trace_option_embeds_timelines_and_keeps_the_trace_files() {
     let dir = scratch("trace");
     let out = dir.join("report");
-    let o = magpie_in(
+    let o = quick_suite(
         &dir,
         &[
-            "suite",
-            "--size",
-            "ci",
-            "--runs",
-            "1",
             "--kernels",
             "fib,nqueens",
             "--policies",
             "help-first",
-            "--peers",
-            "none",
             "--workers",
             "1,2",
             "--trace",
@@ -382,22 +383,15 @@ fn help_names_suite_as_the_default() {
 #[test]
 fn locality_models_each_strategy_and_says_it_is_a_model() {
     let dir = scratch("locality");
-    let o = magpie_in(
+    let o = quick_suite(
         &dir,
         &[
-            "suite",
-            "--size",
-            "ci",
-            "--runs",
-            "1",
             "--kernels",
             "heat",
             "--workers",
             "1",
             "--policies",
             "adaptive",
-            "--peers",
-            "none",
             "--locality",
             "heat",
             "--json",
@@ -463,22 +457,15 @@ fn locality_models_each_strategy_and_says_it_is_a_model() {
 #[test]
 fn splice_runs_the_stencils_spliced_beside_the_others() {
     let dir = scratch("splice");
-    let o = magpie_in(
+    let o = quick_suite(
         &dir,
         &[
-            "suite",
-            "--size",
-            "ci",
-            "--runs",
-            "1",
             "--kernels",
             "heat,fib",
             "--workers",
             "1,2",
             "--policies",
             "adaptive",
-            "--peers",
-            "none",
             "--splice",
             "--json",
         ],
@@ -572,22 +559,9 @@ fn every_kernel_answers() {
     // Every kernel at ci size, once on the serial twin and once on magpie (no peers): each row
     // of results.json has a non-empty answer, and each kernel's section of index.html shows it.
     let dir = scratch("answers");
-    let o = magpie_in(
+    let o = quick_suite(
         &dir,
-        &[
-            "suite",
-            "--size",
-            "ci",
-            "--runs",
-            "1",
-            "--workers",
-            "1",
-            "--policies",
-            "adaptive",
-            "--peers",
-            "none",
-            "--json",
-        ],
+        &["--workers", "1", "--policies", "adaptive", "--json"],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -616,20 +590,13 @@ fn every_kernel_answers() {
 fn corun_option_embeds_the_co_run_under_every_mode() {
     let dir = scratch("corun");
     let out = dir.join("report");
-    let o = magpie_in(
+    let o = quick_suite(
         &dir,
         &[
-            "suite",
-            "--size",
-            "ci",
-            "--runs",
-            "1",
             "--kernels",
             "fib",
             "--policies",
             "adaptive",
-            "--peers",
-            "none",
             "--workers",
             "2",
             "--corun",
@@ -724,20 +691,13 @@ fn a_report_folder_that_cannot_be_made_fails_before_anything_runs() {
 fn dist_option_embeds_the_simulated_collections() {
     let dir = scratch("dist");
     let out = dir.join("report");
-    let o = magpie_in(
+    let o = quick_suite(
         &dir,
         &[
-            "suite",
-            "--size",
-            "ci",
-            "--runs",
-            "1",
             "--kernels",
             "fib",
             "--policies",
             "adaptive",
-            "--peers",
-            "none",
             "--workers",
             "1",
             "--dist",
