@@ -223,20 +223,29 @@ pub fn table(d: &DistInfo) -> String {
         "ranks", "strategy", "first ms", "last ms", "ideal ms", "eff 1st", "eff last", "tries/rank"
     );
     for r in &d.rows {
+        let [ranks, strategy, first, last, ideal, eff_first, eff_last, tries] = cells(r);
         let _ = writeln!(
             o,
-            "  {:>6} {:<17} {:>10.3} {:>10.3} {:>10.3} {:>7.3} {:>7.3} {:>10.1}",
-            r.ranks,
-            r.strategy,
-            r.first_s * 1e3,
-            r.last_s * 1e3,
-            r.ideal_s * 1e3,
-            r.first_efficiency,
-            r.last_efficiency,
-            r.last_attempts_per_rank
+            "  {ranks:>6} {strategy:<17} {first:>10} {last:>10} {ideal:>10} {eff_first:>7} \
+             {eff_last:>7} {tries:>10}"
         );
     }
     o
+}
+
+/// A row's values as the table and the report show them: ranks, strategy, the first, last and
+/// ideal iteration in ms, the first and last efficiency, steal tries per rank.
+fn cells(r: &DistRow) -> [String; 8] {
+    [
+        r.ranks.to_string(),
+        r.strategy.clone(),
+        format!("{:.3}", r.first_s * 1e3),
+        format!("{:.3}", r.last_s * 1e3),
+        format!("{:.3}", r.ideal_s * 1e3),
+        format!("{:.3}", r.first_efficiency),
+        format!("{:.3}", r.last_efficiency),
+        format!("{:.1}", r.last_attempts_per_rank),
+    ]
 }
 
 /// The report's section.
@@ -271,20 +280,13 @@ pub fn section(d: &DistInfo) -> String {
          class=\"num\">steal tries per rank, last</th></tr></thead>\n<tbody>"
     );
     for r in &d.rows {
-        let _ = writeln!(
-            o,
-            "<tr><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{:.3}</td><td \
-             class=\"num\">{:.3}</td><td class=\"num\">{:.3}</td><td class=\"num\">{:.3}</td><td \
-             class=\"num\">{:.3}</td><td class=\"num\">{:.1}</td></tr>",
-            r.ranks,
-            esc(&r.strategy),
-            r.first_s * 1e3,
-            r.last_s * 1e3,
-            r.ideal_s * 1e3,
-            r.first_efficiency,
-            r.last_efficiency,
-            r.last_attempts_per_rank
-        );
+        o.push_str("<tr>");
+        for (i, c) in cells(r).iter().enumerate() {
+            // The strategy is the one text column; the rest are numbers.
+            let class = if i == 1 { "" } else { " class=\"num\"" };
+            let _ = write!(o, "<td{class}>{}</td>", esc(c));
+        }
+        o.push_str("</tr>\n");
     }
     let _ = writeln!(o, "</tbody>\n</table>");
     if !d.timelines.is_empty() {
