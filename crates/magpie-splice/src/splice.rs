@@ -294,8 +294,17 @@ struct Window<'w, P: Phase> {
     stats: Stats,
 }
 
+/// Where the spliced walk stands.
+struct Walk<N, E> {
+    /// The steps reached and not finished, in program order.
+    pending: Vec<Pending<N, E>>,
+    /// Per phase, the first step the walk has not reached.
+    progress: Vec<u32>,
+    counts: Counts,
+}
+
 /// The spliced walk's running counts.
-struct Walk {
+struct Counts {
     stats: Stats,
     /// Bytes the waiting steps hold now.
     held: u64,
@@ -308,10 +317,10 @@ struct Walk {
     ran: Vec<u32>,
 }
 
-/// `Walk::ran` of a step that has finished.
+/// `Counts::ran` of a step that has finished.
 const FINISHED: u32 = u32::MAX;
 
-impl Walk {
+impl Counts {
     /// Counts a thread switch if a step of `phase` runs next after another phase's.
     fn switch_to(&mut self, phase: u32) {
         if phase != self.last_phase {
@@ -461,14 +470,14 @@ impl<'w, P: Phase> Window<'w, P> {
     /// Whether what blocked a pending step has gone: the blocking step finished or ran another
     /// part since, or the walk moved the blocking phase on. Until then, checking again would
     /// find the same answer.
-    fn gone(&self, b: Blocker, walk: &Walk, progress: &[u32]) -> bool {
+    fn gone(&self, b: Blocker, counts: &Counts, progress: &[u32]) -> bool {
         match b {
-            Blocker::Pending { pos, ran } => walk.ran[self.index(pos)] != ran,
+            Blocker::Pending { pos, ran } => counts.ran[self.index(pos)] != ran,
             Blocker::Continuation { phase, from } => progress[phase as usize] != from,
         }
     }
 
-    /// Step `p`'s place among the window's steps (its output's, and its entry in `Walk::ran`).
+    /// Step `p`'s place among the window's steps (its output's, and its entry in `Counts::ran`).
     fn index(&self, p: Pos) -> usize {
         (self.seq(p) - self.base[0]) as usize
     }
@@ -478,15 +487,18 @@ impl<'w, P: Phase> Window<'w, P> {
     /// program order interferes; otherwise records the blocker and counts a delay.
     fn try_run(
         &self,
-        walk: &mut Walk,
+        walk: &mut Walk<P::Node, P::Effect>,
         mem: &P::Memory,
         outs: &mut [Option<P::Output>],
-        pending: &mut Vec<Pending<P::Node, P::Effect>>,
-        progress: &[u32],
         at: usize,
     ) -> Tried {
+        let Walk {
+            pending,
+            progress,
+            counts,
+        } = walk;
         if let Some(b) = pending[at].blocker {
-            if !self.gone(b, walk, progress) {
+            if !self.gone(b, counts, progress) {
                 return Tried::Blocked;
             }
         }
@@ -506,7 +518,7 @@ impl<'w, P: Phase> Window<'w, P> {
         let e = part.as_ref().map_or(effect, |(_, fe, _)| fe);
         let mut checks = 0;
         let blocker = self.find_blocker(p, e, &pending[..at], progress, &mut checks);
-        walk.stats.checks += checks;
+        counts.stats.checks += checks;
         if let Some(b) = blocker {
             let held = (std::mem::size_of::<Pos>()
                 + std::mem::size_of::<P::Node>()
@@ -515,41 +527,41 @@ impl<'w, P: Phase> Window<'w, P> {
             d.blocker = Some(b);
             if d.waiting == 0 {
                 d.waiting = held;
-                walk.stats.delayed += 1;
-                walk.stats.dependences += 1;
-                walk.held += held;
-                walk.stats.peak_delayed_bytes = walk.stats.peak_delayed_bytes.max(walk.held);
+                counts.stats.delayed += 1;
+                counts.stats.dependences += 1;
+                counts.held += held;
+                counts.stats.peak_delayed_bytes = counts.stats.peak_delayed_bytes.max(counts.held);
             }
             return Tried::Blocked;
         }
-        walk.switch_to(p.phase);
+        counts.switch_to(p.phase);
         let sliced = d.rest.is_some() || part.is_some();
         let (out, rest) = match part {
             Some((first, fe, rest)) => (self.run_part(mem, p, &first, &fe), Some(rest)),
             None => (self.run_part(mem, p, node, effect), None),
         };
-        walk.stats.slices += u64::from(sliced);
+        counts.stats.slices += u64::from(sliced);
         let slot = &mut outs[self.index(p)];
         *slot = Some(match slot.take() {
             Some(before) => phase.merge(before, out),
             None => out,
         });
         let d = &mut pending[at];
-        walk.held -= d.waiting;
+        counts.held -= d.waiting;
         d.waiting = 0;
         match rest {
             Some(rest) => {
                 let re = phase.effect(&rest);
                 d.rest = Some((rest, re));
                 d.ran += 1;
-                walk.ran[self.index(p)] = d.ran;
+                counts.ran[self.index(p)] = d.ran;
                 d.blocker = None;
                 Tried::Part
             }
             None => {
                 pending.remove(at);
-                walk.ran[self.index(p)] = FINISHED;
-                walk.stats.steps += 1;
+                counts.ran[self.index(p)] = FINISHED;
+                counts.stats.steps += 1;
                 Tried::Done
             }
         }
@@ -561,20 +573,18 @@ impl<'w, P: Phase> Window<'w, P> {
     /// next thread after each slice). When no pending step can run, the walk goes on.
     fn drain(
         &self,
-        walk: &mut Walk,
+        walk: &mut Walk<P::Node, P::Effect>,
         mem: &P::Memory,
         outs: &mut [Option<P::Output>],
-        pending: &mut Vec<Pending<P::Node, P::Effect>>,
-        progress: &[u32],
         mut at: usize,
     ) {
         // Consecutive steps found blocked: a whole round of them means none can run.
         let mut blocked = 0;
-        while blocked < pending.len() {
-            if at >= pending.len() {
+        while blocked < walk.pending.len() {
+            if at >= walk.pending.len() {
                 at = 0;
             }
-            match self.try_run(walk, mem, outs, pending, progress, at) {
+            match self.try_run(walk, mem, outs, at) {
                 Tried::Blocked => {
                     blocked += 1;
                     at += 1;
@@ -590,25 +600,26 @@ impl<'w, P: Phase> Window<'w, P> {
     }
 
     fn spliced(&mut self, mem: &P::Memory, outs: &mut [Option<P::Output>]) {
-        // The steps reached and not finished, in program order.
-        let mut pending: Vec<Pending<P::Node, P::Effect>> = Vec::new();
         let mut walk = Walk {
-            stats: Stats::default(),
-            held: 0,
-            last_phase: u32::MAX,
-            ran: vec![0; self.steps() as usize],
+            pending: Vec::new(),
+            progress: vec![0u32; self.trees.len()],
+            counts: Counts {
+                stats: Stats::default(),
+                held: 0,
+                last_phase: u32::MAX,
+                ran: vec![0; self.steps() as usize],
+            },
         };
         let longest = self.trees.iter().map(|t| t.leaves.len()).max().unwrap_or(0);
-        let mut progress = vec![0u32; self.trees.len()];
         for i in 0..longest as u32 {
             for k in 0..self.trees.len() as u32 {
                 if i as usize >= self.trees[k as usize].leaves.len() {
                     continue;
                 }
                 let p = Pos { phase: k, leaf: i };
-                progress[k as usize] = i + 1;
-                let at = pending.partition_point(|d| d.pos < p);
-                pending.insert(
+                walk.progress[k as usize] = i + 1;
+                let at = walk.pending.partition_point(|d| d.pos < p);
+                walk.pending.insert(
                     at,
                     Pending {
                         pos: p,
@@ -618,24 +629,29 @@ impl<'w, P: Phase> Window<'w, P> {
                         waiting: 0,
                     },
                 );
-                self.drain(&mut walk, mem, outs, &mut pending, &progress, at);
+                self.drain(&mut walk, mem, outs, at);
             }
         }
         // What is left runs in program order, each step whole; every step before each has run
         // by then.
+        let Walk {
+            pending,
+            mut counts,
+            ..
+        } = walk;
         for d in pending {
-            walk.switch_to(d.pos.phase);
+            counts.switch_to(d.pos.phase);
             let (node, effect) = self.remaining(&d);
             let out = self.run_part(mem, d.pos, node, effect);
-            walk.stats.slices += u64::from(d.rest.is_some());
+            counts.stats.slices += u64::from(d.rest.is_some());
             let slot = &mut outs[self.index(d.pos)];
             *slot = Some(match slot.take() {
                 Some(before) => self.phases[d.pos.phase as usize].merge(before, out),
                 None => out,
             });
-            walk.stats.steps += 1;
+            counts.stats.steps += 1;
         }
-        self.stats.add(&walk.stats);
+        self.stats.add(&counts.stats);
     }
 
     fn unspliced(&mut self, mem: &P::Memory, outs: &mut [Option<P::Output>]) {
