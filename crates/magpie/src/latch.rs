@@ -73,9 +73,15 @@ impl CountLatch {
 
     #[inline]
     pub(crate) fn increment(&self) {
+        self.increment_by(1);
+    }
+
+    /// Counts `n` tasks at once (a worker reserving counts for its next spawns).
+    #[inline]
+    pub(crate) fn increment_by(&self, n: usize) {
         // Relaxed: the increment happens-before the decrement of the task it counts (the task is
         // published through the deque or run by the incrementing thread).
-        self.count.fetch_add(1, Ordering::Relaxed);
+        self.count.fetch_add(n, Ordering::Relaxed);
     }
 
     /// Marks one task finished; returns the waiter to make runnable if this was the last one.

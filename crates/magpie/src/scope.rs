@@ -250,7 +250,7 @@ impl<'scope> Scope<'scope> {
     {
         let tag = wt.tracing.then(|| wt.trace_tag(depth));
         wt.count_spawn(false);
-        self.count.increment();
+        wt.count_spawned(&self.count);
         Work::Task {
             job: HeapJob::into_job_ref(self.task(f), tag),
             continuation: false,
@@ -322,7 +322,7 @@ impl<'scope> Scope<'scope> {
         } else if preempt {
             let tag = wt.trace_tag(depth);
             wt.count_spawn(true);
-            self.count.increment();
+            wt.count_spawned(&self.count);
             let frame = WfFrame {
                 f: UnsafeCell::new(Some(self.task(f))),
             };
@@ -332,7 +332,7 @@ impl<'scope> Scope<'scope> {
         }
         let tag = wt.tracing.then(|| wt.trace_tag(depth));
         wt.count_spawn(false);
-        self.count.increment();
+        wt.count_spawned(&self.count);
         wt.push(Work::Task {
             job: HeapJob::into_job_ref(self.task(f), tag),
             continuation: false,

@@ -140,6 +140,57 @@ fn ten_million_tasks_no_loss_no_duplicate() {
 /// Spawns run in place are counted in bulk when a worker settles its credit, which must happen
 /// before any completion it signals: so once `install` returns, the spawn counts are exact, on
 /// every policy and width, with thieves taking work (more workers than cores) all along.
+/// Spawns that cross scopes: the tasks of inner scopes spawn into the outer scope, and the
+/// outer scope's tasks each open an inner scope. So a worker often owes counts to one scope
+/// (counts reserved for its spawns, or completions not subtracted yet) while it spawns into
+/// another or waits for another. Every scope must return only once every task spawned into it
+/// has run, and no task may be lost.
+#[test]
+fn scopes_end_after_their_tasks_when_spawns_cross_scopes() {
+    for p in POLICIES {
+        for w in [1, 2, 3, 5] {
+            let pool = Pool::builder().workers(w).policy(p).build().unwrap();
+            for round in 0..20 {
+                let spawned = AtomicUsize::new(0);
+                let ran = AtomicUsize::new(0);
+                pool.install(|| {
+                    scope(|outer| {
+                        for i in 0..40usize {
+                            spawned.fetch_add(1, Ordering::SeqCst);
+                            let (spawned, ran) = (&spawned, &ran);
+                            outer.spawn(move |outer| {
+                                let inner_ran = AtomicUsize::new(0);
+                                let inner_n = i % 7 + 1;
+                                scope(|inner| {
+                                    for j in 0..inner_n {
+                                        let inner_ran = &inner_ran;
+                                        inner.spawn(move |_| {
+                                            if (i + j + round) % 2 == 0 {
+                                                spawned.fetch_add(1, Ordering::SeqCst);
+                                                outer.spawn(move |_| {
+                                                    ran.fetch_add(1, Ordering::SeqCst);
+                                                });
+                                            }
+                                            inner_ran.fetch_add(1, Ordering::SeqCst);
+                                        });
+                                    }
+                                });
+                                assert_eq!(inner_ran.load(Ordering::SeqCst), inner_n);
+                                ran.fetch_add(1, Ordering::SeqCst);
+                            });
+                        }
+                    })
+                });
+                assert_eq!(
+                    ran.load(Ordering::SeqCst),
+                    spawned.load(Ordering::SeqCst),
+                    "{p} x{w}, round {round}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn spawn_counts_are_exact_once_the_work_is_done() {
     fn fib(n: u64) -> u64 {
