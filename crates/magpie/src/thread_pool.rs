@@ -46,6 +46,12 @@ fn spawn_on(reg: &Arc<Registry>, f: impl FnOnce() + Send + 'static) {
     reg.spawns.outstanding.fetch_add(1, Ordering::AcqRel);
     let r = reg.clone();
     let task = move || {
+        // What this worker owes a scope (completions, counts reserved for spawns) is paid before
+        // a task of no scope starts: the task may run long or block, and the scope must not
+        // wait for it.
+        if let Some(wt) = worker::current() {
+            wt.flush_finished();
+        }
         if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
             match r.spawns.handler.get() {
                 Some(h) => h(p),

@@ -44,8 +44,8 @@ use std::time::Instant;
 /// than at 256 (74.5 against 65.6 ms).
 pub(crate) const CREDIT: u32 = 256;
 
-/// Counts a worker adds to a scope's count at once when it spawns into that scope and owes it
-/// nothing ([`WorkerThread::count_spawned`]).
+/// Counts a worker adds to a scope's count at once when a spawn into that scope takes the last
+/// count it owed the scope ([`WorkerThread::count_spawned`]).
 pub(crate) const SPAWN_RESERVE: usize = 32;
 
 /// A worker's thread-local state. Lives on the worker thread's native stack, read only by its
@@ -234,25 +234,32 @@ impl WorkerThread {
     }
 
     /// Counts one more task of the scope whose count is `count`, spawned by this worker, mostly
-    /// without touching the shared count. The worker's deferred completions (`finished`) are
-    /// counts it owes that scope: completions it has not subtracted yet. A spawn into the same
-    /// scope takes one of them over instead of adding to the count; when it owes none, it adds
-    /// [`SPAWN_RESERVE`] at once and owes all but one. A worker owing nothing reserves for this
-    /// scope whatever scope it owed before; one that owes another scope adds one. So the shared count is always the scope's unfinished tasks plus
-    /// what workers owe it: it stays above zero until the last task is done and every worker
-    /// has paid (`flush_finished`, which runs before a worker turns to anything else, sleeps,
-    /// steals or suspends, and before a scope's waiter suspends), and it reaches zero through
-    /// a decrement as before. Without this, pdfs's 3 million heap spawns at 2 workers each
-    /// made a locked add on the one line both workers' spawns and flushes write.
+    /// without touching the shared count. What the worker owes a scope (`finished`: completions
+    /// of its tasks that ran here, and counts reserved, not yet subtracted) can pay for a spawn
+    /// into that scope: the spawn takes one over instead of adding to the count, and when it
+    /// takes the last one it adds [`SPAWN_RESERVE`] at once and owes those. So the shared count
+    /// is always the scope's unfinished tasks plus what workers owe it: it stays above zero
+    /// until the last task is done and every worker has paid, and reaches zero through a
+    /// decrement as before.
+    ///
+    /// Only a worker that already owes the scope reserves, so reserving adds no new state: a
+    /// worker owes a scope only after running that scope's tasks (or while waiting for it), and
+    /// pays before it starts anything else, sleeps, steals or suspends (`flush_finished`). So
+    /// the counts it reserves are paid by the same flushes that pay its completions, and hold
+    /// the scope up no longer than they did. A worker owing nothing adds one, as before.
+    ///
+    /// Without this, pdfs's 3 million heap spawns at 2 workers each made a locked add on the one
+    /// line both workers' spawns and flushes write.
     #[inline]
     pub(crate) fn count_spawned(&self, count: &CountLatch) {
         let n = self.finished.get();
-        if n == 0 {
-            self.finished_scope.set(count);
-            count.increment_by(SPAWN_RESERVE);
-            self.finished.set(SPAWN_RESERVE - 1);
-        } else if std::ptr::eq(self.finished_scope.get(), count) {
-            self.finished.set(n - 1);
+        if n != 0 && std::ptr::eq(self.finished_scope.get(), count) {
+            if n == 1 {
+                count.increment_by(SPAWN_RESERVE);
+                self.finished.set(SPAWN_RESERVE);
+            } else {
+                self.finished.set(n - 1);
+            }
         } else {
             count.increment();
         }

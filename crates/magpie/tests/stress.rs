@@ -235,3 +235,49 @@ fn spawn_counts_are_exact_once_the_work_is_done() {
         }
     }
 }
+
+/// A task of no scope (`magpie::spawn`) that blocks until a scope has ended must not hold that
+/// scope up: a worker that ran or spawned the scope's tasks pays what it owes the scope's
+/// count before it starts such a task. Without that, the worker that picks the blocking task
+/// up while owing would never pay, and the scope would wait for ever. A watchdog turns a hang
+/// into a failure.
+#[test]
+fn a_blocked_detached_task_does_not_hold_up_a_scope() {
+    use std::sync::mpsc;
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for w in [2, 3] {
+            let pool = Pool::builder().workers(w).build().unwrap();
+            for round in 0..200 {
+                let (go_tx, go_rx) = mpsc::channel::<()>();
+                let go_rx = std::sync::Mutex::new(Some(go_rx));
+                let ran = AtomicUsize::new(0);
+                pool.install(|| {
+                    scope(|s| {
+                        for i in 0..64 {
+                            let (go_rx, ran) = (&go_rx, &ran);
+                            s.spawn(move |s| {
+                                if i == round % 64 {
+                                    let rx = go_rx.lock().unwrap().take().unwrap();
+                                    // Blocks a worker until this scope has ended.
+                                    magpie::spawn(move || {
+                                        let _ = rx.recv();
+                                    });
+                                }
+                                s.spawn(move |_| {
+                                    ran.fetch_add(1, Ordering::Relaxed);
+                                });
+                            });
+                        }
+                    })
+                });
+                assert_eq!(ran.load(Ordering::Relaxed), 64, "x{w}, round {round}");
+                go_tx.send(()).unwrap();
+            }
+        }
+        done_tx.send(()).unwrap();
+    });
+    done_rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("a scope waited for a blocked task of no scope (hang)");
+}

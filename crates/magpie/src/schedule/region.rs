@@ -481,7 +481,11 @@ impl Cursor {
             pos,
             base,
             tracked,
-            track_base: if tracked { base } else { base.wrapping_add(1 << 31) },
+            track_base: if tracked {
+                base
+            } else {
+                base.wrapping_add(1 << 31)
+            },
             levels: std::array::from_fn(|_| Cell::new(0)),
         }
     }
