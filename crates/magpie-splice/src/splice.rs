@@ -267,8 +267,6 @@ struct Pending<N, E> {
     /// What is left of the step once parts of it have run (node and effect); `None`: all of it,
     /// the tree's node and effect.
     rest: Option<(N, E)>,
-    /// Parts run so far (a step this one blocks looks again when it changes).
-    ran: u32,
     /// Why it could not run when last checked; `None`: nothing known, check it.
     blocker: Option<Blocker>,
     /// Bytes it holds while it waits (counted in the statistics), 0 while it does not.
@@ -431,13 +429,14 @@ impl<'w, P: Phase> Window<'w, P> {
     /// What keeps step `p` (a part of it, of effect `e`) from running now, or `None` if
     /// nothing does: a pending step before it whose remaining effect interferes (`pending` is
     /// in program order), or an earlier phase `j` whose continuation (from `progress[j]`, the
-    /// first step of phase `j` the walk has not reached) interferes.
+    /// first step of phase `j` the walk has not reached) interferes. `ran` is `Counts::ran`.
     fn find_blocker(
         &self,
         p: Pos,
         e: &P::Effect,
         pending: &[Pending<P::Node, P::Effect>],
         progress: &[u32],
+        ran: &[u32],
         checks: &mut u64,
     ) -> Option<Blocker> {
         for d in pending {
@@ -448,7 +447,7 @@ impl<'w, P: Phase> Window<'w, P> {
             if self.remaining(d).1.interferes(e) {
                 return Some(Blocker::Pending {
                     pos: d.pos,
-                    ran: d.ran,
+                    ran: ran[self.index(d.pos)],
                 });
             }
         }
@@ -475,6 +474,15 @@ impl<'w, P: Phase> Window<'w, P> {
             Blocker::Pending { pos, ran } => counts.ran[self.index(pos)] != ran,
             Blocker::Continuation { phase, from } => progress[phase as usize] != from,
         }
+    }
+
+    /// Keeps what a part of step `p` produced, merged with what its earlier parts did.
+    fn store(&self, outs: &mut [Option<P::Output>], p: Pos, out: P::Output) {
+        let slot = &mut outs[self.index(p)];
+        *slot = Some(match slot.take() {
+            Some(before) => self.phases[p.phase as usize].merge(before, out),
+            None => out,
+        });
     }
 
     /// Step `p`'s place among the window's steps (its output's, and its entry in `Counts::ran`).
@@ -517,7 +525,7 @@ impl<'w, P: Phase> Window<'w, P> {
         });
         let e = part.as_ref().map_or(effect, |(_, fe, _)| fe);
         let mut checks = 0;
-        let blocker = self.find_blocker(p, e, &pending[..at], progress, &mut checks);
+        let blocker = self.find_blocker(p, e, &pending[..at], progress, &counts.ran, &mut checks);
         counts.stats.checks += checks;
         if let Some(b) = blocker {
             let held = (std::mem::size_of::<Pos>()
@@ -541,11 +549,7 @@ impl<'w, P: Phase> Window<'w, P> {
             None => (self.run_part(mem, p, node, effect), None),
         };
         counts.stats.slices += u64::from(sliced);
-        let slot = &mut outs[self.index(p)];
-        *slot = Some(match slot.take() {
-            Some(before) => phase.merge(before, out),
-            None => out,
-        });
+        self.store(outs, p, out);
         let d = &mut pending[at];
         counts.held -= d.waiting;
         d.waiting = 0;
@@ -553,8 +557,7 @@ impl<'w, P: Phase> Window<'w, P> {
             Some(rest) => {
                 let re = phase.effect(&rest);
                 d.rest = Some((rest, re));
-                d.ran += 1;
-                counts.ran[self.index(p)] = d.ran;
+                counts.ran[self.index(p)] += 1;
                 d.blocker = None;
                 Tried::Part
             }
@@ -624,7 +627,6 @@ impl<'w, P: Phase> Window<'w, P> {
                     Pending {
                         pos: p,
                         rest: None,
-                        ran: 0,
                         blocker: None,
                         waiting: 0,
                     },
@@ -644,11 +646,7 @@ impl<'w, P: Phase> Window<'w, P> {
             let (node, effect) = self.remaining(&d);
             let out = self.run_part(mem, d.pos, node, effect);
             counts.stats.slices += u64::from(d.rest.is_some());
-            let slot = &mut outs[self.index(d.pos)];
-            *slot = Some(match slot.take() {
-                Some(before) => self.phases[d.pos.phase as usize].merge(before, out),
-                None => out,
-            });
+            self.store(outs, d.pos, out);
             counts.stats.steps += 1;
         }
         self.stats.add(&counts.stats);
@@ -865,8 +863,8 @@ mod tests {
     }
 
     /// The spliced walk (whole steps and in parts) and random graph orders against the
-    /// unspliced run, small enough for Miri (`scripts/test.sh` runs this module under it: the views' raw-pointer slices and
-    /// the walk, checked for undefined behaviour).
+    /// unspliced run, small enough for Miri (`scripts/test.sh` runs this module under it: the
+    /// views' raw-pointer slices and the walk, checked for undefined behaviour).
     #[test]
     fn small_spliced_runs_match_the_unspliced_one() {
         use crate::kernels::Heat;
