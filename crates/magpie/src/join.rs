@@ -63,7 +63,6 @@ use crate::error::Error;
 use crate::fiber::{FiberLocal, STACK_RESERVE};
 use crate::job::{JobRef, StackJob, Work};
 use crate::policy::Policy;
-use crate::schedule::region::Cursor;
 use crate::worker::{self, WorkerThread};
 use std::panic::{self, AssertUnwindSafe};
 
@@ -122,9 +121,9 @@ where
         // settled (see `WorkerThread::settle_credit`). Under Adaptive an in-place join is a
         // sequential call (work-first order); the heuristic's choice applies to what is
         // published.
-        if let Some(cur) = fl.cursor() {
+        if fl.cursor().is_some() {
             // Credit under a cursor: a tracked region task (see `schedule/region.rs`).
-            return join_tracked(wt, fl, cur, depth, a, b);
+            return join_tracked(wt, fl, depth, a, b);
         }
         wt.spend_credit();
         fl.depth.set(depth + 1);
@@ -140,6 +139,12 @@ where
     join_publish(wt, fl, wt.deque.top(), a, b)
 }
 
+/// Where a join's halves lie behind their parent's next child index once the join took both
+/// (`schedule::region::Level::enter_child`): `a` is the first, `b` the second, whatever order
+/// the policy runs them in.
+const FIRST: u32 = 2;
+const SECOND: u32 = 1;
+
 /// The in-place join of a region task below a tracked cursor: as the plain one, with the halves'
 /// positions kept in the cursor (`Cursor`'s doc in `schedule/region.rs`). A task too many levels
 /// below its cursor publishes instead, which gives its halves cursors of their own. `in_place`'s
@@ -149,7 +154,6 @@ where
 fn join_tracked<A, B, RA, RB>(
     wt: &WorkerThread,
     fl: &FiberLocal,
-    cur: &Cursor,
     depth: u32,
     a: A,
     b: B,
@@ -160,34 +164,34 @@ where
     RA: Send,
     RB: Send,
 {
-    let Some(l) = cur.level(depth) else {
+    let Some(lv) = fl.level(depth) else {
         return join_publish(wt, fl, wt.deque.top(), a, b);
     };
     wt.spend_credit();
-    let k = cur.take_at(l, 2);
+    lv.take(2);
     fl.depth.set(depth + 1);
     let r = if wt.policy == Policy::HelpFirst {
-        cur.enter(l + 1, k + 1);
+        lv.enter_child(SECOND);
         match panic::catch_unwind(AssertUnwindSafe(b)) {
             Ok(rb) => {
-                cur.enter(l + 1, k);
+                lv.enter_child(FIRST);
                 (a(), rb)
             }
             Err(p) => {
-                cur.enter(l + 1, k);
+                lv.enter_child(FIRST);
                 let (rb, ra) = finish_after_panic(a, p);
                 (ra, rb)
             }
         }
     } else {
-        cur.enter(l + 1, k);
+        lv.enter_child(FIRST);
         match panic::catch_unwind(AssertUnwindSafe(a)) {
             Ok(ra) => {
-                cur.enter(l + 1, k + 1);
+                lv.enter_child(SECOND);
                 (ra, b())
             }
             Err(p) => {
-                cur.enter(l + 1, k + 1);
+                lv.enter_child(SECOND);
                 finish_after_panic(b, p)
             }
         }

@@ -134,13 +134,13 @@ impl<'scope> Scope<'scope> {
             // at the deque (whose thief-side line a busy thief keeps writing), nothing counted
             // until the credit is settled. Only for the pool's own policy, which is how the
             // settlement counts it.
-            if let Some(cur) = fl.cursor() {
+            if fl.cursor().is_some() {
                 // Credit under a cursor: a tracked region task (see `schedule/region.rs`).
-                if let Some(l) = cur.level(depth) {
+                if let Some(lv) = fl.level(depth) {
                     wt.spend_credit();
-                    let k = cur.take_at(l, 1);
+                    lv.take(1);
                     self.run_in_place(fl, depth, move |s| {
-                        cur.enter(l + 1, k);
+                        lv.enter_child(1);
                         f(s)
                     });
                     return;

@@ -454,6 +454,7 @@ pub(crate) fn fiber_main(
         depth: Cell::new(0),
         resumed: Cell::new(0),
         pos: Cell::new(std::ptr::null()),
+        track: Cell::new(crate::schedule::region::Track::NONE),
         coarsen: Cell::new(false),
     };
     let r = panic::catch_unwind(AssertUnwindSafe(|| {

@@ -3,7 +3,7 @@
 
 use magpie::schedule::{self, Constraint, Cut, Schedule, ScheduleError};
 use magpie::{Policy, Pool};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -270,6 +270,98 @@ fn deep_programs_record_and_replay_exactly() {
         deepest > 64,
         "no cut deeper than a cursor tracks: {deepest}"
     );
+}
+
+/// A chain `left` levels deep, each level reached by another road (the first half of a join,
+/// the second half, the second of two scope spawns), the other side of each level a leaf. At
+/// the bottom it lets the spinner go and designates a half to the spinner's worker `other`.
+fn ladder(level: u32, left: u32, go: &AtomicBool, other: usize) -> u64 {
+    if left == 0 {
+        go.store(true, Ordering::Release);
+        let (x, y) = magpie::join_designated(other, || 1, || 1);
+        return x + y;
+    }
+    let next = || ladder(level + 1, left - 1, go, other);
+    match level % 3 {
+        0 => {
+            let (x, y) = magpie::join(next, || 1);
+            x + y
+        }
+        1 => {
+            let (x, y) = magpie::join(|| 1, next);
+            x + y
+        }
+        _ => {
+            let sum = AtomicU64::new(0);
+            magpie::scope(|s| {
+                s.spawn(|_| {
+                    sum.fetch_add(1, Ordering::Relaxed);
+                });
+                s.spawn(|_| {
+                    sum.fetch_add(next(), Ordering::Relaxed);
+                });
+            });
+            sum.into_inner()
+        }
+    }
+}
+
+/// The child index of the ladder's next level at `level` (see `ladder`).
+fn ladder_index(level: u32) -> u32 {
+    [0, 1, 1][level as usize % 3]
+}
+
+#[test]
+fn tasks_run_in_place_are_named_by_their_place_in_the_spawn_tree() {
+    // One worker spins while the other runs the ladder, so nobody steals from the ladder: past
+    // the items it keeps for thieves its joins and spawns run in place on the credit, and its
+    // positions are those the tracked paths keep (crossing cursors every `LEVELS` levels). The
+    // designated half at the bottom is a cut whatever the timing, and its path must name the
+    // ladder's levels by their child indices, as the positioned paths would.
+    const DEPTH: u32 = 150;
+    for policy in [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive] {
+        let p = pool(2, policy);
+        let what = format!("{policy:?}");
+        watchdog(60, &what, || {
+            let go = AtomicBool::new(false);
+            let other = AtomicUsize::new(usize::MAX);
+            let ((spun, sum), recorded) = p.install(|| {
+                schedule::record(|| {
+                    magpie::join(
+                        || {
+                            while !go.load(Ordering::Acquire) {
+                                std::hint::spin_loop();
+                            }
+                        },
+                        || {
+                            let o = 1 - magpie::worker_index().unwrap();
+                            other.store(o, Ordering::Relaxed);
+                            ladder(0, DEPTH, &go, o)
+                        },
+                    )
+                })
+            });
+            assert_eq!(spun, ());
+            assert_eq!(sum, DEPTH as u64 + 2, "{what}");
+            let mut want = vec![1];
+            want.extend((0..DEPTH).map(ladder_index));
+            want.push(1);
+            let other = other.load(Ordering::Relaxed) as u32;
+            assert!(
+                recorded
+                    .cuts()
+                    .iter()
+                    .any(|c| c.path == want && c.worker == other),
+                "{what}: no cut at the designated half's place; deepest cuts: {:?}",
+                recorded
+                    .cuts()
+                    .iter()
+                    .filter(|c| c.path.len() > 8)
+                    .map(|c| (&c.path, c.worker))
+                    .collect::<Vec<_>>()
+            );
+        });
+    }
 }
 
 #[test]

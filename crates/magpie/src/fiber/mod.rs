@@ -179,6 +179,8 @@ pub(crate) struct FiberLocal {
     /// The position of the region task running on this fiber, when its joins and spawns must
     /// be positioned (`schedule/region.rs`); null otherwise.
     pub(crate) pos: Cell<*const crate::schedule::region::Cursor>,
+    /// The tracked cursor's level words, as `schedule::region::Track` (unused otherwise).
+    pub(crate) track: Cell<crate::schedule::region::Track>,
     /// The running task is under a strict constraint with no cut below it
     /// (`schedule::may_coarsen`).
     pub(crate) coarsen: Cell<bool>,
@@ -191,6 +193,15 @@ impl FiberLocal {
         // SAFETY: `pos` is set by `schedule::region::run` to a cursor in the frame of the task
         // running on this fiber, and reset before that frame ends.
         unsafe { self.pos.get().as_ref() }
+    }
+
+    /// The level word of the in-place task running at frame depth `depth` below the tracked
+    /// cursor of this fiber's region task, if there is one with a level below it left
+    /// (`schedule::region::Track::at`). Read from the fiber's own record rather than through
+    /// the cursor: one dependent load fewer on every tracked join.
+    #[inline(always)]
+    pub(crate) fn level(&self, depth: u32) -> Option<crate::schedule::region::Level> {
+        self.track.get().at(depth)
     }
 }
 

@@ -444,6 +444,15 @@ impl Pos {
     }
 }
 
+/// What a tracked cursor keeps of the in-place task at one level (see [`Cursor`]). Both halves
+/// in one 8-byte word, so entering a child is one store of a constant.
+#[derive(Default)]
+#[repr(C, align(8))]
+pub(crate) struct Word {
+    back: Cell<u32>,
+    next: Cell<u32>,
+}
+
 /// Relative frame levels a cursor tracks for the tasks run in place below it (see [`Cursor`]).
 pub(crate) const LEVELS: usize = 64;
 
@@ -452,27 +461,31 @@ pub(crate) const LEVELS: usize = 64;
 /// **In-place tasks below a cursor.** A cursor whose task needs no template lookups (recording,
 /// or following `Relaxed` below every cut) is *tracked*: its joins and spawns may run in place
 /// on the worker's credit like plain ones (`join::join_tracked`, the scope's in-place spawn),
-/// and the cursor keeps the positions of those in-place tasks in two small arrays indexed by
-/// the frame level relative to its own task (`FiberLocal::depth - base`): for the in-place task
-/// at level `l`, its child index (for `l >= 1`) and the index its next child gets, packed in one
-/// word (`levels[l]`: index in the high half, next in the low). Entering an in-place child at
-/// level `l` writes `levels[l]`, so the entries at and below the running level always belong to
-/// the tasks on the fiber's stack. A
-/// task below a cursor only runs in place through these paths, or through [`run`], which sets
-/// a cursor of its own: so the running level is the number of in-place frames above the cursor's
-/// task. Only when such a task must publish, donate or spawn onto the heap is its position
-/// spelled out ([`Cursor::at`]), as a list shared with its children. Recording then costs a few
-/// stores per in-place join and one wrapper per published task.
+/// and the cursor keeps the positions of those in-place tasks in a small array indexed by the
+/// frame level relative to its own task (`FiberLocal::depth - base`). The [`Word`] of the
+/// in-place task at level `l` holds the index its next child gets (`next`) and, for `l >= 1`,
+/// how far the task's own index lies behind its parent's `next` (`back`). While a child runs in place its parent is inside the join or spawn that made it,
+/// whose indices it took all at once, so the parent's `next` stays put and the child's index is
+/// `next(l - 1) - back(l)`: a join takes two indices and enters its halves with `back` 2 and 1,
+/// an in-place scope spawn takes one and enters its child with `back` 1. So entering a child
+/// stores a constant (its `back`, and `next` 0), and taking indices is one add to the parent's
+/// `next`: no word's value waits on another word's load. (Storing the child's index itself on
+/// entry, read from its parent's `next`, chained each level's load to its parent's: with the
+/// words reached through the cursor rather than the fiber's record (`Track`), recording cost
+/// fib(36) without cutoff 1.27x plain at 1 and 2 workers; this layout, 1.14-1.18x.)
+/// Entering an in-place child at level `l` writes the word of level `l`, so the words at and
+/// below the running level always belong to the tasks on the fiber's stack. A task below a
+/// cursor only runs in place through these paths, or through [`run`], which sets a cursor of
+/// its own: so the running level is the number of in-place frames above the cursor's task.
+/// Only when such a task must publish, donate or spawn onto the heap is its position spelled
+/// out ([`Cursor::at`]), as a list shared with its children.
 pub(crate) struct Cursor {
     pos: Pos,
     /// `FiberLocal::depth` when the cursor's task began.
     base: u32,
     /// Joins below it may run in place on the credit (see above).
     tracked: bool,
-    /// `base` if tracked, else a depth no task reaches: so [`level`](Self::level) tests both
-    /// with one compare (the flag's own test cost recording about 2% on fib).
-    track_base: u32,
-    levels: [Cell<u64>; LEVELS],
+    levels: [Word; LEVELS],
 }
 
 impl Cursor {
@@ -481,12 +494,7 @@ impl Cursor {
             pos,
             base,
             tracked,
-            track_base: if tracked {
-                base
-            } else {
-                base.wrapping_add(1 << 31)
-            },
-            levels: std::array::from_fn(|_| Cell::new(0)),
+            levels: std::array::from_fn(|_| Word::default()),
         }
     }
 
@@ -502,31 +510,23 @@ impl Cursor {
         self.tracked
     }
 
-    /// The level, relative to this cursor's task, of the in-place task running at frame depth
-    /// `depth`, if the cursor is tracked and can track a child below it.
-    #[inline(always)]
-    pub(crate) fn level(&self, depth: u32) -> Option<usize> {
-        let l = depth.wrapping_sub(self.track_base) as usize;
-        (l + 1 < LEVELS).then_some(l)
+    /// What the fiber keeps of this cursor for the in-place paths: its level words, if tracked.
+    /// Valid while the cursor stays where it is (it is installed only by [`run`], whose frame
+    /// holds it until the fiber's record is reset).
+    fn track(&self) -> Track {
+        if !self.tracked {
+            return Track::NONE;
+        }
+        Track {
+            base: self.base,
+            words: self.levels.as_ptr().wrapping_sub(self.base as usize),
+        }
     }
 
-    /// The in-place task at level `l` creates `n` children: the index of the first.
-    #[inline(always)]
-    pub(crate) fn take_at(&self, l: usize, n: u32) -> u32 {
-        let v = self.levels[l].get();
-        let k = v as u32;
-        self.levels[l].set(v & !0xffff_ffff | k.wrapping_add(n) as u64);
-        k
-    }
-
-    /// An in-place child with index `k` begins at level `l` (`l >= 1`).
-    #[inline(always)]
-    pub(crate) fn enter(&self, l: usize, k: u32) {
-        self.levels[l].set((k as u64) << 32);
-    }
-
+    /// The index of the in-place task at level `l >= 1` (see above).
     fn index_at(&self, l: usize) -> u32 {
-        (self.levels[l].get() >> 32) as u32
+        let next = self.levels[l - 1].next.get();
+        next.wrapping_sub(self.levels[l].back.get())
     }
 
     /// The template node of this task.
@@ -536,7 +536,9 @@ impl Cursor {
 
     /// Takes `n` child indices; returns the first.
     pub(crate) fn take(&self, n: u32) -> u32 {
-        self.take_at(0, n)
+        let k = self.levels[0].next.get();
+        self.levels[0].next.set(k.wrapping_add(n));
+        k
     }
 
     /// Calls `f` with the cursor of the task running at frame depth `depth`: this one at its own
@@ -564,10 +566,9 @@ impl Cursor {
             link: OnceLock::new(),
         };
         let here = Cursor::new(pos, depth, false);
-        here.levels[0].set(self.levels[l].get() & 0xffff_ffff);
+        here.levels[0].next.set(self.levels[l].next.get());
         let r = f(&here);
-        let next = here.levels[0].get() & 0xffff_ffff;
-        self.levels[l].set(self.levels[l].get() & !0xffff_ffff | next);
+        self.levels[l].next.set(here.levels[0].next.get());
         r
     }
 
@@ -593,6 +594,62 @@ impl Cursor {
             node,
             region: self.pos.region,
         }
+    }
+}
+
+/// A tracked cursor's level words as its fiber keeps them (`FiberLocal::track`): the frame
+/// depth of the cursor's task, and the address its words would start at if they were indexed by
+/// absolute depth (`levels` minus `base` words; formed with wrapping arithmetic and never read
+/// outside `levels`).
+#[derive(Clone, Copy)]
+pub(crate) struct Track {
+    base: u32,
+    words: *const Word,
+}
+
+impl Track {
+    /// No tracked cursor: no depth has a level ([`at`](Self::at)'s one compare fails for all).
+    pub(crate) const NONE: Track = Track {
+        base: 1 << 31,
+        words: std::ptr::null(),
+    };
+
+    /// The level word of the in-place task at frame depth `depth`, if it lies within the
+    /// cursor's levels with one left below it for its children.
+    #[inline(always)]
+    pub(crate) fn at(self, depth: u32) -> Option<Level> {
+        let l = depth.wrapping_sub(self.base) as usize;
+        // The address is formed from `depth`, already in a register, not from `l`, so the
+        // word's load waits on one load of the fiber's record only.
+        (l + 1 < LEVELS).then(|| Level(self.words.wrapping_add(depth as usize)))
+    }
+}
+
+/// The level word of the in-place task at some level of a tracked cursor, from [`Track::at`]:
+/// where its index lies behind its parent's next, and the index its own next child gets (see
+/// [`Cursor`]). Valid while that cursor is
+/// installed, which outlasts every in-place frame below it.
+#[derive(Clone, Copy)]
+pub(crate) struct Level(*const Word);
+
+impl Level {
+    /// The task creates `n` children, which take the next `n` indices.
+    #[inline(always)]
+    pub(crate) fn take(self, n: u32) {
+        // SAFETY: `Track::at` gave a word of the installed cursor's `levels` (level `l` with
+        // `l + 1 < LEVELS`); the cursor outlives this frame and only this fiber touches it.
+        let next = unsafe { &(*self.0).next };
+        next.set(next.get().wrapping_add(n));
+    }
+
+    /// One of the children just taken begins in place, one level below: the one `back` indices
+    /// behind the task's next (so of two taken, 2 is the first and 1 the second).
+    #[inline(always)]
+    pub(crate) fn enter_child(self, back: u32) {
+        // SAFETY: as in `take`, for level `l + 1 < LEVELS`.
+        let child = unsafe { &*self.0.add(1) };
+        child.back.set(back);
+        child.next.set(0);
     }
 }
 
@@ -638,10 +695,16 @@ pub(crate) fn run<R>(spec: Spec, f: impl FnOnce() -> R) -> R {
         std::ptr::null()
     };
     let saved = fl.pos.replace(mine);
+    let saved_track = fl.track.replace(if mine.is_null() {
+        Track::NONE
+    } else {
+        cursor.track()
+    });
     let saved_coarsen = fl.coarsen.replace(strict && node.is_none());
     wt.settle_credit();
     let r = panic::catch_unwind(AssertUnwindSafe(f));
     fl.pos.set(saved);
+    fl.track.set(saved_track);
     fl.coarsen.set(saved_coarsen);
     if let Some(wt) = current() {
         wt.settle_credit();
