@@ -164,6 +164,14 @@ impl Drop for Fiber {
 }
 
 /// A fiber's own state, in its own stack (so it travels with the fiber).
+///
+/// Aligned to two cache lines, so that nothing else on the stack shares its lines: it sits in
+/// the frame of `worker::fiber_main`, just above the frames of the tasks the scheduling loop
+/// runs, whose join halves and latches thieves write, while its owner writes `depth` on every
+/// join. Unaligned, adding 16 bytes to it (`837dff0`) made fj at 2 workers 1.5-1.8x slower
+/// (medians of eight alternating processes: 0.042 s against 0.028 s before it and 0.027 s
+/// aligned).
+#[repr(align(128))]
 pub(crate) struct FiberLocal {
     pub(crate) yielder: *const Yielder<Cmd, Action>,
     /// Lowest usable stack address.
