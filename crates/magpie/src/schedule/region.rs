@@ -689,7 +689,12 @@ pub(crate) fn run<R>(spec: Spec, f: impl FnOnce() -> R) -> R {
     let tracked = region.mode == Mode::Record || (region.mode == Mode::Relaxed && node.is_none());
     let cursor = Cursor::new(pos, wt.fiber_local().depth.get(), tracked);
     let fl = wt.fiber_local();
-    let mine: *const Cursor = if !strict || node.is_some() {
+    // Positions are needed to look a task up in the template (`node`), or to name the cuts
+    // below it, except under a strict constraint below every cut (nothing below is cut) and
+    // in a one-worker pool where no template is looked up (no task runs on another worker
+    // than its parent's, so nothing below can be a cut: recording there costs nothing).
+    let alone = tracked && wt.registry.config.workers == 1;
+    let mine: *const Cursor = if (!strict || node.is_some()) && !alone {
         &cursor
     } else {
         std::ptr::null()
