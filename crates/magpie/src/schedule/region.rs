@@ -464,19 +464,20 @@ pub(crate) const LEVELS: usize = 64;
 /// and the cursor keeps the positions of those in-place tasks in a small array indexed by the
 /// frame level relative to its own task (`FiberLocal::depth - base`). The [`Word`] of the
 /// in-place task at level `l` holds the index its next child gets (`next`) and, for `l >= 1`,
-/// how far the task's own index lies behind its parent's `next` (`back`). While a child runs in place its parent is inside the join or spawn that made it,
-/// whose indices it took all at once, so the parent's `next` stays put and the child's index is
-/// `next(l - 1) - back(l)`: a join takes two indices and enters its halves with `back` 2 and 1,
-/// an in-place scope spawn takes one and enters its child with `back` 1. So entering a child
-/// stores a constant (its `back`, and `next` 0), and taking indices is one add to the parent's
-/// `next`: no word's value waits on another word's load. (Storing the child's index itself on
-/// entry, read from its parent's `next`, chained each level's load to its parent's: with the
-/// words reached through the cursor rather than the fiber's record (`Track`), recording cost
-/// fib(36) without cutoff 1.27x plain at 1 and 2 workers; this layout, 1.14-1.18x.)
-/// Entering an in-place child at level `l` writes the word of level `l`, so the words at and
-/// below the running level always belong to the tasks on the fiber's stack. A task below a
-/// cursor only runs in place through these paths, or through [`run`], which sets a cursor of
-/// its own: so the running level is the number of in-place frames above the cursor's task.
+/// how far the task's own index lies behind its parent's `next` (`back`). While a child runs in
+/// place its parent is inside the join or spawn that made it, whose indices it took all at
+/// once, so the parent's `next` stays put and the child's index is `next(l - 1) - back(l)`: a
+/// join takes two indices and enters its halves with `back` 2 and 1, an in-place scope spawn
+/// takes one and enters its child with `back` 1. So entering a child stores a constant (its
+/// `back`, and `next` 0), and taking indices is one add to the parent's `next`: no word's value
+/// waits on another word's load. (Storing the child's index itself on entry, read from its
+/// parent's `next`, chained each level's load to its parent's: with the words reached through
+/// the cursor rather than the fiber's record (`Track`), recording cost fib(36) without cutoff
+/// 1.27x plain at 1 and 2 workers; this layout, 1.15x at 2 workers.) Entering an in-place child
+/// at level `l` writes the word of level `l`, so the words at and below the running level
+/// always belong to the tasks on the fiber's stack. A task below a cursor only runs in place
+/// through these paths, or through [`run`], which sets a cursor of its own: so the running
+/// level is the number of in-place frames above the cursor's task.
 /// Only when such a task must publish, donate or spawn onto the heap is its position spelled
 /// out ([`Cursor::at`]), as a list shared with its children.
 pub(crate) struct Cursor {
@@ -627,8 +628,8 @@ impl Track {
 
 /// The level word of the in-place task at some level of a tracked cursor, from [`Track::at`]:
 /// where its index lies behind its parent's next, and the index its own next child gets (see
-/// [`Cursor`]). Valid while that cursor is
-/// installed, which outlasts every in-place frame below it.
+/// [`Cursor`]). Valid while that cursor is installed, which outlasts every in-place frame below
+/// it.
 #[derive(Clone, Copy)]
 pub(crate) struct Level(*const Word);
 
