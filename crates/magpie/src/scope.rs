@@ -140,7 +140,7 @@ impl<'scope> Scope<'scope> {
                     wt.spend_credit();
                     lv.take(1);
                     self.run_in_place(fl, depth, move |s| {
-                        lv.enter_child(1);
+                        lv.enter_child(1); // the one index it took
                         f(s)
                     });
                     return;

@@ -137,9 +137,6 @@ fn ten_million_tasks_no_loss_no_duplicate() {
     assert!(total >= target);
 }
 
-/// Spawns run in place are counted in bulk when a worker settles its credit, which must happen
-/// before any completion it signals: so once `install` returns, the spawn counts are exact, on
-/// every policy and width, with thieves taking work (more workers than cores) all along.
 /// Spawns that cross scopes: the tasks of inner scopes spawn into the outer scope, and the
 /// outer scope's tasks each open an inner scope. So a worker often owes counts to one scope
 /// (counts reserved for its spawns, or completions not subtracted yet) while it spawns into
@@ -191,6 +188,9 @@ fn scopes_end_after_their_tasks_when_spawns_cross_scopes() {
     }
 }
 
+/// Spawns run in place are counted in bulk when a worker settles its credit, which must happen
+/// before any completion it signals: so once `install` returns, the spawn counts are exact, on
+/// every policy and width, with thieves taking work (more workers than cores) all along.
 #[test]
 fn spawn_counts_are_exact_once_the_work_is_done() {
     fn fib(n: u64) -> u64 {
