@@ -43,6 +43,40 @@ use std::time::Duration;
 /// Ticks of the coordinator between looks at who is alive (stale holders, the equal split).
 const REFRESH_TICKS: u64 = 10;
 
+/// Which core each of a program's `workers` belongs to, as indices into its `k` allowed cores:
+/// the cores in the order a worker should take them, worker `w` getting the `w % k`-th, so that
+/// every core has `workers / k` workers or one more, as under any order.
+///
+/// The order matters when the program has fewer workers than cores, the usual case when several
+/// programs each ask for part of a machine: its workers should sit where the others' do not.
+/// First come its `home` cores (its share of the equal split) that no other program holds, then
+/// the other cores no other program holds, then its home cores that others hold, then the rest;
+/// within each group the cores are taken in a ring from the start of the home range. (Placing
+/// every program's workers on the first `workers` cores, as a plain `w % k` did, put two programs
+/// of 8 workers on the same 8 cores of a 16-core machine, where they took turns on 8 cores and
+/// left 8 idle.) `taken(c)` says whether another program holds core `c` now; the workers stay
+/// on the cores they get here for the pool's life.
+fn place_workers(
+    workers: usize,
+    k: usize,
+    home: &[usize],
+    taken: impl Fn(usize) -> bool,
+) -> Vec<usize> {
+    if k == 0 {
+        return vec![0; workers];
+    }
+    let start = home.iter().copied().min().unwrap_or(0) % k;
+    let mut order: Vec<usize> = (0..k).map(|i| (start + i) % k).collect();
+    // A stable sort keeps the ring order within each group.
+    order.sort_by_key(|&c| match (home.contains(&c), taken(c)) {
+        (true, false) => 0,
+        (false, false) => 1,
+        (true, true) => 2,
+        (false, true) => 3,
+    });
+    (0..workers).map(|w| order[w % k]).collect()
+}
+
 /// How a sleeper's core may be obtained when it is woken.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Claim {
@@ -130,10 +164,11 @@ impl Sharing {
             return None;
         }
         let k = allowed.len();
-        let s = Sharing {
+        let mut s = Sharing {
             mode,
             me,
-            core_of: (0..workers).map(|w| w % k).collect(),
+            // Placed below, once the program's home cores are known.
+            core_of: Vec::new(),
             workers: (0..workers)
                 .map(|_| {
                     CachePadded(WorkerSlot {
@@ -154,6 +189,9 @@ impl Sharing {
             table,
         };
         s.refresh_home();
+        let home = lock(&s.home).clone();
+        let taken = |c: usize| matches!(s.table.owner(s.allowed[c]), Some(o) if o != me);
+        s.core_of = place_workers(workers, k, &home, taken);
         if mode == Mode::Dws {
             // The equal split: workers on home cores hold them; the others go to sleep as they
             // start (`starts_asleep`).
@@ -474,5 +512,80 @@ impl Drop for Sharing {
     fn drop(&mut self) {
         self.table.release_all(self.me);
         self.table.unregister(self.me);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::place_workers;
+
+    /// How many workers each of `k` cores gets.
+    fn per_core(cores: &[usize], k: usize) -> Vec<usize> {
+        let mut n = vec![0; k];
+        for &c in cores {
+            n[c] += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn a_program_alone_fills_its_cores_from_the_first() {
+        let home: Vec<usize> = (0..16).collect();
+        assert_eq!(
+            place_workers(8, 16, &home, |_| false),
+            (0..8).collect::<Vec<_>>()
+        );
+        assert_eq!(place_workers(4, 4, &home[..4], |_| false), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_second_program_places_its_workers_where_the_first_ones_are_not() {
+        // The first program's 8 workers hold cores 0-7 of 16.
+        let held_by_first = |c: usize| c < 8;
+        // The second program's share of the equal split is 8-15 ...
+        let home: Vec<usize> = (8..16).collect();
+        assert_eq!(
+            place_workers(8, 16, &home, held_by_first),
+            (8..16).collect::<Vec<_>>()
+        );
+        // ... and when the split gives it 0-7, which the first holds, it still takes 8-15.
+        let home: Vec<usize> = (0..8).collect();
+        assert_eq!(
+            place_workers(8, 16, &home, held_by_first),
+            (8..16).collect::<Vec<_>>()
+        );
+        // Two programs of one worker on two cores: the second takes the other core.
+        assert_eq!(place_workers(1, 2, &[1], |c| c == 0), vec![1]);
+        assert_eq!(place_workers(1, 2, &[0], |c| c == 0), vec![1]);
+    }
+
+    #[test]
+    fn free_home_cores_come_first_then_free_ones_then_the_rest() {
+        // Home 4-7 of 8; cores 0, 5 and 6 held by others.
+        let taken = |c: usize| [0, 5, 6].contains(&c);
+        let home = [4, 5, 6, 7];
+        assert_eq!(
+            place_workers(8, 8, &home, taken),
+            vec![4, 7, 1, 2, 3, 5, 6, 0]
+        );
+    }
+
+    #[test]
+    fn every_core_gets_its_share_of_workers_under_any_order() {
+        for k in 1..12 {
+            for workers in 0..40 {
+                for first in 0..k {
+                    let home: Vec<usize> = (first..k).collect();
+                    let cores = place_workers(workers, k, &home, |c| c % 3 == 0);
+                    assert_eq!(cores.len(), workers);
+                    for n in per_core(&cores, k) {
+                        assert!(
+                            n == workers / k || n == workers / k + 1,
+                            "k={k} w={workers}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }
