@@ -949,18 +949,27 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
     let mut verified = true;
     // Peers that cannot run here (C++ peers not built) are listed as not measured, with why.
     let mut unavailable: Vec<Unavailable> = vec![];
-    let peer_list: Vec<Peer> = if cfg.peers {
-        kernel
-            .peers()
-            .iter()
-            .copied()
-            .filter(|p| {
-                match p.unavailable_reason().or_else(|| {
+    let peer_list: Vec<Peer> =
+        if cfg.peers {
+            kernel
+                .peers()
+                .iter()
+                .copied()
+                .filter(|p| {
+                    match p.unavailable_reason().or_else(|| {
                     let knobs = cfg.grain.is_some() || cfg.tree.is_some();
                     (knobs && p.native().is_some()).then(|| {
                         "the C++ program takes no grain or tree: it runs the kernel's default form"
                             .to_string()
                     })
+                }).or_else(|| {
+                    (*p == Peer::ChiliJoin && kernel == Kernel::Uts && cfg.grain.is_some()).then(
+                        || {
+                            "chili has only join, so no chunked UTS (one spawn per chunk needs \
+                             a scope)"
+                                .to_string()
+                        },
+                    )
                 }) {
                     None => true,
                     Some(reason) => {
@@ -971,11 +980,11 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
                         false
                     }
                 }
-            })
-            .collect()
-    } else {
-        vec![]
-    };
+                })
+                .collect()
+        } else {
+            vec![]
+        };
 
     // Rounds: one run of each runtime per round, so that drift in the machine's speed (these are
     // shared machines) falls on every runtime alike instead of on whichever ran in a slow stretch.
@@ -1423,6 +1432,28 @@ mod tests {
             assert!(e.contains(what) && !e.contains('\n'), "{e}");
             assert!(run_serial(&case, 1).is_err());
         }
+    }
+
+    #[test]
+    fn a_peer_without_the_asked_form_is_listed_as_not_measured_not_failed() {
+        // Chunked UTS needs a scope; chili has only join. `magpie bench uts --grain G` used to
+        // fail verification over it, which stopped scripts that asked for chunked UTS.
+        let pool = Pool::builder().workers(2).build().unwrap();
+        let cfg = BenchConfig {
+            kernel: Kernel::Uts,
+            n: 6,
+            runs: 1,
+            serial: true,
+            peers: true,
+            grain: Some(32),
+            tree: None,
+        };
+        let r = bench(&cfg, pool);
+        assert!(r.verified && r.error.is_none(), "{r:?}");
+        assert!(r.peers.iter().all(|p| p.name != "chili-join"), "{:?}", r.peers);
+        let chili = r.peers_unavailable.iter().find(|u| u.name == "chili-join");
+        assert!(chili.is_some_and(|u| u.reason.contains("no chunked UTS")), "{r:?}");
+        assert!(r.peers.iter().any(|p| p.name == "rayon-scope" && p.verified));
     }
 
     #[test]
