@@ -1450,10 +1450,20 @@ mod tests {
         };
         let r = bench(&cfg, pool);
         assert!(r.verified && r.error.is_none(), "{r:?}");
-        assert!(r.peers.iter().all(|p| p.name != "chili-join"), "{:?}", r.peers);
+        assert!(
+            r.peers.iter().all(|p| p.name != "chili-join"),
+            "{:?}",
+            r.peers
+        );
         let chili = r.peers_unavailable.iter().find(|u| u.name == "chili-join");
-        assert!(chili.is_some_and(|u| u.reason.contains("no chunked UTS")), "{r:?}");
-        assert!(r.peers.iter().any(|p| p.name == "rayon-scope" && p.verified));
+        assert!(
+            chili.is_some_and(|u| u.reason.contains("no chunked UTS")),
+            "{r:?}"
+        );
+        assert!(r
+            .peers
+            .iter()
+            .any(|p| p.name == "rayon-scope" && p.verified));
     }
 
     #[test]

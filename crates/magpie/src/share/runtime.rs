@@ -3,9 +3,9 @@
 //! equal-partition baseline (EP, §4). ABP, the other baseline, needs no table: its workers only
 //! yield between failed steals (`idle.rs`).
 //!
-//! Under DWS each worker belongs to one core of the pool's (its affinity mask and CPU quota,
-//! spread round-robin) and is pinned there; it runs only while its program holds that core in
-//! the [`CoreTable`]. A worker that fails T_SLEEP steal attempts in a row gives its core back
+//! Under DWS each worker belongs to one core of the pool's (its affinity mask and CPU quota:
+//! first its free home cores, then cores no other program holds, see [`place_workers`]) and is
+//! pinned there; it runs only while its program holds that core in the [`CoreTable`]. A worker that fails T_SLEEP steal attempts in a row gives its core back
 //! (when it was the program's last worker on it) and sleeps; so does a worker whose core its home
 //! program took back. Workers are woken on cores the program may use:
 //!
