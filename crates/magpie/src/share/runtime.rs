@@ -5,9 +5,10 @@
 //!
 //! Under DWS each worker belongs to one core of the pool's (its affinity mask and CPU quota:
 //! first its free home cores, then cores no other program holds, see [`place_workers`]) and is
-//! pinned there; it runs only while its program holds that core in the [`CoreTable`]. A worker that fails T_SLEEP steal attempts in a row gives its core back
-//! (when it was the program's last worker on it) and sleeps; so does a worker whose core its home
-//! program took back. Workers are woken on cores the program may use:
+//! pinned there; it runs only while its program holds that core in the [`CoreTable`]. A worker
+//! that fails T_SLEEP steal attempts in a row gives its core back (when it was the program's
+//! last worker on it) and sleeps; so does a worker whose core its home program took back.
+//! Workers are woken on cores the program may use:
 //!
 //! * by a producer that publishes work while workers sleep, on a free core or one the program
 //!   holds (the first case of §3.3, without waiting for the coordinator: an improvement on the
@@ -55,7 +56,10 @@ const REFRESH_TICKS: u64 = 10;
 /// every program's workers on the first `workers` cores, as a plain `w % k` did, put two programs
 /// of 8 workers on the same 8 cores of a 16-core machine, where they took turns on 8 cores and
 /// left 8 idle.) `taken(c)` says whether another program holds core `c` now; the workers stay
-/// on the cores they get here for the pool's life.
+/// on the cores they get here for the pool's life. A program that starts while another holds no
+/// core (all its workers asleep) cannot see where that one's workers sit; the equal split, whose
+/// order is by process id, still gives an earlier program the first cores, where it placed its
+/// workers when it was alone.
 fn place_workers(
     workers: usize,
     k: usize,
