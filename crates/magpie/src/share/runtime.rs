@@ -66,9 +66,8 @@ fn place_workers(
     home: &[usize],
     taken: impl Fn(usize) -> bool,
 ) -> Vec<usize> {
-    if k == 0 {
-        return vec![0; workers];
-    }
+    // `k` is at least 1: `Sharing::start` runs without sharing when no allowed CPU is in the
+    // table.
     let start = home.iter().copied().min().unwrap_or(0) % k;
     let mut order: Vec<usize> = (0..k).map(|i| (start + i) % k).collect();
     // A stable sort keeps the ring order within each group.
@@ -199,7 +198,6 @@ impl Sharing {
         if mode == Mode::Dws {
             // The equal split: workers on home cores hold them; the others go to sleep as they
             // start (`starts_asleep`).
-            let home = lock(&s.home).clone();
             for w in 0..workers {
                 if home.contains(&s.core_of[w]) {
                     s.hold(w, Claim::TakeBack);
