@@ -31,18 +31,23 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-    sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2
-    exit 2
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2
+    exit "${1:-2}"
 }
 out=many-cores
 max=$(nproc)
 parts=suite,overheads,corun,dist
 while [ $# -gt 0 ]; do
     case $1 in
-    --out) out=${2:-}; [ -n "$out" ] || usage; shift 2 ;;
-    --max) max=${2:-}; shift 2 ;;
-    --parts) parts=${2:-}; shift 2 ;;
-    -h | --help) usage ;;
+    --out | --max | --parts)
+        if [ $# -lt 2 ] || [ -z "$2" ]; then
+            echo "error: $1 needs a value" >&2
+            usage
+        fi
+        case $1 in --out) out=$2 ;; --max) max=$2 ;; --parts) parts=$2 ;; esac
+        shift 2
+        ;;
+    -h | --help) usage 0 ;;
     *) echo "error: unknown option '$1'" >&2; usage ;;
     esac
 done
@@ -62,6 +67,9 @@ if [ -z "${MAGPIE_DIST:-}" ] && want dist && command -v mpirun >/dev/null; then
     cargo build --locked --release -q -p magpie-dist --features magpie-dist/mpi || exit 1
     MAGPIE_DIST=target/release/magpie-dist
 fi
+for b in "$MAGPIE" ${MAGPIE_DIST:+"$MAGPIE_DIST"}; do
+    [ -x "$b" ] || { echo "error: '$b' is not an executable (MAGPIE / MAGPIE_DIST)" >&2; exit 2; }
+done
 MAGPIE=$(realpath "$MAGPIE")
 mkdir -p "$out"
 failed=0
