@@ -929,6 +929,25 @@ fn per_task(kernel: Kernel, n: u64, median: Option<f64>) -> Option<f64> {
     Some(median? / kernel.tasks_per_run(n)? as f64 * 1e9)
 }
 
+/// Why `peer` cannot run the kernel as `cfg` asks, if it cannot: it is not built here, or it has
+/// no form of the asked grain or tree.
+fn peer_unavailable(peer: Peer, cfg: &BenchConfig) -> Option<String> {
+    if let Some(why) = peer.unavailable_reason() {
+        return Some(why);
+    }
+    if (cfg.grain.is_some() || cfg.tree.is_some()) && peer.native().is_some() {
+        return Some(
+            "the C++ program takes no grain or tree: it runs the kernel's default form".into(),
+        );
+    }
+    if peer == Peer::ChiliJoin && cfg.kernel == Kernel::Uts && cfg.grain.is_some() {
+        return Some(
+            "chili has only join, so no chunked UTS (one spawn per chunk needs a scope)".into(),
+        );
+    }
+    None
+}
+
 /// Measures the serial twin (if asked), then `kernel` on `pool`, then (after dropping `pool`)
 /// each peer with the pool's worker count. Stops after magpie when magpie's runs failed to run
 /// to the end.
@@ -947,44 +966,28 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
     let steal_half = pool.steals_half();
     let mut errors: Vec<String> = vec![];
     let mut verified = true;
-    // Peers that cannot run here (C++ peers not built) are listed as not measured, with why.
+    // Peers that cannot run here (C++ peers not built, or without a form of what was asked) are
+    // listed as not measured, with why.
     let mut unavailable: Vec<Unavailable> = vec![];
-    let peer_list: Vec<Peer> =
-        if cfg.peers {
-            kernel
-                .peers()
-                .iter()
-                .copied()
-                .filter(|p| {
-                    match p.unavailable_reason().or_else(|| {
-                    let knobs = cfg.grain.is_some() || cfg.tree.is_some();
-                    (knobs && p.native().is_some()).then(|| {
-                        "the C++ program takes no grain or tree: it runs the kernel's default form"
-                            .to_string()
-                    })
-                }).or_else(|| {
-                    (*p == Peer::ChiliJoin && kernel == Kernel::Uts && cfg.grain.is_some()).then(
-                        || {
-                            "chili has only join, so no chunked UTS (one spawn per chunk needs \
-                             a scope)"
-                                .to_string()
-                        },
-                    )
-                }) {
-                    None => true,
-                    Some(reason) => {
-                        unavailable.push(Unavailable {
-                            name: p.name().to_string(),
-                            reason,
-                        });
-                        false
-                    }
+    let peer_list: Vec<Peer> = if cfg.peers {
+        kernel
+            .peers()
+            .iter()
+            .copied()
+            .filter(|&p| match peer_unavailable(p, cfg) {
+                None => true,
+                Some(reason) => {
+                    unavailable.push(Unavailable {
+                        name: p.name().to_string(),
+                        reason,
+                    });
+                    false
                 }
-                })
-                .collect()
-        } else {
-            vec![]
-        };
+            })
+            .collect()
+    } else {
+        vec![]
+    };
 
     // Rounds: one run of each runtime per round, so that drift in the machine's speed (these are
     // shared machines) falls on every runtime alike instead of on whichever ran in a slow stretch.
