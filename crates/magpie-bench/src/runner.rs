@@ -649,10 +649,7 @@ pub fn run_peer(
                 );
             }
             if kernel == Kernel::Uts && grain.is_some() {
-                return Err(RunError::Setup(
-                    "chili has only join, so no chunked UTS (one spawn per chunk needs a scope)"
-                        .into(),
-                ));
+                return Err(RunError::Setup(CHILI_NO_CHUNKED_UTS.into()));
             }
             if kernel == Kernel::Uts {
                 let p = case.uts_params();
@@ -929,6 +926,10 @@ fn per_task(kernel: Kernel, n: u64, median: Option<f64>) -> Option<f64> {
     Some(median? / kernel.tasks_per_run(n)? as f64 * 1e9)
 }
 
+/// Why chili has no chunked UTS: `run_peer` refuses it, and `bench` lists chili as not measured.
+const CHILI_NO_CHUNKED_UTS: &str =
+    "chili has only join, so no chunked UTS (one spawn per chunk needs a scope)";
+
 /// Why `peer` cannot run the kernel as `cfg` asks, if it cannot: it is not built here, or it has
 /// no form of the asked grain or tree.
 fn peer_unavailable(peer: Peer, cfg: &BenchConfig) -> Option<String> {
@@ -941,9 +942,7 @@ fn peer_unavailable(peer: Peer, cfg: &BenchConfig) -> Option<String> {
         );
     }
     if peer == Peer::ChiliJoin && cfg.kernel == Kernel::Uts && cfg.grain.is_some() {
-        return Some(
-            "chili has only join, so no chunked UTS (one spawn per chunk needs a scope)".into(),
-        );
+        return Some(CHILI_NO_CHUNKED_UTS.into());
     }
     None
 }

@@ -69,14 +69,19 @@ fn place_workers(
     // `k` is at least 1: `Sharing::start` runs without sharing when no allowed CPU is in the
     // table.
     let start = home.iter().copied().min().unwrap_or(0) % k;
+    // Each core's group, read once: the table can change under us, and a sort whose keys change
+    // between comparisons has no order to find.
+    let group: Vec<u8> = (0..k)
+        .map(|c| match (home.contains(&c), taken(c)) {
+            (true, false) => 0,
+            (false, false) => 1,
+            (true, true) => 2,
+            (false, true) => 3,
+        })
+        .collect();
     let mut order: Vec<usize> = (0..k).map(|i| (start + i) % k).collect();
     // A stable sort keeps the ring order within each group.
-    order.sort_by_key(|&c| match (home.contains(&c), taken(c)) {
-        (true, false) => 0,
-        (false, false) => 1,
-        (true, true) => 2,
-        (false, true) => 3,
-    });
+    order.sort_by_key(|&c| group[c]);
     (0..workers).map(|w| order[w % k]).collect()
 }
 
