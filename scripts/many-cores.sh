@@ -25,8 +25,8 @@
 # many-cores): one log or JSON file per command. MAGPIE and MAGPIE_DIST name prebuilt binaries
 # (default: built here into target/release; the suite finds the C++ peers in target/peers, built
 # by scripts/build-peers.sh). Each part's commands are listed as they start, so a figure can be
-# reproduced alone. On a 16-core machine the whole run takes about 10-15 minutes, most of it the
-# suite.
+# reproduced alone. On a 16-core Xeon the overheads, dist and corun parts took 3 minutes
+# together; the suite takes most of the run (it did not finish in the 4.5 minutes left there).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
