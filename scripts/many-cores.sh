@@ -18,6 +18,10 @@
 #             without a magpie-dist built with the `mpi` feature.
 #
 #   bash scripts/many-cores.sh [--out DIR] [--max N] [--parts suite,overheads,corun,dist]
+#                              [--kernels K,..]
+#
+# --kernels limits the suite part to those kernels (as `magpie bench --help` names them; fib
+# still runs last, without OpenMP), to finish a curve that an earlier run had no time for.
 #
 # Every run checks its result (the kernels against their serial twins or known answers, the
 # collections their node counts); a failed check fails that command, which is reported and the
@@ -37,14 +41,15 @@ usage() {
 out=many-cores
 max=$(nproc)
 parts=suite,overheads,corun,dist
+only=
 while [ $# -gt 0 ]; do
     case $1 in
-    --out | --max | --parts)
+    --out | --max | --parts | --kernels)
         if [ $# -lt 2 ] || [ -z "$2" ]; then
             echo "error: $1 needs a value" >&2
             usage
         fi
-        case $1 in --out) out=$2 ;; --max) max=$2 ;; --parts) parts=$2 ;; esac
+        case $1 in --out) out=$2 ;; --max) max=$2 ;; --parts) parts=$2 ;; --kernels) only=$2 ;; esac
         shift 2
         ;;
     -h | --help) usage 0 ;;
@@ -58,6 +63,10 @@ for p in ${parts//,/ }; do
     esac
 done
 want() { [[ ",$parts," == *",$1,"* ]]; }
+if [ -n "$only" ] && ! want suite; then
+    echo "error: --kernels limits the suite part, which --parts '$parts' leaves out" >&2
+    exit 2
+fi
 
 if [ -z "${MAGPIE:-}" ]; then
     cargo build --locked --release -q -p magpie-cli || exit 1
@@ -71,6 +80,24 @@ for b in "$MAGPIE" ${MAGPIE_DIST:+"$MAGPIE_DIST"}; do
     [ -x "$b" ] || { echo "error: '$b' is not an executable (MAGPIE / MAGPIE_DIST)" >&2; exit 2; }
 done
 MAGPIE=$(realpath "$MAGPIE")
+# The suite's kernels, read from the binary (and checked against --kernels) before anything runs.
+if want suite; then
+    all=$("$MAGPIE" bench --help | awk '/^Kernels/ { f = 1; next } f && /^  [a-z]/ { print $1 } f && /^$/ { exit }')
+    if [ -z "$all" ]; then
+        echo "error: could not read the kernels from '$MAGPIE bench --help'" >&2
+        exit 1
+    fi
+    if [ -n "$only" ]; then
+        [ -n "${only//,/}" ] || { echo "error: --kernels '$only' names no kernel" >&2; exit 2; }
+        for k in ${only//,/ }; do
+            grep -qx -- "$k" <<<"$all" || {
+                echo "error: --kernels: unknown kernel '$k' (expected: $(paste -sd' ' <<<"$all"))" >&2
+                exit 2
+            }
+        done
+        all=$(tr ',' '\n' <<<"$only")
+    fi
+fi
 mkdir -p "$out"
 failed=0
 # run NAME CMD...: runs CMD with its stdout in $out/NAME and its stderr in $out/NAME.err,
@@ -149,16 +176,15 @@ if want suite; then
     list=$list,$max
     # fib without cutoff last and without OpenMP, whose tasks took 11-29 s a run of fib(36) at
     # 2-8 threads on 16 cores (0.05 s serial): with it, fib alone would take most of the budget.
-    kernels=$("$MAGPIE" bench --help | awk '/^Kernels/ { f = 1; next } f && /^  [a-z]/ { print $1 } f && /^$/ { exit }' |
-        grep -vx fib | paste -sd, -)
-    if [ -z "$kernels" ]; then
-        echo "error: could not read the kernels from '$MAGPIE bench --help'" >&2
-        exit 1
+    kernels=$(grep -vx fib <<<"$all" | paste -sd, -)
+    if [ -n "$kernels" ]; then
+        run suite.txt "$MAGPIE" suite --kernels "$kernels" --policies adaptive --workers "$list" \
+            --runs 3 --out "$out/suite"
     fi
-    run suite.txt "$MAGPIE" suite --kernels "$kernels" --policies adaptive --workers "$list" \
-        --runs 3 --out "$out/suite"
-    run suite-fib.txt "$MAGPIE" suite --kernels fib --peers rayon,chili,tbb --policies adaptive \
-        --workers "$list" --runs 3 --out "$out/suite-fib"
+    if grep -qx fib <<<"$all"; then
+        run suite-fib.txt "$MAGPIE" suite --kernels fib --peers rayon,chili,tbb --policies adaptive \
+            --workers "$list" --runs 3 --out "$out/suite-fib"
+    fi
 fi
 
 if [ "$failed" -gt 0 ]; then
