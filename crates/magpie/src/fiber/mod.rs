@@ -211,6 +211,13 @@ impl FiberLocal {
     pub(crate) fn level(&self, depth: u32) -> Option<crate::schedule::region::Level> {
         self.track.get().at(depth)
     }
+
+    /// [`level`](Self::level) once more, for a frame that got `Some` from it at `depth` and whose
+    /// cursor is still installed (it stays while any frame below it runs).
+    #[inline(always)]
+    pub(crate) fn level_again(&self, depth: u32) -> crate::schedule::region::Level {
+        self.track.get().again(depth)
+    }
 }
 
 impl FiberLocal {

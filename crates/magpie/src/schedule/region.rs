@@ -624,6 +624,15 @@ impl Track {
         // word's load waits on one load of the fiber's record only.
         (l + 1 < LEVELS).then(|| Level(self.words.wrapping_add(depth as usize)))
     }
+
+    /// [`at`](Self::at) for a depth it already gave a level for, without the range check. Only
+    /// for the frame that got `Some` from `at(depth)` on the fiber's track, reading the track
+    /// again after a call: the cursor is still installed then, since only [`run`] changes the
+    /// track and it puts the old one back before its frame returns or unwinds.
+    #[inline(always)]
+    pub(crate) fn again(self, depth: u32) -> Level {
+        Level(self.words.wrapping_add(depth as usize))
+    }
 }
 
 /// The level word of the in-place task at some level of a tracked cursor, from [`Track::at`]:
@@ -647,7 +656,8 @@ impl Level {
     /// behind the task's next (so of two taken, 2 is the first and 1 the second).
     #[inline(always)]
     pub(crate) fn enter_child(self, back: u32) {
-        // SAFETY: as in `take`, for level `l + 1 < LEVELS`.
+        // SAFETY: as in `take`, for level `l + 1 < LEVELS` (also for a word from `Track::again`,
+        // which gives the word `at` gave that frame).
         let child = unsafe { &*self.0.add(1) };
         child.back.set(back);
         child.next.set(0);
