@@ -236,15 +236,21 @@ where
     // After the first half the level word is looked up again rather than kept: kept, its
     // address would take one more callee-saved register, which `join` would push and pop on
     // every join, tracked or not.
+    let again = || {
+        // SAFETY: this frame got `Some` from `fl.level(depth)` above, and the first half,
+        // whatever it ran, left the fiber's track as it found it (only `schedule::region::run`
+        // changes it, and restores it before returning or unwinding).
+        unsafe { fl.level_again(depth) }
+    };
     let r = if help_first {
         lv.enter_child(SECOND);
         match panic::catch_unwind(AssertUnwindSafe(b)) {
             Ok(rb) => {
-                fl.level_again(depth).enter_child(FIRST);
+                again().enter_child(FIRST);
                 (a(), rb)
             }
             Err(p) => {
-                fl.level_again(depth).enter_child(FIRST);
+                again().enter_child(FIRST);
                 let (rb, ra) = finish_after_panic(a, p);
                 (ra, rb)
             }
@@ -253,11 +259,11 @@ where
         lv.enter_child(FIRST);
         match panic::catch_unwind(AssertUnwindSafe(a)) {
             Ok(ra) => {
-                fl.level_again(depth).enter_child(SECOND);
+                again().enter_child(SECOND);
                 (ra, b())
             }
             Err(p) => {
-                fl.level_again(depth).enter_child(SECOND);
+                again().enter_child(SECOND);
                 finish_after_panic(b, p)
             }
         }

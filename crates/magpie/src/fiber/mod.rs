@@ -212,11 +212,16 @@ impl FiberLocal {
         self.track.get().at(depth)
     }
 
-    /// [`level`](Self::level) once more, for a frame that got `Some` from it at `depth` and whose
-    /// cursor is still installed (it stays while any frame below it runs).
+    /// [`level`](Self::level) once more, without its range check.
+    ///
+    /// # Safety
+    ///
+    /// The caller's frame got `Some` from `level(depth)` on this fiber, and the cursor it came
+    /// from is still installed (see `Track::again`).
     #[inline(always)]
-    pub(crate) fn level_again(&self, depth: u32) -> crate::schedule::region::Level {
-        self.track.get().again(depth)
+    pub(crate) unsafe fn level_again(&self, depth: u32) -> crate::schedule::region::Level {
+        // SAFETY: the caller's obligation, as `Track::again` states it.
+        unsafe { self.track.get().again(depth) }
     }
 }
 

@@ -625,12 +625,15 @@ impl Track {
         (l + 1 < LEVELS).then(|| Level(self.words.wrapping_add(depth as usize)))
     }
 
-    /// [`at`](Self::at) for a depth it already gave a level for, without the range check. Only
-    /// for the frame that got `Some` from `at(depth)` on the fiber's track, reading the track
-    /// again after a call: the cursor is still installed then, since only [`run`] changes the
-    /// track and it puts the old one back before its frame returns or unwinds.
+    /// [`at`](Self::at) for a depth it already gave a level for, without the range check.
+    ///
+    /// # Safety
+    ///
+    /// `at(depth)` on the same track (the same installed cursor) returned `Some`. That holds for
+    /// the frame that got `Some` reading the fiber's track again after a call: only [`run`]
+    /// changes the track, and it puts the old one back before its frame returns or unwinds.
     #[inline(always)]
-    pub(crate) fn again(self, depth: u32) -> Level {
+    pub(crate) unsafe fn again(self, depth: u32) -> Level {
         Level(self.words.wrapping_add(depth as usize))
     }
 }
