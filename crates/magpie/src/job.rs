@@ -214,6 +214,10 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
 /// task is usually freed by another thread than the one that allocated it (the thief), and
 /// mimalloc's per-page free lists make that cross-thread free cheap where glibc's malloc takes
 /// arena locks (measured on fj at 2 workers: see docs/DESIGN.md, "Choices a measurement made").
+/// Built with `--cfg magpie_tsan` (the ThreadSanitizer run, `scripts/tsan.sh`), they come from
+/// the system allocator instead: mimalloc's C code is not instrumented, so ThreadSanitizer would
+/// not see a frame freed by one thread happen before its memory is handed out again to another,
+/// and would report the reuse as a race.
 pub(crate) struct HeapJob<F> {
     f: F,
 }
@@ -227,14 +231,20 @@ struct TracedHeapJob<F> {
     f: F,
 }
 
-/// Moves `v` into a fresh mimalloc allocation.
+/// The allocator of task frames (see [`HeapJob`]).
+#[cfg(not(magpie_tsan))]
+const FRAMES: mimalloc::MiMalloc = mimalloc::MiMalloc;
+#[cfg(magpie_tsan)]
+const FRAMES: std::alloc::System = std::alloc::System;
+
+/// Moves `v` into a fresh allocation of the frames' allocator.
 fn boxed<T>(v: T) -> *mut T {
     let layout = std::alloc::Layout::new::<T>();
     let p = if layout.size() == 0 {
         std::ptr::NonNull::<T>::dangling().as_ptr()
     } else {
         // SAFETY: the layout has a non-zero size.
-        let p = unsafe { std::alloc::GlobalAlloc::alloc(&mimalloc::MiMalloc, layout) };
+        let p = unsafe { std::alloc::GlobalAlloc::alloc(&FRAMES, layout) };
         if p.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
@@ -254,8 +264,8 @@ unsafe fn unboxed<T>(p: *mut T) -> T {
     let v = unsafe { p.read() };
     let layout = std::alloc::Layout::new::<T>();
     if layout.size() != 0 {
-        // SAFETY: `boxed` allocated `p` from mimalloc with this layout; freed once.
-        unsafe { std::alloc::GlobalAlloc::dealloc(&mimalloc::MiMalloc, p as *mut u8, layout) };
+        // SAFETY: `boxed` allocated `p` from `FRAMES` with this layout; freed once.
+        unsafe { std::alloc::GlobalAlloc::dealloc(&FRAMES, p as *mut u8, layout) };
     }
     v
 }
