@@ -3,7 +3,8 @@
 # suite's HTML report rendered in headless Chromium (scripts/check-report.sh), the
 # tests of the optional hwloc feature (when hwloc can be installed), magpie-dist's MPI tests under
 # mpirun (when Open MPI can be installed), magpie-splice's unit tests under Miri (when rustup can
-# install it), then the loom model tests
+# install it), the runtime's tests under ThreadSanitizer (scripts/tsan.sh; when rustup can install
+# nightly's rust-src), then the loom model tests
 # of the concurrent structures (deque, latches, the join protocol, sleep/wake, the inbox, DWS's
 # sleeping workers, a schedule region's held queue; magpie-dist's split deque), which need the
 # crates compiled with `--cfg loom` in a target directory of their own.
@@ -58,6 +59,18 @@ if bash scripts/install-miri.sh; then
     cargo +nightly miri test --locked -p magpie-splice --lib
 else
     echo "warning: Miri could not be installed; the Miri run is skipped" >&2
+fi
+
+echo "== ThreadSanitizer: scripts/tsan.sh"
+# The runtime's tests under ThreadSanitizer, and a canary race it must report (see the script).
+# Optional like the others: without nightly's rust-src (exit 3) the run is skipped, said here;
+# a race, a failed test or an unreported canary (exit 1) fails the test command.
+tsan=0
+bash scripts/tsan.sh || tsan=$?
+if [ "$tsan" -eq 3 ]; then
+    echo "warning: nightly Rust with rust-src could not be installed; the ThreadSanitizer run is skipped" >&2
+elif [ "$tsan" -ne 0 ]; then
+    exit "$tsan"
 fi
 
 echo "== loom model tests (RUSTFLAGS=--cfg loom)"
