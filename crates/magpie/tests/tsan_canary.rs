@@ -8,9 +8,10 @@
 
 #![cfg(all(magpie_tsan, not(loom)))]
 
-use magpie::{join, Pool};
+use magpie::{join, Policy, Pool};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
 /// A cell shared between threads with no synchronisation: the planted bug.
@@ -28,33 +29,41 @@ impl Racy {
 
 #[test]
 fn the_sanitizer_reports_a_race_between_two_join_halves() {
-    let pool = Pool::builder().workers(2).build().unwrap();
+    // Work-first, so the first half runs on the joiner's thread and the second is the one a
+    // thief takes (help-first would run the second half first, and its thread could then pop the
+    // first one back and run both).
+    let pool = Pool::builder()
+        .workers(2)
+        .policy(Policy::WorkFirst)
+        .build()
+        .unwrap();
     let cell = Racy(UnsafeCell::new(0));
     // A relaxed flag orders nothing, so the two writes below stay unordered for the sanitizer;
-    // it only makes the first half wait until a thief runs the second one.
+    // it only makes the first half wait until a thief has run the second one. The second half
+    // writes before it raises the flag, so the writes never overlap in time: the sanitizer's
+    // shadow memory is updated without locks and could miss two accesses made at one moment.
     let stolen = AtomicBool::new(false);
-    let ran_apart = pool.install(|| {
-        let (apart, ()) = join(
+    let (first, second): (ThreadId, ThreadId) = pool.install(|| {
+        join(
             || {
                 let until = Instant::now() + Duration::from_secs(20);
                 while !stolen.load(Ordering::Relaxed) && Instant::now() < until {
                     std::hint::spin_loop();
                 }
                 cell.bump();
-                stolen.load(Ordering::Relaxed)
+                thread::current().id()
             },
             || {
-                stolen.store(true, Ordering::Relaxed);
                 cell.bump();
+                stolen.store(true, Ordering::Relaxed);
+                thread::current().id()
             },
-        );
-        apart
+        )
     });
-    // If no thief took the second half within the wait, the halves ran one after the other on
-    // one thread and there was no race to see: say so rather than let the script's check pass
-    // or fail for the wrong reason.
-    assert!(
-        ran_apart,
-        "the second half was never stolen: no race was planted"
+    // If both halves ran on one thread, one after the other, there was no race to see: say so
+    // rather than let the script's check pass or fail for the wrong reason.
+    assert_ne!(
+        first, second,
+        "both halves ran on one thread: no race was planted"
     );
 }
