@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs magpie's concurrent code under ThreadSanitizer: the runtime's unit and integration tests
 # (deques, latches, the join protocol, sleep and wake, inboxes, DWS, schedule regions, the
-# 10^7-task stress test, home-affine resumption and migration), magpie-dist's unit tests and
-# magpie-bench's kernel tests (every kernel under the runtime, checked against its serial twin).
+# 10^7-task stress test, home-affine resumption and migration), magpie-dist's unit tests,
+# magpie-splice's tests (the spliced walk and the dependence graph on the pool) and magpie-bench's
+# kernel tests (every kernel under the runtime, checked against its serial twin).
 # Any data race the sanitizer reports fails the run. Then it runs a canary, a test with a race
 # planted between two join halves on two workers (crates/magpie/tests/tsan_canary.rs), and fails
 # unless the sanitizer reports that race: a clean run means something only if a dirty one shows.
@@ -65,8 +66,9 @@ tsan_cargo test -p magpie --lib --tests -- \
     --skip deep_join_recursion_does_not_overflow \
     --skip fiber_stack_overflow_is_reported \
     --skip the_sanitizer_reports_a_race_between_two_join_halves
-echo "== ThreadSanitizer: magpie-dist's unit tests, magpie-bench's kernels"
+echo "== ThreadSanitizer: magpie-dist's unit tests, magpie-splice's tests, magpie-bench's kernels"
 tsan_cargo test -p magpie-dist --lib
+tsan_cargo test -p magpie-splice --lib --tests
 tsan_cargo test -p magpie-bench --lib --test uts
 
 echo "== ThreadSanitizer: the canary (a planted race, which must be reported)"
