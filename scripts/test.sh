@@ -64,7 +64,7 @@ fi
 echo "== ThreadSanitizer: scripts/tsan.sh"
 # The runtime's tests under ThreadSanitizer, and a canary race it must report (see the script).
 # Optional like the others: without nightly's rust-src (exit 3) the run is skipped, said here;
-# a race, a failed test or an unreported canary (exit 1) fails the test command.
+# a race, a failed test or an unreported canary (any other non-zero exit) fails the test command.
 tsan=0
 bash scripts/tsan.sh || tsan=$?
 if [ "$tsan" -eq 3 ]; then

@@ -23,8 +23,9 @@
 #   - magpie-bench's native tests: the C++ peers (TBB, OpenMP) are not instrumented.
 #
 # Needs rustup's nightly toolchain with rust-src (installed here if missing, as for Miri). Exits 0
-# when the run is clean and the canary is caught, 1 on a race or a failed test, 3 when nightly or
-# rust-src cannot be had (scripts/test.sh then skips this run and says so).
+# when the run is clean and the canary is caught; cargo's own non-zero code (101) on a race or a
+# failed test; 1 when the canary goes unreported; 3 when nightly or rust-src cannot be had
+# (scripts/test.sh then skips this run and says so).
 #
 # Usage: scripts/tsan.sh
 set -euo pipefail
