@@ -20,7 +20,8 @@
 #     sanitizer's own memory mappings ("failed to deallocate", ENOMEM);
 #   - overflow::fiber_stack_overflow_is_reported: the sanitizer handles the guard page's SIGSEGV
 #     itself, before magpie's handler can print its message;
-#   - magpie-bench's native tests: the C++ peers (TBB, OpenMP) are not instrumented.
+#   - magpie-bench's native tests: the C++ peers (TBB, OpenMP) are not instrumented;
+#   - one race inside crossbeam-deque, under the rayon peer (scripts/tsan.supp says why).
 #
 # Needs rustup's nightly toolchain with rust-src (installed here if missing, as for Miri). Exits 0
 # when the run is clean and the canary is caught; cargo's own non-zero code (101) on a race or a
@@ -57,7 +58,9 @@ host=$(rustc +nightly -vV | sed -n 's/^host: //p')
 export RUSTFLAGS="-Zsanitizer=thread --cfg magpie_tsan -Cllvm-args=-tsan-instrument-func-entry-exit=0"
 export RUSTDOCFLAGS="$RUSTFLAGS"
 export CARGO_TARGET_DIR=target/tsan
-export TSAN_OPTIONS="halt_on_error=1"
+# Suppressions (scripts/tsan.supp) cover only a peer runtime's own code; the path is absolute
+# because cargo runs each test binary in its package's folder.
+export TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/scripts/tsan.supp"
 tsan_cargo() {
     cargo +nightly "$1" -Zbuild-std --target "$host" --locked "${@:2}"
 }
