@@ -60,7 +60,7 @@ export RUSTDOCFLAGS="$RUSTFLAGS"
 export CARGO_TARGET_DIR=target/tsan
 # Suppressions (scripts/tsan.supp) cover only a peer runtime's own code; the path is absolute
 # because cargo runs each test binary in its package's folder.
-export TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/scripts/tsan.supp"
+export TSAN_OPTIONS="halt_on_error=1 suppressions='$PWD/scripts/tsan.supp'"
 tsan_cargo() {
     cargo +nightly "$1" -Zbuild-std --target "$host" --locked "${@:2}"
 }
