@@ -11,6 +11,7 @@
 //! (defaults: 2000 levels, 5000 steps a leaf, 11 rounds)
 
 use magpie::Policy;
+use magpie_bench::harness::{example_arg as arg, Timing};
 use std::time::Instant;
 
 fn leaf(i: u64, steps: u64) -> u64 {
@@ -44,25 +45,11 @@ fn rayon_chain(n: u64, steps: u64) -> u64 {
     a + b
 }
 
-fn arg(i: usize, default: u64) -> u64 {
-    match std::env::args().nth(i) {
-        None => default,
-        Some(s) => s.parse().unwrap_or_else(|_| {
-            eprintln!("error: argument {i} ('{s}') is not a number");
-            std::process::exit(2)
-        }),
-    }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 fn main() {
-    let n = arg(1, 2000);
-    let steps = arg(2, 5000);
-    let rounds = arg(3, 11).max(1) as usize;
+    let n: u64 = arg(1, 2000);
+    let steps: u64 = arg(2, 5000);
+    let rounds = arg::<usize>(3, 11).max(1);
+    let median = |times_s: Vec<f64>| Timing { times_s }.median().expect("at least one round");
     let want = serial(n, steps);
     println!("chain of {n} joins, leaves of {steps} steps; serial sum {want}");
 

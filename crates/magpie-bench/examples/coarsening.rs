@@ -22,19 +22,10 @@
 use magpie::schedule::{Iterate, Stage};
 use magpie_bench::fork::{Coarsen, Fork, Magpie, Serial};
 
+use magpie_bench::harness::example_arg as arg;
 use magpie_bench::heat;
 use magpie_bench::placement::Program;
 use std::time::Instant;
-
-fn arg(i: usize, default: usize) -> usize {
-    match std::env::args().nth(i) {
-        None => default,
-        Some(s) => s.parse().unwrap_or_else(|_| {
-            eprintln!("error: argument {i} ('{s}') is not a whole number");
-            std::process::exit(2)
-        }),
-    }
-}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);

@@ -10,6 +10,18 @@ use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::time::Instant;
 
+/// The `i`-th command-line argument of an example program as a number, or `default` when it is
+/// not given; anything that does not parse exits with status 2 and says which argument it was.
+pub fn example_arg<T: std::str::FromStr>(i: usize, default: T) -> T {
+    match std::env::args().nth(i) {
+        None => default,
+        Some(s) => s.parse().unwrap_or_else(|_| {
+            eprintln!("error: argument {i} ('{s}') is not a number of the kind expected here");
+            std::process::exit(2)
+        }),
+    }
+}
+
 /// Wall times of the runs of one measurement, in seconds, in run order.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Timing {
