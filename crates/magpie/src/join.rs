@@ -188,15 +188,7 @@ where
             return join_tracked(wt, fl, depth, HF, a, b);
         }
         wt.spend_credit();
-        fl.depth.set(depth + 1);
-        let r = if HF {
-            let (rb, ra) = in_place(b, a);
-            (ra, rb)
-        } else {
-            in_place(a, b)
-        };
-        fl.depth.set(depth);
-        return r;
+        return in_place_in_order::<HF, A, B, RA, RB>(fl, depth, a, b);
     }
     join_publish(wt, fl, wt.deque.top(), a, b)
 }
@@ -345,8 +337,28 @@ where
     B: FnOnce() -> RB,
 {
     let depth = fl.depth.get();
+    if wt.policy == Policy::HelpFirst {
+        in_place_in_order::<true, A, B, RA, RB>(fl, depth, a, b)
+    } else {
+        in_place_in_order::<false, A, B, RA, RB>(fl, depth, a, b)
+    }
+}
+
+/// Runs `a` and `b` in place one frame below `depth`, `b` first if `HF`: what every in-place
+/// join does once it has decided to run in place (on the credit, or without it in a region).
+#[inline(always)]
+fn in_place_in_order<const HF: bool, A, B, RA, RB>(
+    fl: &FiberLocal,
+    depth: u32,
+    a: A,
+    b: B,
+) -> (RA, RB)
+where
+    A: FnOnce() -> RA,
+    B: FnOnce() -> RB,
+{
     fl.depth.set(depth + 1);
-    let r = if wt.policy == Policy::HelpFirst {
+    let r = if HF {
         let (rb, ra) = in_place(b, a);
         (ra, rb)
     } else {
