@@ -186,6 +186,28 @@ fn nested_pools_install_across() {
     assert_eq!(r, 55 + 144);
 }
 
+/// A pool dropped the moment an install into it returns, where the install's task waited for
+/// another pool: that pool's worker resumes the task by delivering it to the first pool's worker,
+/// and the first pool must not be freed while that delivery is still under way (its inbox and
+/// sleep state). Under ThreadSanitizer (`scripts/tsan.sh`) a delivery that does not keep the
+/// pool alive is reported as a race with the free; here the results are checked.
+#[test]
+fn a_pool_dropped_as_soon_as_another_pool_resumed_its_task() {
+    for round in 0..200u64 {
+        for migrate in [false, true] {
+            let b = Pool::builder().workers(1);
+            // SAFETY: the closures below keep nothing on their stacks across the install that
+            // a move to another thread could break (no thread-locals, no `!Send` values).
+            let b = if migrate { unsafe { b.allow_migration(true) } } else { b };
+            let waiting = b.build().unwrap();
+            let other = pool(1, Policy::Adaptive);
+            let r = waiting.install(|| other.install(|| round * 3) + 1);
+            drop(waiting);
+            assert_eq!(r, round * 3 + 1);
+        }
+    }
+}
+
 #[test]
 fn stats_count_spawns_and_policies() {
     let p = pool(1, Policy::WorkFirst);

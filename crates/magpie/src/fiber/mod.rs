@@ -339,24 +339,39 @@ pub(crate) fn suspend_until_stolen(latch: &Latch, tag: Tag) {
 /// caller, or else to that worker's inbox, waking it. Only its home resumes it, so the code after
 /// a sync point runs on the thread that ran the code before it. With `Builder::allow_migration`
 /// it goes on the caller's deque instead (or its own pool's queue), where any worker may take it.
+///
+/// A caller that is not a worker of the fiber's pool (a worker of another pool, which ran the
+/// fiber's install into that pool, or a plain thread) holds a reference count on the pool's
+/// registry from before it hands the fiber over until it has woken the worker. Without it the
+/// fiber could be taken, finish its install, and the pool be dropped and freed while the caller
+/// is still between the hand-over and the wake-up (the inbox's count, the sleep state): a
+/// worker of the pool itself needs none, because a pool is freed only after its workers have
+/// been joined.
 pub(crate) fn make_ready(waiter: usize) {
     // SAFETY: a latch's waiter word is only ever the address of a fiber the dispatcher
     // registered (`FiberPtr::addr`), and the setter that got it back now owns it.
     let fiber = unsafe { FiberPtr::from_addr(waiter) };
     // SAFETY: the fiber is suspended and ours; we read two plain fields.
     let (reg, home) = unsafe { (fiber.get().registry, fiber.get().home) };
-    // SAFETY: the registry outlives its fibers.
-    let registry = unsafe { &*reg };
-    let wt = current().filter(|wt| Arc::as_ptr(&wt.registry) == reg);
-    if registry.config.migrate {
-        match wt {
-            Some(wt) => wt.push(Work::Resume(fiber)),
-            None => registry.inject(Work::Resume(fiber).encode()),
-        }
-        return;
-    }
-    match wt {
+    match current().filter(|wt| Arc::as_ptr(&wt.registry) == reg) {
+        Some(wt) if wt.registry.config.migrate => wt.push(Work::Resume(fiber)),
         Some(wt) if wt.index == home => wt.ready.borrow_mut().push_back(fiber),
-        _ => registry.deliver(home, Work::Resume(fiber).encode()),
+        Some(wt) => wt.registry.deliver(home, Work::Resume(fiber).encode()),
+        None => {
+            // SAFETY: `reg` is `Arc::as_ptr` of the registry that made the fiber (`Fiber::new`),
+            // and that registry is alive while the fiber is suspended and not yet handed over:
+            // the install the fiber runs under has not returned, so its pool is not dropped.
+            // Incrementing the count then rebuilding one `Arc` from the pointer gives this thread
+            // a count of its own, released when `registry` goes out of scope.
+            let registry = unsafe {
+                Arc::increment_strong_count(reg);
+                Arc::from_raw(reg)
+            };
+            if registry.config.migrate {
+                registry.inject(Work::Resume(fiber).encode());
+            } else {
+                registry.deliver(home, Work::Resume(fiber).encode());
+            }
+        }
     }
 }
