@@ -681,26 +681,75 @@ where
     );
 }
 
-/// Sorts `v` by `cmp`, in any order of equal elements: a parallel quicksort whose split is the
-/// standard library's selection (`select_nth_unstable_by` puts the median in the middle, the
-/// smaller elements before it and the others after, in linear time), so the halves are equal
-/// and sorted in parallel `levels` deep; below that, the standard library's unstable sort.
+/// Sorts `v` by `cmp`, in any order of equal elements: a parallel quicksort, `levels` deep, then
+/// the standard library's unstable sort.
+///
+/// Each level takes the median of a sample as its pivot ([`sample_pivot`]), partitions around it
+/// in one pass ([`partition_less`]) and sorts the two sides in parallel with `join`. The
+/// partitions along one path down the levels are what no worker can share (n + n/2 + n/4 + ...
+/// element visits before the last level's sorts start), so each is one cheap pass. The exact
+/// median by `select_nth_unstable_by`, which this used before, partitions several times per
+/// level, and at 16 workers that path set the sort's time (docs/RESULTS.md, "The unstable sort
+/// at 16 workers"). A sample's median leaves the sides within a few percent of equal. Every element is compared with the pivot by the one thread
+/// that partitions, so `T` need not be `Sync`; the sides are disjoint slices.
+///
+/// Equal elements: the pivot is set aside at each level, so every level shrinks the slice and
+/// the recursion ends after `levels`. When few elements are less than the pivot (many equal to
+/// it, as in a slice of few values), the larger side is partitioned once more into those equal to
+/// the pivot, which are in place already, and the greater ones, which alone go on.
 fn par_unstable_sort<T, F>(v: &mut [T], cmp: &F, levels: u32)
 where
     T: Send,
     F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
 {
+    use std::cmp::Ordering::Less;
     if levels == 0 || v.len() <= SEQUENTIAL_SORT {
         v.sort_unstable_by(cmp);
         return;
     }
-    let mid = v.len() / 2;
-    v.select_nth_unstable_by(mid, cmp);
-    let (l, r) = v.split_at_mut(mid);
+    let n = v.len();
+    v.swap(0, sample_pivot(v, cmp));
+    let (pivot, rest) = v.split_first_mut().expect("longer than SEQUENTIAL_SORT");
+    let lt = partition_less(rest, |x| cmp(x, pivot) == Less);
+    // v[1..=lt] < pivot <= v[lt + 1..]: the pivot goes between them.
+    v.swap(0, lt);
+    let (left, right) = v.split_at_mut(lt);
+    let (pivot, mut right) = right.split_first_mut().expect("the pivot is there");
+    if lt < n / 8 {
+        // Few smaller elements: take those equal to the pivot off the right side first.
+        let eq = partition_less(right, |x| cmp(pivot, x) != Less);
+        right = &mut right[eq..];
+    }
     crate::join(
-        || par_unstable_sort(l, cmp, levels - 1),
-        || par_unstable_sort(&mut r[1..], cmp, levels - 1),
+        || par_unstable_sort(left, cmp, levels - 1),
+        || par_unstable_sort(right, cmp, levels - 1),
     );
+}
+
+/// The index of the median of up to 255 elements of `v` sampled at equal distances.
+fn sample_pivot<T, F>(v: &[T], cmp: &F) -> usize
+where
+    F: Fn(&T, &T) -> std::cmp::Ordering,
+{
+    let k = v.len().min(255);
+    let step = v.len() / k;
+    let mut at: Vec<usize> = (0..k).map(|i| i * step + step / 2).collect();
+    let (_, &mut median, _) = at.select_nth_unstable_by(k / 2, |&a, &b| cmp(&v[a], &v[b]));
+    median
+}
+
+/// Moves the elements `first` accepts to the front of `v`, keeping none of the order, and
+/// returns how many there are. One pass, written without a branch on the outcome of `first`:
+/// each element is swapped with the front of the rest, and the front moves on by one if it was
+/// accepted (Lomuto's scheme), so that random data does not cost mispredicted branches.
+fn partition_less<T>(v: &mut [T], first: impl Fn(&T) -> bool) -> usize {
+    let mut front = 0;
+    for i in 0..v.len() {
+        let take = first(&v[i]);
+        v.swap(front, i);
+        front += take as usize;
+    }
+    front
 }
 
 /// Runs `f` on a worker (the global pool's, outside any pool).

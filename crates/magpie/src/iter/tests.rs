@@ -524,6 +524,51 @@ fn parallel_sorts_match_the_standard_sorts_on_every_shape() {
 }
 
 #[test]
+fn a_comparator_that_panics_leaves_a_permutation_and_the_pool_usable() {
+    // The comparator panics at its k-th call, on whichever worker makes it; the panic reaches
+    // the caller, and the slice still holds every element once (the sorts move elements only
+    // by swaps, rotations and the standard library's sorts).
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let mut x = 0x9e37_79b9u64;
+    let keys: Vec<u64> = (0..50_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % 1000
+        })
+        .collect();
+    let mut want = keys.clone();
+    want.sort_unstable();
+    let pool = Pool::builder().workers(4).build().unwrap();
+    for k in [1, 100, 5_000, 60_000, 200_000] {
+        for stable in [false, true] {
+            let calls = AtomicUsize::new(0);
+            let cmp = |a: &u64, b: &u64| {
+                if calls.fetch_add(1, Ordering::Relaxed) + 1 == k {
+                    panic!("comparator gives up at call {k}");
+                }
+                a.cmp(b)
+            };
+            let mut v = keys.clone();
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                pool.install(|| match stable {
+                    true => v.par_sort_by(cmp),
+                    false => v.par_sort_unstable_by(cmp),
+                })
+            }));
+            assert!(r.is_err(), "k={k}, stable={stable}: the panic did not reach the caller");
+            v.sort_unstable();
+            assert_eq!(v, want, "k={k}, stable={stable}: not a permutation any more");
+        }
+    }
+    let mut v = keys.clone();
+    pool.install(|| v.par_sort_unstable());
+    assert_eq!(v, want);
+}
+
+#[test]
 fn splitting_at_separators_matches_the_standard_library() {
     // Random texts over an alphabet with separators, runs of them, `\r\n`, and multi-byte
     // characters (so cuts must move to character boundaries); pieces forced small with
