@@ -198,7 +198,11 @@ fn a_pool_dropped_as_soon_as_another_pool_resumed_its_task() {
             let b = Pool::builder().workers(1);
             // SAFETY: the closures below keep nothing on their stacks across the install that
             // a move to another thread could break (no thread-locals, no `!Send` values).
-            let b = if migrate { unsafe { b.allow_migration(true) } } else { b };
+            let b = if migrate {
+                unsafe { b.allow_migration(true) }
+            } else {
+                b
+            };
             let waiting = b.build().unwrap();
             let other = pool(1, Policy::Adaptive);
             let r = waiting.install(|| other.install(|| round * 3) + 1);

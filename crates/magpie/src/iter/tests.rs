@@ -558,9 +558,15 @@ fn a_comparator_that_panics_leaves_a_permutation_and_the_pool_usable() {
                     false => v.par_sort_unstable_by(cmp),
                 })
             }));
-            assert!(r.is_err(), "k={k}, stable={stable}: the panic did not reach the caller");
+            assert!(
+                r.is_err(),
+                "k={k}, stable={stable}: the panic did not reach the caller"
+            );
             v.sort_unstable();
-            assert_eq!(v, want, "k={k}, stable={stable}: not a permutation any more");
+            assert_eq!(
+                v, want,
+                "k={k}, stable={stable}: not a permutation any more"
+            );
         }
     }
     let mut v = keys.clone();
