@@ -115,12 +115,13 @@ fn main() {
             let m = median(ts);
             let st = pool.stats();
             println!(
-                "  magpie {:<11} {m:.4} s  {:.2}x serial  (steals {}, suspensions {}, fibers created {})",
+                "  magpie {:<11} {m:.4} s  {:.2}x serial  (steals {}, suspensions {}, fibers created {}, trimmed {})",
                 p.to_string(),
                 m / s,
                 st.steals_child + st.steals_continuation,
                 st.suspensions,
-                st.fibers_created
+                st.fibers_created,
+                st.fibers_trimmed
             );
         }
         let r = median(ray);

@@ -30,7 +30,7 @@ pub fn stats_line(s: &magpie::Stats) -> String {
     format!(
         "spawns {} work-first + {} help-first; steals {} child + {} continuation ({} failed); \
          fenced pops {}; suspensions {}; policy switches {}; max fresh {}; max frames {}; \
-         fibers created {}; sleeps {}",
+         fibers created {} ({} spares trimmed); sleeps {}",
         s.spawns_work_first,
         s.spawns_help_first,
         s.steals_child,
@@ -42,6 +42,7 @@ pub fn stats_line(s: &magpie::Stats) -> String {
         s.max_fresh,
         s.max_frames,
         s.fibers_created,
+        s.fibers_trimmed,
         s.sleeps
     )
 }

@@ -58,6 +58,10 @@ pub struct Stats {
     /// idle and the cut had not come (see `magpie::schedule`).
     #[serde(default)]
     pub deviations: u64,
+    /// Spare fibers whose dead stack pages were given back to the OS as they were parked: a
+    /// worker keeps 32 spares whole and up to 1,024 trimmed (see `fiber/mod.rs`).
+    #[serde(default)]
+    pub fibers_trimmed: u64,
 }
 
 impl Sub for Stats {
@@ -83,6 +87,7 @@ impl Sub for Stats {
             search_ns: self.search_ns - o.search_ns,
             fenced_pops: self.fenced_pops - o.fenced_pops,
             deviations: self.deviations - o.deviations,
+            fibers_trimmed: self.fibers_trimmed - o.fibers_trimmed,
         }
     }
 }
@@ -110,6 +115,7 @@ impl Add for Stats {
             search_ns: self.search_ns + o.search_ns,
             fenced_pops: self.fenced_pops + o.fenced_pops,
             deviations: self.deviations + o.deviations,
+            fibers_trimmed: self.fibers_trimmed + o.fibers_trimmed,
         }
     }
 }
@@ -161,6 +167,7 @@ pub(crate) struct WorkerStats {
     pub steal_ns: Counter,
     pub search_ns: Counter,
     pub deviations: Counter,
+    pub fibers_trimmed: Counter,
     pub stolen_from: AtomicU64,
 }
 
@@ -188,5 +195,6 @@ impl WorkerStats {
         s.steal_ns += self.steal_ns.get();
         s.search_ns += self.search_ns.get();
         s.deviations += self.deviations.get();
+        s.fibers_trimmed += self.fibers_trimmed.get();
     }
 }

@@ -456,6 +456,7 @@ pub(crate) fn fiber_main(
         pos: Cell::new(std::ptr::null()),
         track: Cell::new(crate::schedule::region::Track::NONE),
         coarsen: Cell::new(false),
+        parked_at: Cell::new(0),
     };
     let r = panic::catch_unwind(AssertUnwindSafe(|| {
         let mut cmd = first;
@@ -484,6 +485,12 @@ pub(crate) fn fiber_main(
             match run_loop(&fl) {
                 LoopExit::Exit => return,
                 LoopExit::Switch(target) => {
+                    // Parked from here: every task's frame has returned, and what stays live
+                    // lies above this local but for the switch's own frames (`park` trims the
+                    // rest if this fiber becomes a trimmed spare).
+                    let here = 0u8;
+                    fl.parked_at
+                        .set(std::hint::black_box(std::ptr::addr_of!(here)) as usize);
                     cmd = y.suspend(Action::Switch(target));
                     fl.resumed.set(fl.resumed.get() + 1);
                 }
@@ -719,13 +726,15 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
                     wt.stats().suspensions.bump();
                     (g, Cmd::Run(None))
                 } else {
-                    wt.park(g);
+                    wt.park(g, None);
                     // SAFETY: not registered, so we still own the fiber.
                     (unsafe { p.into_box() }, Cmd::Continue)
                 }
             }
             CoroutineResult::Yield(Action::Switch(target)) => {
-                wt.park(f);
+                // The record is still `f`'s: it set it last, as it landed.
+                let parked_at = wt.fiber_local().parked_at.get();
+                wt.park(f, Some(parked_at));
                 wt.stats().resumptions.bump();
                 // SAFETY: `target` came out of a `Resume` item, which owned the fiber.
                 (unsafe { target.into_box() }, Cmd::Continue)

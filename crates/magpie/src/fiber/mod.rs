@@ -62,8 +62,24 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::Cell;
 use std::sync::Arc;
 
-/// Spare loop fibers a worker keeps for reuse.
+/// Spare loop fibers a worker keeps whole for reuse.
 const MAX_SPARES: usize = 32;
+
+/// Spare loop fibers a worker keeps in all, at most: those past [`MAX_SPARES`] are trimmed when
+/// parked ([`WorkerThread::park`]).
+///
+/// A program that suspends many tasks at once on one worker (a left-deep chain of joins whose
+/// leaves thieves take: docs/RESULTS.md, "A left-deep chain of joins") needs as many fibers
+/// again each time; with 32 spares it mapped and unmapped hundreds of stacks a run. A spare is
+/// kept only when a fiber is parked, so a worker never keeps more spares than it had fibers at
+/// once. Trimming gives the stack's dead pages back to the OS (see [`Fiber::trim`]), so a
+/// trimmed spare holds only the pages of its own few frames. Spares count towards the pool's
+/// `max_fibers`, so a worker keeps no more than its share of half of that.
+const MAX_TRIMMED_SPARES: usize = 1024;
+
+/// Bytes below a parked fiber's last recorded frame that trimming leaves alone: the frames of
+/// the switch itself (`Yielder::suspend`), which lie below the mark.
+const TRIM_MARGIN: usize = 16 * 1024;
 
 /// Bytes that must be left on a fiber's stack for a spawn to run its child inline.
 pub(crate) const STACK_RESERVE: usize = 64 * 1024;
@@ -95,6 +111,8 @@ pub(crate) enum Action {
 /// runs, a latch while it waits, a deque item while it is ready.
 pub(crate) struct Fiber {
     pub(crate) co: Co,
+    /// Lowest address of the stack's mapping (its guard page starts here).
+    guard_low: usize,
     pub(crate) registry: *const Registry,
     /// The worker that created the fiber and the only one that resumes it (unless the pool
     /// allows migration): its thread is the one the fiber's stack runs on.
@@ -192,6 +210,10 @@ pub(crate) struct FiberLocal {
     /// The running task is under a strict constraint with no cut below it
     /// (`schedule::may_coarsen`).
     pub(crate) coarsen: Cell<bool>,
+    /// The address of a local in the scheduling loop's frame, set as the fiber parks itself to
+    /// switch to a ready fiber: every live frame of the parked fiber lies above it, except the
+    /// switch's own, within [`TRIM_MARGIN`] below it ([`WorkerThread::park`]).
+    pub(crate) parked_at: Cell<usize>,
 }
 
 impl FiberLocal {
@@ -256,6 +278,7 @@ impl Fiber {
         reg.live_fibers.fetch_add(1, Ordering::Relaxed);
         Ok(Box::new(Fiber {
             co,
+            guard_low,
             registry: Arc::as_ptr(reg),
             home,
             waited: Cell::new(false),
@@ -283,14 +306,64 @@ impl WorkerThread {
         }
     }
 
-    pub(crate) fn park(&self, mut f: Box<Fiber>) {
+    /// Keeps `f` as a spare, or ends it when the worker has all the spares it may keep.
+    ///
+    /// `parked_at` is the fiber's [`FiberLocal::parked_at`] when it parked itself from the
+    /// scheduling loop (its tasks' frames have all returned), and `None` for a fiber that never
+    /// ran or is parked where it was when taken. Past [`MAX_SPARES`] such a fiber is trimmed.
+    pub(crate) fn park(&self, mut f: Box<Fiber>, parked_at: Option<usize>) {
         let mut s = self.spares.borrow_mut();
         if s.len() < MAX_SPARES {
+            s.push(f);
+        } else if s.len() < self.most_spares() {
+            if let Some(mark) = parked_at {
+                // SAFETY: `mark` is the fiber's own `parked_at`, recorded in its scheduling
+                // loop just before it parked: its live frames lie above `mark - TRIM_MARGIN`.
+                unsafe { f.trim(mark.saturating_sub(TRIM_MARGIN)) };
+                self.stats().fibers_trimmed.bump();
+            }
             s.push(f);
         } else {
             drop(s);
             let r = f.co.resume(Cmd::Exit);
             debug_assert!(matches!(r, CoroutineResult::Return(())));
+        }
+    }
+}
+
+impl WorkerThread {
+    /// The spares this worker may keep: [`MAX_TRIMMED_SPARES`], but no more than its share of
+    /// half the pool's `max_fibers` (spares are live fibers, and a work-first spawn that needs a
+    /// fresh one must not find the budget taken by spares), and never fewer than [`MAX_SPARES`].
+    fn most_spares(&self) -> usize {
+        let c = &self.registry.config;
+        (c.max_fibers / (2 * c.workers.max(1))).clamp(MAX_SPARES, MAX_TRIMMED_SPARES)
+    }
+}
+
+impl Fiber {
+    /// Gives the pages of this fiber's stack below `below` back to the OS (`MADV_DONTNEED`): they
+    /// stay mapped, and read as zeros when next touched. Used on spares, whose tasks' frames
+    /// have returned, so that a spare holds only the pages of the frames it still has.
+    ///
+    /// # Safety
+    ///
+    /// The fiber is suspended, and no live frame of it, nor anything a live reference points
+    /// to, lies in its stack below `below`.
+    unsafe fn trim(&mut self, below: usize) {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let start = self.guard_low + page; // above the guard page
+        let end = below & !(page - 1);
+        if end > start {
+            // SAFETY: [start, end) is inside this fiber's own stack mapping, above its guard
+            // page, page-aligned; by the caller's obligation nothing live is there, and an
+            // anonymous private mapping's pages read as zeros after `MADV_DONTNEED`, so the
+            // fiber's later frames find ordinary fresh stack there.
+            let r = unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED)
+            };
+            debug_assert_eq!(r, 0, "madvise of a spare's stack failed");
         }
     }
 }
