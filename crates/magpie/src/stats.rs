@@ -59,7 +59,7 @@ pub struct Stats {
     #[serde(default)]
     pub deviations: u64,
     /// Spare fibers whose dead stack pages were given back to the OS as they were parked: a
-    /// worker keeps 32 spares whole and up to 1,024 trimmed (see `fiber/mod.rs`).
+    /// worker keeps 32 spares whole and trims those it keeps past them (see `fiber/mod.rs`).
     #[serde(default)]
     pub fibers_trimmed: u64,
 }
