@@ -872,7 +872,8 @@ pub struct SuiteArgs {
     /// Print results.json on stdout instead of the table (the report folder is still written).
     #[arg(long)]
     pub json: bool,
-    /// The report folder (results.json and index.html).
+    /// The report folder (results.json and index.html; while the suite runs, results.partial.json
+    /// holds the kernels finished so far, so a suite stopped part-way keeps them).
     #[arg(long, default_value = "magpie-report")]
     pub out: PathBuf,
     /// Kernels to trace, comma-separated: each runs once more, traced, at the highest worker

@@ -3,7 +3,9 @@
 //! report` (one run of every runtime per round, see `runner::merge`); PDFS configurations run in
 //! a child process so that each one's peak RSS is its own. While it runs, a progress bar (or, when
 //! stderr is not a terminal, one line per finished configuration); at the end a table (or
-//! results.json with `--json`) and a report folder with `results.json` and `index.html`. With
+//! results.json with `--json`) and a report folder with `results.json` and `index.html`. Until
+//! then the folder's `results.partial.json` holds every kernel finished so far, in the same
+//! format, so a suite stopped part-way loses only the kernel it was measuring. With
 //! `--trace`, the kernels it names run once more, traced, at the suite's highest worker count, and
 //! index.html shows their timelines (the trace files go to `traces/` in the report folder).
 
@@ -208,6 +210,27 @@ pub struct NotMeasured {
     pub runtime: String,
     /// Why.
     pub reason: String,
+}
+
+/// The file in the report folder that holds what a suite has measured so far, kernel by kernel,
+/// until `results.json` is written.
+pub const PARTIAL: &str = "results.partial.json";
+
+/// Writes `res` to `path` whole or not at all (a temporary file, then a rename), so a reader or
+/// a stop never sees half a file. A failure is said and the suite goes on: the partial file is
+/// a safeguard, and the run's own results are still to come.
+fn write_partial(path: &Path, res: &Results) {
+    let tmp = path.with_extension("json.tmp");
+    let written = serde_json::to_string_pretty(res)
+        .map_err(|e| e.to_string())
+        .and_then(|j| std::fs::write(&tmp, j).map_err(|e| e.to_string()))
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| e.to_string()));
+    if let Err(e) = written {
+        eprintln!(
+            "magpie: cannot write {}: {e}; the suite goes on",
+            path.display()
+        );
+    }
 }
 
 /// Everything the suite measured: `results.json`.
@@ -743,6 +766,8 @@ impl Progress {
 /// Measures the given kernels, policies, worker counts and peers exactly as the suite does
 /// (rounds, PDFS in child processes, peers that cannot run here listed as not measured), with the
 /// suite's progress output. `magpie report` measures through this too.
+/// Measures every kernel of the plan in turn; after each one, `finished` gets the kernel and
+/// everything measured so far (the suite writes it to `results.partial.json`).
 pub fn measure_all(
     kernels: Vec<Kernel>,
     policies: Vec<Policy>,
@@ -750,6 +775,7 @@ pub fn measure_all(
     peers: Vec<Peer>,
     size: Size,
     runs: usize,
+    mut finished: impl FnMut(Kernel, &[Row], &[NotMeasured]),
 ) -> Result<(Vec<Row>, Vec<NotMeasured>), Failure> {
     let plan = Plan {
         kernels,
@@ -770,7 +796,10 @@ pub fn measure_all(
     let mut not_measured = vec![];
     for &k in &plan.kernels {
         match measure_kernel(&plan, k, &mut prog, &mut not_measured) {
-            Ok(r) => rows.extend(r),
+            Ok(r) => {
+                rows.extend(r);
+                finished(k, &rows, &not_measured);
+            }
             Err(e) => {
                 prog.finish();
                 return Err(e);
@@ -1382,6 +1411,10 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
     })?;
     let machine = machine();
     let started = Instant::now();
+    // What is measured so far, rewritten after each kernel: a suite stopped part-way (Ctrl-C, a
+    // time limit) leaves every kernel it finished, in results.json's format, rows and headline.
+    let partial = a.out.join(PARTIAL);
+    let mut done: Vec<String> = Vec::new();
     let (mut rows, mut not_measured) = measure_all(
         plan.kernels.clone(),
         plan.policies.clone(),
@@ -1389,6 +1422,32 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
         plan.peers.clone(),
         plan.size,
         plan.runs,
+        |k, rows, nm| {
+            done.push(k.name().into());
+            let mut rows = rows.to_vec();
+            derive(&mut rows);
+            let mut res = Results {
+                machine: machine.clone(),
+                size: plan.size.name().into(),
+                runs: plan.runs,
+                command: plan.command(),
+                kernels: done.clone(),
+                workers: plan.workers.clone(),
+                policies: plan.policies.iter().map(|p| p.name().into()).collect(),
+                peers: plan.peers.iter().map(|p| p.name().into()).collect(),
+                elapsed_s: started.elapsed().as_secs_f64(),
+                headline: None,
+                rows,
+                not_measured: nm.to_vec(),
+                traces: vec![],
+                locality: vec![],
+                splice: vec![],
+                corun: None,
+                dist: None,
+            };
+            res.headline = crate::headline::headline(&res);
+            write_partial(&partial, &res);
+        },
     )?;
     derive(&mut rows);
     // Peers with no faithful version of a kernel (the kernel's own list), after those that
@@ -1473,6 +1532,8 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
     };
     write("results.json", &json)?;
     write("index.html", &crate::html::page(&res))?;
+    // results.json has it all now.
+    let _ = std::fs::remove_file(&partial);
     if a.json {
         println!("{json}");
     } else {

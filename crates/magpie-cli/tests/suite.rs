@@ -194,6 +194,10 @@ fn report_folder_has_results_and_charts() {
             .expect("results.json is JSON");
     assert!(json["rows"].as_array().is_some_and(|r| !r.is_empty()));
     assert!(json.get("traces").is_none(), "no --trace, no traces");
+    assert!(
+        !out.join("results.partial.json").exists(),
+        "a finished suite leaves no partial results"
+    );
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("<svg"), "no chart");
@@ -223,6 +227,75 @@ fn report_folder_has_results_and_charts() {
     for s in ["<script", "<link", " src=", "url("] {
         assert!(!html.contains(s), "index.html has {s}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_suite_stopped_part_way_keeps_the_kernels_it_finished() {
+    // fj finishes in a fraction of a second; uts at the default size then takes seconds, during
+    // which the suite is killed, as a time limit or Ctrl-C would stop it.
+    let dir = scratch("stopped");
+    let out = dir.join("report");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_magpie"))
+        .args([
+            "suite",
+            "--size",
+            "default",
+            "--runs",
+            "1",
+            "--kernels",
+            "fj,uts",
+            "--workers",
+            "1",
+            "--policies",
+            "adaptive",
+            "--peers",
+            "none",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .current_dir(&dir)
+        .env_remove("MAGPIE_WORKERS")
+        .env_remove("MAGPIE_POLICY")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start magpie suite");
+    let partial = out.join("results.partial.json");
+    let waited = std::time::Instant::now();
+    while !partial.exists() {
+        if let Some(status) = child.try_wait().expect("poll magpie suite") {
+            panic!(
+                "the suite ended ({status}) before writing {}",
+                partial.display()
+            );
+        }
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(120),
+            "no partial results after fj"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().expect("stop magpie suite");
+    child.wait().expect("reap magpie suite");
+    assert!(
+        !out.join("results.json").exists(),
+        "the suite was not stopped in uts"
+    );
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&partial).unwrap())
+        .expect("results.partial.json is JSON, whole");
+    assert_eq!(json["kernels"], serde_json::json!(["fj"]), "{json}");
+    let rows = json["rows"].as_array().expect("rows");
+    let runtimes: Vec<&str> = rows.iter().filter_map(|r| r["runtime"].as_str()).collect();
+    assert_eq!(runtimes, ["serial", "magpie"], "{json}");
+    for r in rows {
+        assert_eq!(r["kernel"], "fj");
+        assert_eq!(r["verified"], true, "{r}");
+    }
+    assert!(
+        rows[1]["speedup"].as_f64().is_some(),
+        "derived like results.json"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
