@@ -279,6 +279,42 @@ pub struct Results {
     pub dist: Option<crate::dist::DistInfo>,
 }
 
+impl Results {
+    /// What `plan` measured of `kernels` in `elapsed_s`: its rows and the peers it could not
+    /// measure, with the headline (which reads only the rows, workers and policies), and none of
+    /// the add-ons (traces, locality, splice, co-run, dist).
+    fn measured(
+        machine: Machine,
+        plan: &Plan,
+        kernels: Vec<String>,
+        elapsed_s: f64,
+        rows: Vec<Row>,
+        not_measured: Vec<NotMeasured>,
+    ) -> Results {
+        let mut res = Results {
+            machine,
+            size: plan.size.name().into(),
+            runs: plan.runs,
+            command: plan.command(),
+            kernels,
+            workers: plan.workers.clone(),
+            policies: plan.policies.iter().map(|p| p.name().into()).collect(),
+            peers: plan.peers.iter().map(|p| p.name().into()).collect(),
+            elapsed_s,
+            headline: None,
+            rows,
+            not_measured,
+            traces: vec![],
+            locality: vec![],
+            splice: vec![],
+            corun: None,
+            dist: None,
+        };
+        res.headline = crate::headline::headline(&res);
+        res
+    }
+}
+
 /// Two programs co-running under each sharing mode (`magpie suite --corun`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CorunInfo {
@@ -1426,26 +1462,14 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
             done.push(k.name().into());
             let mut rows = rows.to_vec();
             derive(&mut rows);
-            let mut res = Results {
-                machine: machine.clone(),
-                size: plan.size.name().into(),
-                runs: plan.runs,
-                command: plan.command(),
-                kernels: done.clone(),
-                workers: plan.workers.clone(),
-                policies: plan.policies.iter().map(|p| p.name().into()).collect(),
-                peers: plan.peers.iter().map(|p| p.name().into()).collect(),
-                elapsed_s: started.elapsed().as_secs_f64(),
-                headline: None,
+            let res = Results::measured(
+                machine.clone(),
+                &plan,
+                done.clone(),
+                started.elapsed().as_secs_f64(),
                 rows,
-                not_measured: nm.to_vec(),
-                traces: vec![],
-                locality: vec![],
-                splice: vec![],
-                corun: None,
-                dist: None,
-            };
-            res.headline = crate::headline::headline(&res);
+                nm.to_vec(),
+            );
             write_partial(&partial, &res);
         },
     )?;
@@ -1498,26 +1522,21 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
         .corun
         .map(|p| corunning(p, plan.trace_workers(), plan.size, plan.runs));
     let dist = plan.dist.map(|d| crate::dist::simulated(d, plan.size));
-    let mut res = Results {
-        machine,
-        size: plan.size.name().into(),
-        runs: plan.runs,
-        command: plan.command(),
-        kernels: plan.kernels.iter().map(|k| k.name().into()).collect(),
-        workers: plan.workers.clone(),
-        policies: plan.policies.iter().map(|p| p.name().into()).collect(),
-        peers: plan.peers.iter().map(|p| p.name().into()).collect(),
-        elapsed_s: started.elapsed().as_secs_f64(),
-        headline: None,
-        rows,
-        not_measured,
+    let res = Results {
         traces,
         locality,
         splice,
         corun,
         dist,
+        ..Results::measured(
+            machine,
+            &plan,
+            plan.kernels.iter().map(|k| k.name().into()).collect(),
+            started.elapsed().as_secs_f64(),
+            rows,
+            not_measured,
+        )
     };
-    res.headline = crate::headline::headline(&res);
 
     let json = serde_json::to_string_pretty(&res)
         .map_err(|e| Failure::Failed(format!("cannot serialize the results: {e}")))?;
