@@ -690,8 +690,9 @@ where
 /// element visits before the last level's sorts start), so each is one cheap pass. The exact
 /// median by `select_nth_unstable_by`, which this used before, partitions several times per
 /// level, and at 16 workers that path set the sort's time (docs/RESULTS.md, "The unstable sort
-/// at 16 workers"). A sample's median leaves the sides within a few percent of equal. Every element is compared with the pivot by the one thread
-/// that partitions, so `T` need not be `Sync`; the sides are disjoint slices.
+/// at 16 workers"). A sample's median leaves the sides within a few percent of equal. Every
+/// element is compared with the pivot by the one thread that partitions, so `T` need not be
+/// `Sync`; the sides are disjoint slices.
 ///
 /// Equal elements: the pivot is set aside at each level, so every level shrinks the slice and
 /// the recursion ends after `levels`. When few elements are less than the pivot (many equal to
