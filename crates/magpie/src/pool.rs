@@ -646,7 +646,10 @@ impl Pool {
         *turn += 1;
         let template = rg.replay.get(i);
         let region = template.is_some() || rg.record;
-        let (r, taken) = self.install_plain(move || {
+        // A replayed install starts on the worker the recorded one ran on, so the schedule is
+        // followed as it was taken, without swapping workers (designations name workers).
+        let home = template.map(|t| t.root_worker() % self.registry.config.workers);
+        let (r, taken) = self.install_on(home, move || {
             if region {
                 let (r, s) = crate::schedule::region::region_here(template, op);
                 (r, Some(s))
@@ -662,6 +665,16 @@ impl Pool {
     }
 
     fn install_plain<OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce() -> R + Send,
+        R: Send,
+    {
+        self.install_on(None, op)
+    }
+
+    /// [`install_plain`](Self::install_plain); from a plain thread, on worker `home` if given
+    /// (through its inbox), else on whichever worker takes it first.
+    fn install_on<OP, R>(&self, home: Option<usize>, op: OP) -> R
     where
         OP: FnOnce() -> R + Send,
         R: Send,
@@ -696,13 +709,15 @@ impl Pool {
                     result: UnsafeCell::new(JobResult::None),
                     done: LockLatch::new(),
                 };
-                self.registry.inject(
-                    Work::Task {
-                        job: job.as_job_ref(),
-                        continuation: false,
-                    }
-                    .encode(),
-                );
+                let it = Work::Task {
+                    job: job.as_job_ref(),
+                    continuation: false,
+                }
+                .encode();
+                match home {
+                    Some(w) => self.registry.deliver(w, it),
+                    None => self.registry.inject(it),
+                }
                 job.done.wait();
                 match job.result.into_inner() {
                     JobResult::Ok(r) => r,

@@ -23,6 +23,7 @@ use crate::join::{pop_above, Popped, SyncMark};
 use crate::latch::CountLatch;
 use crate::policy::Policy;
 use crate::registry::Registry;
+use crate::schedule::region::Ticket;
 use crate::trace::record::Tag;
 use crate::worker::{self, WorkerThread};
 use std::cell::UnsafeCell;
@@ -194,9 +195,10 @@ impl<'scope> Scope<'scope> {
         let region = cur.region();
         let node = region.child(cur.node(), k);
         let to = match designated {
-            Some(w) if w != wt.index => Some((w, crate::schedule::held::UNRANKED)),
-            Some(_) => None,
-            None => region.donee(node, wt.index),
+            Some(w) if w != wt.index => Some((w, region.designated_rank(node, w))),
+            // Designated to this worker: an ordinary child, which a thief may have taken
+            // when it was recorded, so the template says where it goes.
+            _ => region.donee(node, wt.index),
         };
         let spec = cur.scope_child(k, node);
         let g = move |s: &Scope<'scope>| crate::schedule::region::run(spec, || f(s));
@@ -239,7 +241,7 @@ impl<'scope> Scope<'scope> {
         if w == wt.index {
             return self.spawn(f);
         }
-        let it = self.heap_item(wt, depth, f);
+        let it = self.heap_item(wt, depth, holding(Ticket::for_spawn(fl), f));
         wt.registry.deliver(w, it);
     }
 
@@ -324,7 +326,7 @@ impl<'scope> Scope<'scope> {
             wt.count_spawn(true);
             wt.count_spawned(&self.count);
             let frame = WfFrame {
-                f: UnsafeCell::new(Some(self.task(f))),
+                f: UnsafeCell::new(Some(self.task(holding(Ticket::for_spawn(fl), f)))),
             };
             crate::fiber::suspend(Action::SpawnWf(frame.as_job_ref(), tag));
             // Resumed as a continuation: the child has moved the closure out of `frame`.
@@ -333,6 +335,7 @@ impl<'scope> Scope<'scope> {
         let tag = wt.tracing.then(|| wt.trace_tag(depth));
         wt.count_spawn(false);
         wt.count_spawned(&self.count);
+        let f = holding(Ticket::for_spawn(fl), f);
         wt.push(Work::Task {
             job: HeapJob::into_job_ref(self.task(f), tag),
             continuation: false,
@@ -353,7 +356,9 @@ impl<'scope> Scope<'scope> {
             return self.spawn(f);
         };
         let p = place % pl.count();
-        if crate::place_index() == Some(p) {
+        // Inside a schedule region the region says where work runs (its positions name every
+        // task, and a strict constraint forbids work to move but by donation): an ordinary spawn.
+        if crate::place_index() == Some(p) || reg.region.active() {
             return self.spawn(f);
         }
         // A help-first spawn of the spawning worker, if it is one (a tracing event like any).
@@ -412,7 +417,12 @@ impl<'scope> Scope<'scope> {
     {
         // SAFETY: the registry outlives the scope.
         let reg = unsafe { &*self.registry };
-        let Some(pl) = reg.places.as_ref().filter(|pl| pl.squads) else {
+        // Inside a schedule region, as in `spawn_at`: an ordinary (help-first) spawn.
+        let Some(pl) = reg
+            .places
+            .as_ref()
+            .filter(|pl| pl.squads && !reg.region.active())
+        else {
             return self.spawn_with(Policy::HelpFirst, f);
         };
         let home = match squad {
@@ -519,22 +529,41 @@ impl<'scope> Scope<'scope> {
         (!p.is_null()).then(|| *unsafe { Box::from_raw(p) })
     }
 
-    /// The sync point: run the scope's own pending tasks while nothing else ran here, then suspend
-    /// until the count reaches zero.
+    /// The sync point: see [`wait_for_count`].
     fn wait(&self, fl: &FiberLocal, mark: &SyncMark) {
-        while !self.count.latch.probe() {
-            match pop_above(fl, mark, None) {
-                Popped::RanOther => continue,
-                Popped::Mine | Popped::Stop => break,
-            }
-        }
-        // Our own deferred completions may be the last ones this scope waits for.
-        if let Some(wt) = worker::current() {
-            wt.flush_finished();
-        }
-        // Whatever the scope still waits for was taken by thieves (or is suspended elsewhere).
-        crate::fiber::suspend_until_stolen(&self.count.latch, self.sync_tag);
+        wait_for_count(&self.count, fl, mark, self.sync_tag);
     }
+}
+
+/// `f`, holding `ticket` (if any) until it has run or is dropped unrun: a heap task of a
+/// schedule region's task that has no cursor keeps the region open (`schedule::region::Ticket`).
+#[inline(always)]
+fn holding<'scope, F>(ticket: Option<Ticket>, f: F) -> impl FnOnce(&Scope<'scope>) + Send + 'scope
+where
+    F: FnOnce(&Scope<'scope>) + Send + 'scope,
+{
+    move |s| match ticket {
+        Some(t) => t.run(|| f(s)),
+        None => f(s),
+    }
+}
+
+/// A finish's sync point (a scope's, or a schedule region's end): runs the tasks pushed above
+/// `mark` while nothing else ran here, then suspends until `count` reaches zero. The caller has
+/// already taken back the count that stood for its own body.
+pub(crate) fn wait_for_count(count: &CountLatch, fl: &FiberLocal, mark: &SyncMark, tag: Tag) {
+    while !count.latch.probe() {
+        match pop_above(fl, mark, None) {
+            Popped::RanOther => continue,
+            Popped::Mine | Popped::Stop => break,
+        }
+    }
+    // Our own deferred completions may be the last ones this count waits for.
+    if let Some(wt) = worker::current() {
+        wt.flush_finished();
+    }
+    // Whatever is still counted was taken by thieves (or is suspended elsewhere).
+    crate::fiber::suspend_until_stolen(&count.latch, tag);
 }
 
 impl Drop for Scope<'_> {

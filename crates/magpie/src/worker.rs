@@ -455,7 +455,7 @@ pub(crate) fn fiber_main(
         resumed: Cell::new(0),
         pos: Cell::new(std::ptr::null()),
         track: Cell::new(crate::schedule::region::Track::NONE),
-        coarsen: Cell::new(false),
+        uncounted: Cell::new(std::ptr::null()),
         parked_at: Cell::new(0),
     };
     let r = panic::catch_unwind(AssertUnwindSafe(|| {

@@ -726,6 +726,62 @@ fn schedule_files_round_trip_and_bad_files_are_clear_errors() {
     assert!(e.contains("version 9"), "{e}");
 }
 
+/// A region's tasks may spawn into a scope opened outside it; the region is still a `finish`
+/// for them: `record` and `follow` return only after those spawns (and theirs) have run, their
+/// cuts are in the schedule, and a strict follow keeps them where the template says (before,
+/// the region ended with its root, and its tasks ran on after it, anywhere, with its freed
+/// bookkeeping).
+#[test]
+fn a_region_waits_for_what_it_spawned_into_an_outer_scope() {
+    fn fan<'s>(s: &magpie::Scope<'s>, depth: u32, log: &'s Log, id: usize) {
+        if depth == 0 {
+            run(&Prog::Leaf(id), log);
+            return;
+        }
+        for c in 0..3 {
+            s.spawn(move |s| fan(s, depth - 1, log, id * 3 + c));
+        }
+    }
+    let leaves = 3usize.pow(5);
+    for workers in [1, 2, 4] {
+        for policy in [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive] {
+            let p = pool(workers, policy);
+            let what = format!("{workers} workers, {policy:?}");
+            watchdog(60, &what, || {
+                let log = Log::new(leaves, Duration::from_micros(20));
+                let log2 = Log::new(leaves, Duration::from_micros(20));
+                p.install(|| {
+                    let mut done_at_end = 0;
+                    let mut recorded = None;
+                    magpie::scope(|s| {
+                        let (_, taken) = schedule::record(|| fan(s, 5, &log, 0));
+                        done_at_end = log.map().iter().filter(|w| **w != 0).count();
+                        recorded = Some(taken);
+                    });
+                    assert_eq!(done_at_end, leaves, "{what}: record returned early");
+                    assert!(log.each_ran_once(), "{what}");
+                    let recorded = recorded.unwrap();
+                    let before = p.stats().deviations;
+                    let mut followed = None;
+                    magpie::scope(|s| {
+                        let (_, taken) = schedule::follow(&recorded, Constraint::Ordered, || {
+                            fan(s, 5, &log2, 0)
+                        });
+                        done_at_end = log2.map().iter().filter(|w| **w != 0).count();
+                        followed = Some(taken);
+                    });
+                    assert_eq!(done_at_end, leaves, "{what}: follow returned early");
+                    assert!(log2.each_ran_once(), "{what}");
+                    assert_eq!(log2.map(), log.map(), "{what}: step to worker map");
+                    if p.stats().deviations == before {
+                        assert_eq!(followed.unwrap(), recorded, "{what}: re-recorded schedule");
+                    }
+                });
+            });
+        }
+    }
+}
+
 #[test]
 #[should_panic(expected = "do not nest")]
 fn regions_do_not_nest() {

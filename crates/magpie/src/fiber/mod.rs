@@ -207,9 +207,10 @@ pub(crate) struct FiberLocal {
     pub(crate) pos: Cell<*const crate::schedule::region::Cursor>,
     /// The tracked cursor's level words, as `schedule::region::Track` (unused otherwise).
     pub(crate) track: Cell<crate::schedule::region::Track>,
-    /// The running task is under a strict constraint with no cut below it
-    /// (`schedule::may_coarsen`).
-    pub(crate) coarsen: Cell<bool>,
+    /// The schedule region of the running task when that task has no cursor (under a strict
+    /// constraint with no cut below it, or recording in a one-worker pool): its heap spawns hold
+    /// the region open (`schedule::region::Ticket`); null otherwise.
+    pub(crate) uncounted: Cell<*const crate::schedule::region::Region>,
     /// The address of a local in the scheduling loop's frame, set as the fiber parks itself to
     /// switch to a ready fiber: every live frame of the parked fiber lies above it, except the
     /// switch's own, within [`TRIM_MARGIN`] below it ([`WorkerThread::park`]).

@@ -55,9 +55,10 @@ where
     let (na, nb) = (region.child(cur.node(), k), region.child(cur.node(), k + 1));
     let da = region.donee(na, wt.index);
     let db = match designated {
-        Some(w) if w != wt.index => Some((w, UNRANKED)),
-        Some(_) => None,
-        None => region.donee(nb, wt.index),
+        Some(w) if w != wt.index => Some((w, region.designated_rank(nb, w))),
+        // Designated to this worker: an ordinary child, which a thief may have taken when it
+        // was recorded, so the template says where it goes.
+        _ => region.donee(nb, wt.index),
     };
     let (sa, sb) = (cur.join_child(k, na), cur.join_child(k + 1, nb));
     let wa = move || region::run(sa, a);

@@ -59,11 +59,16 @@
 use super::held::Held;
 use super::{Cut, Schedule};
 use crate::deque::Item;
+use crate::fiber::FiberLocal;
+use crate::join::SyncMark;
+use crate::latch::CountLatch;
 use crate::registry::Registry;
 use crate::sync::CachePadded;
+use crate::trace::record::Tag;
 use crate::worker::current;
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -147,6 +152,9 @@ pub(crate) struct Region {
     /// `stall.seen`, likewise.
     seen_hint: Vec<CachePadded<AtomicBool>>,
     arrivals: AtomicU64,
+    /// The region's tasks not yet finished, plus one for the region's body (see [`Ticket`]):
+    /// the region ends only when it reaches zero.
+    live: CountLatch,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -196,6 +204,7 @@ impl Region {
                 .map(|w| CachePadded(AtomicBool::new(w == root)))
                 .collect(),
             arrivals: AtomicU64::new(0),
+            live: CountLatch::new(),
         }
     }
 
@@ -209,6 +218,16 @@ impl Region {
     pub(crate) fn donee(&self, n: Option<u32>, me: usize) -> Option<(usize, u32)> {
         let (w, r) = self.trie.as_ref()?.nodes[n? as usize].cut?;
         (w as usize != me).then_some((w as usize, r))
+    }
+
+    /// The rank a child at node `n` designated to worker `w` is held under: its template rank
+    /// when the template has it cut to `w` too (so `Ordered` runs it in its recorded turn), else
+    /// [`UNRANKED`](super::held::UNRANKED) (always allowed).
+    pub(crate) fn designated_rank(&self, n: Option<u32>, w: usize) -> u32 {
+        match self.trie.as_ref().and_then(|t| t.nodes[n? as usize].cut) {
+            Some((cw, r)) if cw as usize == w => r,
+            _ => super::held::UNRANKED,
+        }
     }
 
     /// Hands `it` to worker `w` (rank `rank`, or [`UNRANKED`](super::held::UNRANKED)) and
@@ -581,7 +600,7 @@ impl Cursor {
             index,
             parent_worker: self.pos.worker,
             node,
-            region: self.pos.region,
+            ticket: Ticket::new(self.region()),
         }
     }
 
@@ -593,7 +612,7 @@ impl Cursor {
             index,
             parent_worker: self.pos.worker,
             node,
-            region: self.pos.region,
+            ticket: Ticket::new(self.region()),
         }
     }
 }
@@ -673,29 +692,108 @@ pub(crate) struct Spec {
     index: u32,
     parent_worker: u32,
     node: Option<u32>,
-    region: *const Region,
+    ticket: Ticket,
 }
 
-// SAFETY: a spec's pointers are the parent's position and the region, both `Sync` and both
-// outliving the child (see `Pos`); the `Arc<Link>` is `Send`.
+// SAFETY: a spec's pointers are the parent's position and the region (in its ticket), both
+// `Sync` and both outliving the child (see `Pos` and `Ticket`); the `Arc<Link>` is `Send`.
 unsafe impl Send for Spec {}
+
+/// A region task's claim on its region, from the moment its spec is made until the task has
+/// finished (or its closure was dropped unrun): the region counts it in `live` and does not end,
+/// nor free itself, until every ticket is gone.
+///
+/// A region's tasks need not finish before its root does: a task of the region may spawn into
+/// a scope that was opened outside it (`scope(|s| record(|| s.spawn(..)))`), and that scope,
+/// not the root, waits for the spawn. Every such task still holds the region's address (in its
+/// spec, then in its position), and its cuts belong to the region's schedule, so the region's
+/// end waits for the count to reach zero (`run_region_here`): a region is a `finish` for
+/// everything created in it.
+pub(crate) struct Ticket(NonNull<Region>);
+
+// SAFETY: a ticket only reaches its region's `live` count, an atomic, and the region outlives
+// it wherever it is dropped.
+unsafe impl Send for Ticket {}
+
+impl Ticket {
+    fn new(region: &Region) -> Ticket {
+        region.live.increment();
+        Ticket(NonNull::from(region))
+    }
+
+    /// A ticket for a heap task (a scope spawn that may outlive its spawner) made by the task
+    /// running on `fl`, if that task belongs to a region but has no cursor, so that its children
+    /// are not wrapped in a [`Spec`]: without one, a child spawned into a scope opened outside
+    /// the region could run after the region ended, anywhere.
+    #[inline]
+    pub(crate) fn for_spawn(fl: &FiberLocal) -> Option<Ticket> {
+        // SAFETY: `uncounted` is the region of the task running on this fiber, which holds a
+        // ticket on it while it runs (see `run`).
+        unsafe { fl.uncounted.get().as_ref() }.map(Ticket::new)
+    }
+
+    /// Runs `f`, a heap task that took this ticket from [`for_spawn`](Self::for_spawn), as a
+    /// task of the region without a cursor, as its spawner was: its own heap spawns take tickets
+    /// too. The ticket is given up when `f` has returned or unwound.
+    pub(crate) fn run<R>(self, f: impl FnOnce() -> R) -> R {
+        /// Puts the fiber's `uncounted` back, then gives up the ticket (field order).
+        struct Restore<'a> {
+            fl: &'a FiberLocal,
+            saved: *const Region,
+            _ticket: Ticket,
+        }
+        impl Drop for Restore<'_> {
+            fn drop(&mut self) {
+                self.fl.uncounted.set(self.saved);
+            }
+        }
+        let wt = current().expect("magpie: a region's task outside a worker");
+        // A task runs on one fiber from start to end, so the record is the same at the end.
+        let fl = wt.fiber_local();
+        let _restore = Restore {
+            fl,
+            saved: fl.uncounted.replace(self.0.as_ptr()),
+            _ticket: self,
+        };
+        f()
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        // SAFETY: this ticket is counted in `live`, and the region is not freed before `live`
+        // reaches zero; after the decrement below this ticket touches it no more (the latch's
+        // setter, if it is the last, only hands over the waiter the latch returned).
+        let live = unsafe { &self.0.as_ref().live };
+        if let Some(w) = live.decrement() {
+            crate::fiber::make_ready(w);
+        }
+    }
+}
 
 /// Runs `f` as the task `spec` describes (see the module doc).
 pub(crate) fn run<R>(spec: Spec, f: impl FnOnce() -> R) -> R {
     let wt = current().expect("magpie: a region's task outside a worker");
     let me = wt.index;
-    // SAFETY: the region outlives its tasks (see `Pos`).
-    let region = unsafe { &*spec.region };
-    let node = spec.node;
+    let Spec {
+        parent,
+        index,
+        parent_worker,
+        node,
+        ticket,
+    } = spec;
+    // SAFETY: the region outlives its tasks' tickets (see `Ticket`), and `ticket` is dropped
+    // only when this function returns or unwinds, after every use of `region` and `pos`.
+    let region = unsafe { ticket.0.as_ref() };
     let pos = Pos {
-        parent: spec.parent,
-        index: spec.index,
+        parent,
+        index,
         worker: me as u32,
         node,
-        region: spec.region,
+        region: ticket.0.as_ptr(),
         link: OnceLock::new(),
     };
-    if me != spec.parent_worker as usize {
+    if me != parent_worker as usize {
         region.note_cut(&pos, me);
     }
     region.begin(node, me);
@@ -719,12 +817,16 @@ pub(crate) fn run<R>(spec: Spec, f: impl FnOnce() -> R) -> R {
     } else {
         cursor.track()
     });
-    let saved_coarsen = fl.coarsen.replace(strict && node.is_none());
+    let saved_uncounted = fl.uncounted.replace(if mine.is_null() {
+        ticket.0.as_ptr()
+    } else {
+        std::ptr::null()
+    });
     wt.settle_credit();
     let r = panic::catch_unwind(AssertUnwindSafe(f));
     fl.pos.set(saved);
     fl.track.set(saved_track);
-    fl.coarsen.set(saved_coarsen);
+    fl.uncounted.set(saved_uncounted);
     if let Some(wt) = current() {
         wt.settle_credit();
     }
@@ -765,9 +867,17 @@ where
         index: 0,
         parent_worker: me as u32,
         node: template.map(|_| 0),
-        region: Arc::as_ptr(&region),
+        ticket: Ticket::new(&region),
     };
+    let fl = wt.fiber_local();
+    let mark = SyncMark::new(wt, fl);
     let r = panic::catch_unwind(AssertUnwindSafe(|| run(spec, f)));
+    // The body is done; tasks it spawned into scopes opened outside the region may not be
+    // (see `Ticket`): the region ends when they have finished too.
+    if let Some(w) = region.live.decrement() {
+        crate::fiber::make_ready(w);
+    }
+    crate::scope::wait_for_count(&region.live, fl, &mark, Tag::NONE);
     reg.region.end();
     if let Some(wt) = current() {
         wt.stats()
@@ -836,5 +946,9 @@ where
 ///
 /// [`Constraint::Ordered`]: super::Constraint::Ordered
 pub fn may_coarsen() -> bool {
-    current().is_some_and(|wt| wt.fiber_local().coarsen.get())
+    current().is_some_and(|wt| {
+        // SAFETY: `uncounted` is the region of the task running on this fiber (set by `run` for
+        // its duration), which holds a ticket on it.
+        unsafe { wt.fiber_local().uncounted.get().as_ref() }.is_some_and(|r| r.mode.strict())
+    })
 }
