@@ -329,9 +329,12 @@ impl Builder {
     /// `i`-th install under [`Constraint::Ordered`](crate::schedule::Constraint::Ordered)
     /// (installs past the trace's run as usual). Sets the trace's worker count and policy, which
     /// later builder calls may change (other worker counts follow the schedules remapped).
-    /// Running the same program again on the pool runs every recorded cut on its recorded worker
-    /// in its recorded order: with `trace_cuts` on as well, the replay's trace names the same
-    /// cuts. `build` fails if the trace names no cuts. The limits of `trace_cuts` apply.
+    /// Each replayed install starts on the worker its recorded one started on. Running the same
+    /// program again on the pool runs every recorded cut, and so every task, on its recorded
+    /// worker, in its recorded order unless the stall rule had to run one early
+    /// ([`Stats::deviations`](crate::Stats::deviations) counts each such departure): with
+    /// `trace_cuts` on as well, the replay's trace names the same cuts. `build` fails if the
+    /// trace names no cuts. The limits of `trace_cuts` apply.
     pub fn replay(mut self, trace: &crate::trace::Trace) -> Self {
         self.workers = Some(trace.workers());
         self.policy = trace.policy;

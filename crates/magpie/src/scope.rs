@@ -135,8 +135,9 @@ impl<'scope> Scope<'scope> {
             // at the deque (whose thief-side line a busy thief keeps writing), nothing counted
             // until the credit is settled. Only for the pool's own policy, which is how the
             // settlement counts it.
-            if fl.cursor().is_some() {
-                // Credit under a cursor: a tracked region task (see `schedule/region.rs`).
+            if fl.in_region() {
+                // Credit in a region: a tracked region task (see `schedule/region.rs`), or one
+                // without a cursor, which has no level and spawns as a plain task does.
                 if let Some(lv) = fl.level(depth) {
                     wt.spend_credit();
                     lv.take(1);
@@ -166,12 +167,31 @@ impl<'scope> Scope<'scope> {
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
-        if let Some(cur) = fl.cursor() {
-            return cur.at(depth, |cur| {
-                self.spawn_positioned(wt, fl, cur, depth, policy, None, f)
-            });
+        if fl.in_region() {
+            return self.spawn_in_region(wt, fl, depth, policy, f);
         }
-        self.spawn_plain(wt, fl, depth, policy, f)
+        self.spawn_plain::<false, F>(wt, fl, depth, policy, f)
+    }
+
+    /// A spawn without credit by a schedule region's task: positioned if the task has a cursor,
+    /// else plain with the child holding a ticket on the region (see `schedule/region.rs`).
+    #[inline(always)]
+    fn spawn_in_region<F>(
+        &self,
+        wt: &WorkerThread,
+        fl: &FiberLocal,
+        depth: u32,
+        policy: Policy,
+        f: F,
+    ) where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        match fl.cursor() {
+            Some(cur) => cur.at(depth, |cur| {
+                self.spawn_positioned(wt, fl, cur, depth, policy, None, f)
+            }),
+            None => self.spawn_plain::<true, F>(wt, fl, depth, policy, f),
+        }
     }
 
     /// A spawn by a region task whose fiber has a cursor (no credit is granted there, so every
@@ -214,7 +234,7 @@ impl<'scope> Scope<'scope> {
                 wt.count_spawn(true);
                 self.run_in_place(fl, depth, g);
             }
-            None => self.spawn_plain(wt, fl, depth, policy, g),
+            None => self.spawn_plain::<false, _>(wt, fl, depth, policy, g),
         }
     }
 
@@ -260,9 +280,18 @@ impl<'scope> Scope<'scope> {
         .encode()
     }
 
-    /// The spawn of a child that needs no position of its own (see `spawn_slow`).
-    fn spawn_plain<F>(&self, wt: &WorkerThread, fl: &FiberLocal, depth: u32, policy: Policy, f: F)
-    where
+    /// The spawn of a child that needs no position of its own (see `spawn_slow`); `COUNTED`:
+    /// the spawner is a schedule region's task without a cursor, so a child published or started
+    /// on another fiber holds a ticket on the region (`schedule::region::Ticket`).
+    #[inline(always)]
+    fn spawn_plain<const COUNTED: bool, F>(
+        &self,
+        wt: &WorkerThread,
+        fl: &FiberLocal,
+        depth: u32,
+        policy: Policy,
+        f: F,
+    ) where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
         let fresh = wt.deque.len() as isize;
@@ -325,8 +354,16 @@ impl<'scope> Scope<'scope> {
             let tag = wt.trace_tag(depth);
             wt.count_spawn(true);
             wt.count_spawned(&self.count);
+            if COUNTED {
+                let f = holding(Ticket::for_spawn(fl), f);
+                let frame = WfFrame {
+                    f: UnsafeCell::new(Some(self.task(f))),
+                };
+                crate::fiber::suspend(Action::SpawnWf(frame.as_job_ref(), tag));
+                return;
+            }
             let frame = WfFrame {
-                f: UnsafeCell::new(Some(self.task(holding(Ticket::for_spawn(fl), f)))),
+                f: UnsafeCell::new(Some(self.task(f))),
             };
             crate::fiber::suspend(Action::SpawnWf(frame.as_job_ref(), tag));
             // Resumed as a continuation: the child has moved the closure out of `frame`.
@@ -335,7 +372,14 @@ impl<'scope> Scope<'scope> {
         let tag = wt.tracing.then(|| wt.trace_tag(depth));
         wt.count_spawn(false);
         wt.count_spawned(&self.count);
-        let f = holding(Ticket::for_spawn(fl), f);
+        if COUNTED {
+            let f = holding(Ticket::for_spawn(fl), f);
+            wt.push(Work::Task {
+                job: HeapJob::into_job_ref(self.task(f), tag),
+                continuation: false,
+            });
+            return;
+        }
         wt.push(Work::Task {
             job: HeapJob::into_job_ref(self.task(f), tag),
             continuation: false,

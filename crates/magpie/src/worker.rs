@@ -453,9 +453,8 @@ pub(crate) fn fiber_main(
         guard_low,
         depth: Cell::new(0),
         resumed: Cell::new(0),
-        pos: Cell::new(std::ptr::null()),
+        region_task: Cell::new(crate::schedule::region::At::NONE),
         track: Cell::new(crate::schedule::region::Track::NONE),
-        uncounted: Cell::new(std::ptr::null()),
         parked_at: Cell::new(0),
     };
     let r = panic::catch_unwind(AssertUnwindSafe(|| {

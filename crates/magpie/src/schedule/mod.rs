@@ -52,6 +52,26 @@
 //!
 //! Regions do not nest: one pool records or follows one region at a time.
 //!
+//! # What a region holds
+//!
+//! A region is a `finish` for every task created in it: [`record`] and [`follow`] return only
+//! when the closure has returned and every task it created has finished, including tasks it
+//! spawned into a scope opened *outside* the region (that scope waits for them too, but the
+//! region does not end before them: their cuts belong to its schedule). Every task made by
+//! `join`, scope spawns (into any enclosing scope, from any nested call), `join_designated` and
+//! `Scope::spawn_designated` is positioned, and under `Ordered` each of them runs on the worker
+//! the template says: the leaf-to-worker map of a follow is the recorded one. What `Ordered`
+//! cannot always keep is the *order* in which a worker begins its cuts: a worker's own
+//! continuations resume when their stolen halves finish, which depends on timing the template
+//! does not hold, so a follow can reach a state where every worker waits for a cut ranked
+//! before one it holds; the stall rule then runs the held one early and counts a deviation.
+//! Inside a region, `Scope::spawn_at` and `Scope::inter_spawn` are ordinary spawns (the
+//! template, not a mailbox, says where work runs). Not part of a region, neither recorded nor
+//! followed: work sent to the pool rather than spawned in a task (`magpie::spawn`,
+//! `spawn_fifo`, `broadcast`, an `install` into another pool, a `Scope::spawn` made from a
+//! thread that is not one of the pool's workers), and the continuations a pool built with the
+//! `unsafe` `Builder::allow_migration` lets thieves take.
+//!
 //! # Iterative programs
 //!
 //! [`Iterate`] runs an iterative program's iterations as regions: record, then follow

@@ -26,6 +26,20 @@
 //! spawns work-first (`WorkerThread::decide`), and work-first and help-first follow their own
 //! order on every road (in place on the credit, positioned, published).
 //!
+//! **Tickets.** Every task of the region holds a [`Ticket`] from the moment its spec is made
+//! until it has finished: the region's `live` count, which starts at one for the region's body.
+//! A task without a cursor (strict, below every cut; recording in a one-worker pool) makes no
+//! specs, so its heap spawns take tickets of their own (`Ticket::for_spawn`, through the fiber's
+//! `uncounted`). When the body returns, the region gives up its own count and waits for the rest
+//! at a sync point like a scope's: a task of the region may have spawned into a scope opened
+//! outside it, which the body does not wait for, and the region must not end (nor free what its
+//! tasks point to) before such a task has run.
+//!
+//! **Designations.** A child designated to another worker is donated there whatever the
+//! template says, held under its template rank when the template cuts it to that worker too
+//! (else unranked, always allowed); a child designated to its own worker is an ordinary child,
+//! which the template may cut elsewhere (a thief may have taken it when it was recorded).
+//!
 //! **Cuts.** [`run`] compares the worker it runs on with the worker that created the task; if
 //! they differ the task is a cut, recorded with the next rank of its worker. That covers steals
 //! (record, relaxed), donations and designations alike.
@@ -699,6 +713,57 @@ pub(crate) struct Spec {
 // `Sync` and both outliving the child (see `Pos` and `Ticket`); the `Arc<Link>` is `Send`.
 unsafe impl Send for Spec {}
 
+/// What a fiber's record says of the region task running on it (`FiberLocal::region_task`), in
+/// one word so that a plain join or spawn tests it against zero once: zero when the task is not
+/// a region's, else the address of the task's [`Cursor`], or the address of its [`Region`] with
+/// bit 0 set when it has no cursor (both are at least 8-byte aligned).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct At(usize);
+
+impl At {
+    /// Not a region task.
+    pub(crate) const NONE: At = At(0);
+
+    fn of_cursor(c: &Cursor) -> At {
+        At(c as *const Cursor as usize)
+    }
+
+    fn of_uncounted(r: &Region) -> At {
+        At(r as *const Region as usize | 1)
+    }
+
+    #[inline(always)]
+    pub(crate) fn is_none(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The cursor, if this names one.
+    ///
+    /// # Safety
+    ///
+    /// This was read from the record of the fiber the caller runs on, and the task that set it
+    /// is still running (`run` puts the old value back before the cursor's frame ends), so the
+    /// cursor is alive for as long as the caller borrows the record.
+    #[inline]
+    pub(crate) unsafe fn cursor<'a>(self) -> Option<&'a Cursor> {
+        // SAFETY: the caller's obligation; an untagged non-zero word is a cursor's address.
+        (self.0 & 1 == 0)
+            .then(|| unsafe { (self.0 as *const Cursor).as_ref() })
+            .flatten()
+    }
+
+    /// The region of a task without a cursor, if this names one.
+    ///
+    /// # Safety
+    ///
+    /// As for [`cursor`](Self::cursor): the task holds a ticket on the region while it runs.
+    #[inline]
+    pub(crate) unsafe fn uncounted<'a>(self) -> Option<&'a Region> {
+        // SAFETY: the caller's obligation; a tagged word is a region's address with bit 0 set.
+        (self.0 & 1 == 1).then(|| unsafe { &*((self.0 & !1) as *const Region) })
+    }
+}
+
 /// A region task's claim on its region, from the moment its spec is made until the task has
 /// finished (or its closure was dropped unrun): the region counts it in `live` and does not end,
 /// nor free itself, until every ticket is gone.
@@ -727,24 +792,22 @@ impl Ticket {
     /// the region could run after the region ended, anywhere.
     #[inline]
     pub(crate) fn for_spawn(fl: &FiberLocal) -> Option<Ticket> {
-        // SAFETY: `uncounted` is the region of the task running on this fiber, which holds a
-        // ticket on it while it runs (see `run`).
-        unsafe { fl.uncounted.get().as_ref() }.map(Ticket::new)
+        fl.uncounted().map(Ticket::new)
     }
 
     /// Runs `f`, a heap task that took this ticket from [`for_spawn`](Self::for_spawn), as a
     /// task of the region without a cursor, as its spawner was: its own heap spawns take tickets
     /// too. The ticket is given up when `f` has returned or unwound.
     pub(crate) fn run<R>(self, f: impl FnOnce() -> R) -> R {
-        /// Puts the fiber's `uncounted` back, then gives up the ticket (field order).
+        /// Puts the fiber's `region_task` back, then gives up the ticket (field order).
         struct Restore<'a> {
             fl: &'a FiberLocal,
-            saved: *const Region,
+            saved: At,
             _ticket: Ticket,
         }
         impl Drop for Restore<'_> {
             fn drop(&mut self) {
-                self.fl.uncounted.set(self.saved);
+                self.fl.region_task.set(self.saved);
             }
         }
         let wt = current().expect("magpie: a region's task outside a worker");
@@ -752,7 +815,10 @@ impl Ticket {
         let fl = wt.fiber_local();
         let _restore = Restore {
             fl,
-            saved: fl.uncounted.replace(self.0.as_ptr()),
+            // SAFETY of the record: the region outlives this ticket, which outlives the task.
+            saved: fl
+                .region_task
+                .replace(At::of_uncounted(unsafe { self.0.as_ref() })),
             _ticket: self,
         };
         f()
@@ -806,27 +872,22 @@ pub(crate) fn run<R>(spec: Spec, f: impl FnOnce() -> R) -> R {
     // in a one-worker pool where no template is looked up (no task runs on another worker
     // than its parent's, so nothing below can be a cut: recording there costs nothing).
     let alone = tracked && wt.registry.config.workers == 1;
-    let mine: *const Cursor = if (!strict || node.is_some()) && !alone {
-        &cursor
+    let positioned = (!strict || node.is_some()) && !alone;
+    // Without a cursor the task is still the region's: its heap spawns take tickets.
+    let saved = fl.region_task.replace(if positioned {
+        At::of_cursor(&cursor)
     } else {
-        std::ptr::null()
-    };
-    let saved = fl.pos.replace(mine);
-    let saved_track = fl.track.replace(if mine.is_null() {
-        Track::NONE
-    } else {
-        cursor.track()
+        At::of_uncounted(region)
     });
-    let saved_uncounted = fl.uncounted.replace(if mine.is_null() {
-        ticket.0.as_ptr()
+    let saved_track = fl.track.replace(if positioned {
+        cursor.track()
     } else {
-        std::ptr::null()
+        Track::NONE
     });
     wt.settle_credit();
     let r = panic::catch_unwind(AssertUnwindSafe(f));
-    fl.pos.set(saved);
+    fl.region_task.set(saved);
     fl.track.set(saved_track);
-    fl.uncounted.set(saved_uncounted);
     if let Some(wt) = current() {
         wt.settle_credit();
     }
@@ -947,8 +1008,8 @@ where
 /// [`Constraint::Ordered`]: super::Constraint::Ordered
 pub fn may_coarsen() -> bool {
     current().is_some_and(|wt| {
-        // SAFETY: `uncounted` is the region of the task running on this fiber (set by `run` for
-        // its duration), which holds a ticket on it.
-        unsafe { wt.fiber_local().uncounted.get().as_ref() }.is_some_and(|r| r.mode.strict())
+        wt.fiber_local()
+            .uncounted()
+            .is_some_and(|r| r.mode.strict())
     })
 }
