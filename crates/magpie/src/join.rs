@@ -183,9 +183,8 @@ where
         // settled (see `WorkerThread::settle_credit`). Under Adaptive an in-place join is a
         // sequential call (work-first order); the heuristic's choice applies to what is
         // published.
-        if fl.in_region() {
-            // Credit in a region: a tracked region task (see `schedule/region.rs`), or one
-            // without a cursor (`join_tracked` tells them apart off the plain path).
+        if fl.cursor().is_some() {
+            // Credit under a cursor: a tracked region task (see `schedule/region.rs`).
             return join_tracked(wt, fl, depth, HF, a, b);
         }
         wt.spend_credit();
@@ -221,7 +220,7 @@ where
     RB: Send,
 {
     let Some(lv) = fl.level(depth) else {
-        return join_untracked(wt, fl, depth, help_first, a, b);
+        return join_publish(wt, fl, wt.deque.top(), a, b);
     };
     wt.spend_credit();
     lv.take(2);
@@ -265,36 +264,6 @@ where
     r
 }
 
-/// An in-place join on credit in a region whose task has no level for it: a task without a
-/// cursor (strict, below every cut) runs it in place like a plain join; a tracked task too
-/// deep below its cursor publishes it, which gives its halves cursors of their own.
-#[cold]
-#[inline(never)]
-fn join_untracked<A, B, RA, RB>(
-    wt: &WorkerThread,
-    fl: &FiberLocal,
-    depth: u32,
-    help_first: bool,
-    a: A,
-    b: B,
-) -> (RA, RB)
-where
-    A: FnOnce() -> RA + Send,
-    B: FnOnce() -> RB + Send,
-    RA: Send,
-    RB: Send,
-{
-    if fl.cursor().is_some() {
-        return join_publish(wt, fl, wt.deque.top(), a, b);
-    }
-    wt.spend_credit();
-    if help_first {
-        in_place_in_order::<true, A, B, RA, RB>(fl, depth, a, b)
-    } else {
-        in_place_in_order::<false, A, B, RA, RB>(fl, depth, a, b)
-    }
-}
-
 /// Runs `first` then `second` as plain calls. If `first` panics, `second` still runs before the
 /// panic goes on (the first panic wins); a panic in `second` goes on as it is. Whoever catches
 /// it resets the frame depth (every catch site sets the depth it saved).
@@ -331,7 +300,7 @@ where
     RA: Send,
     RB: Send,
 {
-    if let Some(cur) = fl.in_region().then(|| fl.cursor()).flatten() {
+    if let Some(cur) = fl.cursor() {
         return cur.at(fl.depth.get(), |cur| {
             crate::schedule::donate::join_positioned(wt, fl, cur, a, b)
         });
@@ -526,8 +495,13 @@ pub(crate) fn pop_above(fl: &FiberLocal, mark: &SyncMark, mine: Option<JobRef>) 
             }
             let depth = fl.depth.get();
             fl.depth.set(depth + 1);
-            // SAFETY: popped by the owner: nobody else runs it.
-            unsafe { job.execute() };
+            if fl.in_region() {
+                // SAFETY: popped by the owner: nobody else runs it.
+                crate::schedule::region::outside_the_waiting_task(fl, || unsafe { job.execute() });
+            } else {
+                // SAFETY: as above.
+                unsafe { job.execute() };
+            }
             fl.depth.set(depth);
             Popped::RanOther
         }

@@ -135,9 +135,8 @@ impl<'scope> Scope<'scope> {
             // at the deque (whose thief-side line a busy thief keeps writing), nothing counted
             // until the credit is settled. Only for the pool's own policy, which is how the
             // settlement counts it.
-            if fl.in_region() {
-                // Credit in a region: a tracked region task (see `schedule/region.rs`), or one
-                // without a cursor, which has no level and spawns as a plain task does.
+            if fl.cursor().is_some() {
+                // Credit under a cursor: a tracked region task (see `schedule/region.rs`).
                 if let Some(lv) = fl.level(depth) {
                     wt.spend_credit();
                     lv.take(1);

@@ -453,6 +453,7 @@ pub(crate) fn fiber_main(
         guard_low,
         depth: Cell::new(0),
         resumed: Cell::new(0),
+        pos: Cell::new(std::ptr::null()),
         region_task: Cell::new(crate::schedule::region::At::NONE),
         track: Cell::new(crate::schedule::region::Track::NONE),
         parked_at: Cell::new(0),

@@ -202,9 +202,13 @@ pub(crate) struct FiberLocal {
     /// count as when it pushed knows that nothing else ran on its worker in between, so the items
     /// pushed since are its own descendants and the worker is the same.
     pub resumed: Cell<u64>,
+    /// The position of the region task running on this fiber, when its joins and spawns must
+    /// be positioned (`schedule/region.rs`); null otherwise. What joins and in-place spawns test.
+    pub(crate) pos: Cell<*const crate::schedule::region::Cursor>,
     /// What the schedule region knows of the task running on this fiber
-    /// (`schedule::region::At`): nothing (zero: not a region task), its cursor (its joins and
-    /// spawns must be positioned), or the region of a region task without a cursor.
+    /// (`schedule::region::At`): nothing (zero: not a region task), its cursor (`pos`), or the
+    /// region of a region task without a cursor, whose published spawns hold the region open.
+    /// What a spawn that cannot run on the credit tests, once for both.
     pub(crate) region_task: Cell<crate::schedule::region::At>,
     /// The tracked cursor's level words, as `schedule::region::Track` (unused otherwise).
     pub(crate) track: Cell<crate::schedule::region::Track>,
@@ -216,7 +220,7 @@ pub(crate) struct FiberLocal {
 
 impl FiberLocal {
     /// Whether the task running on this fiber belongs to a schedule region (one test of a word
-    /// against zero: what a plain join or spawn pays for regions).
+    /// against zero: what a spawn that cannot run on the credit pays for regions).
     #[inline(always)]
     pub(crate) fn in_region(&self) -> bool {
         !self.region_task.get().is_none()
@@ -225,15 +229,16 @@ impl FiberLocal {
     /// The cursor of the region task running on this fiber, if its work must be positioned.
     #[inline]
     pub(crate) fn cursor(&self) -> Option<&crate::schedule::region::Cursor> {
-        // SAFETY: `region_task` is set by `schedule::region::run` (and `Ticket::run`) for the
-        // task running on this fiber, and put back before that task's frame ends.
-        unsafe { self.region_task.get().cursor() }
+        // SAFETY: `pos` is set by `schedule::region::run` to a cursor in the frame of the task
+        // running on this fiber, and reset before that frame ends.
+        unsafe { self.pos.get().as_ref() }
     }
 
     /// The region of the task running on this fiber, if it is a region task without a cursor.
     #[inline]
     pub(crate) fn uncounted(&self) -> Option<&crate::schedule::region::Region> {
-        // SAFETY: as in `cursor`.
+        // SAFETY: `region_task` is set by `schedule::region::run` (and `Ticket::run`) for the
+        // task running on this fiber, and put back before that task's frame ends.
         unsafe { self.region_task.get().uncounted() }
     }
 

@@ -714,9 +714,10 @@ pub(crate) struct Spec {
 unsafe impl Send for Spec {}
 
 /// What a fiber's record says of the region task running on it (`FiberLocal::region_task`), in
-/// one word so that a plain join or spawn tests it against zero once: zero when the task is not
-/// a region's, else the address of the task's [`Cursor`], or the address of its [`Region`] with
-/// bit 0 set when it has no cursor (both are at least 8-byte aligned).
+/// one word so that a spawn that cannot run on the credit tests it against zero once: zero when
+/// the task is not a region's, else the address of the task's [`Cursor`] (also in
+/// `FiberLocal::pos`, which joins test), or the address of its [`Region`] with bit 0 set when it
+/// has no cursor (both are at least 8-byte aligned).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct At(usize);
 
@@ -737,31 +738,43 @@ impl At {
         self.0 == 0
     }
 
-    /// The cursor, if this names one.
-    ///
-    /// # Safety
-    ///
-    /// This was read from the record of the fiber the caller runs on, and the task that set it
-    /// is still running (`run` puts the old value back before the cursor's frame ends), so the
-    /// cursor is alive for as long as the caller borrows the record.
-    #[inline]
-    pub(crate) unsafe fn cursor<'a>(self) -> Option<&'a Cursor> {
-        // SAFETY: the caller's obligation; an untagged non-zero word is a cursor's address.
-        (self.0 & 1 == 0)
-            .then(|| unsafe { (self.0 as *const Cursor).as_ref() })
-            .flatten()
-    }
-
     /// The region of a task without a cursor, if this names one.
     ///
     /// # Safety
     ///
-    /// As for [`cursor`](Self::cursor): the task holds a ticket on the region while it runs.
+    /// This was read from the record of the fiber the caller runs on, and the task that set it
+    /// is still running (`run` and `Ticket::run` put the old value back before it ends), so it
+    /// holds a ticket on the region for as long as the caller borrows the record.
     #[inline]
     pub(crate) unsafe fn uncounted<'a>(self) -> Option<&'a Region> {
         // SAFETY: the caller's obligation; a tagged word is a region's address with bit 0 set.
         (self.0 & 1 == 1).then(|| unsafe { &*((self.0 & !1) as *const Region) })
     }
+}
+
+/// Runs `f`, an item popped at a sync point of the task running on `fl` and run inline on its
+/// fiber (`join::pop_above`), as the task of its own that it is: with none of the waiting
+/// task's region record (its cursor would otherwise number the item's children as its own). A
+/// region task the item is sets its own record (`run`, `Ticket::run`).
+#[cold]
+#[inline(never)]
+pub(crate) fn outside_the_waiting_task(fl: &FiberLocal, f: impl FnOnce()) {
+    /// Puts the waiting task's record back, also when `f` unwinds.
+    struct Restore<'a>(&'a FiberLocal, *const Cursor, At, Track);
+    impl Drop for Restore<'_> {
+        fn drop(&mut self) {
+            self.0.pos.set(self.1);
+            self.0.region_task.set(self.2);
+            self.0.track.set(self.3);
+        }
+    }
+    let _restore = Restore(
+        fl,
+        fl.pos.replace(std::ptr::null()),
+        fl.region_task.replace(At::NONE),
+        fl.track.replace(Track::NONE),
+    );
+    f()
 }
 
 /// A region task's claim on its region, from the moment its spec is made until the task has
@@ -874,6 +887,11 @@ pub(crate) fn run<R>(spec: Spec, f: impl FnOnce() -> R) -> R {
     let alone = tracked && wt.registry.config.workers == 1;
     let positioned = (!strict || node.is_some()) && !alone;
     // Without a cursor the task is still the region's: its heap spawns take tickets.
+    let saved_pos = fl.pos.replace(if positioned {
+        &cursor
+    } else {
+        std::ptr::null()
+    });
     let saved = fl.region_task.replace(if positioned {
         At::of_cursor(&cursor)
     } else {
@@ -886,6 +904,7 @@ pub(crate) fn run<R>(spec: Spec, f: impl FnOnce() -> R) -> R {
     });
     wt.settle_credit();
     let r = panic::catch_unwind(AssertUnwindSafe(f));
+    fl.pos.set(saved_pos);
     fl.region_task.set(saved);
     fl.track.set(saved_track);
     if let Some(wt) = current() {
