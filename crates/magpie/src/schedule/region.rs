@@ -826,12 +826,11 @@ impl Ticket {
         let wt = current().expect("magpie: a region's task outside a worker");
         // A task runs on one fiber from start to end, so the record is the same at the end.
         let fl = wt.fiber_local();
+        // SAFETY: the region outlives this ticket (counted in `live`), which outlives the task.
+        let region = unsafe { self.0.as_ref() };
         let _restore = Restore {
             fl,
-            // SAFETY of the record: the region outlives this ticket, which outlives the task.
-            saved: fl
-                .region_task
-                .replace(At::of_uncounted(unsafe { self.0.as_ref() })),
+            saved: fl.region_task.replace(At::of_uncounted(region)),
             _ticket: self,
         };
         f()
