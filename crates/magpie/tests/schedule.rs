@@ -238,7 +238,19 @@ fn deep_programs_record_and_replay_exactly() {
             let mut rng = Rng(workers as u64 * 31 + policy as u64);
             let mut leaves = 0;
             let prog = comb(&mut rng, 300, &mut leaves);
-            let p = pool(workers, policy);
+            // Forced work-first nests all 300 levels on one fiber's stack; under
+            // ThreadSanitizer (`scripts/tsan.sh`) frames are several times larger, and the
+            // default 2 MiB no longer holds them (a clean StackLimit error, not an overflow).
+            let p = if cfg!(magpie_tsan) {
+                Pool::builder()
+                    .workers(workers)
+                    .policy(policy)
+                    .stack_size(8 << 20)
+                    .build()
+                    .expect("pool")
+            } else {
+                pool(workers, policy)
+            };
             let what = format!("comb of 300, {workers} workers, {policy:?}");
             watchdog(60, &what, || {
                 let log = Log::new(leaves, Duration::from_micros(20));
