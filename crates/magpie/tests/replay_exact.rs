@@ -16,13 +16,14 @@
 
 use magpie::schedule::{self, Constraint, Cut, Schedule};
 use magpie::{Policy, Pool, Scope};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 #[allow(dead_code)]
 #[path = "support/program.rs"]
 mod program;
+#[path = "support/watchdog.rs"]
+mod watchdog;
+use watchdog::watchdog;
 use program::Rng;
 
 /// One operation of a task's body.
@@ -219,27 +220,6 @@ where
         "the program's sum"
     );
     (log.map(), taken)
-}
-
-/// Runs `f`, aborting the process if it takes longer than `secs` (a hang is a failure).
-fn watchdog<R>(secs: u64, what: &str, f: impl FnOnce() -> R) -> R {
-    let done = Arc::new(AtomicBool::new(false));
-    let d = done.clone();
-    let what = what.to_string();
-    std::thread::spawn(move || {
-        let t = std::time::Instant::now();
-        while t.elapsed() < Duration::from_secs(secs) {
-            if d.load(Ordering::Relaxed) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        eprintln!("watchdog: {what} did not finish in {secs} s");
-        std::process::abort();
-    });
-    let r = f();
-    done.store(true, Ordering::Relaxed);
-    r
 }
 
 const POLICIES: [Policy; 3] = [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive];

@@ -4,7 +4,7 @@
 use magpie::schedule::{self, Constraint, Cut, Schedule, ScheduleError};
 use magpie::{Policy, Pool};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// A random async-finish program: joins, scopes, and several joins in one task.
@@ -21,6 +21,9 @@ enum Prog {
 #[allow(dead_code)]
 #[path = "support/program.rs"]
 mod program;
+#[path = "support/watchdog.rs"]
+mod watchdog;
+use watchdog::watchdog;
 use program::Rng;
 
 fn gen(rng: &mut Rng, depth: u32, leaves: &mut usize) -> Prog {
@@ -136,27 +139,6 @@ fn pool(workers: usize, policy: Policy) -> Pool {
         .policy(policy)
         .build()
         .expect("pool")
-}
-
-/// Runs `f`, aborting the process if it takes longer than `secs` (a hang is a failure).
-fn watchdog<R>(secs: u64, what: &str, f: impl FnOnce() -> R) -> R {
-    let done = Arc::new(AtomicBool::new(false));
-    let d = done.clone();
-    let what = what.to_string();
-    std::thread::spawn(move || {
-        let t = std::time::Instant::now();
-        while t.elapsed() < Duration::from_secs(secs) {
-            if d.load(Ordering::Relaxed) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        eprintln!("watchdog: {what} did not finish in {secs} s");
-        std::process::abort();
-    });
-    let r = f();
-    done.store(true, Ordering::Relaxed);
-    r
 }
 
 #[test]
