@@ -23,8 +23,8 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 mod program;
 #[path = "support/watchdog.rs"]
 mod watchdog;
-use watchdog::watchdog;
 use program::Rng;
+use watchdog::watchdog;
 
 /// One operation of a task's body.
 #[derive(Debug)]

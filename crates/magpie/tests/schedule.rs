@@ -23,8 +23,8 @@ enum Prog {
 mod program;
 #[path = "support/watchdog.rs"]
 mod watchdog;
-use watchdog::watchdog;
 use program::Rng;
+use watchdog::watchdog;
 
 fn gen(rng: &mut Rng, depth: u32, leaves: &mut usize) -> Prog {
     if depth == 0 || rng.below(8) == 0 {
