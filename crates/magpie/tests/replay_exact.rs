@@ -362,17 +362,23 @@ fn replayed_traces_of_random_programs_are_exact() {
                     .trace_cuts(true)
                     .build()
                     .expect("pool");
-                let recorded: Vec<Vec<usize>> = progs
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (body, leaves))| {
-                        let outer = i % 2 == 1;
-                        // The install is the region.
-                        traced
-                            .install(|| run_program(body, *leaves, outer, |f| f()))
-                            .0
-                    })
-                    .collect();
+                // Each program once per install (each install is a region), with the leaf map
+                // and the deviations that install counted.
+                let run_all = |pool: &Pool| -> Vec<(Vec<usize>, u64)> {
+                    progs
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (body, leaves))| {
+                            let before = pool.stats().deviations;
+                            let outer = i % 2 == 1;
+                            let map = pool
+                                .install(|| run_program(body, *leaves, outer, |f| f()))
+                                .0;
+                            (map, pool.stats().deviations - before)
+                        })
+                        .collect()
+                };
+                let recorded = run_all(&traced);
                 let trace = traced.trace().expect("a trace");
                 drop(traced);
                 let back = magpie::trace::Trace::from_bytes(&trace.to_bytes()).expect("read");
@@ -382,29 +388,13 @@ fn replayed_traces_of_random_programs_are_exact() {
                     .trace_cuts(true)
                     .build()
                     .expect("replay pool");
-                let before = replay.stats().deviations;
-                let followed: Vec<Vec<usize>> = progs
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (body, leaves))| {
-                        let outer = i % 2 == 1;
-                        replay
-                            .install(|| run_program(body, *leaves, outer, |f| f()))
-                            .0
-                    })
-                    .collect();
-                let dev = replay.stats().deviations - before;
+                let followed = run_all(&replay);
                 let again = Schedule::from_trace(&replay.trace().unwrap()).unwrap();
                 for i in 0..progs.len() {
-                    let rec = (recorded[i].clone(), schedules[i].clone());
-                    let fol = (followed[i].clone(), again[i].clone());
-                    tally.add(
-                        &format!("{what}, install {i}"),
-                        &progs[i].0,
-                        &rec,
-                        &fol,
-                        dev,
-                    );
+                    let rec = (recorded[i].0.clone(), schedules[i].clone());
+                    let fol = (followed[i].0.clone(), again[i].clone());
+                    let what = format!("{what}, install {i}");
+                    tally.add(&what, &progs[i].0, &rec, &fol, followed[i].1);
                 }
             });
         }
