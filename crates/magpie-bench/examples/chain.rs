@@ -77,14 +77,23 @@ fn main() {
         }
         Some(s)
     };
-    let policies = [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive];
+    // Each policy as built by default, and the adaptive default with oldest-first hand-over
+    // (`Builder::oldest_first(true)`: a worker asked for work hands over its oldest pending join
+    // half rather than the join it is making), in one run.
+    let configs = [
+        (Policy::WorkFirst, false),
+        (Policy::HelpFirst, false),
+        (Policy::Adaptive, false),
+        (Policy::Adaptive, true),
+    ];
     for workers in [1, 2] {
-        let pools: Vec<magpie::Pool> = policies
+        let pools: Vec<magpie::Pool> = configs
             .iter()
-            .map(|&p| {
+            .map(|&(p, oldest)| {
                 magpie::Pool::builder()
                     .workers(workers)
                     .policy(p)
+                    .oldest_first(oldest)
                     .build()
                     .unwrap()
             })
@@ -105,27 +114,34 @@ fn main() {
         }
         let s = median(ser);
         println!("{workers} worker(s): serial twin {s:.4} s");
-        for ((p, ts), pool) in policies.iter().zip(mag).zip(&pools) {
+        for ((&(p, oldest), ts), pool) in configs.iter().zip(mag).zip(&pools) {
+            let name = if oldest {
+                format!("{p}, oldest-first")
+            } else {
+                p.to_string()
+            };
             let Some(ts) = ts.into_iter().collect::<Option<Vec<f64>>>() else {
                 println!(
-                    "  magpie {:<11} stopped at its stack limit (a forced work-first chain)",
-                    p.to_string()
+                    "  magpie {name:<22} stopped at its stack limit (a forced work-first chain)"
                 );
                 continue;
             };
             let m = median(ts);
             let st = pool.stats();
             println!(
-                "  magpie {:<11} {m:.4} s  {:.2}x serial  (steals {}, suspensions {}, fibers created {}, trimmed {})",
-                p.to_string(),
+                "  magpie {name:<22} {m:.4} s  {:.2}x serial  (steals {}, promotions {}, suspensions {}, fibers created {}, trimmed {})",
                 m / s,
                 st.steals_child + st.steals_continuation,
+                st.promotions,
                 st.suspensions,
                 st.fibers_created,
                 st.fibers_trimmed
             );
         }
         let r = median(ray);
-        println!("  rayon              {r:.4} s  {:.2}x serial", r / s);
+        println!(
+            "  rayon                         {r:.4} s  {:.2}x serial",
+            r / s
+        );
     }
 }

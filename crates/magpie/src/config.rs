@@ -18,6 +18,9 @@ pub(crate) struct Config {
     pub overheads: bool,
     /// Whether a thief's request is answered with a batch (`Builder::steal_half`).
     pub steal_half: bool,
+    /// Whether a worker publishes its oldest pending in-place join half rather than the join it
+    /// is making (`Builder::oldest_first`).
+    pub oldest_first: bool,
     /// Whether workers record a steal tree (`Builder::trace`).
     pub trace: bool,
     /// The machine as the pool sees it (`Builder::topology`).

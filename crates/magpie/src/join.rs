@@ -63,6 +63,7 @@ use crate::error::Error;
 use crate::fiber::{FiberLocal, STACK_RESERVE};
 use crate::job::{JobRef, StackJob, Work};
 use crate::policy::Policy;
+use crate::promote::PendingJob;
 use crate::worker::{self, WorkerThread};
 use std::panic::{self, AssertUnwindSafe};
 
@@ -86,8 +87,15 @@ where
     RB: Send,
 {
     match worker::current_at_entry() {
-        Some(wt) if wt.policy == Policy::HelpFirst => join_in::<true, A, B, RA, RB>(wt, a, b),
-        Some(wt) => join_in::<false, A, B, RA, RB>(wt, a, b),
+        // One byte says the in-place order and whether oldest-first hand-over (`promote.rs`) is
+        // on, which has instances of its own: a pool without it runs the plain join's frame,
+        // and the dispatch reads one byte as it read the policy's.
+        Some(wt) => match wt.join_mode {
+            JoinMode::WorkFirstOrder => join_in::<false, false, A, B, RA, RB>(wt, a, b),
+            JoinMode::HelpFirstOrder => join_in::<true, false, A, B, RA, RB>(wt, a, b),
+            JoinMode::WorkFirstPromoting => join_in::<false, true, A, B, RA, RB>(wt, a, b),
+            JoinMode::HelpFirstPromoting => join_in::<true, true, A, B, RA, RB>(wt, a, b),
+        },
         None => join_global(a, b),
     }
 }
@@ -102,6 +110,27 @@ where
     RB: Send,
 {
     crate::pool::global().install(|| join(a, b))
+}
+
+/// How a worker's joins run in place: the policy's order (help-first: `b` first), and whether
+/// the pending half is recorded for oldest-first hand-over (`WorkerThread::promotes`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JoinMode {
+    WorkFirstOrder,
+    HelpFirstOrder,
+    WorkFirstPromoting,
+    HelpFirstPromoting,
+}
+
+impl JoinMode {
+    pub(crate) fn of(policy: Policy, promotes: bool) -> JoinMode {
+        match (policy == Policy::HelpFirst, promotes) {
+            (false, false) => JoinMode::WorkFirstOrder,
+            (true, false) => JoinMode::HelpFirstOrder,
+            (false, true) => JoinMode::WorkFirstPromoting,
+            (true, true) => JoinMode::HelpFirstPromoting,
+        }
+    }
 }
 
 /// Items a worker of a pool with thieves keeps published before spawns start running in place
@@ -125,7 +154,11 @@ pub(crate) const KEEP: isize = 3;
 /// slower for help-first: the help-first path then paid `join`'s saves and restores on top of
 /// its own frame's.
 #[inline(never)]
-fn join_in<const HF: bool, A, B, RA, RB>(wt: &WorkerThread, a: A, b: B) -> (RA, RB)
+fn join_in<const HF: bool, const PROMOTE: bool, A, B, RA, RB>(
+    wt: &WorkerThread,
+    a: A,
+    b: B,
+) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,
@@ -135,16 +168,16 @@ where
     let fl = wt.fiber_local();
     let depth = fl.depth.get();
     if !wt.has_credit(depth) {
-        return join_cold::<HF, A, B, RA, RB>(wt, fl, a, b);
+        return join_cold::<HF, PROMOTE, A, B, RA, RB>(wt, fl, a, b);
     }
-    in_place_or_publish::<HF, A, B, RA, RB>(wt, fl, depth, a, b)
+    in_place_or_publish::<HF, PROMOTE, A, B, RA, RB>(wt, fl, depth, a, b)
 }
 
 /// A join without credit left: looks at the deque (`WorkerThread::grant_credit`), then runs in
 /// place or publishes. Out of line so that nothing in `join_in`'s frame has to outlive the call
 /// to `grant_credit`.
 #[inline(never)]
-fn join_cold<const HF: bool, A, B, RA, RB>(
+fn join_cold<const HF: bool, const PROMOTE: bool, A, B, RA, RB>(
     wt: &WorkerThread,
     fl: &FiberLocal,
     a: A,
@@ -158,14 +191,14 @@ where
 {
     let depth = fl.depth.get();
     if wt.grant_credit(depth) {
-        return in_place_or_publish::<HF, A, B, RA, RB>(wt, fl, depth, a, b);
+        return in_place_or_publish::<HF, PROMOTE, A, B, RA, RB>(wt, fl, depth, a, b);
     }
     join_publish(wt, fl, wt.deque.top(), a, b)
 }
 
 /// The join with credit: in place if the stack allows (tracked in a region), else published.
 #[inline(always)]
-fn in_place_or_publish<const HF: bool, A, B, RA, RB>(
+fn in_place_or_publish<const HF: bool, const PROMOTE: bool, A, B, RA, RB>(
     wt: &WorkerThread,
     fl: &FiberLocal,
     depth: u32,
@@ -188,6 +221,15 @@ where
             return join_tracked(wt, fl, depth, HF, a, b);
         }
         wt.spend_credit();
+        if PROMOTE {
+            // The half run second waits where a thief can be handed it (`promote.rs`).
+            return if HF {
+                let (rb, ra) = in_place_pending(wt, fl, depth, b, a);
+                (ra, rb)
+            } else {
+                in_place_pending(wt, fl, depth, a, b)
+            };
+        }
         return in_place_in_order::<HF, A, B, RA, RB>(fl, depth, a, b);
     }
     join_publish(wt, fl, wt.deque.top(), a, b)
@@ -262,6 +304,69 @@ where
     };
     fl.depth.set(depth);
     r
+}
+
+/// An in-place join in a pool with thieves: runs `first` with `second` recorded as pending on
+/// the fiber, so that a worker asked for work hands `second` over if it is the oldest pending
+/// half (`promote.rs`); then runs `second` inline, or, if it was handed over, syncs with it as
+/// with a published half. Checks for a thief's request on the way out, which is what lets a
+/// recursion that makes no more joins (the leaves of a left-deep chain, on the way back up)
+/// still hand out its pending halves.
+#[inline(always)]
+fn in_place_pending<X, Y, RX, RY>(
+    wt: &WorkerThread,
+    fl: &FiberLocal,
+    depth: u32,
+    first: X,
+    second: Y,
+) -> (RX, RY)
+where
+    X: FnOnce() -> RX,
+    Y: FnOnce() -> RY + Send,
+    RY: Send,
+{
+    let rec = PendingJob::new(second);
+    // SAFETY: `fl` is the running fiber's; `rec` stays in this frame, and nothing between here
+    // and `finish` unwinds (`first` runs under `catch_unwind`, and `promote_for_thieves` aborts
+    // rather than unwind). Records entered by `first` were finished when it returned.
+    unsafe { rec.enter(fl) };
+    fl.depth.set(depth + 1);
+    let r = match panic::catch_unwind(AssertUnwindSafe(first)) {
+        Ok(rx) => {
+            if wt.deque.wanted() {
+                wt.promote_for_thieves();
+            }
+            // SAFETY: as above; this is `rec`'s one `finish`.
+            (rx, unsafe { rec.finish(wt, fl) })
+        }
+        // SAFETY: as above; the cold path makes `rec`'s one `finish`.
+        Err(p) => unsafe { finish_pending_after_panic(wt, fl, &rec, p) },
+    };
+    fl.depth.set(depth);
+    r
+}
+
+/// `in_place_pending`'s first half panicked: its second half still runs (or its thief is
+/// waited for) before the panic goes on, as in [`in_place`].
+///
+/// # Safety
+///
+/// As [`PendingJob::finish`].
+#[cold]
+#[inline(never)]
+unsafe fn finish_pending_after_panic<F, R, RX>(
+    wt: &WorkerThread,
+    fl: &FiberLocal,
+    rec: &PendingJob<F, R>,
+    p: crate::job::Panic,
+) -> (RX, R)
+where
+    F: FnOnce() -> R + Send,
+    R: Send,
+{
+    // SAFETY: the caller's obligation.
+    let _ = panic::catch_unwind(AssertUnwindSafe(|| unsafe { rec.finish(wt, fl) }));
+    panic::resume_unwind(p)
 }
 
 /// Runs `first` then `second` as plain calls. If `first` panics, `second` still runs before the
@@ -389,7 +494,16 @@ where
         return join_deep(wt, a, b);
     }
     let depth = fl.depth.get();
-    let wf = wt.decide(wt.policy, depth, wt.deque.bottom() - t);
+    // With oldest-first hand-over the adaptive policy does not choose how a join publishes: a
+    // join publishes only when no pending half is left to promote, and then its second half,
+    // the work its parent would have run next, as work-first does (`promote.rs`). Help-first
+    // here gave a thief the rest of a left-deep chain and made its owner wait for it at every
+    // level.
+    let policy = match wt.policy {
+        Policy::Adaptive if wt.promotes => Policy::WorkFirst,
+        p => p,
+    };
+    let wf = wt.decide(policy, depth, wt.deque.bottom() - t);
     let tag = wt.trace_tag(depth);
     wt.count_spawn(wf);
     if wf {
@@ -424,20 +538,35 @@ where
     let depth = fl.depth.get();
     fl.depth.set(depth + 1);
     let ri = panic::catch_unwind(AssertUnwindSafe(inline));
-    // Fast path: this fiber was never suspended, so it is on the same worker (`wt` is still
-    // ours) and the newest item is ours unless a thief took it.
-    let rp = match mark.holds(fl).then(|| wt.pop_back()).flatten() {
-        Some(it) if Work::decode(it).is_job(job) => pushed.run_inline(),
-        Some(it) => {
-            wt.deque.push(it);
-            sync_slow(fl, &mark, pushed)
-        }
-        None => sync_slow(fl, &mark, pushed),
-    };
+    let rp = sync_pushed(wt, fl, &mark, pushed);
     fl.depth.set(depth);
     match (ri, rp) {
         (Ok(ri), Ok(rp)) => (ri, rp),
         (Err(p), _) | (_, Err(p)) => panic::resume_unwind(p),
+    }
+}
+
+/// The sync point of a join whose half `pushed` went on the deque when `mark` was taken.
+#[inline(always)]
+pub(crate) fn sync_pushed<F, R>(
+    wt: &WorkerThread,
+    fl: &FiberLocal,
+    mark: &SyncMark,
+    pushed: &StackJob<F, R>,
+) -> std::thread::Result<R>
+where
+    F: FnOnce() -> R + Send,
+    R: Send,
+{
+    // Fast path: this fiber was not suspended since the mark, so it is on the same worker (`wt`
+    // is still ours) and the newest item is ours unless a thief took it.
+    match mark.holds(fl).then(|| wt.pop_back()).flatten() {
+        Some(it) if Work::decode(it).is_job(pushed.as_job_ref()) => pushed.run_inline(),
+        Some(it) => {
+            wt.deque.push(it);
+            sync_slow(fl, mark, pushed)
+        }
+        None => sync_slow(fl, mark, pushed),
     }
 }
 

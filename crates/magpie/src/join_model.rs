@@ -143,3 +143,29 @@ fn a_private_half_is_released_only_on_request() {
         assert_eq!(f.ran.load(Ordering::Relaxed), 1);
     });
 }
+
+/// Oldest-first hand-over (`promote.rs`): the owner pushes a pending half only when a thief has
+/// asked, at any point while the first half runs (here, on the way out of it), and then syncs
+/// with it from a mark taken just before the push. The thief's request, the promotion, the
+/// steal, the owner's pop and the latch all race: the half runs exactly once, on whichever side
+/// got it, and the owner reads its result after it was written.
+#[test]
+fn a_half_promoted_on_request_races_the_owners_return() {
+    loom::model(|| {
+        let d = Deque::new(4);
+        let f = Arc::new(Frame::new());
+        let th = thief(&d, &f, 2);
+        // The first half runs; on its way out the owner looks for a request.
+        let r = if d.wanted() {
+            let mark = d.bottom();
+            d.push(HALF);
+            sync(&d, &f, mark)
+        } else {
+            f.run();
+            f.result.with(|r| unsafe { *r })
+        };
+        th.join().unwrap();
+        assert_eq!(r, 42);
+        assert_eq!(f.ran.load(Ordering::Relaxed), 1);
+    });
+}

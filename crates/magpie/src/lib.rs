@@ -130,6 +130,8 @@ mod policy;
 #[cfg(not(loom))]
 mod pool;
 #[cfg(not(loom))]
+mod promote;
+#[cfg(not(loom))]
 mod registry;
 #[cfg(not(loom))]
 pub mod schedule;

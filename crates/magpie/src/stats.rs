@@ -62,6 +62,10 @@ pub struct Stats {
     /// worker keeps 32 spares whole and trims those it keeps past them (see `fiber/mod.rs`).
     #[serde(default)]
     pub fibers_trimmed: u64,
+    /// Unstarted halves of in-place joins handed to thieves, oldest first, when a thief asked or
+    /// the deque ran low (see `promote.rs`).
+    #[serde(default)]
+    pub promotions: u64,
 }
 
 impl Sub for Stats {
@@ -88,6 +92,7 @@ impl Sub for Stats {
             fenced_pops: self.fenced_pops - o.fenced_pops,
             deviations: self.deviations - o.deviations,
             fibers_trimmed: self.fibers_trimmed - o.fibers_trimmed,
+            promotions: self.promotions - o.promotions,
         }
     }
 }
@@ -116,6 +121,7 @@ impl Add for Stats {
             fenced_pops: self.fenced_pops + o.fenced_pops,
             deviations: self.deviations + o.deviations,
             fibers_trimmed: self.fibers_trimmed + o.fibers_trimmed,
+            promotions: self.promotions + o.promotions,
         }
     }
 }
@@ -168,6 +174,7 @@ pub(crate) struct WorkerStats {
     pub search_ns: Counter,
     pub deviations: Counter,
     pub fibers_trimmed: Counter,
+    pub promotions: Counter,
     pub stolen_from: AtomicU64,
 }
 
@@ -196,5 +203,6 @@ impl WorkerStats {
         s.search_ns += self.search_ns.get();
         s.deviations += self.deviations.get();
         s.fibers_trimmed += self.fibers_trimmed.get();
+        s.promotions += self.promotions.get();
     }
 }

@@ -72,6 +72,12 @@ pub(crate) struct WorkerThread {
     /// Items to keep published before spawns run in place (`join::KEEP`; none in a one-worker
     /// pool, which has no thieves: work from outside arrives through the injector).
     pub keep: isize,
+    /// Whether in-place joins record their pending halves and publishing promotes the oldest
+    /// (`promote.rs`): a pool with thieves that neither traces nor allows migration, with
+    /// `Builder::oldest_first` on.
+    pub promotes: bool,
+    /// `policy` and `promotes` as `join` dispatches on them (one byte).
+    pub join_mode: crate::join::JoinMode,
     /// This worker's counters (an entry of `registry.stats`).
     stats: *const WorkerStats,
     pub deque: Deque,
@@ -331,6 +337,9 @@ impl WorkerThread {
             // (`schedule/region.rs`). Below a tracked cursor the in-place paths keep positions.
             return false;
         }
+        if self.promotes {
+            self.promote_for_thieves();
+        }
         if !self.may_run_in_place(depth, self.deque.top()) {
             return false;
         }
@@ -341,6 +350,44 @@ impl WorkerThread {
         self.credit.set(CREDIT);
         self.granted.set(CREDIT);
         true
+    }
+
+    /// Oldest-first hand-over (`promote.rs`): while a thief asks or the deque keeps fewer than
+    /// `keep` items, promotes the oldest pending in-place join half of the running fiber, if
+    /// any. Not inside a schedule region, whose tasks are positioned.
+    ///
+    /// Never unwinds: it runs while the fiber's pending list holds the addresses of records in
+    /// frames that an unwind would end without unlinking them, so a panic in here (a deque that
+    /// cannot grow) aborts the process.
+    #[cold]
+    pub(crate) fn promote_for_thieves(&self) {
+        struct AbortOnUnwind;
+        impl Drop for AbortOnUnwind {
+            fn drop(&mut self) {
+                eprintln!("magpie: a panic while handing pending work to thieves; aborting");
+                std::process::abort();
+            }
+        }
+        let guard = AbortOnUnwind;
+        self.promote_oldest_for_thieves();
+        std::mem::forget(guard);
+    }
+
+    fn promote_oldest_for_thieves(&self) {
+        let fl = self.fiber_local();
+        if fl.in_region() {
+            return;
+        }
+        // A thief that asked found the deque empty: refill it to twice `keep`, so that thieves
+        // do not run dry again before this worker next looks.
+        let want = if self.deque.wanted() {
+            2 * self.keep
+        } else {
+            self.keep
+        };
+        while self.deque.bottom() - self.deque.top() < want
+            && crate::promote::promote_oldest(self, fl)
+        {}
     }
 
     /// Lazy publication's test: the deque (whose thieves' end was read as `top`) keeps `keep`
@@ -455,6 +502,7 @@ pub(crate) fn fiber_main(
         resumed: Cell::new(0),
         pos: Cell::new(std::ptr::null()),
         region_task: Cell::new(crate::schedule::region::At::NONE),
+        pending: Cell::new(std::ptr::null()),
         track: Cell::new(crate::schedule::region::Track::NONE),
         parked_at: Cell::new(0),
     };
@@ -660,6 +708,10 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
         crate::topology::pin_thread(0, &[registry.config.topology.core_of_worker(index).cpu]);
     }
     let registry_traces = registry.recorder.is_some();
+    let promotes = registry.config.workers > 1
+        && registry.config.oldest_first
+        && !registry_traces
+        && !registry.config.migrate;
     let tiers = crate::steal::victim_tiers(&registry, index);
     let wt = WorkerThread {
         index,
@@ -670,6 +722,8 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
         } else {
             0
         },
+        promotes,
+        join_mode: crate::join::JoinMode::of(registry.config.policy, promotes),
         stats: &*registry.stats[index] as *const WorkerStats,
         registry,
         deque,

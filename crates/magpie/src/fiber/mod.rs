@@ -212,6 +212,9 @@ pub(crate) struct FiberLocal {
     pub(crate) region_task: Cell<crate::schedule::region::At>,
     /// The tracked cursor's level words, as `schedule::region::Track` (unused otherwise).
     pub(crate) track: Cell<crate::schedule::region::Track>,
+    /// The youngest pending in-place join on this fiber whose unstarted half may be handed to
+    /// a thief (`promote.rs`); null when none.
+    pub(crate) pending: Cell<*const crate::promote::Pending>,
     /// The address of a local in the scheduling loop's frame, set as the fiber parks itself to
     /// switch to a ready fiber: every live frame of the parked fiber lies above it, except the
     /// switch's own, within [`TRIM_MARGIN`] below it ([`WorkerThread::park`]).

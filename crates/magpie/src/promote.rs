@@ -1,0 +1,232 @@
+//! Oldest-first hand-over: a thief that asks is given the oldest unstarted half of the in-place
+//! joins pending on its victim's stack, not the join the victim happens to be making.
+//!
+//! # Why
+//!
+//! A join runs in place (both halves as plain calls) while the worker keeps enough published
+//! for thieves and none asks for more (lazy publication, `join.rs`). Before this module, a
+//! worker that had to publish published *the join it was making now*: once the first items were
+//! taken, what thieves got lay deep in the recursion, small, and they came back for more. Cilk
+//! and SLAW's work-first steal the oldest continuation; private-deque work stealing (Acar,
+//! Charguéraud, Rainey, PPoPP 2013), heartbeat scheduling and chili promote the oldest pending
+//! frame. magpie cannot hand over a continuation (a running stack never moves to another
+//! thread), but the unstarted half of an in-place join is a closure that has not started, and
+//! those are exactly the work the recursion still owes.
+//!
+//! # The record
+//!
+//! Each in-place join of a pool with thieves (not traced, not in a schedule region, without
+//! migration) keeps a [`PendingJob`] in its own frame: a two-word [`Pending`] header and the
+//! closure of the half it runs second. It links the header in front of its fiber's list
+//! (`FiberLocal::pending`, youngest first) and runs its first half. When that returns, it
+//! unlinks the header and, unless the half was promoted meanwhile, calls the closure. A join
+//! nobody asks for thus writes three words and its closure, and reads one word back: the job
+//! a thief could run (latch, result slot) is built only when the half is promoted. On fib
+//! without a cutoff, the finest-grained join there is, that is what this hand-over costs (see
+//! `Builder::oldest_first`).
+//!
+//! # Promotion
+//!
+//! When the worker must publish (a thief raised `wanted`, or the deque holds fewer than `KEEP`
+//! items: `WorkerThread::grant_credit`, and on the way out of an in-place join whose first
+//! half ran while a thief asked), it *promotes* the oldest header that is not promoted yet: it
+//! records a sync mark, marks the header, and pushes the half's job, which the deque then
+//! releases to thieves as any pushed item. The headers promoted so far are always the oldest
+//! ones (promotion takes the oldest, and headers come and go at the young end), so the search
+//! walks from the youngest header to the first promoted one.
+//!
+//! # The owner's return (the return barrier)
+//!
+//! A join whose header was promoted syncs as a published join does (`join::fork`), from the
+//! mark taken when it was promoted: if its fiber has not been suspended since, what lies above
+//! the mark was pushed by this fiber since (its first half's own published joins, popped by
+//! their own syncs, and halves of *older* joins promoted later), so it pops the newest item:
+//! its job, unless a thief took it, which it then runs inline. Otherwise it runs what lies
+//! above the mark and suspends on the job's latch until the job has run. A published join
+//! deeper in the first half can likewise find an older join's half above its own item; its sync
+//! runs that half inline before its own (any half may run on any stack, and every join on the
+//! way checks the stack bound), and the older join then finds its latch already set.
+//!
+//! Everything the owner does to a header happens on the owner's thread, while the header's
+//! frame is suspended in the call to the first half; thieves only ever see the job, through the
+//! deque, under the deque's and the latch's own protocols (`join_model.rs` checks the race of a
+//! thief with the owner's return for a job pushed at any point before the return).
+//!
+//! # Spawns
+//!
+//! A scope spawn that runs in place runs its child at once; what its parent still owes is the
+//! rest of the parent's loop, which is not a closure and cannot be handed over. The only
+//! unstarted spawns are published ones, so for spawns oldest-first hand-over is a choice of
+//! *which* spawns to publish. This module does not make it yet: a scope spawn publishes as it
+//! did (issue 36 says what is left).
+
+use crate::fiber::FiberLocal;
+use crate::job::{StackJob, Work};
+use crate::join::SyncMark;
+use crate::worker::WorkerThread;
+use std::cell::{Cell, UnsafeCell};
+use std::mem::{ManuallyDrop, MaybeUninit};
+use std::panic;
+
+/// `Pending::link`'s flag: the half was promoted. Headers are word-aligned, so the address
+/// never has this bit.
+const PROMOTED: usize = 1;
+
+/// The header of a pending in-place join, in the join's frame (see the module doc).
+pub(crate) struct Pending {
+    /// The address of the next older pending join on the same fiber (0 for none), with
+    /// [`PROMOTED`] set once [`promote_oldest`] has pushed this one's half for thieves: one word,
+    /// so a join nobody asks for writes and reads it once.
+    link: Cell<usize>,
+    /// Pushes the half; `this` is the header's own address.
+    promote: unsafe fn(this: *const Pending, wt: &WorkerThread, fl: &FiberLocal),
+}
+
+/// A pending join's header with the half it runs second. The half waits as a bare closure; the
+/// job a thief can run is built from it only when it is promoted, so a join nobody asks for
+/// writes the header and the closure and nothing else. `repr(C)` with the header first, so a
+/// header's address is the whole record's.
+///
+/// The owner holds the record by shared reference while promotion (on the same thread, deeper
+/// in the same stack) writes the half's job and mark through the header's pointer, and a thief
+/// runs the job through its `JobRef`: every field written after the record is made is in an
+/// `UnsafeCell`, and nothing reads a field while another writes it (see `promote`).
+#[repr(C)]
+pub(crate) struct PendingJob<F, R> {
+    head: Pending,
+    /// The half, until it runs inline or moves into `job` (promotion).
+    func: UnsafeCell<ManuallyDrop<F>>,
+    /// Written by promotion, with `mark`; initialized exactly when `head.link` has `PROMOTED`.
+    job: UnsafeCell<MaybeUninit<StackJob<F, R>>>,
+    mark: UnsafeCell<MaybeUninit<SyncMark>>,
+}
+
+impl<F: FnOnce() -> R + Send, R: Send> PendingJob<F, R> {
+    /// A record for `f`, the half to run second; not linked yet. Dropped without
+    /// [`finish`](Self::finish), it leaks `f` (it never drops the half itself).
+    #[inline(always)]
+    pub(crate) fn new(f: F) -> Self {
+        PendingJob {
+            head: Pending {
+                link: Cell::new(0),
+                promote: Self::promote,
+            },
+            func: UnsafeCell::new(ManuallyDrop::new(f)),
+            job: UnsafeCell::new(MaybeUninit::uninit()),
+            mark: UnsafeCell::new(MaybeUninit::uninit()),
+        }
+    }
+
+    /// Links the record in front of `fl`'s pending list.
+    ///
+    /// # Safety
+    ///
+    /// `fl` is the running fiber's. The caller calls [`finish`](Self::finish) on the same
+    /// fiber before the record's frame ends, with no unwinding in between, and does not move
+    /// the record in between: until then the list holds its address.
+    #[inline(always)]
+    pub(crate) unsafe fn enter(&self, fl: &FiberLocal) {
+        self.head.link.set(fl.pending.get() as usize);
+        // The whole record's address (not the header field's), so `promote` may reach all of it.
+        fl.pending.set(self as *const Self as *const Pending);
+    }
+
+    /// The first half has returned on the fiber that entered the record: unlinks it and runs the
+    /// second half inline, or, if it was promoted, syncs with it as a published half
+    /// (`join::sync_pushed`). A panic in the half goes on from here.
+    ///
+    /// # Safety
+    ///
+    /// Called once, after [`enter`](Self::enter), on the fiber that entered the record, with
+    /// every record entered after this one finished.
+    #[inline(always)]
+    pub(crate) unsafe fn finish(&self, wt: &WorkerThread, fl: &FiberLocal) -> R {
+        let link = self.head.link.get();
+        fl.pending.set((link & !PROMOTED) as *const Pending);
+        if link & PROMOTED == 0 {
+            // SAFETY: not promoted, so `func` still holds the half; it is taken once (the
+            // caller's obligation) and nothing else can reach the record now that it is
+            // unlinked.
+            let f = unsafe { ManuallyDrop::take(&mut *self.func.get()) };
+            return f();
+        }
+        // SAFETY: promoted, and finished once (the caller's obligation).
+        match unsafe { self.finish_promoted(wt, fl) } {
+            Ok(r) => r,
+            Err(p) => panic::resume_unwind(p),
+        }
+    }
+
+    /// The owner's side of a promoted half: syncs with its job from the mark taken at
+    /// promotion.
+    ///
+    /// # Safety
+    ///
+    /// The record was promoted, and this is its one `finish`.
+    #[inline(never)]
+    unsafe fn finish_promoted(&self, wt: &WorkerThread, fl: &FiberLocal) -> std::thread::Result<R> {
+        // SAFETY: promoted, so `promote` wrote `job` and `mark` before pushing the job; the
+        // owner only reads them (the thief reaches the job only through its `JobRef`, whose
+        // fields are cells). The sync consumes the job (run inline, or its result taken after
+        // its latch is set, after which no thief touches it), and then it is dropped, once.
+        unsafe {
+            let job = (*self.job.get()).assume_init_ref();
+            let r = crate::join::sync_pushed(wt, fl, (*self.mark.get()).assume_init_ref(), job);
+            (*self.job.get()).assume_init_drop();
+            r
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `this` is the header of a live, linked `PendingJob<F, R>` of the fiber `fl` belongs to,
+    /// not promoted yet, and the caller runs on that fiber's worker.
+    unsafe fn promote(this: *const Pending, wt: &WorkerThread, fl: &FiberLocal) {
+        // SAFETY: `this` is the record's address (`enter`), and the caller's obligation says the
+        // record is alive, of this type and not promoted, so `func` holds the half. Its owner is
+        // suspended in the call to its first half (we run on its fiber, deeper in the same
+        // stack), so nobody reads `func`, `job` or `mark` while they are written here, and the
+        // job is pushed (made visible to thieves) only once it is whole.
+        unsafe {
+            let me = &*(this as *const Self);
+            let f = ManuallyDrop::take(&mut *me.func.get());
+            let job = (*me.job.get()).write(StackJob::new(f));
+            (*me.mark.get()).write(SyncMark::new(wt, fl));
+            me.head.link.set(me.head.link.get() | PROMOTED);
+            wt.stats().promotions.bump();
+            wt.push(Work::Task {
+                job: job.as_job_ref(),
+                continuation: false,
+            });
+        }
+    }
+}
+
+/// Promotes the oldest pending join of the running fiber that is not promoted yet; returns
+/// whether there was one.
+pub(crate) fn promote_oldest(wt: &WorkerThread, fl: &FiberLocal) -> bool {
+    let mut p = fl.pending.get();
+    let mut oldest: *const Pending = std::ptr::null();
+    // SAFETY: every linked header lives in the frame of a join on this fiber that has not
+    // unlinked it yet (`enter`/`leave`), so it is alive while we run on the fiber.
+    while let Some(h) = unsafe { p.as_ref() } {
+        let link = h.link.get();
+        if link & PROMOTED != 0 {
+            // The promoted ones are the oldest: none older is unpromoted.
+            break;
+        }
+        oldest = p;
+        p = link as *const Pending;
+    }
+    // SAFETY: as above.
+    match unsafe { oldest.as_ref() } {
+        Some(h) => {
+            // SAFETY: `oldest` is a live, linked, unpromoted header of this fiber (the walk
+            // above), we run on its worker, and `promote` is the function its record was made
+            // with, for its own type.
+            unsafe { (h.promote)(oldest, wt, fl) };
+            true
+        }
+        None => false,
+    }
+}

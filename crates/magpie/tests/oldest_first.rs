@@ -1,0 +1,204 @@
+//! What a thief gets: the oldest pending work of its victim (`promote.rs`).
+//!
+//! The program is a left-deep chain of joins of known shape: `chain(d)` joins `chain(d + 1)`
+//! with a leaf of depth `d`, so the leaf of depth `d` is pending while everything deeper runs,
+//! and the shallower a pending leaf, the older. Every leaf notes the worker that ran it and when
+//! it began. The worker that runs the chain descends it as in-place joins; thieves must be handed
+//! the leaves shallowest first: in the order the stolen leaves began, their depths only grow, and
+//! the first one stolen is the shallowest the chain has.
+//!
+//! (Timing is not asserted: only which leaves moved and in what order they began.)
+
+use magpie::{Policy, Pool};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const DEPTH: usize = 200;
+
+struct Log {
+    /// Per depth: the worker that ran the leaf (+1) and the order in which leaves began.
+    worker: Vec<AtomicUsize>,
+    began: Vec<AtomicU64>,
+    clock: AtomicU64,
+}
+
+fn leaf(d: usize, log: &Log) -> u64 {
+    log.began[d].store(log.clock.fetch_add(1, Ordering::SeqCst), Ordering::SeqCst);
+    log.worker[d].store(
+        magpie::worker_index().expect("a leaf off the pool") + 1,
+        Ordering::SeqCst,
+    );
+    // Long enough that the worker running the chain is still on its way when thieves come back.
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_micros(200) {
+        std::hint::spin_loop();
+    }
+    d as u64
+}
+
+fn chain(d: usize, log: &Log) -> u64 {
+    if d == DEPTH {
+        return leaf(d, log);
+    }
+    let (a, b) = magpie::join(|| chain(d + 1, log), || leaf(d, log));
+    a + b
+}
+
+/// Runs the chain once; returns the depths of the leaves that ran away from the chain's worker,
+/// in the order they began.
+fn stolen_depths(pool: &Pool) -> Vec<usize> {
+    let log = Log {
+        worker: (0..=DEPTH).map(|_| AtomicUsize::new(0)).collect(),
+        began: (0..=DEPTH).map(|_| AtomicU64::new(0)).collect(),
+        clock: AtomicU64::new(0),
+    };
+    let (sum, home) = pool.install(|| (chain(0, &log), magpie::worker_index().unwrap() + 1));
+    assert_eq!(sum, (0..=DEPTH as u64).sum::<u64>(), "the chain's sum");
+    let mut stolen: Vec<(u64, usize)> = (0..=DEPTH)
+        .filter(|&d| {
+            let w = log.worker[d].load(Ordering::SeqCst);
+            assert_ne!(w, 0, "leaf {d} did not run");
+            w != home
+        })
+        .map(|d| (log.began[d].load(Ordering::SeqCst), d))
+        .collect();
+    stolen.sort();
+    stolen.into_iter().map(|(_, d)| d).collect()
+}
+
+/// One test (the pools would compete for the cores if these ran as two): under each policy
+/// that runs joins in place, the stolen leaves begin shallowest first, starting from the
+/// shallowest of all; and on the way back up, where the chain makes no more joins, the worker
+/// still hands its pending leaves out. Before oldest-first hand-over a thief got the leaves
+/// published on the way down (3: the deque's `KEEP`) and nothing after.
+#[test]
+fn thieves_are_handed_the_shallowest_pending_half_first() {
+    for policy in [Policy::Adaptive, Policy::WorkFirst] {
+        let pool = Pool::builder()
+            .workers(2)
+            .policy(policy)
+            .oldest_first(true)
+            .build()
+            .expect("pool");
+        let mut runs_with_steals = 0;
+        let mut most = 0;
+        for _ in 0..5 {
+            let depths = stolen_depths(&pool);
+            if depths.is_empty() {
+                continue;
+            }
+            runs_with_steals += 1;
+            most = most.max(depths.len());
+            assert_eq!(
+                depths[0], 0,
+                "{policy:?}: the first stolen leaf is the shallowest: {depths:?}"
+            );
+            assert!(
+                depths.windows(2).all(|w| w[0] < w[1]),
+                "{policy:?}: stolen leaves, in the order they began, are not shallowest first: \
+                 {depths:?}"
+            );
+        }
+        assert!(runs_with_steals >= 3, "{policy:?}: too few runs had steals");
+        assert!(
+            pool.stats().promotions > 0,
+            "{policy:?}: nothing was promoted"
+        );
+        assert!(
+            most >= 10,
+            "{policy:?}: at most {most} of {} leaves ran on the thief",
+            DEPTH + 1
+        );
+    }
+}
+
+/// A tree of joins with scopes and spawns inside, some halves long enough to be promoted while
+/// their owner is deep: under oldest-first hand-over every leaf runs exactly once and the sums
+/// match the serial ones, at 2 and 3 workers (3 on 2 cores: workers preempted mid-join).
+fn mixed(d: u32, hits: &[AtomicUsize], at: usize) -> u64 {
+    if d == 0 {
+        hits[at].fetch_add(1, Ordering::Relaxed);
+        if at % 64 == 0 {
+            std::hint::black_box((0..2_000u64).sum::<u64>());
+        }
+        return at as u64;
+    }
+    let half = 1usize << (d - 1);
+    if d % 3 == 0 {
+        let left = AtomicU64::new(0);
+        let right = magpie::scope(|s| {
+            s.spawn(|_| {
+                left.store(mixed(d - 1, hits, at), Ordering::Relaxed);
+            });
+            mixed(d - 1, hits, at + half)
+        });
+        return left.load(Ordering::Relaxed) + right;
+    }
+    let (a, b) = magpie::join(|| mixed(d - 1, hits, at), || mixed(d - 1, hits, at + half));
+    a + b
+}
+
+#[test]
+fn every_leaf_runs_once_under_oldest_first() {
+    const D: u32 = 14;
+    let n = 1usize << D;
+    for workers in [2, 3] {
+        let pool = Pool::builder()
+            .workers(workers)
+            .oldest_first(true)
+            .build()
+            .expect("pool");
+        for _ in 0..20 {
+            let hits: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+            let sum = pool.install(|| mixed(D, &hits, 0));
+            assert_eq!(
+                sum,
+                (0..n as u64).sum::<u64>(),
+                "{workers} workers: the sum"
+            );
+            for (i, h) in hits.iter().enumerate() {
+                assert_eq!(h.load(Ordering::Relaxed), 1, "leaf {i} ran {h:?} times");
+            }
+        }
+    }
+}
+
+/// A panic in a half that may have been handed to a thief reaches the join's caller after both
+/// halves have finished, and the pool goes on working.
+#[test]
+fn a_panic_in_a_promoted_half_reaches_the_caller() {
+    let pool = Pool::builder()
+        .workers(2)
+        .oldest_first(true)
+        .build()
+        .expect("pool");
+    for _ in 0..20 {
+        let done = AtomicUsize::new(0);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pool.install(|| {
+                magpie::join(
+                    || {
+                        // Deep enough that the worker is asked for work while the right half
+                        // waits, so the right half is often the one handed over.
+                        let hits: Vec<AtomicUsize> =
+                            (0..1 << 12).map(|_| AtomicUsize::new(0)).collect();
+                        mixed(12, &hits, 0);
+                        done.fetch_add(1, Ordering::SeqCst);
+                    },
+                    || {
+                        std::hint::black_box((0..50_000u64).sum::<u64>());
+                        panic!("right half");
+                    },
+                )
+            })
+        }));
+        let p = r.expect_err("the panic reaches the caller");
+        assert_eq!(p.downcast_ref::<&str>(), Some(&"right half"));
+        assert_eq!(
+            done.load(Ordering::SeqCst),
+            1,
+            "the left half finished first"
+        );
+    }
+    assert_eq!(pool.install(|| magpie::join(|| 1, || 2)), (1, 2));
+}
