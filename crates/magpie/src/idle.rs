@@ -35,6 +35,11 @@ impl WorkerThread {
         }
         if self.registry.config.share == Mode::Abp {
             // ABP: a thief that found nothing yields its core, and never blocks.
+            *rounds += 1;
+            if *rounds >= SPIN_ROUNDS {
+                *rounds = 0;
+                self.forget_where_work_lies();
+            }
             std::thread::yield_now();
             return false;
         }
@@ -43,6 +48,7 @@ impl WorkerThread {
             *rounds += (self.registry.config.workers as u32 - 1).max(1);
             if *rounds > s.sleep_after {
                 *rounds = 0;
+                self.forget_where_work_lies();
                 self.dws_sleep(s);
             } else {
                 std::hint::spin_loop();
@@ -58,6 +64,7 @@ impl WorkerThread {
             }
         } else {
             *rounds = 0;
+            self.forget_where_work_lies();
             let reg = &self.registry;
             reg.sleep.sleep(
                 self.index,
@@ -66,6 +73,12 @@ impl WorkerThread {
             );
         }
         false
+    }
+
+    /// Idle long enough to sleep, the computation whose spawns taught this worker where work
+    /// lies is likely over (`promote.rs`, "Spawns"): the next one learns afresh.
+    fn forget_where_work_lies(&self) {
+        self.shallow_spawns.set(0);
     }
 
     /// DWS: if the core this worker holds was taken back by its home program, give it up and

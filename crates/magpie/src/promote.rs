@@ -56,13 +56,40 @@
 //!
 //! A scope spawn that runs in place runs its child at once; what its parent still owes is the
 //! rest of the parent's loop, which is not a closure and cannot be handed over. The only
-//! unstarted spawns are published ones, so for spawns oldest-first hand-over is a choice of
-//! *which* spawns to publish. This module does not make it yet: a scope spawn publishes as it
-//! did (issue 36 says what is left).
+//! unstarted spawns are published ones. So for spawns, oldest-first hand-over is a choice of
+//! *which* spawns to publish (help-first, into the private part of the deque, where thieves
+//! take the oldest first): those near the root of a tree whose work lies below them, as in uts.
+//! It must not publish the spawns of a flat loop of small tasks (fj), which gains a thief
+//! nothing and costs an allocation each, and which the adaptive policy's steal rate could not
+//! tell from uts (docs/RESULTS.md, "uts under each policy").
+//!
+//! What tells them apart is measured where it happens. A worker publishes its adaptive spawns
+//! above a level of the spawn tree (`WorkerThread::shallow_spawns`, 0 at first: none). One in
+//! [`SAMPLE`] spawns on credit below that level (and within [`SHALLOW_MAX`] levels) runs in
+//! place and counts the joins and spawns its child made (`WorkerThread::ops_done`). A child
+//! that made more than [`WORK_BELOW`] shows that work lies below spawns at its level, and the
+//! worker publishes spawns down to that level from then on. Deep children finish first, so the
+//! level is learned early in a run. A flat loop of small tasks (fj) or a tree too small to
+//! share (fj-rec's 2,047 joins and spawns a round) never teaches it. `SHALLOW_MAX` bounds what
+//! a deep, narrow search (pdfs) publishes.
+//!
+//! A spawn's level is its frame depth, except in a published child, which runs one level below
+//! its spawn's wherever and at whatever frame depth it runs (`FiberLocal::level_offset`, set by
+//! `AtLevel`); judged by frame depth alone, a child run by the loop or a sync point near the
+//! top of a stack looks shallow again, and pdfs published nearly every spawn (2.2x slower).
+//!
+//! The decision is made out of line and the spawns it publishes or measures go boxed to code
+//! that serves every closure type (`Scope::publish_shallow`, `Scope::run_measured`): a second
+//! instance of the spawn for such pools made pdfs 1.4x slower at 1 worker in pools *without*
+//! the option. The lesson outlasts the gaps between a thief's steals, and is forgotten once
+//! the worker has been idle long enough to sleep (`idle.rs`), so one computation's shape does
+//! not decide the next one's. (Under ABP sharing, whose idle workers never sleep, it is
+//! forgotten after as many idle rounds.)
 
 use crate::fiber::FiberLocal;
 use crate::job::{StackJob, Work};
 use crate::join::SyncMark;
+use crate::policy::Policy;
 use crate::worker::WorkerThread;
 use std::cell::{Cell, UnsafeCell};
 use std::mem::{ManuallyDrop, MaybeUninit};
@@ -228,5 +255,129 @@ pub(crate) fn promote_oldest(wt: &WorkerThread, fl: &FiberLocal) -> bool {
             true
         }
         None => false,
+    }
+}
+
+/// Joins and spawns an in-place spawn's child must make for the spawns beside it to be worth
+/// publishing (see "Spawns" in the module doc).
+pub(crate) const WORK_BELOW: u64 = 1024;
+
+/// The deepest frame depth below which spawns publish (see "Spawns" in the module doc): it
+/// bounds the tasks published for a deep, narrow search to this many levels per fiber.
+pub(crate) const SHALLOW_MAX: u32 = 32;
+
+/// The spawn-tree level of a spawn made at frame depth `depth` on the fiber `fl` belongs to:
+/// the frame depth, corrected for a task published as a shallow spawn (which may run at any
+/// depth).
+#[inline(always)]
+pub(crate) fn level(fl: &FiberLocal, depth: u32) -> u32 {
+    // The offset is at least minus the depth a shallow child started at, and depth only grows
+    // inside the child, so the sum is never negative.
+    (depth as i32).wrapping_add(fl.level_offset.get()) as u32
+}
+
+/// Runs a published shallow spawn's child at its spawn-tree level; restores the running
+/// fiber's level when dropped (also on unwinding).
+pub(crate) struct AtLevel {
+    fl: *const FiberLocal,
+    old: i32,
+}
+
+impl AtLevel {
+    pub(crate) fn enter(level: u32) -> AtLevel {
+        let wt = crate::worker::current().expect("a scope task runs on a worker");
+        let fl = wt.fiber_local();
+        let old = fl
+            .level_offset
+            .replace(level as i32 - fl.depth.get() as i32);
+        AtLevel { fl, old }
+    }
+}
+
+impl Drop for AtLevel {
+    fn drop(&mut self) {
+        // SAFETY: `enter` took the running fiber's local. Only a pool with oldest-first
+        // hand-over publishes a task with a level, and such a pool never moves a running task
+        // to another fiber or thread (no migration), so the fiber is still the one running,
+        // and its local alive, when the task's frame ends.
+        unsafe { &*self.fl }.level_offset.set(self.old);
+    }
+}
+
+/// One in this many adaptive spawns on credit below the publishing level is measured.
+const SAMPLE: u32 = 16;
+
+/// What oldest-first hand-over makes of one adaptive spawn on credit ([`probe_spawn`]):
+/// publish its child, run it in place and measure it, or just run it in place.
+#[derive(Clone, Copy)]
+pub(crate) struct Probe {
+    /// The joins and spawns this worker had run before the child (a measured spawn), or one of
+    /// the markers [`PLAIN`] and [`PUBLISH`].
+    before: u64,
+    /// The spawn's level in its spawn tree.
+    level: u32,
+}
+
+const PLAIN: u64 = u64::MAX;
+const PUBLISH: u64 = u64::MAX - 1;
+
+impl Probe {
+    /// A spawn that just runs in place.
+    pub(crate) const NONE: Probe = Probe {
+        before: PLAIN,
+        level: 0,
+    };
+    #[inline(always)]
+    pub(crate) fn publishes(self) -> bool {
+        self.before == PUBLISH
+    }
+    /// The level a published child runs at: one below its spawn's.
+    #[inline(always)]
+    pub(crate) fn child_level(self) -> u32 {
+        self.level + 1
+    }
+    #[inline(always)]
+    pub(crate) fn measures(self) -> bool {
+        self.before < PUBLISH
+    }
+}
+
+/// Oldest-first hand-over's choice for a spawn on credit at frame depth `depth` (see "Spawns"
+/// in the module doc): above the publishing level an adaptive spawn publishes its child; below
+/// it (within [`SHALLOW_MAX`]), one in [`SAMPLE`] is measured. Out of line and not generic, so
+/// that the spawn's own code stays as it is without the option.
+#[cold]
+#[inline(never)]
+pub(crate) fn probe_spawn(wt: &WorkerThread, fl: &FiberLocal, depth: u32, policy: Policy) -> Probe {
+    if policy != Policy::Adaptive {
+        return Probe::NONE;
+    }
+    let level = level(fl, depth);
+    if level < wt.shallow_spawns.get() {
+        return Probe {
+            before: PUBLISH,
+            level,
+        };
+    }
+    if level < SHALLOW_MAX && wt.credit.get().is_multiple_of(SAMPLE) {
+        return Probe {
+            before: wt.ops_done(),
+            level,
+        };
+    }
+    Probe::NONE
+}
+
+/// A measured spawn's child has returned: if it made at least [`WORK_BELOW`] joins and spawns,
+/// spawns down to its level publish from now on (up to [`SHALLOW_MAX`]).
+#[cold]
+#[inline(never)]
+pub(crate) fn after_measured_spawn(wt: &WorkerThread, probe: Probe) {
+    // The spawn's own credit is in the count: more than WORK_BELOW.
+    if wt.ops_done() - probe.before > WORK_BELOW {
+        let d = (probe.level + 1).min(SHALLOW_MAX);
+        if d > wt.shallow_spawns.get() {
+            wt.shallow_spawns.set(d);
+        }
     }
 }

@@ -148,6 +148,20 @@ impl<'scope> Scope<'scope> {
                 }
                 return self.spawn_slow(wt, fl, depth, policy, f);
             }
+            if wt.promotes {
+                // Oldest-first hand-over (`promote.rs`, "Spawns"): decided out of line and not
+                // generic; a spawn it publishes or measures goes boxed to code that serves every
+                // closure type, so that a plain pool's spawn keeps the code it had (a second
+                // instance of the spawn, or a probe kept across the in-place call, made pdfs
+                // 1.4x and fj 1.1x slower with the option off).
+                let probe = crate::promote::probe_spawn(wt, fl, depth, policy);
+                if probe.publishes() {
+                    return self.publish_shallow(wt, Box::new(f), probe.child_level());
+                }
+                if probe.measures() {
+                    return self.run_measured(wt, fl, depth, Box::new(f), probe);
+                }
+            }
             wt.spend_credit();
             self.run_in_place(fl, depth, f);
             return;
@@ -381,6 +395,47 @@ impl<'scope> Scope<'scope> {
         }
         wt.push(Work::Task {
             job: HeapJob::into_job_ref(self.task(f), tag),
+            continuation: false,
+        });
+    }
+
+    /// Runs the child of a sampled adaptive spawn in place and measures what it made
+    /// (`promote.rs`, "Spawns"). Boxed, as [`publish_shallow`](Self::publish_shallow).
+    #[cold]
+    #[inline(never)]
+    fn run_measured(
+        &self,
+        wt: &WorkerThread,
+        fl: &FiberLocal,
+        depth: u32,
+        f: Box<dyn FnOnce(&Scope<'scope>) + Send + 'scope>,
+        probe: crate::promote::Probe,
+    ) {
+        wt.spend_credit();
+        self.run_in_place(fl, depth, f);
+        crate::promote::after_measured_spawn(wt, probe);
+    }
+
+    /// Publishes the child of a shallow adaptive spawn (`promote.rs`, "Spawns") to run at
+    /// spawn-tree level `level` wherever it runs. Boxed, so that one instance serves every
+    /// closure type and a plain pool's spawn keeps its code; only the few shallow spawns come
+    /// here.
+    #[cold]
+    #[inline(never)]
+    fn publish_shallow(
+        &self,
+        wt: &WorkerThread,
+        f: Box<dyn FnOnce(&Scope<'scope>) + Send + 'scope>,
+        level: u32,
+    ) {
+        wt.count_spawn(false);
+        wt.count_spawned(&self.count);
+        let f = move |s: &Scope<'scope>| {
+            let _at = crate::promote::AtLevel::enter(level);
+            f(s)
+        };
+        wt.push(Work::Task {
+            job: HeapJob::into_job_ref(self.task(f), None),
             continuation: false,
         });
     }

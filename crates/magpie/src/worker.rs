@@ -65,6 +65,13 @@ pub(crate) struct WorkerThread {
     /// One more than the deepest frame depth counted in `max_frames` by an in-place join (never
     /// above S): an in-place join below it has nothing to update.
     frames_hw: Cell<u32>,
+    /// In-place joins and spawns counted by `settle_credit` so far (`ops_done`).
+    settled: Cell<u64>,
+    /// Oldest-first hand-over for scope spawns (`promote.rs`, "Spawns"): an adaptive spawn at a
+    /// frame depth below this publishes its child instead of running it in place. Learned from
+    /// in-place children that made work of their own; back to 0 (none) when the worker has
+    /// been idle long enough to sleep (`idle.rs`).
+    pub(crate) shallow_spawns: Cell<u32>,
     /// Copies of the pool's settings, read on every spawn.
     pub policy: Policy,
     /// Whether the pool traces (`registry.recorder` is set).
@@ -352,6 +359,12 @@ impl WorkerThread {
         true
     }
 
+    /// In-place joins and spawns this worker has run on its credit so far, counted or not.
+    #[inline(always)]
+    pub(crate) fn ops_done(&self) -> u64 {
+        self.settled.get() + (self.granted.get() - self.credit.get()) as u64
+    }
+
     /// Oldest-first hand-over (`promote.rs`): while a thief asks or the deque keeps fewer than
     /// `keep` items, promotes the oldest pending in-place join half of the running fiber, if
     /// any. Not inside a schedule region, whose tasks are positioned.
@@ -412,6 +425,7 @@ impl WorkerThread {
         let n = self.granted.get() - self.credit.get();
         self.credit.set(0);
         self.granted.set(0);
+        self.settled.set(self.settled.get() + n as u64);
         if n != 0 {
             self.count_in_place(n);
         }
@@ -503,6 +517,7 @@ pub(crate) fn fiber_main(
         pos: Cell::new(std::ptr::null()),
         region_task: Cell::new(crate::schedule::region::At::NONE),
         pending: Cell::new(std::ptr::null()),
+        level_offset: Cell::new(0),
         track: Cell::new(crate::schedule::region::Track::NONE),
         parked_at: Cell::new(0),
     };
@@ -677,6 +692,7 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
             Some(Work::Task { job, .. }) => {
                 idle = 0;
                 fl.depth.set(1);
+                fl.level_offset.set(0);
                 // SAFETY: an item popped or stolen is run exactly once, by whoever took it.
                 unsafe { job.execute() };
                 fl.depth.set(0);
@@ -731,6 +747,8 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
         credit: Cell::new(0),
         granted: Cell::new(0),
         frames_hw: Cell::new(0),
+        settled: Cell::new(0),
+        shallow_spawns: Cell::new(0),
         pending_cont: Cell::new(None),
         ready: RefCell::new(VecDeque::new()),
         finished_scope: Cell::new(std::ptr::null()),

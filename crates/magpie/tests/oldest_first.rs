@@ -202,3 +202,36 @@ fn a_panic_in_a_promoted_half_reaches_the_caller() {
     }
     assert_eq!(pool.install(|| magpie::join(|| 1, || 2)), (1, 2));
 }
+
+/// A tree of scope spawns in one scope, as uts makes (branching 4, 8 levels): big enough that
+/// its workers learn to publish their top levels (`promote.rs`, "Spawns"), so published
+/// children run at their own tree level wherever they run. Every node is visited exactly once,
+/// at 2 and 3 workers, and the stats count spawns published as help-first.
+fn spawn_tree<'s>(s: &magpie::Scope<'s>, level: u32, at: usize, seen: &'s [AtomicUsize]) {
+    seen[at].fetch_add(1, Ordering::Relaxed);
+    if level == 8 {
+        return;
+    }
+    for c in 0..4 {
+        s.spawn(move |s| spawn_tree(s, level + 1, at * 4 + c + 1, seen));
+    }
+}
+
+#[test]
+fn every_spawn_of_a_tree_runs_once_under_oldest_first() {
+    let nodes = (0..=8).map(|l| 4usize.pow(l)).sum::<usize>();
+    for workers in [2, 3] {
+        let pool = Pool::builder()
+            .workers(workers)
+            .oldest_first(true)
+            .build()
+            .expect("pool");
+        for _ in 0..10 {
+            let seen: Vec<AtomicUsize> = (0..nodes).map(|_| AtomicUsize::new(0)).collect();
+            pool.install(|| magpie::scope(|s| spawn_tree(s, 0, 0, &seen)));
+            for (i, n) in seen.iter().enumerate() {
+                assert_eq!(n.load(Ordering::Relaxed), 1, "node {i} ran {n:?} times");
+            }
+        }
+    }
+}

@@ -215,6 +215,9 @@ pub(crate) struct FiberLocal {
     /// The youngest pending in-place join on this fiber whose unstarted half may be handed to
     /// a thief (`promote.rs`); null when none.
     pub(crate) pending: Cell<*const crate::promote::Pending>,
+    /// The running task's level in its spawn tree minus its frame depth (`promote.rs`,
+    /// "Spawns"): 0 unless the task was published as a shallow spawn.
+    pub(crate) level_offset: Cell<i32>,
     /// The address of a local in the scheduling loop's frame, set as the fiber parks itself to
     /// switch to a ready fiber: every live frame of the parked fiber lies above it, except the
     /// switch's own, within [`TRIM_MARGIN`] below it ([`WorkerThread::park`]).
