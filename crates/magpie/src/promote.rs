@@ -349,7 +349,9 @@ impl Probe {
 #[cold]
 #[inline(never)]
 pub(crate) fn probe_spawn(wt: &WorkerThread, fl: &FiberLocal, depth: u32, policy: Policy) -> Probe {
-    if policy != Policy::Adaptive {
+    if policy != Policy::Adaptive || fl.in_region() {
+        // A schedule region's task publishes only through the region's own paths, which give
+        // the child a ticket on the region (`schedule/region.rs`); it runs its spawns in place.
         return Probe::NONE;
     }
     let level = level(fl, depth);

@@ -68,7 +68,7 @@ pub(crate) struct WorkerThread {
     /// In-place joins and spawns counted by `settle_credit` so far (`ops_done`).
     settled: Cell<u64>,
     /// Oldest-first hand-over for scope spawns (`promote.rs`, "Spawns"): an adaptive spawn at a
-    /// frame depth below this publishes its child instead of running it in place. Learned from
+    /// spawn-tree level above this publishes its child instead of running it in place. Learned from
     /// in-place children that made work of their own; back to 0 (none) when the worker has
     /// been idle long enough to sleep (`idle.rs`).
     pub(crate) shallow_spawns: Cell<u32>,

@@ -235,3 +235,35 @@ fn every_spawn_of_a_tree_runs_once_under_oldest_first() {
         }
     }
 }
+
+/// A schedule region keeps what it creates under oldest-first hand-over too: a spawn tree big
+/// enough to teach workers outside a region to publish, spawned from a recorded region into a
+/// scope opened outside it, has run completely when `record` returns. (Region tasks publish
+/// only through the region's own paths, which give each child a ticket on the region;
+/// `promote::probe_spawn` leaves their spawns alone.)
+#[test]
+fn a_recorded_region_waits_for_its_spawn_tree_under_oldest_first() {
+    let nodes = (0..=8).map(|l| 4usize.pow(l)).sum::<usize>();
+    for workers in [2, 3] {
+        let pool = Pool::builder()
+            .workers(workers)
+            .oldest_first(true)
+            .build()
+            .expect("pool");
+        for _ in 0..5 {
+            let seen: Vec<AtomicUsize> = (0..nodes).map(|_| AtomicUsize::new(0)).collect();
+            pool.install(|| {
+                magpie::scope(|s| {
+                    let _ = magpie::schedule::record(|| spawn_tree(s, 0, 0, &seen));
+                    for (i, n) in seen.iter().enumerate() {
+                        assert_eq!(
+                            n.load(Ordering::Relaxed),
+                            1,
+                            "{workers} workers: node {i} had run {n:?} times when record returned"
+                        );
+                    }
+                })
+            });
+        }
+    }
+}
