@@ -205,8 +205,7 @@ fn a_panic_in_a_promoted_half_reaches_the_caller() {
 
 /// A tree of scope spawns in one scope, as uts makes (branching 4, 8 levels): big enough that
 /// its workers learn to publish their top levels (`promote.rs`, "Spawns"), so published
-/// children run at their own tree level wherever they run. Every node is visited exactly once,
-/// at 2 and 3 workers, and the stats count spawns published as help-first.
+/// children run at their own tree level wherever they run.
 fn spawn_tree<'s>(s: &magpie::Scope<'s>, level: u32, at: usize, seen: &'s [AtomicUsize]) {
     seen[at].fetch_add(1, Ordering::Relaxed);
     if level == 8 {
@@ -217,17 +216,28 @@ fn spawn_tree<'s>(s: &magpie::Scope<'s>, level: u32, at: usize, seen: &'s [Atomi
     }
 }
 
+/// A pool of `workers` with oldest-first hand-over on.
+fn oldest_first_pool(workers: usize) -> Pool {
+    Pool::builder()
+        .workers(workers)
+        .oldest_first(true)
+        .build()
+        .expect("pool")
+}
+
+/// One zeroed visit count per node of [`spawn_tree`]'s tree.
+fn tree_counts() -> Vec<AtomicUsize> {
+    let nodes = (0..=8).map(|l| 4usize.pow(l)).sum::<usize>();
+    (0..nodes).map(|_| AtomicUsize::new(0)).collect()
+}
+
+/// Every node is visited exactly once, at 2 and 3 workers.
 #[test]
 fn every_spawn_of_a_tree_runs_once_under_oldest_first() {
-    let nodes = (0..=8).map(|l| 4usize.pow(l)).sum::<usize>();
     for workers in [2, 3] {
-        let pool = Pool::builder()
-            .workers(workers)
-            .oldest_first(true)
-            .build()
-            .expect("pool");
+        let pool = oldest_first_pool(workers);
         for _ in 0..10 {
-            let seen: Vec<AtomicUsize> = (0..nodes).map(|_| AtomicUsize::new(0)).collect();
+            let seen = tree_counts();
             pool.install(|| magpie::scope(|s| spawn_tree(s, 0, 0, &seen)));
             for (i, n) in seen.iter().enumerate() {
                 assert_eq!(n.load(Ordering::Relaxed), 1, "node {i} ran {n:?} times");
@@ -243,15 +253,10 @@ fn every_spawn_of_a_tree_runs_once_under_oldest_first() {
 /// `promote::probe_spawn` leaves their spawns alone.)
 #[test]
 fn a_recorded_region_waits_for_its_spawn_tree_under_oldest_first() {
-    let nodes = (0..=8).map(|l| 4usize.pow(l)).sum::<usize>();
     for workers in [2, 3] {
-        let pool = Pool::builder()
-            .workers(workers)
-            .oldest_first(true)
-            .build()
-            .expect("pool");
+        let pool = oldest_first_pool(workers);
         for _ in 0..5 {
-            let seen: Vec<AtomicUsize> = (0..nodes).map(|_| AtomicUsize::new(0)).collect();
+            let seen = tree_counts();
             pool.install(|| {
                 magpie::scope(|s| {
                     let _ = magpie::schedule::record(|| spawn_tree(s, 0, 0, &seen));
