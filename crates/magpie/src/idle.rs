@@ -78,7 +78,8 @@ impl WorkerThread {
     /// Idle long enough to sleep, the computation whose spawns taught this worker where work
     /// lies is likely over (`promote.rs`, "Spawns"): the next one learns afresh.
     fn forget_where_work_lies(&self) {
-        self.shallow_spawns.set(0);
+        self.set_shallow_spawns(0);
+        self.spawn_sizes.clear();
     }
 
     /// DWS: if the core this worker holds was taken back by its home program, give it up and

@@ -64,27 +64,42 @@
 //! tell from uts (docs/RESULTS.md, "uts under each policy").
 //!
 //! What tells them apart is measured where it happens. A worker publishes its adaptive spawns
-//! above a level of the spawn tree (`WorkerThread::shallow_spawns`, 0 at first: none). One in
-//! [`SAMPLE`] spawns on credit below that level (and within [`SHALLOW_MAX`] levels) runs in
-//! place and counts the joins and spawns its child made (`WorkerThread::ops_done`). A child
-//! that made more than [`WORK_BELOW`] shows that work lies below spawns at its level, and the
-//! worker publishes spawns down to that level from then on. Deep children finish first, so the
-//! level is learned early in a run. A flat loop of small tasks (fj) or a tree too small to
-//! share (fj-rec's 2,047 joins and spawns a round) never teaches it. `SHALLOW_MAX` bounds what
-//! a deep, narrow search (pdfs) publishes.
+//! above a level of the spawn tree (`WorkerThread::shallow_spawns`, 0 at first: none). Some
+//! spawns on credit below that level (within [`SHALLOW_MAX`] levels: one in [`SAMPLE`] near the
+//! root, one in [`SAMPLE_DEEP`] below [`NEAR_ROOT`]) run in place and count the joins and
+//! spawns their child made (`WorkerThread::ops_done`). Once most children measured at a level,
+//! and at least [`MIN_SAMPLES`] of them, made more than [`WORK_BELOW`] (`SpawnSizes`), work
+//! lies below spawns at that level, and the worker publishes spawns down to it from then on.
+//! Deep children finish first, so the level is learned early in a run. A flat loop of small
+//! tasks (fj) or a tree too small to share (fj-rec's 2,047 joins and spawns a round) never
+//! teaches it; one big child among many small ones does not either (the first child of each
+//! node in a depth-first search, which finds the graph unvisited).
+//!
+//! A shallow spawn publishes only while its worker's deque holds fewer than [`SHALLOW_QUEUE`]
+//! items: thieves take the oldest first, so what they get is still the shallowest spawn
+//! published since they last took one, and a tree that is wide for many levels (pdfs, whose
+//! first 32 levels all teach) does not publish every spawn of them (1.11x slower at 2 workers
+//! when it did).
+//!
+//! The lesson travels with the work. A published shallow child carries its publisher's level
+//! to the worker that runs it (`AtLevel`), and a thief adopts its victim's level with whatever
+//! it steals (`Registry::lessons`): the computation is the same, and a thief that had to learn
+//! it again from its own samples took most of a run to stop stealing small tasks at 8 workers.
 //!
 //! A spawn's level is its frame depth, except in a published child, which runs one level below
 //! its spawn's wherever and at whatever frame depth it runs (`FiberLocal::level_offset`, set by
 //! `AtLevel`); judged by frame depth alone, a child run by the loop or a sync point near the
 //! top of a stack looks shallow again, and pdfs published nearly every spawn (2.2x slower).
 //!
-//! The decision is made out of line and the spawns it publishes or measures go boxed to code
-//! that serves every closure type (`Scope::publish_shallow`, `Scope::run_measured`): a second
-//! instance of the spawn for such pools made pdfs 1.4x slower at 1 worker in pools *without*
-//! the option. The lesson outlasts the gaps between a thief's steals, and is forgotten once
-//! the worker has been idle long enough to sleep (`idle.rs`), so one computation's shape does
-//! not decide the next one's. (Under ABP sharing, whose idle workers never sleep, it is
-//! forgotten after as many idle rounds.)
+//! The spawn tests two words inline ([`spawn_may_hand_over`]: above the level, or sampled) and
+//! makes the rest of the decision out of line; the spawns it publishes or measures go
+//! type-erased to code that serves every closure type (`Scope::publish_shallow` boxed, as a
+//! published task is anyway; `Scope::run_measured` through `&mut dyn FnMut`, without an
+//! allocation): a second instance of the spawn for such pools made pdfs 1.4x slower at 1 worker
+//! in pools *without* the option. The lesson outlasts the gaps between a thief's steals, and is
+//! forgotten once the worker has been idle long enough to sleep (`idle.rs`), so one
+//! computation's shape does not decide the next one's. (Under ABP sharing, whose idle workers
+//! never sleep, it is forgotten after as many idle rounds.)
 
 use crate::fiber::FiberLocal;
 use crate::job::{StackJob, Work};
@@ -284,8 +299,15 @@ pub(crate) struct AtLevel {
 }
 
 impl AtLevel {
-    pub(crate) fn enter(level: u32) -> AtLevel {
+    /// Enters a published shallow child at `level`, on the worker that runs it. `shallow` is
+    /// the level its publisher published down to: the worker that runs the child (a thief, as
+    /// a rule) publishes down to it too, having been handed the lesson with the work it was
+    /// learned from, rather than learning it again from its own samples.
+    pub(crate) fn enter(level: u32, shallow: u32) -> AtLevel {
         let wt = crate::worker::current().expect("a scope task runs on a worker");
+        if shallow > wt.shallow_spawns.get() {
+            wt.set_shallow_spawns(shallow);
+        }
         let fl = wt.fiber_local();
         let old = fl
             .level_offset
@@ -304,8 +326,25 @@ impl Drop for AtLevel {
     }
 }
 
-/// One in this many adaptive spawns on credit below the publishing level is measured.
-const SAMPLE: u32 = 16;
+/// Items a worker's deque may hold before a shallow spawn runs in place after all (see
+/// [`probe_spawn`]).
+const SHALLOW_QUEUE: usize = 16;
+
+/// One in this many adaptive spawns on credit below the publishing level is measured, within
+/// [`NEAR_ROOT`] levels of the root; deeper, one in [`SAMPLE_DEEP`]. A measured spawn costs an
+/// allocation (its closure goes boxed), which one spawn in 16 at every level made cost fj-rec
+/// 1.19x its time at 2 workers; near the root, where the few spawns that teach the level are,
+/// sampling stays dense, so that a tree like uts is learned early in a run.
+const SAMPLE: u32 = 32;
+const SAMPLE_DEEP: u32 = 128;
+const NEAR_ROOT: u32 = 8;
+
+/// Whether the spawn at `level`, with the worker's credit at `credit`, is one of the measured.
+#[inline(always)]
+fn sampled(level: u32, credit: u32) -> bool {
+    let every = if level < NEAR_ROOT { SAMPLE } else { SAMPLE_DEEP };
+    level < SHALLOW_MAX && credit.is_multiple_of(every)
+}
 
 /// What oldest-first hand-over makes of one adaptive spawn on credit ([`probe_spawn`]):
 /// publish its child, run it in place and measure it, or just run it in place.
@@ -342,6 +381,17 @@ impl Probe {
     }
 }
 
+/// Whether a spawn on credit at frame depth `depth` may be published or measured
+/// ([`probe_spawn`] decides): it lies above the publishing level, or it is the one in
+/// [`SAMPLE`] within [`SHALLOW_MAX`] levels. Inline, so that the other spawns pay two compares
+/// and no call.
+#[inline(always)]
+pub(crate) fn spawn_may_hand_over(wt: &WorkerThread, fl: &FiberLocal, depth: u32) -> bool {
+    let level = level(fl, depth);
+    level < wt.shallow_spawns.get()
+        || sampled(level, wt.credit.get())
+}
+
 /// Oldest-first hand-over's choice for a spawn on credit at frame depth `depth` (see "Spawns"
 /// in the module doc): above the publishing level an adaptive spawn publishes its child; below
 /// it (within [`SHALLOW_MAX`]), one in [`SAMPLE`] is measured. Out of line and not generic, so
@@ -356,12 +406,17 @@ pub(crate) fn probe_spawn(wt: &WorkerThread, fl: &FiberLocal, depth: u32, policy
     }
     let level = level(fl, depth);
     if level < wt.shallow_spawns.get() {
-        return Probe {
-            before: PUBLISH,
-            level,
-        };
+        // Shallow enough to publish, but only while the deque is short (see "Spawns" in the
+        // module doc).
+        if wt.deque.len() < SHALLOW_QUEUE {
+            return Probe {
+                before: PUBLISH,
+                level,
+            };
+        }
+        return Probe::NONE;
     }
-    if level < SHALLOW_MAX && wt.credit.get().is_multiple_of(SAMPLE) {
+    if sampled(level, wt.credit.get()) {
         return Probe {
             before: wt.ops_done(),
             level,
@@ -370,16 +425,96 @@ pub(crate) fn probe_spawn(wt: &WorkerThread, fl: &FiberLocal, depth: u32, policy
     Probe::NONE
 }
 
-/// A measured spawn's child has returned: if it made at least [`WORK_BELOW`] joins and spawns,
-/// spawns down to its level publish from now on (up to [`SHALLOW_MAX`]).
+/// What the measured spawns of one worker showed, per spawn-tree level within [`SHALLOW_MAX`]:
+/// how many were measured and how many of their children made more than [`WORK_BELOW`].
+pub(crate) struct SpawnSizes {
+    measured: [Cell<u16>; SHALLOW_MAX as usize],
+    big: [Cell<u16>; SHALLOW_MAX as usize],
+}
+
+impl SpawnSizes {
+    pub(crate) fn new() -> SpawnSizes {
+        SpawnSizes {
+            measured: std::array::from_fn(|_| Cell::new(0)),
+            big: std::array::from_fn(|_| Cell::new(0)),
+        }
+    }
+
+    /// Forgets every level's samples (the worker idled long enough to sleep).
+    pub(crate) fn clear(&self) {
+        for c in self.measured.iter().chain(self.big.iter()) {
+            c.set(0);
+        }
+    }
+
+    /// Counts one measured child at `level`; returns whether most children measured there,
+    /// and at least [`MIN_SAMPLES`] of them, were big.
+    fn add(&self, level: u32, big: bool) -> bool {
+        let (m, b) = (&self.measured[level as usize], &self.big[level as usize]);
+        m.set(m.get().saturating_add(1));
+        if big {
+            b.set(b.get().saturating_add(1));
+        }
+        m.get() >= MIN_SAMPLES && 2 * u32::from(b.get()) > u32::from(m.get())
+    }
+}
+
+/// Measured children a level needs before its spawns may publish: one big child among
+/// thousands of small ones (the first child of a node in a depth-first search, which finds the
+/// graph unvisited) says little about its level.
+const MIN_SAMPLES: u16 = 2;
+
+/// A measured spawn's child has returned: counts it at its level; once most children measured
+/// at that level made more than [`WORK_BELOW`] joins and spawns, spawns down to that level
+/// publish from now on.
 #[cold]
 #[inline(never)]
 pub(crate) fn after_measured_spawn(wt: &WorkerThread, probe: Probe) {
     // The spawn's own credit is in the count: more than WORK_BELOW.
-    if wt.ops_done() - probe.before > WORK_BELOW {
-        let d = (probe.level + 1).min(SHALLOW_MAX);
+    let big = wt.ops_done() - probe.before > WORK_BELOW;
+    if wt.spawn_sizes.add(probe.level, big) {
+        let d = probe.level + 1;
         if d > wt.shallow_spawns.get() {
-            wt.shallow_spawns.set(d);
+            wt.set_shallow_spawns(d);
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_level_teaches_once_most_of_at_least_two_samples_were_big() {
+        let s = SpawnSizes::new();
+        // One big child alone says little about its level.
+        assert!(!s.add(3, true));
+        // Two of two.
+        assert!(s.add(3, true));
+        // Another level keeps its own counts: one big of two is no majority, two of three is.
+        assert!(!s.add(5, true));
+        assert!(!s.add(5, false));
+        assert!(s.add(5, true));
+        // Small children outvote big ones again.
+        assert!(!s.add(5, false));
+        assert!(!s.add(5, false));
+    }
+
+    #[test]
+    fn cleared_sizes_learn_afresh() {
+        let s = SpawnSizes::new();
+        assert!(!s.add(0, true));
+        assert!(s.add(0, true));
+        s.clear();
+        assert!(!s.add(0, true));
+    }
+
+    #[test]
+    fn sampling_is_denser_near_the_root_and_stops_at_the_shallow_bound() {
+        let near = (0..1024).filter(|&c| sampled(1, c)).count();
+        let deep = (0..1024).filter(|&c| sampled(NEAR_ROOT, c)).count();
+        assert_eq!(near, 1024 / SAMPLE as usize);
+        assert_eq!(deep, 1024 / SAMPLE_DEEP as usize);
+        assert!((0..1024).all(|c| !sampled(SHALLOW_MAX, c)));
     }
 }

@@ -19,7 +19,7 @@ use crate::places::Places;
 use crate::share::Mode;
 use crate::sleep::Sleep;
 use crate::stats::{Stats, WorkerStats};
-use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use crate::sync::{CachePadded, Mutex};
 use crate::trace::record::Recorder;
 use std::collections::VecDeque;
@@ -38,6 +38,9 @@ pub(crate) struct Registry {
     pub(crate) injected: AtomicUsize,
     /// Per worker, items only that worker may take (see `inbox.rs`).
     pub(crate) inboxes: Vec<CachePadded<Inbox>>,
+    /// Per worker, the spawn-tree level down to which it publishes adaptive spawns under
+    /// oldest-first hand-over (`promote.rs`, "Spawns"): its thieves adopt it with what they take.
+    pub(crate) lessons: Vec<CachePadded<AtomicU32>>,
     pub sleep: Sleep,
     pub(crate) terminate: AtomicBool,
     pub(crate) live_fibers: AtomicUsize,
@@ -74,6 +77,7 @@ impl Registry {
             injector: Mutex::new(VecDeque::new()),
             injected: AtomicUsize::new(0),
             inboxes: (0..n).map(|_| CachePadded::default()).collect(),
+            lessons: (0..n).map(|_| CachePadded::default()).collect(),
             sleep: Sleep::new(n),
             terminate: AtomicBool::new(false),
             live_fibers: AtomicUsize::new(0),

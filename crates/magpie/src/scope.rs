@@ -148,18 +148,27 @@ impl<'scope> Scope<'scope> {
                 }
                 return self.spawn_slow(wt, fl, depth, policy, f);
             }
-            if wt.promotes {
-                // Oldest-first hand-over (`promote.rs`, "Spawns"): decided out of line and not
-                // generic; a spawn it publishes or measures goes boxed to code that serves every
-                // closure type, so that a plain pool's spawn keeps the code it had (a second
-                // instance of the spawn, or a probe kept across the in-place call, made pdfs
-                // 1.4x and fj 1.1x slower with the option off).
+            if wt.promotes && crate::promote::spawn_may_hand_over(wt, fl, depth) {
+                // Oldest-first hand-over (`promote.rs`, "Spawns"): a two-compare filter inline,
+                // then decided out of line and not generic; a spawn it publishes or measures
+                // goes boxed to code that serves every closure type, so that a plain pool's
+                // spawn keeps the code it had (a second instance of the spawn, or a probe kept
+                // across the in-place call, made pdfs 1.4x and fj 1.1x slower with the option
+                // off; calling the decision on every spawn made fj-rec 1.6x slower with it on).
                 let probe = crate::promote::probe_spawn(wt, fl, depth, policy);
                 if probe.publishes() {
                     return self.publish_shallow(wt, Box::new(f), probe.child_level());
                 }
                 if probe.measures() {
-                    return self.run_measured(wt, fl, depth, Box::new(f), probe);
+                    // Type-erased without an allocation: the child waits in a slot on this
+                    // frame, called once through `&mut dyn FnMut`.
+                    let mut slot = Some(f);
+                    let mut once = |s: &Scope<'scope>| {
+                        if let Some(f) = slot.take() {
+                            f(s)
+                        }
+                    };
+                    return self.run_measured(wt, fl, depth, &mut once, probe);
                 }
             }
             wt.spend_credit();
@@ -400,7 +409,10 @@ impl<'scope> Scope<'scope> {
     }
 
     /// Runs the child of a sampled adaptive spawn in place and measures what it made
-    /// (`promote.rs`, "Spawns"). Boxed, as [`publish_shallow`](Self::publish_shallow).
+    /// (`promote.rs`, "Spawns"). Type-erased, so that one instance serves every closure type
+    /// and a plain pool's spawn keeps its code; by `&mut dyn FnMut` over a slot in the spawn's
+    /// frame rather than boxed, since one spawn in 16 near the root comes here and an allocation
+    /// each made fj 1.13x slower at 2 workers.
     #[cold]
     #[inline(never)]
     fn run_measured(
@@ -408,7 +420,7 @@ impl<'scope> Scope<'scope> {
         wt: &WorkerThread,
         fl: &FiberLocal,
         depth: u32,
-        f: Box<dyn FnOnce(&Scope<'scope>) + Send + 'scope>,
+        f: &mut dyn FnMut(&Scope<'scope>),
         probe: crate::promote::Probe,
     ) {
         wt.spend_credit();
@@ -430,8 +442,9 @@ impl<'scope> Scope<'scope> {
     ) {
         wt.count_spawn(false);
         wt.count_spawned(&self.count);
+        let shallow = wt.shallow_spawns.get();
         let f = move |s: &Scope<'scope>| {
-            let _at = crate::promote::AtLevel::enter(level);
+            let _at = crate::promote::AtLevel::enter(level, shallow);
             f(s)
         };
         wt.push(Work::Task {

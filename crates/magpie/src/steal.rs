@@ -7,6 +7,7 @@
 
 use crate::deque::Steal;
 use crate::job::Work;
+use crate::sync::atomic::Ordering;
 use crate::worker::WorkerThread;
 
 /// Where the scheduling loop found an item.
@@ -98,6 +99,14 @@ impl WorkerThread {
                 Steal::Success(it) => {
                     reg.stats[v].note_stolen();
                     self.last_victim.set(v);
+                    if self.promotes {
+                        // Oldest-first hand-over: where the victim learned work lies holds for
+                        // the computation its work came from (`promote.rs`, "Spawns").
+                        let lesson = reg.lessons[v].load(Ordering::Relaxed);
+                        if lesson > self.shallow_spawns.get() {
+                            self.set_shallow_spawns(lesson);
+                        }
+                    }
                     let w = Work::decode(it);
                     match w {
                         Work::Task {

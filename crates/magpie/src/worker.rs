@@ -72,6 +72,8 @@ pub(crate) struct WorkerThread {
     /// in-place children that made work of their own; back to 0 (none) when the worker has
     /// been idle long enough to sleep (`idle.rs`).
     pub(crate) shallow_spawns: Cell<u32>,
+    /// What this worker's measured spawns showed, per level (`promote.rs`, "Spawns").
+    pub(crate) spawn_sizes: crate::promote::SpawnSizes,
     /// Copies of the pool's settings, read on every spawn.
     pub policy: Policy,
     /// Whether the pool traces (`registry.recorder` is set).
@@ -344,7 +346,7 @@ impl WorkerThread {
             // (`schedule/region.rs`). Below a tracked cursor the in-place paths keep positions.
             return false;
         }
-        if self.promotes {
+        if self.promotes && !self.fiber_local().pending.get().is_null() {
             self.promote_for_thieves();
         }
         if !self.may_run_in_place(depth, self.deque.top()) {
@@ -357,6 +359,14 @@ impl WorkerThread {
         self.credit.set(CREDIT);
         self.granted.set(CREDIT);
         true
+    }
+
+    /// Publishes adaptive spawns down to spawn-tree level `level` from now on (`promote.rs`,
+    /// "Spawns"; 0: none), and tells thieves so.
+    pub(crate) fn set_shallow_spawns(&self, level: u32) {
+        self.shallow_spawns.set(level);
+        // Relaxed: a hint a thief adopts with what it steals; no data is published by it.
+        self.registry.lessons[self.index].store(level, crate::sync::atomic::Ordering::Relaxed);
     }
 
     /// In-place joins and spawns this worker has run on its credit so far, counted or not.
@@ -749,6 +759,7 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
         frames_hw: Cell::new(0),
         settled: Cell::new(0),
         shallow_spawns: Cell::new(0),
+        spawn_sizes: crate::promote::SpawnSizes::new(),
         pending_cont: Cell::new(None),
         ready: RefCell::new(VecDeque::new()),
         finished_scope: Cell::new(std::ptr::null()),
