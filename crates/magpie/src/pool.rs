@@ -67,7 +67,7 @@ impl Default for Builder {
             max_fibers: DEFAULT_MAX_FIBERS,
             measure_overheads: false,
             steal_half: true,
-            oldest_first: false,
+            oldest_first: true,
             trace: false,
             trace_path: None,
             topology: None,
@@ -161,17 +161,18 @@ impl Builder {
     }
 
     /// Whether a worker that must publish work for thieves hands over the oldest work it has
-    /// (see `promote.rs`): the oldest unstarted half of the in-place joins pending on its stack,
-    /// rather than the join it is making when a thief asks, which lies deepest in the
-    /// recursion; and, for adaptive scope spawns, the children of spawns near the root of a
-    /// tree whose work lies below them (learned as it runs). Off by default for now
-    /// (`MAGPIE_OLDEST_FIRST=on` turns it on from the environment). At 2 workers it takes a
-    /// left-deep chain of joins (`examples/chain.rs` in magpie-bench) from about 1.4x the serial
-    /// time to about 0.65x, and uts from about 190 times help-first's steals to as many; but
-    /// every in-place join then keeps a record of its pending half, which makes fib(36) without
-    /// a cutoff about 1.2x slower at 2 workers, and the finest-grained spawn kernels 1.05-1.15x.
-    /// Pools of one worker, and pools that trace or allow migration, publish the join being
-    /// made either way; so do schedule regions' tasks.
+    /// (see `promote.rs`; on by default): the oldest unstarted half of the in-place joins
+    /// pending on its stack, rather than the join it is making when a thief asks, which lies
+    /// deepest in the recursion; and, for adaptive scope spawns, the children of spawns near the
+    /// root of a tree whose work lies below them (learned as it runs). At 2 workers it takes a
+    /// left-deep chain of joins (`examples/chain.rs` in magpie-bench) from about 1.35x the
+    /// serial time to about 0.65x, and uts from about 190 times help-first's steals to about as
+    /// many. What it costs: every in-place join keeps a record of its pending half, which makes
+    /// fib(36) without a cutoff, the finest-grained join there is, about 1.1x slower at 2
+    /// workers; the suite's other kernels are level (docs/RESULTS.md, "Oldest-first
+    /// hand-over"). `oldest_first(false)`, or `MAGPIE_OLDEST_FIRST=off` in the environment,
+    /// publishes the join being made, as before. Pools of one worker, and pools that trace or
+    /// allow migration, publish the join being made either way; so do schedule regions' tasks.
     pub fn oldest_first(mut self, on: bool) -> Self {
         self.oldest_first = on;
         self

@@ -234,11 +234,13 @@ fn stats_count_spawns_and_policies() {
 
     // Two workers, an interval that never elapses: the heuristic stays in its initial help-first
     // mode, so every published join is help-first (the first join publishes: nothing is kept yet),
-    // and those run in place are work-first.
+    // and those run in place are work-first. (The heuristic's own choice, so without
+    // oldest-first hand-over, which publishes joins work-first: below.)
     let p = Pool::builder()
         .workers(2)
         .policy(Policy::Adaptive)
         .interval(u32::MAX)
+        .oldest_first(false)
         .build()
         .unwrap();
     p.install(|| fib(16));
@@ -249,6 +251,19 @@ fn stats_count_spawns_and_policies() {
         "{s:?}"
     );
     assert_eq!(s.policy_switches, 0);
+
+    // The same with oldest-first hand-over (the default): a join that publishes publishes its
+    // second half, as work-first does, and halves handed over later are counted as promotions.
+    let p = Pool::builder()
+        .workers(2)
+        .policy(Policy::Adaptive)
+        .interval(u32::MAX)
+        .build()
+        .unwrap();
+    p.install(|| fib(16));
+    let s = p.stats();
+    assert_eq!(s.spawns_work_first + s.spawns_help_first, 1596, "{s:?}");
+    assert_eq!(s.spawns_help_first, 0, "{s:?}");
 }
 
 #[test]
