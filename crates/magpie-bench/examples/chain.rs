@@ -1,8 +1,9 @@
 //! A left-deep chain of joins: `chain(n) = join(|| chain(n - 1), || leaf(n))`, N levels deep,
 //! each leaf a few microseconds of arithmetic. Its parallelism is all in the leaves, which wait
 //! on the recursion's way back up. rayon publishes every leaf and reaches about 2x at 2 workers;
-//! magpie took 2.5-2.9x the serial time until its workers kept trimmed spare fibers, and about
-//! 1.04x since (docs/RESULTS.md, "A left-deep chain of joins"): this example measures it.
+//! magpie took 2.5-2.9x the serial time until its workers kept trimmed spare fibers, about 1.04x
+//! after that, and about 0.65x since a worker asked for work hands over its oldest pending join
+//! half (docs/RESULTS.md, "A left-deep chain of joins"): this example measures it.
 //!
 //! Times the serial twin, magpie under each policy and rayon, at 1 and 2 workers, ROUNDS rounds
 //! each (alternating), and prints the medians, each one's ratio to the serial twin and magpie's
@@ -77,12 +78,12 @@ fn main() {
         }
         Some(s)
     };
-    // Each policy as built by default, and the adaptive default with oldest-first hand-over
-    // (`Builder::oldest_first(true)`: a worker asked for work hands over its oldest pending join
-    // half rather than the join it is making), in one run.
+    // Each policy as built by default (with oldest-first hand-over: a worker asked for work
+    // hands over its oldest pending join half), and the adaptive default without it
+    // (`Builder::oldest_first(false)`: it publishes the join it is making), in one run.
     let configs = [
-        (Policy::WorkFirst, false),
-        (Policy::HelpFirst, false),
+        (Policy::WorkFirst, true),
+        (Policy::HelpFirst, true),
         (Policy::Adaptive, false),
         (Policy::Adaptive, true),
     ];
@@ -116,9 +117,9 @@ fn main() {
         println!("{workers} worker(s): serial twin {s:.4} s");
         for ((&(p, oldest), ts), pool) in configs.iter().zip(mag).zip(&pools) {
             let name = if oldest {
-                format!("{p}, oldest-first")
-            } else {
                 p.to_string()
+            } else {
+                format!("{p}, newest-first")
             };
             let Some(ts) = ts.into_iter().collect::<Option<Vec<f64>>>() else {
                 println!(
