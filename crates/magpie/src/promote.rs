@@ -332,10 +332,11 @@ const SHALLOW_QUEUE: usize = 16;
 
 /// One in this many adaptive spawns on credit below the publishing level is measured, within
 /// [`NEAR_ROOT`] levels of the root; deeper, one in [`SAMPLE_DEEP`]. A measured spawn costs an
-/// allocation (its closure goes boxed), which one spawn in 16 at every level made cost fj-rec
-/// 1.19x its time at 2 workers; near the root, where the few spawns that teach the level are,
-/// sampling stays dense, so that a tree like uts is learned early in a run.
-const SAMPLE: u32 = 32;
+/// out-of-line call and a type-erased one (when it cost an allocation too, one spawn in 16 at
+/// every level made fj-rec 1.19x slower at 2 workers); near the root, where the few spawns that
+/// teach the level are, sampling stays dense, so that a tree like uts is learned early in a run
+/// (one in 32 there left uts at 2 workers with 2-9 times help-first's steals, against 1-3).
+const SAMPLE: u32 = 16;
 const SAMPLE_DEEP: u32 = 128;
 const NEAR_ROOT: u32 = 8;
 
@@ -398,7 +399,7 @@ impl Probe {
 pub(crate) fn spawn_may_hand_over(wt: &WorkerThread, fl: &FiberLocal, depth: u32) -> bool {
     let level = level(fl, depth);
     level < wt.shallow_spawns.get()
-        || (sampled(level, wt.credit.get()) && wt.spawn_sizes.unsettled(level))
+        || sampled(level, wt.credit.get())
 }
 
 /// Oldest-first hand-over's choice for a spawn on credit at frame depth `depth` (see "Spawns"
@@ -425,7 +426,7 @@ pub(crate) fn probe_spawn(wt: &WorkerThread, fl: &FiberLocal, depth: u32, policy
         }
         return Probe::NONE;
     }
-    if sampled(level, wt.credit.get()) && wt.spawn_sizes.unsettled(level) {
+    if sampled(level, wt.credit.get()) {
         return Probe {
             before: wt.ops_done(),
             level,
@@ -439,9 +440,6 @@ pub(crate) fn probe_spawn(wt: &WorkerThread, fl: &FiberLocal, depth: u32, policy
 pub(crate) struct SpawnSizes {
     measured: [Cell<u16>; SHALLOW_MAX as usize],
     big: [Cell<u16>; SHALLOW_MAX as usize],
-    /// One bit per level whose children were measured [`SETTLED`] times and found small as a
-    /// rule: its spawns are measured no more.
-    small: Cell<u32>,
 }
 
 impl SpawnSizes {
@@ -449,7 +447,6 @@ impl SpawnSizes {
         SpawnSizes {
             measured: std::array::from_fn(|_| Cell::new(0)),
             big: std::array::from_fn(|_| Cell::new(0)),
-            small: Cell::new(0),
         }
     }
 
@@ -458,13 +455,6 @@ impl SpawnSizes {
         for c in self.measured.iter().chain(self.big.iter()) {
             c.set(0);
         }
-        self.small.set(0);
-    }
-
-    /// Whether spawns at `level` (below [`SHALLOW_MAX`]) are still worth measuring.
-    #[inline(always)]
-    pub(crate) fn unsettled(&self, level: u32) -> bool {
-        self.small.get() & (1 << level) == 0
     }
 
     /// Counts one measured child at `level`; returns whether most children measured there,
@@ -475,11 +465,7 @@ impl SpawnSizes {
         if big {
             b.set(b.get().saturating_add(1));
         }
-        let most_big = 2 * u32::from(b.get()) > u32::from(m.get());
-        if m.get() >= SETTLED && !most_big {
-            self.small.set(self.small.get() | 1 << level);
-        }
-        m.get() >= MIN_SAMPLES && most_big
+        m.get() >= MIN_SAMPLES && 2 * u32::from(b.get()) > u32::from(m.get())
     }
 }
 
@@ -487,11 +473,6 @@ impl SpawnSizes {
 /// thousands of small ones (the first child of a node in a depth-first search, which finds the
 /// graph unvisited) says little about its level.
 const MIN_SAMPLES: u16 = 2;
-
-/// Measured children after which a level whose children were small as a rule is measured no
-/// more, until the worker forgets what it learned: a computation that never teaches a level
-/// (fj-rec) then stops paying for its samples (1.08x its time at 2 workers while it did).
-const SETTLED: u16 = 8;
 
 /// A measured spawn's child has returned: counts it at its level; once most children measured
 /// at that level made more than [`WORK_BELOW`] joins and spawns, spawns down to that level
@@ -527,19 +508,6 @@ mod tests {
         // Small children outvote big ones again.
         assert!(!s.add(5, false));
         assert!(!s.add(5, false));
-    }
-
-    #[test]
-    fn a_level_of_small_children_settles_and_is_measured_no_more() {
-        let s = SpawnSizes::new();
-        for i in 0..SETTLED {
-            assert!(s.unsettled(4), "after {i} samples");
-            assert!(!s.add(4, i % 3 == 0));
-        }
-        assert!(!s.unsettled(4));
-        assert!(s.unsettled(3));
-        s.clear();
-        assert!(s.unsettled(4));
     }
 
     #[test]
