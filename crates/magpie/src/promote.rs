@@ -398,8 +398,7 @@ impl Probe {
 #[inline(always)]
 pub(crate) fn spawn_may_hand_over(wt: &WorkerThread, fl: &FiberLocal, depth: u32) -> bool {
     let level = level(fl, depth);
-    level < wt.shallow_spawns.get()
-        || sampled(level, wt.credit.get())
+    level < wt.shallow_spawns.get() || sampled(level, wt.credit.get())
 }
 
 /// Oldest-first hand-over's choice for a spawn on credit at frame depth `depth` (see "Spawns"

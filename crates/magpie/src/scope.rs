@@ -151,10 +151,10 @@ impl<'scope> Scope<'scope> {
             if wt.promotes && crate::promote::spawn_may_hand_over(wt, fl, depth) {
                 // Oldest-first hand-over (`promote.rs`, "Spawns"): a two-compare filter inline,
                 // then decided out of line and not generic; a spawn it publishes or measures
-                // goes boxed to code that serves every closure type, so that a plain pool's
-                // spawn keeps the code it had (a second instance of the spawn, or a probe kept
-                // across the in-place call, made pdfs 1.4x and fj 1.1x slower with the option
-                // off; calling the decision on every spawn made fj-rec 1.6x slower with it on).
+                // goes type-erased to code that serves every closure type, so that a plain
+                // pool's spawn keeps the code it had (a second instance of the spawn, or a probe
+                // kept across the in-place call, made pdfs 1.4x and fj 1.1x slower with the
+                // option off).
                 let probe = crate::promote::probe_spawn(wt, fl, depth, policy);
                 if probe.publishes() {
                     return self.publish_shallow(wt, Box::new(f), probe.child_level());
