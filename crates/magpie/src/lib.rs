@@ -199,17 +199,23 @@ pub use join::join;
 #[cfg(not(loom))]
 pub use policy::Policy;
 #[cfg(not(loom))]
-pub use pool::{global_pool, Builder, Pool, DEFAULT_MAX_FIBERS, DEFAULT_STACK_SIZE};
+pub use pool::{
+    global_pool, global_pool_exists, set_global_pool, Builder, Pool, DEFAULT_MAX_FIBERS,
+    DEFAULT_STACK_SIZE, MAX_WORKERS,
+};
+#[cfg(not(loom))]
+pub use registry::WorkerStart;
 #[cfg(not(loom))]
 pub use schedule::donate::join_designated;
 #[cfg(not(loom))]
-pub use scope::{scope, Scope};
+pub use scope::{in_place_scope, scope, Scope};
 #[cfg(not(loom))]
 pub use stats::Stats;
 #[cfg(not(loom))]
 pub use thread_pool::{
-    broadcast, current_num_threads, current_thread_index, in_place_scope, spawn, yield_now,
-    BroadcastContext, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
+    broadcast, current_num_threads, current_thread_has_pending_tasks, current_thread_index, spawn,
+    spawn_broadcast, yield_local, yield_now, BroadcastContext, ThreadPool, ThreadPoolBuildError,
+    ThreadPoolBuilder, Yield,
 };
 #[cfg(not(loom))]
 pub use topology::{Detector, Topology, Victims};

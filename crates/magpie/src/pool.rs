@@ -5,7 +5,7 @@ use crate::error::Error;
 use crate::job::{JobRef, JobResult, StackJob, Work};
 use crate::latch::LockLatch;
 use crate::policy::{Policy, Thresholds};
-use crate::registry::Registry;
+use crate::registry::{Registry, WorkerStart};
 use crate::stats::Stats;
 use crate::trace::record::Tag;
 use crate::worker;
@@ -18,6 +18,9 @@ use std::sync::{Arc, OnceLock};
 pub const DEFAULT_STACK_SIZE: usize = 2 << 20;
 /// Default cap on fibers alive at once in a pool (each is one stack mapping with a guard page).
 pub const DEFAULT_MAX_FIBERS: usize = 8192;
+
+/// The most workers a pool may have.
+pub const MAX_WORKERS: usize = 4096;
 
 /// Configures a [`Pool`].
 #[derive(Clone, Debug)]
@@ -50,6 +53,7 @@ pub struct Builder {
     migrate: bool,
     trace_cuts: bool,
     replay: Option<Vec<crate::schedule::Schedule>>,
+    pub(crate) panic_handler: Option<crate::thread_pool::PanicHandlerRef>,
 }
 
 /// How often a sharing pool's coordinator looks at its demand and the core table by default
@@ -87,6 +91,7 @@ impl Default for Builder {
             migrate: false,
             trace_cuts: false,
             replay: None,
+            panic_handler: None,
         }
     }
 }
@@ -102,6 +107,17 @@ impl Builder {
     /// The worker count set so far (`None`: the machine's parallelism at `build`).
     pub(crate) fn workers_setting(&self) -> Option<usize> {
         self.workers
+    }
+
+    /// What the pool does with a panic of a task spawned with [`spawn`](crate::spawn) or
+    /// [`Pool::spawn`]-like calls, which nobody waits for: without a handler the process prints
+    /// the panic and aborts, as rayon's does.
+    pub fn panic_handler<H>(mut self, h: H) -> Self
+    where
+        H: Fn(Box<dyn std::any::Any + Send>) + Send + Sync + 'static,
+    {
+        self.panic_handler = Some(crate::thread_pool::PanicHandlerRef(Arc::new(h)));
+        self
     }
 
     /// Number of worker threads (default: the machine's available parallelism).
@@ -446,13 +462,52 @@ impl Builder {
         Ok(self)
     }
 
-    /// Starts the pool's workers.
+    /// Starts the pool's workers on threads of magpie's own.
     pub fn build(self) -> Result<Pool, Error> {
+        self.build_on(None)
+    }
+
+    /// Starts the pool's workers on threads the caller makes: `spawn` is called once per worker,
+    /// in index order, during this call, with what that worker's thread must run
+    /// ([`WorkerStart::run`]); it returns once the thread is started (or the start has been
+    /// arranged: the pool's calls wait until the worker runs). An error from `spawn` stops the
+    /// workers already started and is returned. Such threads are not joined when the pool is
+    /// dropped: each ends once it has seen the pool stop (rayon's `spawn_handler`, whose
+    /// threads may be scoped ones that the caller joins).
+    ///
+    /// ```
+    /// let mut handles = Vec::new();
+    /// let pool = magpie::Pool::builder()
+    ///     .workers(2)
+    ///     .build_with(|w| {
+    ///         let name = format!("mine-{}", w.index());
+    ///         handles.push(std::thread::Builder::new().name(name).spawn(move || w.run())?);
+    ///         Ok(())
+    ///     })
+    ///     .unwrap();
+    /// let name = pool.install(|| std::thread::current().name().map(String::from));
+    /// assert!(name.unwrap().starts_with("mine-"));
+    /// drop(pool);
+    /// for h in handles {
+    ///     h.join().unwrap(); // each worker's thread ends once the pool has stopped
+    /// }
+    /// ```
+    pub fn build_with<S>(self, mut spawn: S) -> Result<Pool, Error>
+    where
+        S: FnMut(WorkerStart) -> std::io::Result<()>,
+    {
+        self.build_on(Some(&mut spawn))
+    }
+
+    fn build_on(
+        self,
+        spawn: Option<&mut dyn FnMut(WorkerStart) -> std::io::Result<()>>,
+    ) -> Result<Pool, Error> {
         let workers = match self.workers {
             Some(n) => n,
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
-        if !(1..=4096).contains(&workers) {
+        if !(1..=MAX_WORKERS).contains(&workers) {
             return Err(Error::config("workers", workers, "between 1 and 4096"));
         }
         if self.thresholds.interval == 0 {
@@ -503,33 +558,41 @@ impl Builder {
                 ));
             }
         }
-        let registry = Registry::new(Config {
-            workers,
-            thread_names: self.thread_names,
-            policy: self.policy,
-            thresholds: self.thresholds,
-            stack_size: self.stack_size,
-            max_fibers: self.max_fibers,
-            overheads: self.measure_overheads,
-            steal_half: self.steal_half,
-            oldest_first: self.oldest_first,
-            trace: self.trace,
-            topology: self
-                .topology
-                .unwrap_or_else(crate::topology::Topology::detect),
-            pin: self.pin,
-            leaves: self.record_leaves.then_some(self.leaf_pace),
-            victims: self.victims,
-            places: (self.places || self.squads).then_some(self.cross_place_steal && !self.squads),
-            squads: self.squads,
-            squad_hints: self.squad_hints,
-            boundary_level: self.boundary_level,
-            share: self.share,
-            share_sleep_after: self.share_sleep_after,
-            share_period: self.share_period,
-            share_table: self.share_table,
-            migrate: self.migrate,
-        })?;
+        let registry = Registry::new(
+            Config {
+                workers,
+                thread_names: self.thread_names,
+                policy: self.policy,
+                thresholds: self.thresholds,
+                stack_size: self.stack_size,
+                max_fibers: self.max_fibers,
+                overheads: self.measure_overheads,
+                steal_half: self.steal_half,
+                oldest_first: self.oldest_first,
+                trace: self.trace,
+                topology: self
+                    .topology
+                    .unwrap_or_else(crate::topology::Topology::detect),
+                pin: self.pin,
+                leaves: self.record_leaves.then_some(self.leaf_pace),
+                victims: self.victims,
+                places: (self.places || self.squads)
+                    .then_some(self.cross_place_steal && !self.squads),
+                squads: self.squads,
+                squad_hints: self.squad_hints,
+                boundary_level: self.boundary_level,
+                share: self.share,
+                share_sleep_after: self.share_sleep_after,
+                share_period: self.share_period,
+                share_table: self.share_table,
+                migrate: self.migrate,
+            },
+            spawn,
+        )?;
+        if let Some(h) = self.panic_handler {
+            // A new registry: nothing set its handler before.
+            let _ = registry.spawns.handler.set(h.0);
+        }
         let regions = (self.trace_cuts || self.replay.is_some()).then(|| Regions {
             record: self.trace_cuts,
             replay: self.replay.unwrap_or_default(),
@@ -574,6 +637,12 @@ impl std::fmt::Debug for Pool {
 impl Pool {
     pub(crate) fn registry(&self) -> &Arc<Registry> {
         &self.registry
+    }
+
+    /// Tasks spawned on this pool without waiting ([`crate::spawn`], [`crate::ThreadPool::spawn`])
+    /// that have not finished yet: dropping the pool waits for them.
+    pub fn pending_spawns(&self) -> usize {
+        self.registry.spawns.outstanding()
     }
 
     /// A builder with the defaults.
@@ -655,6 +724,20 @@ impl Pool {
     /// Workers asleep right now (idle workers sleep after a bounded number of failed steals).
     pub fn sleeping_workers(&self) -> usize {
         self.registry.sleeping()
+    }
+
+    /// A scope of this pool whose body runs on the calling thread (rayon's
+    /// `ThreadPool::in_place_scope`): on one of this pool's workers, [`crate::scope`]; on any
+    /// other thread, the spawns are queued in this pool and the thread blocks until they have
+    /// finished (see [`crate::in_place_scope`]).
+    pub fn in_place_scope<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&crate::Scope<'scope>) -> R,
+    {
+        match worker::current() {
+            Some(wt) if Arc::ptr_eq(&wt.registry, &self.registry) => crate::in_place_scope(op),
+            _ => crate::scope::scope_outside(&self.registry, op),
+        }
     }
 
     /// Runs `op` on a worker of this pool and returns its result; `join` and `scope` inside it use
@@ -771,11 +854,43 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        // Dropped by a task of its own (a spawned task that owned the pool): waiting here for
+        // the spawned tasks would wait for this one, and the workers cannot be joined from one
+        // of them. A thread of its own finishes the drop once this task has returned.
+        if worker::current().is_some_and(|wt| Arc::ptr_eq(&wt.registry, &self.registry)) {
+            let rest = Pool {
+                registry: self.registry.clone(),
+                trace_path: self.trace_path.take(),
+                regions: self.regions.take(),
+            };
+            let started = std::thread::Builder::new()
+                .name("magpie-drop".into())
+                .spawn(move || drop(rest));
+            if let Err(e) = started {
+                // Nothing is lost: the spawned tasks still run; only the workers stay.
+                eprintln!(
+                    "magpie: cannot start a thread to stop a pool dropped by its own task: {e}"
+                );
+            }
+            return;
+        }
         // Tasks spawned with `spawn` (fire and forget) still run: the pool waits for them.
         self.registry.spawns.wait_all();
         self.write_trace_file();
         self.registry.shutdown();
     }
+}
+
+/// Whether the global pool has been made (by [`global_pool`], by anything that used it, or by
+/// [`set_global_pool`]).
+pub fn global_pool_exists() -> bool {
+    global_exists()
+}
+
+/// Makes `pool` the global pool (the one used outside any pool), unless one exists already:
+/// then `pool` is handed back. The global pool is never dropped.
+pub fn set_global_pool(pool: Pool) -> Result<(), Pool> {
+    set_global(pool)
 }
 
 impl Pool {

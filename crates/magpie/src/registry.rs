@@ -60,8 +60,45 @@ pub(crate) struct Registry {
     pub(crate) spawns: crate::thread_pool::Spawns,
 }
 
+/// One worker of a pool being built, handed to the thread-start function of
+/// [`Builder::build_with`](crate::Builder::build_with): the thread that calls [`run`](Self::run)
+/// becomes that worker until the pool stops.
+pub struct WorkerStart {
+    index: usize,
+    run: Box<dyn FnOnce() + Send>,
+}
+
+impl WorkerStart {
+    /// The worker's index in its pool, `0..workers`.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The least native stack the worker's thread needs: tasks run on stacks of their own
+    /// (`Builder::stack_size`), so this is the scheduling loop's.
+    pub fn min_stack_size(&self) -> usize {
+        THREAD_STACK
+    }
+
+    /// Runs the worker on the calling thread; returns when the pool has stopped.
+    pub fn run(self) {
+        (self.run)()
+    }
+}
+
+impl std::fmt::Debug for WorkerStart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkerStart")
+            .field("index", &self.index)
+            .finish()
+    }
+}
+
 impl Registry {
-    pub(crate) fn new(config: Config) -> Result<Arc<Registry>, Error> {
+    pub(crate) fn new(
+        config: Config,
+        mut spawn: Option<&mut dyn FnMut(WorkerStart) -> std::io::Result<()>>,
+    ) -> Result<Arc<Registry>, Error> {
         crate::fiber::overflow::install();
         let n = config.workers;
         let deques: Vec<Deque> = (0..n)
@@ -106,7 +143,20 @@ impl Registry {
                 Some(names) => names[index].clone(),
                 None => format!("magpie-{index}"),
             };
-            reg.start_thread(name, move || crate::worker::worker_main(r, index, deque))?;
+            let run = move || crate::worker::worker_main(r, index, deque);
+            match spawn.as_mut() {
+                None => reg.start_thread(name, run)?,
+                Some(spawn) => {
+                    let start = WorkerStart {
+                        index,
+                        run: Box::new(run),
+                    };
+                    if let Err(e) = spawn(start) {
+                        reg.shutdown();
+                        return Err(Error::Os(format!("cannot start worker {index}: {e}")));
+                    }
+                }
+            }
         }
         if reg.sharing.is_some() {
             let r = reg.clone();

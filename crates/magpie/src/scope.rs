@@ -57,35 +57,96 @@ where
     R: Send,
 {
     match worker::current() {
-        Some(wt) => {
-            let sync_tag = if wt.tracing {
-                wt.trace_scope_open(wt.fiber_local().depth.get())
-            } else {
-                Tag::NONE
-            };
-            let s = Scope {
-                sync_tag,
-                count: CountLatch::new(),
-                panic: AtomicPtr::new(std::ptr::null_mut()),
-                policy: wt.registry.config.policy,
-                registry: std::sync::Arc::as_ptr(&wt.registry),
-                _marker: PhantomData,
-            };
-            let fl = wt.fiber_local();
-            let mark = SyncMark::new(wt, fl);
-            let r = panic::catch_unwind(AssertUnwindSafe(|| op(&s)));
-            s.finish_one();
-            s.wait(fl, &mark);
-            if let Err(p) = r {
-                panic::resume_unwind(p)
-            }
-            if let Some(p) = s.take_panic() {
-                panic::resume_unwind(p)
-            }
-            r.unwrap_or_else(|_| unreachable!())
-        }
+        Some(wt) => scope_on(wt, op),
         None => crate::pool::global().install(|| scope(op)),
     }
+}
+
+/// rayon's `in_place_scope`: a scope whose body runs on the calling thread, whatever it is. On a
+/// worker this is [`scope`]; on any other thread the scope belongs to the global pool, its
+/// spawns are queued there, and the calling thread blocks until they have finished (it runs none
+/// of them). The body need not be `Send`: it never leaves the calling thread.
+///
+/// ```
+/// use std::rc::Rc;
+///
+/// let here = Rc::new(std::thread::current().id()); // not Send: the body stays on this thread
+/// let mut parts = [0u64; 4];
+/// magpie::in_place_scope(|s| {
+///     assert_eq!(*here, std::thread::current().id());
+///     for (i, p) in parts.iter_mut().enumerate() {
+///         s.spawn(move |_| *p = (i as u64 + 1) * 100);
+///     }
+/// });
+/// assert_eq!(parts, [100, 200, 300, 400]);
+/// ```
+pub fn in_place_scope<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R,
+{
+    match worker::current() {
+        Some(wt) => scope_on(wt, op),
+        None => scope_outside(crate::pool::global().registry(), op),
+    }
+}
+
+/// A scope of `wt`'s pool whose body runs here, on the running fiber (which stays on this
+/// thread), so neither needs `Send`.
+fn scope_on<'scope, OP, R>(wt: &worker::WorkerThread, op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R,
+{
+    let sync_tag = if wt.tracing {
+        wt.trace_scope_open(wt.fiber_local().depth.get())
+    } else {
+        Tag::NONE
+    };
+    let s = Scope {
+        sync_tag,
+        count: CountLatch::new(),
+        panic: AtomicPtr::new(std::ptr::null_mut()),
+        policy: wt.registry.config.policy,
+        registry: std::sync::Arc::as_ptr(&wt.registry),
+        _marker: PhantomData,
+    };
+    let fl = wt.fiber_local();
+    let mark = SyncMark::new(wt, fl);
+    let r = panic::catch_unwind(AssertUnwindSafe(|| op(&s)));
+    s.finish_one();
+    s.wait(fl, &mark);
+    s.finish(r)
+}
+
+/// A scope of `registry`'s pool whose body runs on the calling thread, which is not one of that
+/// pool's workers: its spawns are queued in the pool (`spawn_with`'s plain-thread path), and the
+/// thread, having no fiber to suspend, waits for the count by polling it, with growing naps.
+pub(crate) fn scope_outside<'scope, OP, R>(registry: &std::sync::Arc<Registry>, op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R,
+{
+    let s = Scope {
+        sync_tag: Tag::NONE,
+        count: CountLatch::new(),
+        panic: AtomicPtr::new(std::ptr::null_mut()),
+        policy: registry.config.policy,
+        // The caller's `Arc` keeps the registry alive until the scope has ended.
+        registry: std::sync::Arc::as_ptr(registry),
+        _marker: PhantomData,
+    };
+    let r = panic::catch_unwind(AssertUnwindSafe(|| op(&s)));
+    s.finish_one();
+    let mut nap = std::time::Duration::from_micros(1);
+    // `probe` acquires the count's last decrement, which every task makes after its effects.
+    while !s.count.latch.probe() {
+        if nap < std::time::Duration::from_micros(50) {
+            std::hint::spin_loop();
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(nap);
+        }
+        nap = (nap * 2).min(std::time::Duration::from_millis(1));
+    }
+    s.finish(r)
 }
 
 struct SendPtr<T>(*const T);
@@ -258,6 +319,17 @@ impl<'scope> Scope<'scope> {
             }
             None => self.spawn_plain::<false, _>(wt, fl, depth, policy, g),
         }
+    }
+
+    /// Workers of the scope's pool.
+    pub(crate) fn workers(&self) -> usize {
+        // SAFETY: the registry outlives the scope.
+        unsafe { &*self.registry }.config.workers
+    }
+
+    /// Whether the caller is a worker of the scope's pool.
+    pub(crate) fn on_own_worker(&self) -> bool {
+        worker::current().is_some_and(|wt| std::ptr::eq(&*wt.registry, self.registry))
     }
 
     /// Runs `f` on worker `worker` (modulo the pool's size): the child is donated to that worker
@@ -632,6 +704,18 @@ impl<'scope> Scope<'scope> {
             // SAFETY: `b` was not published; only the first panic is kept.
             drop(unsafe { Box::from_raw(b) });
         }
+    }
+
+    /// The end of a scope whose tasks have all finished: the body's result, or the first panic
+    /// (the body's before any task's).
+    fn finish<R>(&self, r: std::thread::Result<R>) -> R {
+        if let Err(p) = r {
+            panic::resume_unwind(p)
+        }
+        if let Some(p) = self.take_panic() {
+            panic::resume_unwind(p)
+        }
+        r.unwrap_or_else(|_| unreachable!())
     }
 
     fn take_panic(&self) -> Option<Panic> {

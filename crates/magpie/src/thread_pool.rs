@@ -1,6 +1,6 @@
 //! Pools and tasks with rayon's names: [`ThreadPoolBuilder`], [`ThreadPool`] and the free
 //! functions [`spawn`], [`current_num_threads`], [`current_thread_index`], [`broadcast`],
-//! [`yield_now`] and [`in_place_scope`]. They are views of magpie's [`Pool`] and [`Builder`], not a second
+//! [`yield_now`] and [`in_place_scope`](crate::in_place_scope). They are views of magpie's [`Pool`] and [`Builder`], not a second
 //! runtime: [`ThreadPoolBuilder::magpie`] reaches every magpie setting (policies, places,
 //! squads, sharing), and [`ThreadPool::as_pool`] the pool itself.
 //!
@@ -24,14 +24,29 @@ use std::sync::{Arc, OnceLock};
 /// What a pool does with a panic of a [`spawn`]ed task.
 type PanicHandler = dyn Fn(Box<dyn Any + Send>) + Send + Sync;
 
+/// A panic handler as a [`Builder`] holds it (cloned with the builder).
+#[derive(Clone)]
+pub(crate) struct PanicHandlerRef(pub(crate) Arc<PanicHandler>);
+
+impl std::fmt::Debug for PanicHandlerRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PanicHandler")
+    }
+}
+
 /// A registry's fire-and-forget tasks: how many are queued or running, and the panic handler.
 #[derive(Default)]
 pub(crate) struct Spawns {
     outstanding: AtomicUsize,
-    handler: OnceLock<Arc<PanicHandler>>,
+    pub(crate) handler: OnceLock<Arc<PanicHandler>>,
 }
 
 impl Spawns {
+    /// Spawned tasks queued or running.
+    pub(crate) fn outstanding(&self) -> usize {
+        self.outstanding.load(Ordering::Acquire)
+    }
+
     /// Waits until every spawned task has finished (called when the pool is dropped, from
     /// outside its workers: the workers run the tasks meanwhile).
     pub(crate) fn wait_all(&self) {
@@ -43,6 +58,11 @@ impl Spawns {
 
 /// Queues `f` on `reg`'s pool (see the module doc).
 fn spawn_on(reg: &Arc<Registry>, f: impl FnOnce() + Send + 'static) {
+    spawn_to(reg, None, f)
+}
+
+/// Queues `f` on `reg`'s pool, for worker `to` only if given (through its inbox).
+fn spawn_to(reg: &Arc<Registry>, to: Option<usize>, f: impl FnOnce() + Send + 'static) {
     reg.spawns.outstanding.fetch_add(1, Ordering::AcqRel);
     let r = reg.clone();
     let task = move || {
@@ -68,13 +88,15 @@ fn spawn_on(reg: &Arc<Registry>, f: impl FnOnce() + Send + 'static) {
         r.spawns.outstanding.fetch_sub(1, Ordering::AcqRel);
     };
     let tag = reg.recorder.as_ref().map(|_| Tag::NONE);
-    reg.inject(
-        Work::Task {
-            job: HeapJob::into_job_ref(task, tag),
-            continuation: false,
-        }
-        .encode(),
-    );
+    let it = Work::Task {
+        job: HeapJob::into_job_ref(task, tag),
+        continuation: false,
+    }
+    .encode();
+    match to {
+        Some(w) => reg.deliver(w, it),
+        None => reg.inject(it),
+    }
 }
 
 /// The registry of the pool the caller runs on, or the global pool's.
@@ -123,28 +145,6 @@ pub fn current_num_threads() -> usize {
 /// ```
 pub fn current_thread_index() -> Option<usize> {
     crate::worker_index()
-}
-
-/// rayon's `in_place_scope`: on a worker, exactly [`crate::scope`] (the body runs on the calling
-/// thread). Outside a pool it differs from rayon's, whose body stays on the calling thread: here
-/// the body runs on a worker of the global pool, as [`crate::scope`]'s does (a magpie scope's
-/// body must run on a worker, whose stack can wait for the spawns without blocking a thread).
-///
-/// ```
-/// let mut parts = [0u64; 4];
-/// magpie::in_place_scope(|s| {
-///     for (i, p) in parts.iter_mut().enumerate() {
-///         s.spawn(move |_| *p = (i as u64 + 1) * 100);
-///     }
-/// });
-/// assert_eq!(parts, [100, 200, 300, 400]);
-/// ```
-pub fn in_place_scope<'scope, OP, R>(op: OP) -> R
-where
-    OP: FnOnce(&crate::Scope<'scope>) -> R + Send,
-    R: Send,
-{
-    crate::scope(op)
 }
 
 /// Where a [`broadcast`] closure runs (rayon's `BroadcastContext`).
@@ -262,6 +262,121 @@ pub fn yield_now() -> Option<Yield> {
     })
 }
 
+/// Runs one task delivered to the calling worker, if there is one: a task only this worker may
+/// run (a broadcast call, a designated spawn, an install sent to it) that has not started.
+/// `Some(Yield::Executed)` if it ran one, `Some(Yield::Idle)` if there was none, `None` outside
+/// a pool. rayon's `yield_local` takes from the worker's own deque; magpie's holds the other
+/// halves of the joins the caller is inside, which those joins take back themselves, so the
+/// local work it runs is what was delivered to it. Under tracing or a schedule region it runs
+/// nothing, as [`yield_now`].
+///
+/// ```
+/// use magpie::{yield_local, Yield};
+///
+/// assert_eq!(yield_local(), None);
+/// let pool = magpie::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// assert_eq!(pool.install(yield_local), Some(Yield::Idle));
+/// ```
+pub fn yield_local() -> Option<Yield> {
+    worker::current()?;
+    Some(match worker::run_one_delivered() {
+        true => Yield::Executed,
+        false => Yield::Idle,
+    })
+}
+
+/// Whether the calling worker has tasks queued that it has not started (its deque, its inbox
+/// or fibers ready to resume); `None` outside a pool (rayon's `current_thread_has_pending_tasks`).
+///
+/// ```
+/// assert_eq!(magpie::current_thread_has_pending_tasks(), None);
+/// let pool = magpie::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// assert_eq!(pool.install(magpie::current_thread_has_pending_tasks), Some(false));
+/// ```
+pub fn current_thread_has_pending_tasks() -> Option<bool> {
+    worker::current().map(|wt| wt.has_pending())
+}
+
+/// Runs `op` once on every worker of the pool the caller runs on (outside any pool, of the
+/// global pool) without waiting for the calls: rayon's `spawn_broadcast`. Each call goes to its
+/// worker's inbox; the pool counts them as [`spawn`]ed tasks (dropping the pool waits for them,
+/// a panic goes to the panic handler).
+///
+/// ```
+/// use std::sync::mpsc::channel;
+///
+/// let pool = magpie::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+/// let (tx, rx) = channel();
+/// pool.spawn_broadcast(move |ctx| tx.send(ctx.index()).unwrap());
+/// let mut got: Vec<usize> = rx.iter().take(3).collect();
+/// got.sort();
+/// assert_eq!(got, [0, 1, 2]);
+/// ```
+pub fn spawn_broadcast<OP>(op: OP)
+where
+    OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
+{
+    spawn_broadcast_on(&current_registry(), op)
+}
+
+fn spawn_broadcast_on<OP>(reg: &Arc<Registry>, op: OP)
+where
+    OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
+{
+    let n = reg.config.workers;
+    let op = Arc::new(op);
+    for i in 0..n {
+        let op = op.clone();
+        spawn_to(reg, Some(i), move || {
+            op(BroadcastContext {
+                index: i,
+                num_threads: n,
+                _pool: std::marker::PhantomData,
+            })
+        });
+    }
+}
+
+impl<'scope> crate::Scope<'scope> {
+    /// Runs `body` once on every worker of the scope's pool, as tasks of this scope (the scope
+    /// waits for them): rayon's `Scope::spawn_broadcast`.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let pool = magpie::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+    /// let seen = AtomicUsize::new(0);
+    /// pool.scope(|s| s.spawn_broadcast(|_, ctx| {
+    ///     seen.fetch_or(1 << ctx.index(), Ordering::Relaxed);
+    /// }));
+    /// assert_eq!(seen.into_inner(), 0b1111);
+    /// ```
+    pub fn spawn_broadcast<BODY>(&self, body: BODY)
+    where
+        BODY: Fn(&crate::Scope<'scope>, BroadcastContext<'_>) + Send + Sync + 'scope,
+    {
+        if !self.on_own_worker() {
+            // Designations name this pool's workers: make them from one of its workers.
+            return self.spawn(move |s| s.spawn_broadcast(body));
+        }
+        let n = self.workers();
+        let body = Arc::new(body);
+        for i in 0..n {
+            let body = body.clone();
+            self.spawn_designated(i, move |s| {
+                body(
+                    s,
+                    BroadcastContext {
+                        index: i,
+                        num_threads: n,
+                        _pool: std::marker::PhantomData,
+                    },
+                )
+            });
+        }
+    }
+}
+
 /// Why a pool could not be built (rayon's `ThreadPoolBuildError`).
 #[derive(Debug)]
 pub struct ThreadPoolBuildError(String);
@@ -365,12 +480,10 @@ impl ThreadPoolBuilder {
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             b = b.thread_names((0..n).map(&mut name).collect());
         }
-        let pool = b.build()?;
         if let Some(h) = self.panic_handler {
-            // A new pool: nothing set the handler before.
-            let _ = pool.registry().spawns.handler.set(h);
+            b.panic_handler = Some(PanicHandlerRef(h));
         }
-        Ok(pool)
+        Ok(b.build()?)
     }
 
     /// The pool.
@@ -393,6 +506,12 @@ impl ThreadPoolBuilder {
         crate::pool::set_global(pool).map_err(|_| {
             ThreadPoolBuildError("the global thread pool has already been initialized".into())
         })
+    }
+}
+
+impl From<Pool> for ThreadPool {
+    fn from(pool: Pool) -> ThreadPool {
+        ThreadPool { pool }
     }
 }
 
@@ -442,6 +561,14 @@ impl ThreadPool {
         self.pool.install(|| crate::scope(op))
     }
 
+    /// [`Pool::in_place_scope`]: a scope of this pool whose body runs on the calling thread.
+    pub fn in_place_scope<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&crate::Scope<'scope>) -> R,
+    {
+        self.pool.in_place_scope(op)
+    }
+
     /// Runs `f` on this pool without waiting for it (see the module doc).
     pub fn spawn<F: FnOnce() + Send + 'static>(&self, f: F) {
         spawn_on(self.pool.registry(), f)
@@ -466,6 +593,14 @@ impl ThreadPool {
         R: Send,
     {
         self.pool.install(|| broadcast_here(&op))
+    }
+
+    /// [`spawn_broadcast`] on this pool.
+    pub fn spawn_broadcast<OP>(&self, op: OP)
+    where
+        OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
+    {
+        spawn_broadcast_on(self.pool.registry(), op)
     }
 
     /// The magpie pool underneath.
@@ -658,5 +793,119 @@ mod tests {
             });
             assert_eq!(executed.load(Ordering::Relaxed), 1);
         }
+    }
+
+    #[test]
+    fn yield_local_runs_a_task_delivered_to_its_worker() {
+        use std::sync::atomic::AtomicBool;
+        let pool = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        for _ in 0..20 {
+            let (spinning, done) = (AtomicUsize::new(usize::MAX), AtomicBool::new(false));
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            pool.scope(|s| {
+                // One task spins on its worker, running only what yield_local gives it; the
+                // caller then designates a task to that worker, which only yield_local can run.
+                s.spawn(|_| {
+                    spinning.store(current_thread_index().unwrap(), Ordering::Release);
+                    let mut ran = 0;
+                    while !done.load(Ordering::Acquire) {
+                        if yield_local() == Some(Yield::Executed) {
+                            ran += 1;
+                        }
+                        assert!(std::time::Instant::now() < deadline, "never delivered");
+                    }
+                    assert_eq!(ran, 1);
+                });
+                let w = loop {
+                    match spinning.load(Ordering::Acquire) {
+                        usize::MAX => std::hint::spin_loop(),
+                        w => break w,
+                    }
+                    assert!(std::time::Instant::now() < deadline, "never started");
+                };
+                if current_thread_index() == Some(w) {
+                    // The spinner was run in place here, so it has finished: nothing to test.
+                    done.store(true, Ordering::Release);
+                    return;
+                }
+                s.spawn_designated(w, |_| done.store(true, Ordering::Release));
+            });
+        }
+    }
+
+    #[test]
+    fn spawn_broadcast_runs_once_on_each_worker_and_the_drop_waits() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        {
+            let pool = ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+            let s = seen.clone();
+            pool.spawn_broadcast(move |ctx| {
+                assert_eq!(current_thread_index(), Some(ctx.index()));
+                s.lock().unwrap().push((ctx.index(), ctx.num_threads()));
+            });
+        }
+        let mut got = seen.lock().unwrap().clone();
+        got.sort();
+        assert_eq!(got, [(0, 3), (1, 3), (2, 3)]);
+    }
+
+    #[test]
+    fn a_pool_dropped_by_its_own_task_still_runs_what_was_spawned() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let pool = Arc::new(ThreadPoolBuilder::new().num_threads(2).build().unwrap());
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let mine = pool.clone();
+        let t = tx.clone();
+        pool.spawn(move || {
+            go_rx.recv().unwrap();
+            // The last owner: this drop is the pool's, on one of its own workers.
+            mine.spawn(move || t.send("spawned before the drop").unwrap());
+            drop(mine);
+            tx.send("dropped").unwrap();
+        });
+        drop(pool);
+        go_tx.send(()).unwrap();
+        let mut got: Vec<&str> = rx.iter().take(2).collect();
+        got.sort();
+        assert_eq!(got, ["dropped", "spawned before the drop"]);
+    }
+
+    #[test]
+    fn build_with_starts_workers_on_the_callers_threads() {
+        let mut indices = Vec::new();
+        let mut handles = Vec::new();
+        let pool = crate::Pool::builder()
+            .workers(3)
+            .build_with(|w| {
+                indices.push(w.index());
+                assert!(w.min_stack_size() > 0);
+                handles.push(std::thread::Builder::new().spawn(move || w.run())?);
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(indices, [0, 1, 2]);
+        assert_eq!(pool.install(|| crate::join(|| 1, || 2)), (1, 2));
+        drop(pool);
+        for h in handles {
+            h.join().unwrap();
+        }
+        // A start function's error fails the build, naming the worker.
+        let mut n = 0;
+        let e = crate::Pool::builder()
+            .workers(2)
+            .build_with(|w| {
+                n += 1;
+                if w.index() == 1 {
+                    return Err(std::io::Error::other("no more threads"));
+                }
+                std::thread::spawn(move || w.run());
+                Ok(())
+            })
+            .unwrap_err();
+        assert_eq!(n, 2);
+        assert!(
+            e.to_string().contains("worker 1") && e.to_string().contains("no more threads"),
+            "{e}"
+        );
     }
 }

@@ -627,6 +627,48 @@ pub(crate) fn run_one_stolen() -> bool {
     }
 }
 
+/// `yield_local`: runs one task from the calling worker's inbox (one that only it may run and
+/// that has not started) on the caller's fiber, as [`run_one_stolen`] runs a stolen one. An
+/// item of another kind (a fiber to resume) goes back to the inbox, behind what arrived since:
+/// the loop resumes it; nothing is lost. Under tracing or a schedule region it runs nothing.
+pub(crate) fn run_one_delivered() -> bool {
+    let Some(wt) = current() else {
+        return false;
+    };
+    if wt.tracing || wt.registry.region.get().is_some() {
+        return false;
+    }
+    match wt.registry.inboxes[wt.index].pop().map(Work::decode) {
+        Some(Work::Task {
+            job,
+            continuation: false,
+        }) => {
+            let fl = wt.fiber_local();
+            let depth = fl.depth.replace(1);
+            // SAFETY: an item taken from the inbox is run exactly once, by the worker that took it.
+            unsafe { job.execute() };
+            // The task may have suspended this fiber, which resumes only on its home worker.
+            let wt = current().expect("yield_local outside a worker");
+            wt.fiber_local().depth.set(depth);
+            true
+        }
+        Some(w) => {
+            wt.registry.deliver(wt.index, w.encode());
+            false
+        }
+        None => false,
+    }
+}
+
+impl WorkerThread {
+    /// Whether this worker holds work it has not started: its deque, its inbox or ready fibers.
+    pub(crate) fn has_pending(&self) -> bool {
+        self.deque.len() > 0
+            || !self.ready.borrow().is_empty()
+            || !self.registry.inboxes[self.index].is_empty()
+    }
+}
+
 /// Subroutine 1 (idle): own work first, then steal, then sleep. Runs found tasks inline.
 fn run_loop(fl: &FiberLocal) -> LoopExit {
     let mut idle: u32 = 0;
