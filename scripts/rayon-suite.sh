@@ -3,17 +3,20 @@
 # package registry (their published crates carry their `tests/`; nothing is copied into this
 # repository), and runs, in a temporary folder,
 #   - rayon's unit, integration and doc tests, with rayon-core patched to this repository's
-#     `rayon-core/` (magpie's rayon-core: `[patch.crates-io]`, the one line a user adds), and
+#     `rayon-core/` (magpie's rayon-core: `[patch.crates-io]`, the one line a user adds);
 #   - rayon-core's integration tests (`tests/*.rs`), in a test crate whose `rayon-core` dependency
-#     is patched the same way.
+#     is patched the same way; and
+#   - rayon-core's doc tests (its examples, compile-fail ones included), read by rustdoc from the
+#     published source and compiled against the patched rayon-core.
 # With --baseline nothing is patched: the same tests against the real rayon-core, to show what the
 # harness itself gives (all pass there).
 #
 #   bash scripts/rayon-suite.sh [--baseline]
 #
-# Prints one line per test binary (`cargo test`'s result line) and a last line with the totals.
-# Exits 0 when every test passed, 1 when one failed or did not build, 2 on a bad argument; when the
-# registry cannot be reached it says so and exits 0 (nothing could be tested, nothing failed).
+# Prints one line per test binary (`cargo test`'s result line), the totals, and each known failure
+# with its reason. Exits 0 when every test passed but the known failures listed at the end of this
+# script, 1 when another failed or something did not build, 2 on a bad argument; when the registry
+# cannot be reached it says so and exits 0 (nothing could be tested, nothing failed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -23,7 +26,7 @@ case "${1-}" in
 "") ;;
 --baseline) baseline=1 ;;
 *)
-    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac
@@ -104,6 +107,8 @@ rand = "0.9"
 rand_xorshift = "0.4"
 scoped-tls = "1.0"
 crossbeam-utils = "0.8"
+# Not used by the tests: rustdoc needs them to read rayon-core's real source for its doc tests.
+crossbeam-deque = "0.8"
 
 [target.'cfg(unix)'.dev-dependencies]
 libc = "0.2"
@@ -119,13 +124,23 @@ failed=0
 run() {
     local name=$1 dir=$2 log="$work/$1.log"
     echo "== $name" >&2
-    if (cd "$dir" && cargo test --no-fail-fast >"$log" 2>&1); then :; else status=1; fi
+    # A failing test makes cargo exit non-zero too; failures are judged by name below.
+    (cd "$dir" && cargo test --no-fail-fast >"$log" 2>&1) || true
     grep -E '^\s+Running|^\s+Doc-tests|^test result' "$log" | paste - - 2>/dev/null |
         sed -E 's/^\s+(Running|Doc-tests) //' || true
-    if grep -q '^error' "$log"; then
-        echo "$name: a build or run error (the first lines follow)" >&2
+    if grep -qE '^error(\[|: could not compile|: failed to|: no matching)' "$log" ||
+        ! grep -q '^test result' "$log"; then
+        echo "$name: a build error (the first lines follow)" >&2
         grep -m 20 -A 5 '^error' "$log" >&2 || true
         status=1
+    fi
+    # A test binary that crashed (a signal, an abort) reports no result line of its own.
+    if grep -qE 'process didn.t exit successfully' "$log"; then
+        grep -E 'process didn.t exit successfully' "$log" | grep -v 'exit status: 101' |
+            sed "s/^/  $name: /" >&2 || true
+        if grep -E 'process didn.t exit successfully' "$log" | grep -qv 'exit status: 101'; then
+            status=1
+        fi
     fi
     local p f
     p=$(grep -o '^test result: [a-zA-Z]*\. [0-9]* passed' "$log" | awk '{ s += $4 } END { print s + 0 }')
@@ -133,9 +148,76 @@ run() {
     passed=$((passed + p))
     failed=$((failed + f))
     grep -E '^test .* FAILED$' "$log" | sed 's/^/  /' >&2 || true
+    grep -E '^test .* FAILED$' "$log" | awk '{ print $2 }' >>"$work/failed.txt" || true
 }
+: >"$work/failed.txt"
 run rayon "$work/rayon"
 run rayon-core "$work/core-tests"
+
+# 5. rayon-core's doc tests: rustdoc reads the published source (which needs the crates it
+# imports only to resolve names) and compiles each example against the rayon-core under test
+# (`--extern rayon_core=`), with the libraries the examples use, as cargo built them in step 4.
+echo "== rayon-core doc tests" >&2
+artifacts=$(cd "$work/core-tests" && cargo test --no-run --message-format=json 2>/dev/null) || true
+externs=$(python3 -c '
+import json, sys
+want = {"rayon_core", "scoped_tls", "crossbeam_deque", "crossbeam_utils", "rand", "rand_xorshift", "libc"}
+seen = {}
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("reason") != "compiler-artifact" or "lib" not in m["target"]["kind"]:
+        continue
+    name = m["target"]["name"].replace("-", "_")
+    if name in want:
+        for f in m["filenames"]:
+            if f.endswith(".rlib"):
+                seen[name] = f
+print(" ".join("--extern %s=%s" % kv for kv in sorted(seen.items())))
+' <<<"$artifacts")
+log="$work/rayon-core-doc.log"
+if [[ "$externs" == *"--extern rayon_core="* ]]; then
+    (cd "$work" && rustdoc --test "$core_src/src/lib.rs" --crate-name rayon_core --edition 2021 \
+        -L "dependency=$CARGO_TARGET_DIR/debug/deps" $externs >"$log" 2>&1) || true
+else
+    echo "no rayon_core library among the artifacts of step 4" >"$log"
+fi
+grep -E '^test result' "$log" | sed 's/^/rayon-core doc tests\t/' || true
+if ! grep -q '^test result' "$log"; then
+    echo "rayon-core doc tests: did not run (the first lines follow)" >&2
+    head -20 "$log" >&2
+    status=1
+fi
+grep -E '^test .* FAILED$' "$log" | sed 's/^/  /' >&2 || true
+grep -E '^test .* FAILED$' "$log" | sed -E 's/^test (.*) \.\.\. FAILED$/\1/' >>"$work/failed.txt" || true
+p=$(grep -o '^test result: [a-zA-Z]*\. [0-9]* passed' "$log" | awk '{ s += $4 } END { print s + 0 }')
+f=$(grep -o '; [0-9]* failed' "$log" | awk '{ s += $2 } END { print s + 0 }')
+passed=$((passed + p))
+failed=$((failed + f))
 against=$([ "$baseline" -eq 1 ] && echo "the real rayon-core 1.13.0" || echo "magpie's rayon-core")
 echo "rayon 1.12.0 and rayon-core 1.13.0 tests against $against: $passed passed, $failed failed"
+
+# 6. Failures magpie's rayon-core is known to have, each with its reason (see rayon-core/README.md).
+# Any other failure fails this script; a known one that passes is reported, so the list shrinks.
+declare -A known=(
+    [use_current_thread_basic]="ThreadPoolBuilder::use_current_thread: the calling thread cannot become a magpie worker, which runs magpie's scheduling loop; build() returns an error saying so"
+)
+unexpected=0
+while read -r t; do
+    [ -n "$t" ] || continue
+    if [ "$baseline" -eq 0 ] && [ -n "${known[$t]+x}" ]; then
+        echo "known failure: $t: ${known[$t]}"
+    else
+        echo "unexpected failure: $t" >&2
+        unexpected=$((unexpected + 1))
+    fi
+done <"$work/failed.txt"
+if [ "$baseline" -eq 0 ]; then
+    for t in "${!known[@]}"; do
+        grep -qx "$t" "$work/failed.txt" || echo "note: $t is listed as a known failure but did not fail; remove it from the list"
+    done
+fi
+[ "$unexpected" -eq 0 ] || status=1
 exit "$status"
