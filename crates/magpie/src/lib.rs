@@ -96,6 +96,8 @@
 // Under `--cfg loom` only the model-checked structures are built (for their loom tests); the
 // runtime that uses them is not, so they look unused there.
 #![cfg_attr(loom, allow(dead_code))]
+// The test harness names every test of the retired `iter` module through its deprecated path.
+#![cfg_attr(test, allow(deprecated))]
 
 pub(crate) mod deque;
 pub(crate) mod inbox;
@@ -148,9 +150,19 @@ mod sleepers;
 #[path = "schedule/held.rs"]
 mod held;
 #[cfg(not(loom))]
+#[deprecated(
+    since = "0.1.0",
+    note = "magpie's parallel iterators are retired in favour of rayon itself, which runs on magpie through rayon-core/ (docs/RAYON.md); the parallel sorts are in magpie::sort"
+)]
 pub mod iter;
 #[cfg(not(loom))]
+#[deprecated(
+    since = "0.1.0",
+    note = "magpie's parallel iterators are retired in favour of rayon itself, which runs on magpie through rayon-core/ (docs/RAYON.md); the parallel sorts are in magpie::sort"
+)]
 pub mod prelude;
+#[cfg(not(loom))]
+pub mod sort;
 #[cfg(not(loom))]
 mod stats;
 #[cfg(not(loom))]
@@ -170,6 +182,11 @@ pub struct Readme;
 
 /// Parallel views of slices under rayon's module name (`rayon::slice::ParallelSliceMut`).
 #[cfg(not(loom))]
+#[deprecated(
+    since = "0.1.0",
+    note = "magpie's parallel iterators are retired in favour of rayon itself, which runs on magpie through rayon-core/ (docs/RAYON.md); the parallel sorts are in magpie::sort"
+)]
+#[allow(deprecated)]
 pub mod slice {
     pub use crate::iter::{
         Chunks, ChunksMut, Fields, FieldsMut, ParallelSlice, ParallelSliceMut, Split, SplitMut,
@@ -179,6 +196,11 @@ pub mod slice {
 
 /// Parallel iterators over strings, with rayon's names (`magpie::str` for `rayon::str`).
 #[cfg(not(loom))]
+#[deprecated(
+    since = "0.1.0",
+    note = "magpie's parallel iterators are retired in favour of rayon itself, which runs on magpie through rayon-core/ (docs/RAYON.md); the parallel sorts are in magpie::sort"
+)]
+#[allow(deprecated)]
 pub mod str {
     pub use crate::iter::{
         Bytes, CharIndices, Chars, Lines, OffsetCharIndices, ParallelString, Pattern,

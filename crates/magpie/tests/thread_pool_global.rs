@@ -2,6 +2,9 @@
 //! first call makes the global pool that `join`, `spawn` and the parallel iterators use outside
 //! any pool; a second is an error, as in rayon.
 
+// Uses the retired iterators inside pools (docs/RAYON.md); what it tests is the global pool.
+#![allow(deprecated)]
+
 use magpie::prelude::*;
 
 #[test]
