@@ -143,38 +143,36 @@ impl ThreadBuilder {
     /// Runs the worker on the calling thread: the start handler, then the worker until its pool
     /// stops, then the exit handler.
     pub fn run(self) {
-        let index = self.worker.index();
-        let hook = |h: &Option<Arc<ThreadHook>>| {
-            if let Some(h) = h {
-                if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| h(index)))
-                {
-                    report_panic(&self.panic_handler, p);
-                }
-            }
-        };
-        hook(&self.start_handler);
-        let (exit, panics) = (self.exit_handler.clone(), self.panic_handler.clone());
-        self.worker.run();
-        if let Some(h) = exit {
-            if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| h(index))) {
-                report_panic(&panics, p);
+        let ThreadBuilder {
+            start_handler,
+            exit_handler,
+            panic_handler,
+            worker,
+            ..
+        } = self;
+        let index = worker.index();
+        run_hook(&start_handler, index, &panic_handler);
+        worker.run();
+        run_hook(&exit_handler, index, &panic_handler);
+    }
+}
+
+/// Runs a start or exit handler, if there is one. Its panic goes where a spawned task's would:
+/// the panic handler, or (without one) a message and an abort, as in rayon.
+fn run_hook(hook: &Option<Arc<ThreadHook>>, index: usize, panics: &Option<Arc<PanicHandler>>) {
+    let Some(h) = hook else {
+        return;
+    };
+    if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| h(index))) {
+        match panics {
+            Some(handler) => handler(p),
+            None => {
+                eprintln!("rayon-core (magpie): a thread's start or exit handler panicked and the pool has no panic handler; aborting");
+                std::process::abort();
             }
         }
     }
 }
-
-/// A panic of a start or exit handler goes where a spawned task's would: the panic handler, or
-/// (without one) a message and an abort, as in rayon.
-fn report_panic(handler: &Option<Arc<PanicHandler>>, p: Box<dyn Any + Send>) {
-    match handler {
-        Some(h) => h(p),
-        None => {
-            eprintln!("rayon-core (magpie): a thread's start or exit handler panicked and the pool has no panic handler; aborting");
-            std::process::abort();
-        }
-    }
-}
-
 impl fmt::Debug for ThreadBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ThreadBuilder")

@@ -600,14 +600,8 @@ pub(crate) fn run_one_stolen() -> bool {
             },
             _,
         )) => {
-            let fl = wt.fiber_local();
-            let depth = fl.depth.replace(1);
             // SAFETY: a stolen item is run exactly once, by whoever took it.
-            unsafe { job.execute() };
-            // The task may have suspended this fiber; it resumes only on its home worker (or
-            // anywhere with migration allowed), so read the worker again.
-            let wt = current().expect("yield_now outside a worker");
-            wt.fiber_local().depth.set(depth);
+            let wt = unsafe { run_here(wt, job) };
             if wt.deque.poll_wanted() {
                 wt.registry.wake();
             }
@@ -627,6 +621,22 @@ pub(crate) fn run_one_stolen() -> bool {
     }
 }
 
+/// Runs `job`, a task that has not started, on the calling fiber as the root of a new task tree
+/// (`yield_now`, `yield_local`), and returns the worker the fiber is on afterwards: the task may
+/// have suspended the fiber, which resumes only on its home worker (or anywhere with migration
+/// allowed), so the worker is read again.
+///
+/// # Safety
+/// `job` is run exactly once: the caller took it from a queue and nobody else will run it.
+unsafe fn run_here(wt: &WorkerThread, job: crate::job::JobRef) -> &'static WorkerThread {
+    let depth = wt.fiber_local().depth.replace(1);
+    // SAFETY: the caller's promise: this is the job's one run.
+    unsafe { job.execute() };
+    let wt = current().expect("a task run in place returned off any worker");
+    wt.fiber_local().depth.set(depth);
+    wt
+}
+
 /// `yield_local`: runs one task from the calling worker's inbox (one that only it may run and
 /// that has not started) on the caller's fiber, as [`run_one_stolen`] runs a stolen one. An
 /// item of another kind (a fiber to resume) goes back to the inbox, behind what arrived since:
@@ -643,13 +653,8 @@ pub(crate) fn run_one_delivered() -> bool {
             job,
             continuation: false,
         }) => {
-            let fl = wt.fiber_local();
-            let depth = fl.depth.replace(1);
             // SAFETY: an item taken from the inbox is run exactly once, by the worker that took it.
-            unsafe { job.execute() };
-            // The task may have suspended this fiber, which resumes only on its home worker.
-            let wt = current().expect("yield_local outside a worker");
-            wt.fiber_local().depth.set(depth);
+            unsafe { run_here(wt, job) };
             true
         }
         Some(w) => {
