@@ -54,4 +54,7 @@ pub(crate) struct Config {
     /// an `unsafe` opt-in): ready fibers go on the setter's deque and work-first parents are
     /// published as stealable continuations, as in SLAW. Off: every fiber is resumed by its home.
     pub migrate: bool,
+    /// Whether worker 0 is the thread that built the pool (`Builder::use_current_thread`,
+    /// `caller_worker.rs`) rather than a thread of the pool's own.
+    pub lent: bool,
 }

@@ -25,6 +25,9 @@ pub enum Error {
         /// The limit in force.
         limit: String,
     },
+    /// `Builder::use_current_thread` on a thread that is already a worker of a pool, or lent
+    /// to one that is still live.
+    CurrentThreadInPool,
 }
 
 impl fmt::Display for Error {
@@ -36,6 +39,10 @@ impl fmt::Display for Error {
                 expected,
             } => write!(f, "invalid {setting} `{value}`: expected {expected}"),
             Error::Os(e) => write!(f, "operating system error: {e}"),
+            Error::CurrentThreadInPool => f.write_str(
+                "use_current_thread: the calling thread is already a worker of a pool, or lent to \
+                 one that has not been dropped",
+            ),
             Error::StackLimit { what, limit } => write!(
                 f,
                 "stack limit reached: {what} (limit {limit}); work-first spawning needs stack for every \

@@ -109,7 +109,7 @@ where
     RA: Send,
     RB: Send,
 {
-    crate::pool::global().install(|| join(a, b))
+    crate::pool::outside(|| join(a, b))
 }
 
 /// How a worker's joins run in place: the policy's order (help-first: `b` first), and whether

@@ -110,6 +110,10 @@ pub(crate) mod sync;
 #[cfg(not(loom))]
 pub mod cachemodel;
 #[cfg(not(loom))]
+mod caller_worker;
+// Under loom only a lent worker's closing protocol is built from `caller_worker`, for its
+// model test.
+#[cfg(not(loom))]
 mod codec;
 #[cfg(not(loom))]
 mod config;
@@ -123,6 +127,9 @@ mod idle;
 mod job;
 #[cfg(not(loom))]
 mod join;
+#[cfg(loom)]
+#[path = "caller_worker/closing.rs"]
+mod lent_closing;
 #[cfg(not(loom))]
 mod overheads;
 #[cfg(not(loom))]
@@ -300,5 +307,7 @@ pub fn current_places() -> usize {
 /// The index of the worker running the caller, if the caller runs on a worker.
 #[cfg(not(loom))]
 pub fn worker_index() -> Option<usize> {
-    worker::current().map(|w| w.index)
+    worker::current()
+        .map(|w| w.index)
+        .or_else(|| caller_worker::registry().map(|_| 0))
 }

@@ -51,6 +51,7 @@ pub struct Builder {
     share_period: std::time::Duration,
     share_table: Option<std::path::PathBuf>,
     migrate: bool,
+    use_current_thread: bool,
     trace_cuts: bool,
     replay: Option<Vec<crate::schedule::Schedule>>,
     pub(crate) panic_handler: Option<crate::thread_pool::PanicHandlerRef>,
@@ -89,6 +90,7 @@ impl Default for Builder {
             share_period: DEFAULT_SHARE_PERIOD,
             share_table: None,
             migrate: false,
+            use_current_thread: false,
             trace_cuts: false,
             replay: None,
             panic_handler: None,
@@ -345,6 +347,36 @@ impl Builder {
         self
     }
 
+    /// Makes the calling thread the pool's worker 0 instead of starting a thread for it
+    /// (rayon's `ThreadPoolBuilder::use_current_thread`; see `caller_worker.rs`). The thread is
+    /// lent, not taken: `build` returns, and the thread works for the pool only while it is
+    /// inside one of its calls (`install`, `join`, `scope`, `broadcast`, ... made from this
+    /// thread outside any pool, which now use this pool instead of the global one), running
+    /// other tasks too while that call waits, and leaving once the call's own work is done.
+    /// Between calls, work that only worker 0 may run (its share of a `broadcast`) waits for the
+    /// next call. The thread stops being the pool's when the pool is dropped.
+    ///
+    /// `build` fails if the calling thread is already a worker of a pool, or lent to one that
+    /// is live; and with the settings that need every worker in its scheduling loop all the time
+    /// (core sharing, places or squads, tracing or schedules, migration, pinning).
+    ///
+    /// ```
+    /// let pool = magpie::Pool::builder().workers(2).use_current_thread(true).build().unwrap();
+    /// assert_eq!(magpie::current_thread_index(), Some(0)); // lent, between calls
+    /// let here = std::thread::current().id();
+    /// let (a, b) = pool.install(|| {
+    ///     assert_eq!(std::thread::current().id(), here); // the call runs on this thread
+    ///     magpie::join(|| 1 + 1, || 2 + 2)
+    /// });
+    /// assert_eq!((a, b), (2, 4));
+    /// drop(pool);
+    /// assert_eq!(magpie::current_thread_index(), None);
+    /// ```
+    pub fn use_current_thread(mut self, on: bool) -> Self {
+        self.use_current_thread = on;
+        self
+    }
+
     /// Traces (as [`trace`](Self::trace)) and also names the trace's cuts: every
     /// [`install`](Pool::install) from a thread that is no pool's worker runs as a recorded
     /// schedule region
@@ -558,7 +590,28 @@ impl Builder {
                 ));
             }
         }
-        let registry = Registry::new(
+        if self.use_current_thread {
+            let refused = [
+                (self.share != crate::share::Mode::Off, "share"),
+                (self.places || self.squads, "places"),
+                (
+                    self.trace || self.trace_cuts || self.replay.is_some() || self.record_leaves,
+                    "trace",
+                ),
+                (self.migrate, "allow_migration"),
+                (self.pin, "pin"),
+            ];
+            if let Some((_, setting)) = refused.iter().find(|(on, _)| *on) {
+                return Err(Error::config(
+                    setting,
+                    "on",
+                    "off with use_current_thread: it needs every worker in its scheduling loop \
+                     all the time",
+                ));
+            }
+            crate::caller_worker::may_lend()?;
+        }
+        let (registry, lent) = Registry::new(
             Config {
                 workers,
                 thread_names: self.thread_names,
@@ -586,9 +639,13 @@ impl Builder {
                 share_period: self.share_period,
                 share_table: self.share_table,
                 migrate: self.migrate,
+                lent: self.use_current_thread,
             },
             spawn,
         )?;
+        if let Some(deque) = lent {
+            crate::caller_worker::lend(&registry, deque);
+        }
         if let Some(h) = self.panic_handler {
             // A new registry: nothing set its handler before.
             let _ = registry.spawns.handler.set(h.0);
@@ -736,7 +793,22 @@ impl Pool {
     {
         match worker::current() {
             Some(wt) if Arc::ptr_eq(&wt.registry, &self.registry) => crate::in_place_scope(op),
-            _ => crate::scope::scope_outside(&self.registry, op),
+            Some(_) => crate::scope::scope_outside(&self.registry, op),
+            None => {
+                // Lent to this pool: the body runs inside it, as worker 0's.
+                let mut op = Some(op);
+                let inside = crate::caller_worker::run_in(&self.registry, || {
+                    crate::in_place_scope(op.take().expect("taken once"))
+                })
+                .ok();
+                match inside {
+                    Some(r) => r,
+                    None => crate::scope::scope_outside(
+                        &self.registry,
+                        op.take().expect("not taken: the call did not enter"),
+                    ),
+                }
+            }
         }
     }
 
@@ -822,6 +894,10 @@ impl Pool {
                 }
             }
             None => {
+                let op = match crate::caller_worker::run_in(&self.registry, op) {
+                    Ok(r) => return r,
+                    Err(op) => op,
+                };
                 let job = BlockingJob {
                     tag: self
                         .registry
@@ -874,8 +950,13 @@ impl Drop for Pool {
             }
             return;
         }
+        // Dropped on the thread lent to it as worker 0: that thread helps with the spawned
+        // tasks, then stops being lent (`caller_worker.rs`).
+        crate::caller_worker::give_back(&self.registry);
         // Tasks spawned with `spawn` (fire and forget) still run: the pool waits for them.
         self.registry.spawns.wait_all();
+        // A lent thread elsewhere: no call of it may still be inside when the workers stop.
+        crate::caller_worker::close(&self.registry);
         self.write_trace_file();
         self.registry.shutdown();
     }
@@ -979,6 +1060,19 @@ pub(crate) fn global_exists() -> bool {
 /// Makes `pool` the global pool, unless one exists already (then it is handed back).
 pub(crate) fn set_global(pool: Pool) -> Result<(), Pool> {
     GLOBAL.set(pool)
+}
+
+/// Runs `op` where a call made outside any worker runs: on the pool the calling thread is lent
+/// to, as its worker 0 (`Builder::use_current_thread`), else on the global pool.
+pub(crate) fn outside<OP, R>(op: OP) -> R
+where
+    OP: FnOnce() -> R + Send,
+    R: Send,
+{
+    match crate::caller_worker::run(op) {
+        Ok(r) => r,
+        Err(op) => global().install(op),
+    }
 }
 
 pub(crate) fn global() -> &'static Pool {

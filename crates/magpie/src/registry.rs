@@ -58,6 +58,9 @@ pub(crate) struct Registry {
     pub(crate) region: crate::schedule::region::RegionSlot,
     /// Fire-and-forget tasks (`thread_pool::spawn`) not yet finished, and their panic handler.
     pub(crate) spawns: crate::thread_pool::Spawns,
+    /// Whether the thread lent as worker 0 (`caller_worker.rs`) is inside the pool now, and
+    /// whether the pool is closing to it.
+    pub(crate) lent: crate::caller_worker::LentState,
 }
 
 /// One worker of a pool being built, handed to the thread-start function of
@@ -95,10 +98,13 @@ impl std::fmt::Debug for WorkerStart {
 }
 
 impl Registry {
+    /// A pool's registry, with its workers started (by `spawn` if given, else on threads of
+    /// magpie's own). With `config.lent`, worker 0 gets no thread: its deque is returned for
+    /// the calling thread (`caller_worker.rs`).
     pub(crate) fn new(
         config: Config,
         mut spawn: Option<&mut dyn FnMut(WorkerStart) -> std::io::Result<()>>,
-    ) -> Result<Arc<Registry>, Error> {
+    ) -> Result<(Arc<Registry>, Option<Deque>), Error> {
         crate::fiber::overflow::install();
         let n = config.workers;
         let deques: Vec<Deque> = (0..n)
@@ -135,9 +141,15 @@ impl Registry {
             sharing: crate::share::runtime::Sharing::start(&config),
             region: Default::default(),
             spawns: Default::default(),
+            lent: Default::default(),
             config,
         });
+        let mut lent = None;
         for (index, deque) in deques.into_iter().enumerate() {
+            if index == 0 && reg.config.lent {
+                lent = Some(deque);
+                continue;
+            }
             let r = reg.clone();
             let name = match &reg.config.thread_names {
                 Some(names) => names[index].clone(),
@@ -166,7 +178,7 @@ impl Registry {
                 }
             })?;
         }
-        Ok(reg)
+        Ok((reg, lent))
     }
 
     /// Starts one of the pool's threads, named `name`; if the OS refuses, stops those already

@@ -58,7 +58,7 @@ where
 {
     match worker::current() {
         Some(wt) => scope_on(wt, op),
-        None => crate::pool::global().install(|| scope(op)),
+        None => crate::pool::outside(|| scope(op)),
     }
 }
 
@@ -86,7 +86,20 @@ where
 {
     match worker::current() {
         Some(wt) => scope_on(wt, op),
-        None => scope_outside(crate::pool::global().registry(), op),
+        None => {
+            // On a thread lent to a pool (`Builder::use_current_thread`), the body runs inside
+            // that pool, as its worker 0's.
+            let mut op = Some(op);
+            let lent =
+                crate::caller_worker::run(|| in_place_scope(op.take().expect("taken once"))).ok();
+            match lent {
+                Some(r) => r,
+                None => scope_outside(
+                    crate::pool::global().registry(),
+                    op.take().expect("not taken: the call did not enter"),
+                ),
+            }
+        }
     }
 }
 
@@ -340,8 +353,22 @@ impl<'scope> Scope<'scope> {
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
+        self.spawn_to(worker, false, f)
+    }
+
+    /// [`spawn_designated`](Self::spawn_designated); with `only_there`, a child designated to
+    /// the spawner's own worker goes to its inbox too, so no thief can take it (a broadcast's
+    /// call must run on its worker). The caller must be a worker of the scope's pool.
+    pub(crate) fn spawn_to<F>(&self, worker: usize, only_there: bool, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
         let Some(wt) = worker::current().filter(|wt| std::ptr::eq(&*wt.registry, self.registry))
         else {
+            debug_assert!(
+                !only_there,
+                "a spawn for one worker made off the scope's pool"
+            );
             return self.spawn(f);
         };
         let w = worker % wt.registry.config.workers;
@@ -352,7 +379,7 @@ impl<'scope> Scope<'scope> {
                 self.spawn_positioned(wt, fl, cur, depth, self.policy, Some(w), f)
             });
         }
-        if w == wt.index {
+        if w == wt.index && !only_there {
             return self.spawn(f);
         }
         let it = self.heap_item(wt, depth, holding(Ticket::for_spawn(fl), f));

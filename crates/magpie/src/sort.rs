@@ -220,6 +220,6 @@ fn on_a_worker<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     if crate::worker::current().is_some() {
         f()
     } else {
-        crate::pool::global().install(f)
+        crate::pool::outside(f)
     }
 }

@@ -103,7 +103,8 @@ fn spawn_to(reg: &Arc<Registry>, to: Option<usize>, f: impl FnOnce() + Send + 's
 fn current_registry() -> Arc<Registry> {
     match worker::current() {
         Some(wt) => wt.registry.clone(),
-        None => crate::pool::global().registry().clone(),
+        None => crate::caller_worker::registry()
+            .unwrap_or_else(|| crate::pool::global().registry().clone()),
     }
 }
 
@@ -130,7 +131,8 @@ pub fn spawn<F: FnOnce() + Send + 'static>(f: F) {
 pub fn current_num_threads() -> usize {
     match worker::current() {
         Some(wt) => wt.registry.config.workers,
-        None => crate::pool::global().workers(),
+        None => crate::caller_worker::registry()
+            .map_or_else(|| crate::pool::global().workers(), |r| r.config.workers),
     }
 }
 
@@ -187,7 +189,7 @@ where
     R: Send,
 {
     if worker::current().is_none() {
-        return crate::pool::global().install(|| broadcast_here(&op));
+        return crate::pool::outside(|| broadcast_here(&op));
     }
     broadcast_here(&op)
 }
@@ -255,7 +257,10 @@ pub enum Yield {
 /// assert_eq!(pool.install(yield_now), Some(Yield::Idle));
 /// ```
 pub fn yield_now() -> Option<Yield> {
-    worker::current()?;
+    if worker::current().is_none() {
+        // A thread lent to a pool (`Builder::use_current_thread`) enters it to steal one.
+        return crate::caller_worker::run(yield_now).ok().flatten();
+    }
     Some(match worker::run_one_stolen() {
         true => Yield::Executed,
         false => Yield::Idle,
@@ -278,7 +283,18 @@ pub fn yield_now() -> Option<Yield> {
 /// assert_eq!(pool.install(yield_local), Some(Yield::Idle));
 /// ```
 pub fn yield_local() -> Option<Yield> {
-    worker::current()?;
+    if worker::current().is_none() {
+        // A thread lent to a pool (`Builder::use_current_thread`) enters it: entering runs
+        // what was delivered to it first.
+        let had = crate::caller_worker::has_pending()?;
+        return crate::caller_worker::run(|| ()).ok().map(|()| {
+            if had {
+                Yield::Executed
+            } else {
+                Yield::Idle
+            }
+        });
+    }
     Some(match worker::run_one_delivered() {
         true => Yield::Executed,
         false => Yield::Idle,
@@ -294,7 +310,10 @@ pub fn yield_local() -> Option<Yield> {
 /// assert_eq!(pool.install(magpie::current_thread_has_pending_tasks), Some(false));
 /// ```
 pub fn current_thread_has_pending_tasks() -> Option<bool> {
-    worker::current().map(|wt| wt.has_pending())
+    match worker::current() {
+        Some(wt) => Some(wt.has_pending()),
+        None => crate::caller_worker::has_pending(),
+    }
 }
 
 /// Runs `op` once on every worker of the pool the caller runs on (outside any pool, of the
@@ -363,7 +382,7 @@ impl<'scope> crate::Scope<'scope> {
         let body = Arc::new(body);
         for i in 0..n {
             let body = body.clone();
-            self.spawn_designated(i, move |s| {
+            self.spawn_to(i, true, move |s| {
                 body(
                     s,
                     BroadcastContext {
@@ -580,9 +599,10 @@ impl ThreadPool {
 
     /// The index of the worker running the caller if it is one of this pool's.
     pub fn current_thread_index(&self) -> Option<usize> {
-        worker::current()
-            .filter(|wt| Arc::ptr_eq(&wt.registry, self.pool.registry()))
-            .map(|wt| wt.index)
+        match worker::current() {
+            Some(wt) => Some(wt.index).filter(|_| Arc::ptr_eq(&wt.registry, self.pool.registry())),
+            None => crate::caller_worker::lent_to(self.pool.registry()).then_some(0),
+        }
     }
 
     /// [`broadcast`] on this pool: `op` once on each of its workers, results in worker order.

@@ -693,6 +693,14 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
             Some(w) => Some((w, Took::Popped)),
             // Completions deferred here may be what a waiter needs; and they may make one ready.
             None if wt.flush_finished() => continue,
+            // A worker lent by the thread that built the pool goes back to its caller once the
+            // call it entered for has returned and nothing of it is left here.
+            None if wt.index == 0
+                && wt.registry.config.lent
+                && crate::caller_worker::may_leave(wt) =>
+            {
+                return LoopExit::Exit
+            }
             None => {
                 if wt.sleep_if_core_lost() {
                     idle = 0;
@@ -780,61 +788,98 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
     } else if registry.config.pin {
         crate::topology::pin_thread(0, &[registry.config.topology.core_of_worker(index).cpu]);
     }
-    let registry_traces = registry.recorder.is_some();
-    let promotes = registry.config.workers > 1
-        && registry.config.oldest_first
-        && !registry_traces
-        && !registry.config.migrate;
-    let tiers = crate::steal::victim_tiers(&registry, index);
-    let wt = WorkerThread {
-        index,
-        policy: registry.config.policy,
-        thresholds: registry.config.thresholds,
-        keep: if registry.config.workers > 1 {
-            crate::join::KEEP
-        } else {
-            0
-        },
-        promotes,
-        join_mode: crate::join::JoinMode::of(registry.config.policy, promotes),
-        stats: &*registry.stats[index] as *const WorkerStats,
-        registry,
-        deque,
-        fiber: Cell::new(std::ptr::null()),
-        credit: Cell::new(0),
-        granted: Cell::new(0),
-        frames_hw: Cell::new(0),
-        settled: Cell::new(0),
-        shallow_spawns: Cell::new(0),
-        spawn_sizes: crate::promote::SpawnSizes::new(),
-        pending_cont: Cell::new(None),
-        ready: RefCell::new(VecDeque::new()),
-        finished_scope: Cell::new(std::ptr::null()),
-        finished: Cell::new(0),
-        adaptive: Adaptive::new(),
-        switch_began: Cell::new(None),
-        rng: Cell::new(
-            0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
-        ),
-        spares: RefCell::new(Vec::new()),
-        last_victim: Cell::new(0),
-        tracing: registry_traces,
-        cursor: Cursor::new(),
-        tiers,
-        serial_cont: Cell::new(None),
-    };
-    CURRENT.with(|c| c.set(&wt));
+    let wt = WorkerThread::new(registry, index, deque);
+    set_current(&wt);
     if let Some(s) = wt.dws() {
         if s.starts_asleep(index) {
             wt.dws_sleep(s);
         }
     }
+    // A worker of its own thread never leaves the dispatcher before shutdown, so nobody reads
+    // how many of its fibers are suspended.
+    dispatch(&wt, &Cell::new(0));
+    wt.exit_spares();
+    set_current(std::ptr::null());
+}
+
+/// Makes `wt` the worker running on this thread (null: none). Whoever sets it keeps the
+/// `WorkerThread` alive, and on this thread, until it clears it again.
+pub(crate) fn set_current(wt: *const WorkerThread) {
+    CURRENT.with(|c| c.set(wt));
+}
+
+impl WorkerThread {
+    /// Worker `index` of `registry`, owning `deque`, before it has run anything.
+    pub(crate) fn new(registry: Arc<Registry>, index: usize, deque: Deque) -> WorkerThread {
+        let registry_traces = registry.recorder.is_some();
+        let promotes = registry.config.workers > 1
+            && registry.config.oldest_first
+            && !registry_traces
+            && !registry.config.migrate;
+        let tiers = crate::steal::victim_tiers(&registry, index);
+        WorkerThread {
+            index,
+            policy: registry.config.policy,
+            thresholds: registry.config.thresholds,
+            keep: if registry.config.workers > 1 {
+                crate::join::KEEP
+            } else {
+                0
+            },
+            promotes,
+            join_mode: crate::join::JoinMode::of(registry.config.policy, promotes),
+            stats: &*registry.stats[index] as *const WorkerStats,
+            registry,
+            deque,
+            fiber: Cell::new(std::ptr::null()),
+            credit: Cell::new(0),
+            granted: Cell::new(0),
+            frames_hw: Cell::new(0),
+            settled: Cell::new(0),
+            shallow_spawns: Cell::new(0),
+            spawn_sizes: crate::promote::SpawnSizes::new(),
+            pending_cont: Cell::new(None),
+            ready: RefCell::new(VecDeque::new()),
+            finished_scope: Cell::new(std::ptr::null()),
+            finished: Cell::new(0),
+            adaptive: Adaptive::new(),
+            switch_began: Cell::new(None),
+            rng: Cell::new(
+                0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
+            ),
+            spares: RefCell::new(Vec::new()),
+            last_victim: Cell::new(0),
+            tracing: registry_traces,
+            cursor: Cursor::new(),
+            tiers,
+            serial_cont: Cell::new(None),
+        }
+    }
+
+    /// Ends this worker's spare fibers, each unwinding its scheduling loop. Called on the
+    /// worker's thread with `self` current, once nothing will run on this worker again.
+    pub(crate) fn exit_spares(&self) {
+        for mut f in self.spares.borrow_mut().drain(..) {
+            let _ = f.co.resume(Cmd::Exit);
+        }
+    }
+}
+
+/// The dispatcher: resumes fibers and carries out what they ask when they yield, until the
+/// loop fiber it runs returns (at shutdown, or when a lent worker leaves: `caller_worker.rs`).
+/// `suspended` counts this worker's fibers that are suspended in a task (waiting at a join or
+/// scope, or a work-first parent behind its child): a lent worker may leave only when none is.
+/// The count wraps: with migration allowed (never for a lent worker) a fiber may suspend on one
+/// worker and resume on another, and nobody reads those workers' counts.
+/// Runs with `wt` current on this thread.
+pub(crate) fn dispatch(wt: &WorkerThread, suspended: &Cell<usize>) {
     let mut next = (wt.take_fiber(), Cmd::Run(None));
     loop {
         let (mut f, cmd) = next;
         next = match f.co.resume(cmd) {
             CoroutineResult::Yield(Action::SpawnWf(child, tag)) => {
                 wt.stats().suspensions.bump();
+                suspended.set(suspended.get().wrapping_add(1));
                 f.tag.set(tag);
                 f.at_sync.set(false);
                 // The preempted parent's record is still the worker's current one.
@@ -854,6 +899,7 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
                 // (and so cannot free it) before it is registered or we resume it ourselves.
                 if unsafe { &*latch }.register(p.addr()) {
                     wt.stats().suspensions.bump();
+                    suspended.set(suspended.get().wrapping_add(1));
                     (g, Cmd::Run(None))
                 } else {
                     wt.park(g, None);
@@ -866,14 +912,12 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
                 let parked_at = wt.fiber_local().parked_at.get();
                 wt.park(f, Some(parked_at));
                 wt.stats().resumptions.bump();
+                // `target` was suspended in a task, by one of the two arms above.
+                suspended.set(suspended.get().wrapping_sub(1));
                 // SAFETY: `target` came out of a `Resume` item, which owned the fiber.
                 (unsafe { target.into_box() }, Cmd::Continue)
             }
             CoroutineResult::Return(()) => break,
         };
     }
-    for mut f in wt.spares.borrow_mut().drain(..) {
-        let _ = f.co.resume(Cmd::Exit);
-    }
-    CURRENT.with(|c| c.set(std::ptr::null()));
 }

@@ -757,7 +757,7 @@ where
     C: Fn(A, A) -> A + Sync,
 {
     if worker::current().is_none() {
-        return crate::pool::global().install(|| drive(p, piece, combine, stop));
+        return crate::pool::outside(|| drive(p, piece, combine, stop));
     }
     let eager = match p.eager() {
         true => u32::MAX,

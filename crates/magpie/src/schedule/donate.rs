@@ -147,7 +147,7 @@ where
     RB: Send,
 {
     let Some(wt) = current() else {
-        return crate::pool::global().install(|| join_designated(worker, a, b));
+        return crate::pool::outside(|| join_designated(worker, a, b));
     };
     let w = worker % wt.registry.config.workers;
     let fl = wt.fiber_local();
