@@ -65,8 +65,6 @@ pub struct ThreadPoolBuildError {
 enum ErrorKind {
     GlobalPoolAlreadyInitialized,
     CurrentThreadAlreadyInPool,
-    /// `use_current_thread`, which magpie's workers cannot honour (see the crate doc).
-    CurrentThreadUnsupported,
     /// A setting or `MAGPIE_*` variable magpie cannot use.
     Setting(magpie::Error),
     IOError(io::Error),
@@ -91,11 +89,6 @@ impl fmt::Display for ThreadPoolBuildError {
             ErrorKind::CurrentThreadAlreadyInPool => {
                 f.write_str("The current thread is already part of another thread pool.")
             }
-            ErrorKind::CurrentThreadUnsupported => f.write_str(
-                "use_current_thread is not supported by magpie's rayon-core: a magpie worker is a \
-                 thread that runs magpie's scheduling loop, which the calling thread cannot do \
-                 while it returns to its caller",
-            ),
             ErrorKind::Setting(e) => write!(f, "{e}"),
             ErrorKind::IOError(e) => write!(f, "{e}"),
         }
@@ -333,17 +326,11 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
     }
 
     fn build_pool(mut self) -> Result<magpie::Pool, ThreadPoolBuildError> {
-        if self.use_current_thread {
-            return Err(ThreadPoolBuildError::new(
-                if magpie::current_thread_index().is_some() {
-                    ErrorKind::CurrentThreadAlreadyInPool
-                } else {
-                    ErrorKind::CurrentThreadUnsupported
-                },
-            ));
-        }
         let setting = |e| ThreadPoolBuildError::new(ErrorKind::Setting(e));
-        let mut b = magpie::Builder::default().from_env().map_err(setting)?;
+        let mut b = magpie::Builder::default()
+            .from_env()
+            .map_err(setting)?
+            .use_current_thread(self.use_current_thread);
         if let Some(n) = self.threads() {
             b = b.workers(n);
         }
@@ -373,6 +360,9 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
             })
         })
         .map_err(|e| match e {
+            magpie::Error::CurrentThreadInPool => {
+                ThreadPoolBuildError::new(ErrorKind::CurrentThreadAlreadyInPool)
+            }
             magpie::Error::Os(_) => {
                 ThreadPoolBuildError::new(ErrorKind::IOError(io::Error::other(e.to_string())))
             }
@@ -388,8 +378,14 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
         self
     }
 
-    /// Asks that the calling thread become worker 0. magpie cannot do this; `build` says so
-    /// with an error (see the crate doc).
+    /// Makes the calling thread worker 0 of the pool, without a thread of its own (so the
+    /// spawn handler, the name closure and the start and exit handlers are not called for it).
+    /// It runs the pool's work only while it is inside a call to the pool: `install`, `join`,
+    /// `scope`, `yield_now`, ... made on it, which use this pool from then on (magpie's
+    /// `Builder::use_current_thread`). `build` fails if the thread is already a pool's worker,
+    /// or lent to a pool that is still live, and with the `MAGPIE_*` settings that need every
+    /// worker running (core sharing, places, tracing, migration, pinning). Once the pool is
+    /// dropped, the thread is no one's worker again (rayon keeps it registered).
     pub fn use_current_thread(mut self) -> Self {
         self.use_current_thread = true;
         self

@@ -34,9 +34,8 @@
 //!
 //! # Where it differs from rayon-core
 //!
-//! * [`ThreadPoolBuilder::use_current_thread`] is refused by `build` with an error: a magpie
-//!   worker is a thread running magpie's scheduling loop, which the calling thread cannot be
-//!   while it returns to its caller.
+//! * A thread given to a pool with [`ThreadPoolBuilder::use_current_thread`] stops being its
+//!   worker 0 when the pool is dropped (rayon's stays registered to the dropped pool).
 //! * [`yield_local`] runs a task delivered to the calling worker (a broadcast call, say), not
 //!   one from its deque: magpie's deque holds the other halves of the joins the caller is
 //!   inside, which only those joins take back.

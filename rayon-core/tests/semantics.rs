@@ -155,7 +155,7 @@ fn start_and_exit_handlers_run_on_every_thread_with_its_name() {
 }
 
 #[test]
-fn a_spawn_handler_error_fails_the_build_and_use_current_thread_is_refused() {
+fn a_spawn_handler_error_fails_the_build() {
     let e = ThreadPoolBuilder::new()
         .num_threads(2)
         .spawn_handler(|t| {
@@ -169,11 +169,10 @@ fn a_spawn_handler_error_fails_the_build_and_use_current_thread_is_refused() {
         .unwrap_err();
     assert!(e.to_string().contains("out of threads"), "{e}");
     assert!(std::error::Error::source(&e).is_some());
-    let e = ThreadPoolBuilder::new()
-        .use_current_thread()
-        .build()
-        .unwrap_err();
-    assert!(e.to_string().contains("use_current_thread"), "{e}");
+}
+
+#[test]
+fn use_current_thread_makes_the_caller_worker_0_until_the_pool_is_dropped() {
     // From inside a pool, rayon's own message.
     let e = pool(1).install(|| {
         ThreadPoolBuilder::new()
@@ -185,6 +184,47 @@ fn a_spawn_handler_error_fails_the_build_and_use_current_thread_is_refused() {
         e.to_string(),
         "The current thread is already part of another thread pool."
     );
+    let spawned = Arc::new(AtomicUsize::new(0));
+    let s = spawned.clone();
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(3)
+        .use_current_thread()
+        .spawn_handler(move |t| {
+            assert_ne!(t.index(), 0, "worker 0 is the calling thread");
+            s.fetch_add(1, Ordering::SeqCst);
+            std::thread::spawn(move || t.run());
+            Ok(())
+        })
+        .build()
+        .unwrap();
+    assert_eq!(spawned.load(Ordering::SeqCst), 2);
+    assert_eq!(rayon_core::current_thread_index(), Some(0));
+    assert_eq!(pool.current_thread_index(), Some(0));
+    let here = std::thread::current().id();
+    // join_context from the lent thread: the first closure runs here, as worker 0, and
+    // `migrated()` is exact for the second.
+    let (a, b) = rayon_core::join_context(
+        |c| (c.migrated(), std::thread::current().id()),
+        |c| (c.migrated(), rayon_core::current_thread_index()),
+    );
+    assert_eq!(a, (false, here));
+    assert_eq!(
+        b.0,
+        b.1 != Some(0),
+        "migrated() disagrees with where it ran"
+    );
+    // A scope's tasks all run, on whichever workers.
+    let count = AtomicUsize::new(0);
+    pool.scope(|s| {
+        for _ in 0..100 {
+            s.spawn(|_| {
+                count.fetch_add(1, Ordering::SeqCst);
+            });
+        }
+    });
+    assert_eq!(count.load(Ordering::SeqCst), 100);
+    drop(pool);
+    assert_eq!(rayon_core::current_thread_index(), None);
 }
 
 #[test]
