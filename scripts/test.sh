@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Runs magpie's whole test suite: unit, integration, stress and doc tests of every crate, magpie's
-# rayon-core (its tests, rayon's and rayon-core's own suites against it, a downstream rayon and
-# ndarray crate on it), the suite's HTML report rendered in headless Chromium (scripts/check-report.sh), the
-# tests of the optional hwloc feature (when hwloc can be installed), magpie-dist's MPI tests under
-# mpirun (when Open MPI can be installed), magpie-splice's unit tests under Miri (when rustup can
-# install it), the runtime's tests under ThreadSanitizer (scripts/tsan.sh; when rustup can install
-# nightly's rust-src), then the loom model tests
-# of the concurrent structures (deque, latches, the join protocol, sleep/wake, the inbox, DWS's
-# sleeping workers, a schedule region's held queue; magpie-dist's split deque), which need the
-# crates compiled with `--cfg loom` in a target directory of their own.
+# Runs magpie's whole test suite: clippy with warnings as errors; unit, integration, stress and
+# doc tests of every crate; magpie's rayon-core (its tests, rayon's and rayon-core's own suites
+# against it, a downstream rayon and ndarray crate on it); the suite's HTML report rendered in
+# headless Chromium (scripts/check-report.sh); the tests of the optional hwloc feature (when hwloc
+# can be installed); magpie-dist's MPI tests under mpirun (when Open MPI can be installed);
+# magpie-splice's unit tests under Miri (when rustup can install it); the runtime's tests under
+# ThreadSanitizer (scripts/tsan.sh; when rustup can install nightly's rust-src); then the loom
+# model tests of the concurrent structures (deque, latches, the join protocol, sleep/wake, the
+# inbox, DWS's sleeping workers, a schedule region's held queue, a lent worker's closing
+# protocol; magpie-dist's split deque), which need the crates compiled with `--cfg loom` in a
+# target directory of their own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +24,19 @@ echo "== C++ peers (TBB, OpenMP): scripts/build-peers.sh"
 if ! bash scripts/build-peers.sh; then
     echo "warning: the C++ peers could not be built; their tests will be skipped" >&2
 fi
+
+echo "== cargo clippy --workspace --all-targets -- -D warnings"
+# The workspace's lints (Cargo.toml: every unsafe block documented, no unsafe operation outside
+# an unsafe block) and clippy's defaults, as errors; magpie's rayon-core, outside the workspace,
+# with the same lints. A toolchain without clippy gets it from rustup.
+if ! cargo clippy --version >/dev/null 2>&1; then
+    rustup component add clippy || {
+        echo "error: cargo clippy is missing and rustup could not add it (rustup component add clippy)" >&2
+        exit 2
+    }
+fi
+cargo clippy --workspace --all-targets --locked -- -D warnings
+(cd rayon-core && cargo clippy --all-targets --quiet -- -D warnings)
 
 echo "== cargo test --workspace"
 cargo test --workspace --locked

@@ -43,7 +43,6 @@
 //! * A stack overflow in a task is reported by magpie's guard-page handler, which names the
 //!   task's stack, before the process aborts (rayon's thread dies of the signal).
 
-#![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
 mod builder;

@@ -358,6 +358,7 @@ mod tests {
         for seed in 1..=200u64 {
             let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
             let cap = 1usize << (1 + seed % 4);
+            // SAFETY: a new, empty `Local`, owned by this one `Owner`.
             let mut o: Owner<u64, Local<u64>> = unsafe { Owner::new(Local::new(cap)) };
             let mut model = BTreeSet::new();
             let mut next = 0u64;
@@ -408,6 +409,7 @@ mod tests {
     #[test]
     fn wraps_around_the_counters() {
         // Start every counter near 2^32, so they wrap during the test.
+        // SAFETY: a new, empty `Local`, owned by this one `Owner`.
         let mut o: Owner<u32, Local<u32>> = unsafe { Owner::new(Local::new(4)) };
         let start = u32::MAX - 5;
         o.head = start;
@@ -436,6 +438,7 @@ mod tests {
 
     #[test]
     fn a_full_ring_hands_the_task_back_until_copies_finish() {
+        // SAFETY: a new, empty `Local`, owned by this one `Owner`.
         let mut o: Owner<u8, Local<u8>> = unsafe { Owner::new(Local::new(2)) };
         o.push(1).unwrap();
         o.push(2).unwrap();
@@ -461,6 +464,7 @@ mod tests {
     #[test]
     fn stress_with_thieves_on_threads() {
         for _ in 0..20 {
+            // SAFETY: a new, empty `Local`, owned by this one `Owner` (the thieves only steal).
             let o: Owner<u64, Arc<Local<u64>>> = unsafe { Owner::new(Arc::new(Local::new(64))) };
             let mem = o.memory().clone();
             let total = 20_000u64;

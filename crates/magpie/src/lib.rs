@@ -90,9 +90,8 @@
 
 #![warn(missing_docs)]
 // Every unsafe operation sits in its own `unsafe` block with the argument for it, also inside
-// an `unsafe fn` (whose contract is the caller's side of that argument).
-#![deny(unsafe_op_in_unsafe_fn)]
-#![warn(clippy::undocumented_unsafe_blocks)]
+// an `unsafe fn` (whose contract is the caller's side of that argument): the workspace's lints
+// deny both lapses (Cargo.toml, `[workspace.lints]`).
 // Under `--cfg loom` only the model-checked structures are built (for their loom tests); the
 // runtime that uses them is not, so they look unused there.
 #![cfg_attr(loom, allow(dead_code))]

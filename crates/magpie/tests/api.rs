@@ -196,9 +196,10 @@ fn a_pool_dropped_as_soon_as_another_pool_resumed_its_task() {
     for round in 0..200u64 {
         for migrate in [false, true] {
             let b = Pool::builder().workers(1);
-            // SAFETY: the closures below keep nothing on their stacks across the install that
-            // a move to another thread could break (no thread-locals, no `!Send` values).
             let b = if migrate {
+                // SAFETY: the closures below keep nothing on their stacks across the install
+                // that a move to another thread could break (no thread-locals, no `!Send`
+                // values).
                 unsafe { b.allow_migration(true) }
             } else {
                 b

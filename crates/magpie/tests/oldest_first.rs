@@ -118,13 +118,13 @@ fn thieves_are_handed_the_shallowest_pending_half_first() {
 fn mixed(d: u32, hits: &[AtomicUsize], at: usize) -> u64 {
     if d == 0 {
         hits[at].fetch_add(1, Ordering::Relaxed);
-        if at % 64 == 0 {
+        if at.is_multiple_of(64) {
             std::hint::black_box((0..2_000u64).sum::<u64>());
         }
         return at as u64;
     }
     let half = 1usize << (d - 1);
-    if d % 3 == 0 {
+    if d.is_multiple_of(3) {
         let left = AtomicU64::new(0);
         let right = magpie::scope(|s| {
             s.spawn(|_| {
