@@ -130,13 +130,88 @@ pub(crate) enum JobResult<R> {
     Panic(Panic),
 }
 
+/// A closure that runs once, on whichever worker takes its frame, and keeps its result (or its
+/// panic) for the frame's owner: the body of every job frame that someone waits on (a `join`
+/// half, an `install` from outside, a lent worker's call). Each frame adds its own signal (a
+/// latch, a lock latch, a flag) and its own trampoline, which calls [`run`](Self::run) and then
+/// signals.
+///
+/// The protocol: the owner makes it with the closure and publishes the frame; exactly one runner
+/// calls `run` (or the owner itself calls `run_inline`, having taken its item back before anyone
+/// else did); the owner reads the result with `take_result` only after the runner's signal.
+/// Until then only the runner touches the two cells, so they need no synchronisation of their
+/// own: the signal carries the happens-before.
+#[repr(C)]
+pub(crate) struct RunOnce<F, R> {
+    func: UnsafeCell<Option<F>>,
+    result: UnsafeCell<JobResult<R>>,
+}
+
+impl<F: FnOnce() -> R, R> RunOnce<F, R> {
+    pub(crate) fn new(f: F) -> Self {
+        RunOnce {
+            func: UnsafeCell::new(Some(f)),
+            result: UnsafeCell::new(JobResult::None),
+        }
+    }
+
+    /// Runs the closure as a task taken from a queue, catching a panic into the result. Settles
+    /// the running worker's deferred scope completions first (they may be what the closure
+    /// waits for) and its in-place joins after (the owner may read the stats once signalled).
+    ///
+    /// # Safety
+    /// Called once per frame, by the one runner, before the owner reads the result; the frame
+    /// stays alive until the runner signals.
+    pub(crate) unsafe fn run(&self) {
+        if let Some(wt) = crate::worker::current() {
+            wt.flush_finished();
+        }
+        // SAFETY: the caller's promise: the one run, so nobody else touches `func` or `result`
+        // until the signal, which comes after this returns.
+        let f = unsafe { (*self.func.get()).take() }.expect("a job run twice");
+        let r = match panic::catch_unwind(AssertUnwindSafe(f)) {
+            Ok(r) => JobResult::Ok(r),
+            Err(p) => JobResult::Panic(p),
+        };
+        // SAFETY: as above.
+        unsafe { *self.result.get() = r };
+        // The task may have moved to another worker: settle that one's in-place joins.
+        if let Some(wt) = crate::worker::current() {
+            wt.settle_credit();
+        }
+    }
+
+    /// Runs the closure on its owner, which took its own item back before anyone else did.
+    ///
+    /// # Safety
+    /// Nobody else has run, or will run, this frame.
+    #[inline(always)]
+    pub(crate) unsafe fn run_inline(&self) -> std::thread::Result<R> {
+        // SAFETY: the caller's promise: this is the one run.
+        let f = unsafe { (*self.func.get()).take() }.expect("a job run twice");
+        panic::catch_unwind(AssertUnwindSafe(f))
+    }
+
+    /// The result, once the runner has signalled.
+    ///
+    /// # Safety
+    /// The runner's signal has been observed (it happens after `run` wrote the result).
+    pub(crate) unsafe fn take_result(&self) -> std::thread::Result<R> {
+        // SAFETY: the caller's promise: the runner has finished writing and touches it no more.
+        match std::mem::replace(unsafe { &mut *self.result.get() }, JobResult::None) {
+            JobResult::Ok(r) => Ok(r),
+            JobResult::Panic(p) => Err(p),
+            JobResult::None => unreachable!("a job's result taken before it ran"),
+        }
+    }
+}
+
 /// One half of a `join`, in the joiner's stack frame.
 #[repr(C, align(8))]
 pub(crate) struct StackJob<F, R> {
     /// Tracing: the event that published it (first, see `JobRef::tag`).
     pub(crate) tag: Cell<Tag>,
-    func: UnsafeCell<Option<F>>,
-    result: UnsafeCell<JobResult<R>>,
+    once: RunOnce<F, R>,
     pub(crate) latch: Latch,
 }
 
@@ -149,8 +224,7 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     pub(crate) fn tagged(f: F, tag: Tag) -> Self {
         StackJob {
             tag: Cell::new(tag),
-            func: UnsafeCell::new(Some(f)),
-            result: UnsafeCell::new(JobResult::None),
+            once: RunOnce::new(f),
             latch: Latch::new(),
         }
     }
@@ -161,27 +235,15 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     }
 
     /// Entry point when the job runs away from its joiner (stolen, or run by a loop fiber).
+    ///
+    /// # Safety
+    /// `data` came from `as_job_ref`, and this is the job's one run.
     unsafe fn entry(data: *const ()) {
         // SAFETY: `data` came from `as_job_ref`, and the joiner keeps the frame alive until the
         // latch is set.
         let this = unsafe { &*(data as *const Self) };
-        if let Some(wt) = crate::worker::current() {
-            wt.flush_finished();
-        }
-        // SAFETY: the job runs once, so we are the only accessor of `func` and `result` until
-        // the latch is set; the joiner reads `result` only after.
-        let f = unsafe { (*this.func.get()).take() }.expect("join job run twice");
-        let r = match panic::catch_unwind(AssertUnwindSafe(f)) {
-            Ok(r) => JobResult::Ok(r),
-            Err(p) => JobResult::Panic(p),
-        };
-        // SAFETY: as above.
-        unsafe { *this.result.get() = r };
-        // The job may have moved to another worker: settle that one's in-place joins before the
-        // joiner can see the job finished.
-        if let Some(wt) = crate::worker::current() {
-            wt.settle_credit();
-        }
+        // SAFETY: the caller's promise: the one run; the latch is set only after it.
+        unsafe { this.once.run() };
         if let Some(w) = this.latch.set() {
             crate::fiber::make_ready(w);
         }
@@ -191,8 +253,7 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     #[inline(always)]
     pub(crate) fn run_inline(&self) -> std::thread::Result<R> {
         // SAFETY: the item was popped by the owner, so no other thread has or will run it.
-        let f = unsafe { (*self.func.get()).take() }.expect("join job run twice");
-        panic::catch_unwind(AssertUnwindSafe(f))
+        unsafe { self.once.run_inline() }
     }
 
     /// Takes the result once the latch is set. The job must not have moved since it was pushed
@@ -200,11 +261,7 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     pub(crate) fn take_result(&self) -> std::thread::Result<R> {
         debug_assert!(self.latch.probe());
         // SAFETY: the latch is set, so the job's runner has finished writing the result.
-        match std::mem::replace(unsafe { &mut *self.result.get() }, JobResult::None) {
-            JobResult::Ok(r) => Ok(r),
-            JobResult::Panic(p) => Err(p),
-            JobResult::None => unreachable!("join job result taken before it ran"),
-        }
+        unsafe { self.once.take_result() }
     }
 }
 
@@ -285,10 +342,14 @@ impl<F: FnOnce() + Send> HeapJob<F> {
             },
         }
     }
+    /// # Safety
+    /// `data` came from `into_job_ref` without a tag, and this is the job's one run.
     unsafe fn entry(data: *const ()) {
         // SAFETY: `data` came from `into_job_ref` without a tag; the job runs once.
         (unsafe { unboxed(data as *mut HeapJob<F>) }.f)()
     }
+    /// # Safety
+    /// `data` came from `into_job_ref` with a tag, and this is the job's one run.
     unsafe fn traced_entry(data: *const ()) {
         // SAFETY: `data` came from `into_job_ref` with a tag; the job runs once.
         (unsafe { unboxed(data as *mut TracedHeapJob<F>) }.f)()

@@ -2,15 +2,14 @@
 
 use crate::config::Config;
 use crate::error::Error;
-use crate::job::{JobRef, JobResult, StackJob, Work};
+use crate::job::{JobRef, RunOnce, StackJob, Work};
 use crate::latch::LockLatch;
 use crate::policy::{Policy, Thresholds};
 use crate::registry::{Registry, WorkerStart};
 use crate::stats::Stats;
 use crate::trace::record::Tag;
 use crate::worker;
-use std::cell::UnsafeCell;
-use std::panic::{self, AssertUnwindSafe};
+use std::panic;
 use std::sync::{Arc, OnceLock};
 
 /// Default bytes of stack per fiber (task stack). Stacks are mapped lazily: only touched pages
@@ -904,8 +903,7 @@ impl Pool {
                         .recorder
                         .as_ref()
                         .map_or(Tag::NONE, |r| r.next_root()),
-                    func: UnsafeCell::new(Some(op)),
-                    result: UnsafeCell::new(JobResult::None),
+                    once: RunOnce::new(op),
                     done: LockLatch::new(),
                 };
                 let it = Work::Task {
@@ -918,10 +916,10 @@ impl Pool {
                     None => self.registry.inject(it),
                 }
                 job.done.wait();
-                match job.result.into_inner() {
-                    JobResult::Ok(r) => r,
-                    JobResult::Panic(p) => panic::resume_unwind(p),
-                    JobResult::None => unreachable!("install job finished without a result"),
+                // SAFETY: `done` is set, after the job's one run.
+                match unsafe { job.once.take_result() } {
+                    Ok(r) => r,
+                    Err(p) => panic::resume_unwind(p),
                 }
             }
         }
@@ -994,8 +992,7 @@ impl Pool {
 struct BlockingJob<F, R> {
     /// Tracing: which install this is (first, see `JobRef::tag`).
     tag: Tag,
-    func: UnsafeCell<Option<F>>,
-    result: UnsafeCell<JobResult<R>>,
+    once: RunOnce<F, R>,
     done: LockLatch,
 }
 
@@ -1004,25 +1001,14 @@ impl<F: FnOnce() -> R + Send, R: Send> BlockingJob<F, R> {
         // SAFETY: the caller blocks until `done` is set, keeping `self` alive.
         unsafe { JobRef::new(self as *const Self as *const (), Self::entry) }
     }
+
+    /// # Safety
+    /// `data` came from `as_job_ref`, and this is the job's one run.
     unsafe fn entry(data: *const ()) {
         // SAFETY: `data` came from `as_job_ref`; the blocked caller keeps the job alive.
         let this = unsafe { &*(data as *const Self) };
-        if let Some(wt) = crate::worker::current() {
-            wt.flush_finished();
-        }
-        // SAFETY: run once, so we are the only accessor of `func` and `result`; the blocked
-        // caller reads `result` only after `done` is set.
-        let f = unsafe { (*this.func.get()).take() }.expect("install job run twice");
-        let r = match panic::catch_unwind(AssertUnwindSafe(f)) {
-            Ok(r) => JobResult::Ok(r),
-            Err(p) => JobResult::Panic(p),
-        };
-        // SAFETY: as above.
-        unsafe { *this.result.get() = r };
-        // Count this worker's in-place joins before the caller can read the stats.
-        if let Some(wt) = crate::worker::current() {
-            wt.settle_credit();
-        }
+        // SAFETY: the caller's promise: the one run; `done` is set only after it.
+        unsafe { this.once.run() };
         this.done.set();
     }
 }

@@ -806,6 +806,9 @@ impl<F: FnOnce() + Send> WfFrame<F> {
         // closure out and published the parent as a continuation.
         unsafe { JobRef::new(self as *const Self as *const (), Self::entry) }
     }
+    /// # Safety
+    /// `data` came from `as_job_ref`, and this is the frame's one run, on the child's fiber,
+    /// while the parent that holds the frame is suspended.
     unsafe fn entry(data: *const ()) {
         // SAFETY: the dispatcher runs this frame once, on the child's fiber, while the parent
         // (whose stack holds the frame) stays suspended.

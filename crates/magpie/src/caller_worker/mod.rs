@@ -40,12 +40,12 @@
 
 use crate::deque::Deque;
 use crate::error::Error;
-use crate::job::{JobRef, JobResult, Work};
+use crate::job::{JobRef, RunOnce, Work};
 use crate::registry::Registry;
 use crate::trace::record::Tag;
 use crate::worker::{self, WorkerThread};
-use std::cell::{Cell, RefCell, UnsafeCell};
-use std::panic::{self, AssertUnwindSafe};
+use std::cell::{Cell, RefCell};
+use std::panic;
 use std::sync::Arc;
 
 mod closing;
@@ -168,8 +168,7 @@ fn enter<R, OP: FnOnce() -> R>(l: &Lent, op: &mut Option<OP>) -> Option<R> {
     }
     let job = RootJob {
         tag: Tag::NONE,
-        func: UnsafeCell::new(op.take()),
-        result: UnsafeCell::new(JobResult::None),
+        once: RunOnce::new(op.take()?),
         done: &l.root_done,
     };
     l.root_done.set(false);
@@ -191,10 +190,11 @@ fn enter<R, OP: FnOnce() -> R>(l: &Lent, op: &mut Option<OP>) -> Option<R> {
     worker::dispatch(&l.wt, &l.suspended);
     worker::set_current(std::ptr::null());
     reg.lent.exit();
-    match job.result.into_inner() {
-        JobResult::Ok(r) => Some(r),
-        JobResult::Panic(p) => panic::resume_unwind(p),
-        JobResult::None => unreachable!("a lent worker left before its call ran"),
+    // SAFETY: the dispatcher returned, which `may_leave` allows only after the root job's one
+    // run has finished.
+    match unsafe { job.once.take_result() } {
+        Ok(r) => Some(r),
+        Err(p) => panic::resume_unwind(p),
     }
 }
 
@@ -249,8 +249,7 @@ pub(crate) fn close(registry: &Registry) {
 struct RootJob<'a, F, R> {
     /// First, as every job that may be asked for its tag (never read: tracing is refused).
     tag: Tag,
-    func: UnsafeCell<Option<F>>,
-    result: UnsafeCell<JobResult<R>>,
+    once: RunOnce<F, R>,
     done: &'a Cell<bool>,
 }
 
@@ -262,21 +261,9 @@ impl<F: FnOnce() -> R, R> RootJob<'_, F, R> {
         // SAFETY: the caller's promise; `enter` keeps the job alive until the dispatcher it
         // runs has returned, which is after this.
         let this = unsafe { &*(data as *const Self) };
-        if let Some(wt) = worker::current() {
-            wt.flush_finished();
-        }
-        // SAFETY: the one run: nobody else touches `func` or `result`; `enter` reads `result`
-        // only after the dispatcher has returned.
-        let f = unsafe { (*this.func.get()).take() }.expect("a root job run twice");
-        let r = match panic::catch_unwind(AssertUnwindSafe(f)) {
-            Ok(r) => JobResult::Ok(r),
-            Err(p) => JobResult::Panic(p),
-        };
-        // SAFETY: as above.
-        unsafe { *this.result.get() = r };
-        if let Some(wt) = worker::current() {
-            wt.settle_credit();
-        }
+        // SAFETY: the one run; `enter` reads the result only after the dispatcher has returned,
+        // which `done` allows only after this.
+        unsafe { this.once.run() };
         this.done.set(true);
     }
 }
