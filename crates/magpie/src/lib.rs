@@ -155,6 +155,7 @@ mod sleepers;
 #[cfg(loom)]
 #[path = "schedule/held.rs"]
 mod held;
+// And a schedule region's stall rule, for its model test.
 #[cfg(not(loom))]
 #[deprecated(
     since = "0.1.0",
@@ -169,6 +170,9 @@ pub mod iter;
 pub mod prelude;
 #[cfg(not(loom))]
 pub mod sort;
+#[cfg(loom)]
+#[path = "schedule/stall.rs"]
+mod stall;
 #[cfg(not(loom))]
 mod stats;
 #[cfg(not(loom))]

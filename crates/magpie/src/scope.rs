@@ -24,12 +24,12 @@ use crate::latch::CountLatch;
 use crate::policy::Policy;
 use crate::registry::Registry;
 use crate::schedule::region::Ticket;
+use crate::sync::atomic::{AtomicPtr, Ordering};
 use crate::trace::record::Tag;
 use crate::worker::{self, WorkerThread};
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// A `finish` scope; see [`scope`].
 pub struct Scope<'scope> {

@@ -15,10 +15,10 @@
 use crate::error::Error;
 use crate::job::{HeapJob, Work};
 use crate::registry::Registry;
+use crate::sync::atomic::{AtomicUsize, Ordering};
 use crate::trace::record::Tag;
 use crate::{worker, Builder, Pool};
 use std::any::Any;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// What a pool does with a panic of a [`spawn`]ed task.

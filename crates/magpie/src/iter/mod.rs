@@ -79,8 +79,8 @@ pub use split::{
     Pattern, Split, SplitMut, SplitTerminator, SplitWhitespace, StrFields, StrSplit,
 };
 
+use crate::sync::atomic::{AtomicBool, Ordering};
 use crate::worker;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The most base positions one worker runs between two looks at its wanted flag. Every chunk

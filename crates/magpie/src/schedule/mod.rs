@@ -83,6 +83,7 @@ mod file;
 pub(crate) mod held;
 mod iterate;
 pub(crate) mod region;
+mod stall;
 
 pub use file::{ScheduleError, FORMAT_VERSION, MAGIC};
 pub use iterate::{Iterate, Stage, Step};

@@ -71,20 +71,22 @@
 //! never miss a stall.)
 
 use super::held::Held;
+use super::stall::Stall;
 use super::{Cut, Schedule};
 use crate::deque::Item;
 use crate::fiber::FiberLocal;
 use crate::join::SyncMark;
 use crate::latch::CountLatch;
 use crate::registry::Registry;
+use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use crate::sync::CachePadded;
+use crate::sync::{lock, Mutex};
 use crate::trace::record::Tag;
 use crate::worker::current;
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 /// What the region does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,13 +144,6 @@ impl Trie {
     }
 }
 
-struct Stall {
-    idle: Vec<bool>,
-    count: usize,
-    /// Which workers have begun a round since the region began.
-    seen: Vec<bool>,
-}
-
 /// A region being recorded or followed.
 pub(crate) struct Region {
     pub(crate) mode: Mode,
@@ -159,20 +154,12 @@ pub(crate) struct Region {
     ranks: Vec<CachePadded<AtomicU32>>,
     cuts: Mutex<Vec<Cut>>,
     deviations: AtomicU64,
-    stall: Mutex<Stall>,
-    /// `stall.idle`, for its own worker to read without the lock (only that worker changes its
-    /// entry once the region is published).
-    idle_hint: Vec<CachePadded<AtomicBool>>,
-    /// `stall.seen`, likewise.
-    seen_hint: Vec<CachePadded<AtomicBool>>,
+    /// The stall rule (`stall.rs`), under `Ordered`.
+    stall: Stall,
     arrivals: AtomicU64,
     /// The region's tasks not yet finished, plus one for the region's body (see [`Ticket`]):
     /// the region ends only when it reaches zero.
     live: CountLatch,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Region {
@@ -204,19 +191,7 @@ impl Region {
             ranks: (0..workers).map(|_| CachePadded::default()).collect(),
             cuts: Mutex::new(Vec::new()),
             deviations: AtomicU64::new(0),
-            // Every worker but the root's starts idle: one asleep since before the region began
-            // registers nowhere until it is woken, and must not keep the check from firing.
-            stall: Mutex::new(Stall {
-                idle: (0..workers).map(|w| w != root).collect(),
-                count: workers - 1,
-                seen: (0..workers).map(|w| w == root).collect(),
-            }),
-            idle_hint: (0..workers)
-                .map(|w| CachePadded(AtomicBool::new(w != root)))
-                .collect(),
-            seen_hint: (0..workers)
-                .map(|w| CachePadded(AtomicBool::new(w == root)))
-                .collect(),
+            stall: Stall::new(workers, root),
             arrivals: AtomicU64::new(0),
             live: CountLatch::new(),
         }
@@ -285,61 +260,34 @@ impl Region {
     }
 
     /// `Ordered`: worker `me` found nothing to run. If every worker now has, and nothing is in
-    /// flight, force the lowest-ranked held item (see the module doc).
+    /// flight, force the lowest-ranked held item (see the module doc and `stall.rs`).
     pub(crate) fn idle_enter(&self, reg: &Registry, me: usize) {
-        let mut st = lock(&self.stall);
-        if !st.idle[me] {
-            st.idle[me] = true;
-            st.count += 1;
-            // Relaxed: read only by this worker (see the field).
-            self.idle_hint[me].store(true, Ordering::Relaxed);
-        }
-        if st.count < self.workers
-            || reg.injected.load(Ordering::SeqCst) > 0
-            || reg.inboxes.iter().any(|i| !i.is_empty())
-        {
-            return;
-        }
-        if st.seen.iter().any(|s| !s) {
-            // A worker counted idle since the region began may still be in a round it began
-            // before, holding an item it stole and is about to give back: no verdict until
-            // every worker has begun a round in the region (each comes back through here).
-            for (w, _) in st.seen.iter().enumerate().filter(|(_, s)| !**s) {
-                reg.wake_worker(w);
-            }
-            return;
-        }
-        let mut lowest: Option<((u32, u64), usize)> = None;
-        for (w, h) in self.held.iter().enumerate() {
-            match h.stalled() {
-                // That worker can run something: no stall.
-                Err(()) => return,
-                Ok(Some(k)) if lowest.is_none_or(|(l, _)| k < l) => lowest = Some((k, w)),
-                Ok(_) => {}
-            }
-        }
-        if let Some((_, w)) = lowest {
-            self.held[w].force();
-            self.deviations.fetch_add(1, Ordering::Relaxed);
-            reg.wake_worker(w);
-        }
+        self.stall.enter(
+            me,
+            || reg.injected.load(Ordering::SeqCst) > 0 || reg.inboxes.iter().any(|i| !i.is_empty()),
+            |w| reg.wake_worker(w),
+            || {
+                let mut lowest: Option<((u32, u64), usize)> = None;
+                for (w, h) in self.held.iter().enumerate() {
+                    match h.stalled() {
+                        // That worker can run something: no stall.
+                        Err(()) => return,
+                        Ok(Some(k)) if lowest.is_none_or(|(l, _)| k < l) => lowest = Some((k, w)),
+                        Ok(_) => {}
+                    }
+                }
+                if let Some((_, w)) = lowest {
+                    self.held[w].force();
+                    self.deviations.fetch_add(1, Ordering::Relaxed);
+                    reg.wake_worker(w);
+                }
+            },
+        );
     }
 
     /// `Ordered`: worker `me` looks for work again.
     pub(crate) fn idle_leave(&self, me: usize) {
-        // Relaxed: only this worker changes its own entries (see the fields).
-        if !self.idle_hint[me].load(Ordering::Relaxed) && self.seen_hint[me].load(Ordering::Relaxed)
-        {
-            return;
-        }
-        let mut st = lock(&self.stall);
-        st.seen[me] = true;
-        self.seen_hint[me].store(true, Ordering::Relaxed);
-        if st.idle[me] {
-            st.idle[me] = false;
-            st.count -= 1;
-        }
-        self.idle_hint[me].store(false, Ordering::Relaxed);
+        self.stall.leave(me);
     }
 
     fn taken(&self, root: usize) -> Schedule {

@@ -11,9 +11,9 @@
 
 use super::{EventId, Origin, Phase, PhaseId, Segment, Trace};
 use crate::policy::Policy;
+use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::sync::Mutex;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 /// `a`: 0 for no tag, `u64::MAX` for an install's root (then `b` is its ordinal), otherwise
