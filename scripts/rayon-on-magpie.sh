@@ -121,7 +121,7 @@ for w, rs in sorted(ratios.items()):
     print(f"geometric mean at {w} worker{'s' if w > 1 else ''}: {geomean(rs):.3f} over {len(rs)} kernels")
 if own:
     print()
-    print(f"magpie's own iterators (magpie::prelude) ÷ rayon's iterators, both on magpie's core ({profile} profile)")
+    print(f"magpie's own iterators (magpie-iter's prelude) ÷ rayon's iterators, both on magpie's core ({profile} profile)")
     print(f"{'program':<18}{'workers':>8}{'rayon iter s':>14}{'magpie iter s':>15}{'ratio':>8}")
     by_w = defaultdict(list)
     for (k, w), rounds in own.items():

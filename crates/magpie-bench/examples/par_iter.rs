@@ -1,5 +1,5 @@
-//! magpie's parallel iterators (`magpie::prelude`) against rayon's and the sequential iterator,
-//! on the same programs written once for both (the same source, `use magpie::prelude::*` or
+//! magpie's parallel iterators (`magpie_iter::prelude`) against rayon's and the sequential iterator,
+//! on the same programs written once for both (the same source, `use magpie_iter::prelude::*` or
 //! `use rayon::prelude::*`), at 1 and 2 workers: a fine-grained `map().sum()` over floats, a
 //! `filter().count()`, a `par_iter_mut().for_each()` update, an ordered `collect`, and
 //! `uneven`: 64 coarse items whose second half costs 20 times the first (a `map().sum()` whose
@@ -10,9 +10,6 @@
 //! of 256 up front) against its default lazy splitting.
 //!
 //! cargo run --release -p magpie-bench --example par_iter -- [N] [RUNS]   (defaults 10000000, 7)
-
-// magpie's own iterators are retired (docs/RAYON.md); the suite still measures them against rayon's.
-#![allow(deprecated)]
 
 use std::time::Instant;
 
@@ -57,13 +54,13 @@ fn coarse(i: u64) -> u64 {
     x % 1000
 }
 
-programs!(on_magpie, magpie);
+programs!(on_magpie, magpie_iter);
 programs!(on_rayon, rayon);
 
 /// The same programs on magpie with eager splitting (down to chunks up front), to measure lazy
 /// splitting against.
 mod on_magpie_eager {
-    use magpie::prelude::*;
+    use magpie_iter::prelude::*;
 
     pub fn sum(v: &[f64]) -> f64 {
         v.par_iter().map(|x| x * x + 1.0).split_eagerly().sum()

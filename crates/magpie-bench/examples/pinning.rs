@@ -13,9 +13,6 @@
 //!
 //! cargo run --release -p magpie-bench --example pinning -- [ROUNDS]   (default 300)
 
-// magpie's own iterators are retired (docs/RAYON.md); the suite still measures them against rayon's.
-#![allow(deprecated)]
-
 use std::time::Instant;
 
 fn work(i: usize) -> f64 {
@@ -62,7 +59,7 @@ fn main() {
             std::hint::black_box(serial());
             let t = Instant::now();
             let got: f64 = pool.install(|| {
-                use magpie::prelude::*;
+                use magpie_iter::prelude::*;
                 (0..n).into_par_iter().map(work).sum()
             });
             times[k].push(t.elapsed().as_secs_f64() * 1e6);

@@ -1,4 +1,4 @@
-//! Ordinary rayon programs, written once and compiled against both `magpie::prelude` and
+//! Ordinary rayon programs, written once and compiled against both `magpie_iter::prelude` and
 //! `rayon::prelude` (a macro instantiates the same source twice): a Mandelbrot image,
 //! `par_sort_unstable` and `par_sort_by_key` of millions of keys, an n-body step over
 //! `par_iter_mut().zip(..)`, a word count with `fold`/`reduce` into maps, a fine-grained

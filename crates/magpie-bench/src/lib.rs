@@ -9,7 +9,7 @@
 //! - Friendly Barriers: uts, jacobi, cilksort, barnes-hut, lud.
 //! - Lifflander's thesis: strassen, nbody, floyd-warshall, fdtd-2d, prefix-scan.
 //! - Ordinary rayon programs ([`programs`]): mandelbrot, par-sort-unstable, par-sort-by-key,
-//!   nbody-step, word-count, fine-sum, spmv — one source compiled against `magpie::prelude` and
+//!   nbody-step, word-count, fine-sum, spmv — one source compiled against `magpie_iter::prelude` and
 //!   `rayon::prelude`, the rayon build being their peer ([`Peer::RayonIter`]).
 //!
 //! The kernels from sor on are [`workload::Workload`]s: written once over [`fork::Fork`], so the

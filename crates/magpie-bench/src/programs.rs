@@ -1,4 +1,4 @@
-//! Ordinary rayon programs, written once and compiled against both `magpie::prelude`
+//! Ordinary rayon programs, written once and compiled against both `magpie_iter::prelude`
 //! ([`on_magpie`]) and `rayon::prelude` ([`on_rayon`]): a macro instantiates the same source
 //! twice, so magpie's parallel iterators and rayon's run exactly the same program. The serial
 //! twins ([`serial`]) are the same programs on std's sequential iterators (`iter()` for
@@ -20,9 +20,6 @@
 //! parallel versions group differently. The `rayon_programs` example times them at 1 and 2
 //! workers; `magpie bench` and `magpie suite` time them as kernels ([`crate::Kernel`]), with the
 //! rayon instantiation as their peer ([`crate::Peer::RayonIter`]).
-
-// magpie's own iterators are retired (docs/RAYON.md); the suite still measures them against rayon's.
-#![allow(deprecated)]
 
 use crate::harness::{self, abs_sum12, answered, sig12, sum12, Measured, RunError};
 use crate::workload::{cached, Runtime};
@@ -311,9 +308,9 @@ macro_rules! programs {
 }
 
 programs!(
-    /// The programs on `magpie::prelude` (run them inside a magpie pool's `install`).
+    /// The programs on `magpie_iter::prelude` (run them inside a magpie pool's `install`).
     on_magpie,
-    magpie
+    magpie_iter
 );
 programs!(
     /// The same source on `rayon::prelude` (run them inside a rayon pool's `install`).

@@ -95,8 +95,6 @@
 // Under `--cfg loom` only the model-checked structures are built (for their loom tests); the
 // runtime that uses them is not, so they look unused there.
 #![cfg_attr(loom, allow(dead_code))]
-// The test harness names every test of the retired `iter` module through its deprecated path.
-#![cfg_attr(test, allow(deprecated))]
 
 pub(crate) mod deque;
 pub(crate) mod inbox;
@@ -157,18 +155,6 @@ mod sleepers;
 mod held;
 // And a schedule region's stall rule, for its model test.
 #[cfg(not(loom))]
-#[deprecated(
-    since = "0.1.0",
-    note = "magpie's parallel iterators are retired in favour of rayon itself, which runs on magpie through rayon-core/ (docs/RAYON.md); the parallel sorts are in magpie::sort"
-)]
-pub mod iter;
-#[cfg(not(loom))]
-#[deprecated(
-    since = "0.1.0",
-    note = "magpie's parallel iterators are retired in favour of rayon itself, which runs on magpie through rayon-core/ (docs/RAYON.md); the parallel sorts are in magpie::sort"
-)]
-pub mod prelude;
-#[cfg(not(loom))]
 pub mod sort;
 #[cfg(loom)]
 #[path = "schedule/stall.rs"]
@@ -190,33 +176,6 @@ pub struct RayonMigrationPage;
 #[doc = include_str!("../../../README.md")]
 pub struct Readme;
 
-/// Parallel views of slices under rayon's module name (`rayon::slice::ParallelSliceMut`).
-#[cfg(not(loom))]
-#[deprecated(
-    since = "0.1.0",
-    note = "magpie's parallel iterators are retired in favour of rayon itself, which runs on magpie through rayon-core/ (docs/RAYON.md); the parallel sorts are in magpie::sort"
-)]
-#[allow(deprecated)]
-pub mod slice {
-    pub use crate::iter::{
-        Chunks, ChunksMut, Fields, FieldsMut, ParallelSlice, ParallelSliceMut, Split, SplitMut,
-        Windows,
-    };
-}
-
-/// Parallel iterators over strings, with rayon's names (`magpie::str` for `rayon::str`).
-#[cfg(not(loom))]
-#[deprecated(
-    since = "0.1.0",
-    note = "magpie's parallel iterators are retired in favour of rayon itself, which runs on magpie through rayon-core/ (docs/RAYON.md); the parallel sorts are in magpie::sort"
-)]
-#[allow(deprecated)]
-pub mod str {
-    pub use crate::iter::{
-        Bytes, CharIndices, Chars, Lines, OffsetCharIndices, ParallelString, Pattern,
-        SplitTerminator, SplitWhitespace, StrFields, StrSplit,
-    };
-}
 #[cfg(not(loom))]
 pub mod topology;
 #[cfg(not(loom))]
@@ -305,6 +264,24 @@ pub fn current_places() -> usize {
     worker::current()
         .and_then(|w| w.registry.places.as_ref().map(|p| p.count()))
         .unwrap_or(1)
+}
+
+/// Whether the caller runs on one of a pool's workers, inside a task. A thread lent to a pool
+/// (`Builder::use_current_thread`) is not, between its calls, though
+/// [`current_thread_index`] says `Some(0)` there.
+#[cfg(not(loom))]
+pub fn on_worker() -> bool {
+    worker::current().is_some()
+}
+
+/// Whether a thief has asked the calling worker for work since it last published some: a hint
+/// for code that splits its work lazily (split now, and the thief takes the other half; see the
+/// split deque's *wanted* flag in docs/DESIGN.md). Always `false` off a worker, and on a pool of
+/// one worker. One relaxed load.
+#[cfg(not(loom))]
+#[inline]
+pub fn work_wanted() -> bool {
+    worker::current().is_some_and(|wt| wt.deque.wanted())
 }
 
 /// The index of the worker running the caller, if the caller runs on a worker.

@@ -721,9 +721,7 @@ mod tests {
     }
 
     #[test]
-    #[allow(deprecated)] // the retired iterators make broadcasting tasks; any tasks would do
     fn broadcast_runs_once_on_every_worker_in_worker_order() {
-        use crate::prelude::*;
         use crate::Policy;
         for n in [1, 2, 3, 8] {
             for policy in [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive] {
@@ -750,11 +748,11 @@ mod tests {
                 };
                 // From outside the pool, and from tasks inside it while others are busy.
                 check(pool.broadcast(op));
-                let all: Vec<_> = pool.install(|| {
-                    (0..6)
-                        .into_par_iter()
-                        .map(|_| broadcast(op))
-                        .collect::<Vec<_>>()
+                let mut all = vec![Vec::new(); 6];
+                pool.scope(|s| {
+                    for slot in all.iter_mut() {
+                        s.spawn(move |_| *slot = broadcast(op));
+                    }
                 });
                 all.into_iter().for_each(check);
                 // A panic in one call reaches the caller; the pool lives on.

@@ -1,11 +1,6 @@
 //! `ThreadPoolBuilder::build_global` (its own test binary: a process has one global pool): the
-//! first call makes the global pool that `join`, `spawn` and the parallel iterators use outside
-//! any pool; a second is an error, as in rayon.
-
-// Uses the retired iterators inside pools (docs/RAYON.md); what it tests is the global pool.
-#![allow(deprecated)]
-
-use magpie::prelude::*;
+//! first call makes the global pool that `join`, `scope` and `spawn` use outside any pool; a
+//! second is an error, as in rayon.
 
 #[test]
 fn build_global_once_then_an_error() {
@@ -15,10 +10,12 @@ fn build_global_once_then_an_error() {
         .build_global()
         .unwrap();
     assert_eq!(magpie::current_num_threads(), 3);
-    let names: Vec<String> = (0..64)
-        .into_par_iter()
-        .map(|_| std::thread::current().name().unwrap_or("").to_string())
-        .collect();
+    let mut names = vec![String::new(); 64];
+    magpie::scope(|s| {
+        for n in names.iter_mut() {
+            s.spawn(move |_| *n = std::thread::current().name().unwrap_or("").to_string());
+        }
+    });
     assert!(names.iter().all(|n| n.starts_with("global-")), "{names:?}");
     let e = magpie::ThreadPoolBuilder::new().build_global().unwrap_err();
     assert!(e.to_string().contains("already been initialized"), "{e}");

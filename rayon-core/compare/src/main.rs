@@ -6,7 +6,7 @@
 //!
 //! KERNELS and WORKERS are comma-separated; SIZE is ci, default (the default) or paper. With
 //! `--with-magpie-iter`, each of the seven rayon programs also runs on magpie's own iterators
-//! (`magpie::prelude`, magpie's pool), printed as peer `magpie-iter`. Each
+//! (`magpie_iter::prelude`, magpie's pool), printed as peer `magpie-iter`. Each
 //! result is checked by the kernel's verifier on every run; a kernel that does not verify
 //! makes the exit status 1.
 

@@ -6,7 +6,7 @@
 #![allow(deprecated)]
 
 use crate::prelude::*;
-use crate::{Policy, Pool};
+use magpie::{Policy, Pool};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 fn pools() -> Vec<Pool> {
@@ -242,7 +242,7 @@ fn nested_parallel_iterators_and_outside_any_pool() {
     assert_eq!(got, want);
     let inside_scope: u64 = pool.install(|| {
         let mut out = 0;
-        crate::scope(|s| {
+        magpie::scope(|s| {
             s.spawn(|_| out = (0..1000u64).into_par_iter().filter(|x| x % 2 == 0).sum());
         });
         out

@@ -485,7 +485,7 @@ impl IndexedParallelIterator for Bytes<'_> {}
 /// standard library's method of the same name without `par_` yields, in the same order.
 ///
 /// ```
-/// use magpie::prelude::*;
+/// use magpie_iter::prelude::*;
 ///
 /// let text = "the quick\r\nbrown fox\n\njumps";
 /// let lines: Vec<&str> = text.par_lines().collect();

@@ -10,7 +10,7 @@ use std::mem::MaybeUninit;
 /// A collection a parallel iterator can be collected into.
 ///
 /// ```
-/// use magpie::prelude::*;
+/// use magpie_iter::prelude::*;
 /// use std::collections::{BTreeMap, HashSet};
 ///
 /// let words = ["fig", "pear", "fig", "plum"];

@@ -1,11 +1,8 @@
-//! `use magpie::prelude::*;` in place of `use rayon::prelude::*;`: the traits that give
+//! `use magpie_iter::prelude::*;` in place of `use rayon::prelude::*;`: the traits that give
 //! `par_iter()`, `par_iter_mut()`, `into_par_iter()`, `par_chunks(_mut)` and the parallel
 //! iterator methods.
 
-// Retired with `iter`, whose items it re-exports; users see the module's deprecation.
-#![allow(deprecated)]
-
-pub use crate::iter::{
+pub use crate::{
     FromParallelIterator, IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
     IntoParallelRefMutIterator, ParallelExtend, ParallelIterator, ParallelSlice, ParallelSliceMut,
     ParallelString,

@@ -357,7 +357,7 @@ impl<T: Send> IndexedParallelIterator for ChunksMut<'_, T> {}
 /// Parallel views of a slice (rayon's `ParallelSlice`).
 ///
 /// ```
-/// use magpie::prelude::*;
+/// use magpie_iter::prelude::*;
 ///
 /// let v = [1, 2, 0, 3, 4, 0, 5];
 /// let sums: Vec<i32> = v.par_chunks(3).map(|c| c.iter().sum()).collect();
@@ -409,7 +409,7 @@ impl<T: Sync> ParallelSlice<T> for [T] {
 /// Parallel views of a mutable slice (rayon's `ParallelSliceMut`).
 ///
 /// ```
-/// use magpie::prelude::*;
+/// use magpie_iter::prelude::*;
 ///
 /// let mut people = vec![("ann", 31), ("bob", 25), ("cid", 31), ("dee", 25)];
 /// people.par_sort_by_key(|p| p.1); // stable: ties keep their order
@@ -454,7 +454,7 @@ pub trait ParallelSliceMut<T: Send> {
     where
         F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
     {
-        crate::sort::par_sort_by(self.as_parallel_slice_mut(), cmp)
+        magpie::sort::par_sort_by(self.as_parallel_slice_mut(), cmp)
     }
 
     /// Sorts the slice by the key `f` gives, stably.
@@ -478,7 +478,7 @@ pub trait ParallelSliceMut<T: Send> {
     where
         F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
     {
-        crate::sort::par_sort_unstable_by(self.as_parallel_slice_mut(), cmp)
+        magpie::sort::par_sort_unstable_by(self.as_parallel_slice_mut(), cmp)
     }
 
     /// Sorts the slice by the key `f` gives (equal keys in any order).
@@ -586,7 +586,7 @@ gathered! {
 /// Adds a parallel iterator's items to a collection (rayon's `ParallelExtend`).
 ///
 /// ```
-/// use magpie::prelude::*;
+/// use magpie_iter::prelude::*;
 ///
 /// let mut v = vec![0];
 /// v.par_extend((1..4).into_par_iter().map(|x| x * 10));

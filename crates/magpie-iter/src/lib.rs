@@ -1,5 +1,11 @@
-//! Parallel iterators with rayon's names, on magpie's scheduler (first part: sources, the
-//! common adaptors and consumers; see `prelude`).
+//! magpie's own parallel iterators, **retired**: rayon itself runs on magpie's scheduler through
+//! magpie's `rayon-core/` (one `[patch.crates-io]` line, see docs/RAYON.md), and is what a
+//! program should use. This crate keeps them outside magpie's core because the benchmark suite
+//! still measures them against rayon's (docs/results/iterators.md, docs/results/rayon.md); the
+//! parallel sorts they called moved into magpie as `magpie::sort`.
+//!
+//! Parallel iterators with rayon's names, on magpie's scheduler (sources, the common adaptors
+//! and consumers; see `prelude`).
 //!
 //! # The model
 //!
@@ -15,8 +21,8 @@
 //!
 //! rayon splits a producer into pieces up front (adaptively, more when pieces are stolen).
 //! magpie knows when another worker wants work: a thief that finds a worker's published tasks
-//! gone raises that worker's *wanted* flag (the split deque's, see `deque.rs`). So a consumer
-//! runs like this (lazy binary splitting):
+//! gone raises that worker's *wanted* flag ([`magpie::work_wanted`]). So a consumer runs like
+//! this (lazy binary splitting):
 //!
 //! 1. Split eagerly in halves, with `join`, about log2(workers) times: enough to wake every
 //!    sleeping worker and give each a piece.
@@ -34,15 +40,13 @@
 //! (`collect` into a `Vec`) keep it, and the others need only an associative combination, as in
 //! rayon.
 //!
-//! Outside a pool, the consumers run on the global pool, as `join` does.
+//! Outside a pool, the consumers run in a scope of the pool `magpie::scope` would use (the
+//! global pool, or the pool the thread is lent to).
 //!
-//! # Switching from rayon
-//!
-//! A program written for rayon's everyday API compiles against magpie by naming it rayon:
+//! # Use
 //!
 //! ```
-//! use magpie as rayon;
-//! use rayon::prelude::*;
+//! use magpie_iter::prelude::*;
 //!
 //! let v: Vec<u64> = (0..1000).collect();
 //! let sum: u64 = v.par_iter().map(|x| x * x).sum();
@@ -50,12 +54,30 @@
 //! let mut words = vec!["pear", "apple", "fig"];
 //! words.par_sort();
 //! assert_eq!(words, ["apple", "fig", "pear"]);
-//! let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+//! let pool = magpie::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
 //! let n = pool.install(|| (0..100).into_par_iter().filter(|x| x % 3 == 0).count());
 //! assert_eq!(n, 34);
-//! let (a, b) = rayon::join(|| 1, || 2);
-//! assert_eq!(a + b, 3);
 //! ```
+
+#![warn(missing_docs)]
+
+pub mod prelude;
+
+/// Parallel views of slices under rayon's module name (`rayon::slice::ParallelSliceMut`).
+pub mod slice {
+    pub use crate::{
+        Chunks, ChunksMut, Fields, FieldsMut, ParallelSlice, ParallelSliceMut, Split, SplitMut,
+        Windows,
+    };
+}
+
+/// Parallel iterators over strings, with rayon's names (`magpie_iter::str` for `rayon::str`).
+pub mod str {
+    pub use crate::{
+        Bytes, CharIndices, Chars, Lines, OffsetCharIndices, ParallelString, Pattern,
+        SplitTerminator, SplitWhitespace, StrFields, StrSplit,
+    };
+}
 
 mod adaptors;
 mod consumers;
@@ -79,8 +101,7 @@ pub use split::{
     Pattern, Split, SplitMut, SplitTerminator, SplitWhitespace, StrFields, StrSplit,
 };
 
-use crate::sync::atomic::{AtomicBool, Ordering};
-use crate::worker;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The most base positions one worker runs between two looks at its wanted flag. Every chunk
@@ -100,7 +121,7 @@ const QUICK: Duration = Duration::from_micros(50);
 /// and adaptors implement; programs use the others, which have rayon's names and contracts.
 ///
 /// ```
-/// use magpie::prelude::*;
+/// use magpie_iter::prelude::*;
 ///
 /// let v: Vec<u32> = (1..=100).collect();
 /// assert_eq!(v.par_iter().filter(|&&x| x % 2 == 0).map(|&x| x * x).sum::<u32>(), 171_700);
@@ -645,7 +666,7 @@ impl TryUnit for Option<()> {
 /// A parallel iterator with exactly one item per base position (see the module doc).
 ///
 /// ```
-/// use magpie::prelude::*;
+/// use magpie_iter::prelude::*;
 ///
 /// let a = [10, 20, 30, 40];
 /// let b = vec![1, 2, 3, 4];
@@ -738,12 +759,15 @@ pub trait IndexedParallelIterator: ParallelIterator {
 
 /// Whether the worker running the caller has been asked for work by a thief.
 fn hungry() -> bool {
-    worker::current().is_some_and(|wt| wt.deque.wanted())
+    magpie::work_wanted()
 }
 
 /// Workers of the pool the caller runs on (1 outside a pool).
 fn workers() -> usize {
-    worker::current().map_or(1, |wt| wt.registry.config.workers)
+    match magpie::current_thread_index() {
+        Some(_) => magpie::current_num_threads(),
+        None => 1,
+    }
 }
 
 /// Runs `p` (see the module doc): each sequential piece through `piece`, the pieces' results
@@ -756,8 +780,9 @@ where
     F: Fn(P::Seq) -> A + Sync,
     C: Fn(A, A) -> A + Sync,
 {
-    if worker::current().is_none() {
-        return crate::pool::outside(|| drive(p, piece, combine, stop));
+    if !magpie::on_worker() {
+        // The pool `scope` would use: the global pool, or the one this thread is lent to.
+        return magpie::scope(|_| drive(p, piece, combine, stop));
     }
     let eager = match p.eager() {
         true => u32::MAX,
@@ -794,7 +819,7 @@ where
         // Eager splitting (`u32::MAX`) goes on down to chunks; the first log2(workers) levels
         // count down.
         let next = if eager == u32::MAX { eager } else { eager - 1 };
-        let (a, b) = crate::join(
+        let (a, b) = magpie::join(
             || run(l, next, piece, combine, stop),
             || run(r, next, piece, combine, stop),
         );
@@ -816,7 +841,7 @@ where
         }
         if n >= 2 * step.max(min) && hungry() {
             let (l, r) = p.split_at(n / 2);
-            let (a, b) = crate::join(
+            let (a, b) = magpie::join(
                 || run(l, 0, piece, combine, stop),
                 || run(r, 0, piece, combine, stop),
             );
