@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Runs magpie's whole test suite: clippy with warnings as errors; unit, integration, stress and
-# doc tests of every crate; magpie's rayon-core (its tests, rayon's and rayon-core's own suites
-# against it, a downstream rayon and ndarray crate on it); the suite's HTML report rendered in
-# headless Chromium (scripts/check-report.sh); the tests of the optional hwloc feature (when hwloc
-# can be installed); magpie-dist's MPI tests under mpirun (when Open MPI can be installed);
+# Runs magpie's whole test suite: clippy with warnings as errors; a reason for every atomic
+# ordering (scripts/check-orderings.sh); unit, integration, stress and doc tests of every crate;
+# magpie's rayon-core (its tests, rayon's and rayon-core's own suites against it, a downstream
+# rayon and ndarray crate on it); the suite's HTML report rendered in headless Chromium
+# (scripts/check-report.sh); the tests of the optional hwloc feature (when hwloc can be
+# installed); magpie-dist's MPI tests under mpirun (when Open MPI can be installed);
 # magpie-splice's unit tests under Miri (when rustup can install it); the runtime's tests under
 # ThreadSanitizer (scripts/tsan.sh; when rustup can install nightly's rust-src); then the loom
 # model tests of the concurrent structures (deque, latches, the join protocol, sleep/wake, the
 # inbox, DWS's sleeping workers, a schedule region's held queue and stall rule, a lent worker's
-# closing protocol; magpie-dist's split deque), which need the crates compiled with `--cfg loom` in a
-# target directory of their own.
+# closing protocol; magpie-dist's split deque), which need the crates compiled with `--cfg loom`
+# in a target directory of their own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,6 +38,9 @@ if ! cargo clippy --version >/dev/null 2>&1; then
 fi
 cargo clippy --workspace --all-targets --locked -- -D warnings
 (cd rayon-core && cargo clippy --all-targets --quiet -- -D warnings)
+
+echo "== every atomic ordering says why it is enough: scripts/check-orderings.sh"
+bash scripts/check-orderings.sh
 
 echo "== cargo test --workspace"
 cargo test --workspace --locked

@@ -28,6 +28,7 @@ pub fn new_counters() -> Vec<AtomicU32> {
 
 #[inline]
 fn task(counter: &AtomicU32) {
+    // Relaxed: a count only, read once the scope has returned (which orders it).
     counter.fetch_add(1, Ordering::Relaxed);
 }
 
@@ -135,11 +136,13 @@ pub fn answer(counts: impl IntoIterator<Item = u32>) -> String {
 
 /// [`answer`] on atomic counters.
 pub fn answer_atomic(counters: &[AtomicU32]) -> String {
+    // Relaxed: called after the run's scope returned, which orders every task's increment.
     answer(counters.iter().map(|c| c.load(Ordering::Relaxed)))
 }
 
 /// [`verify`] on atomic counters.
 pub fn verify_atomic(reps: u64, counters: &[AtomicU32]) -> Result<(), String> {
+    // Relaxed: as in `answer_atomic`.
     verify(reps, counters.iter().map(|c| c.load(Ordering::Relaxed)))
 }
 

@@ -97,6 +97,7 @@ pub fn serial(n: u64) -> u64 {
 
 fn visit<'s>(s: &magpie::Scope<'s>, b: Board, par_rows: u32, total: &'s AtomicU64) {
     if b.serial_below(par_rows) {
+        // Relaxed: a sum only, read once the scope has returned (which orders it).
         total.fetch_add(count_serial(b), Ordering::Relaxed);
         return;
     }
@@ -124,6 +125,7 @@ pub fn parallel_grain(n: u64, par_rows: u32) -> u64 {
 
 fn visit_rayon<'s>(s: &rayon::Scope<'s>, b: Board, par_rows: u32, total: &'s AtomicU64) {
     if b.serial_below(par_rows) {
+        // Relaxed: a sum only, read once the scope has returned (which orders it).
         total.fetch_add(count_serial(b), Ordering::Relaxed);
         return;
     }

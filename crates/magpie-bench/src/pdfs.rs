@@ -68,6 +68,7 @@ pub fn new_parents(t: Torus) -> Vec<AtomicU32> {
 /// The parallel search from [`ROOT`]. Call inside `Pool::install`, on a fresh parent array.
 pub fn parallel(t: Torus, parents: &[AtomicU32]) {
     assert_eq!(parents.len(), t.nodes());
+    // Relaxed: before the scope starts its tasks, which the spawn orders after this.
     parents[ROOT as usize].store(ROOT, Ordering::Relaxed);
     magpie::scope(|s| visit(s, t, parents, ROOT));
 }
@@ -75,7 +76,9 @@ pub fn parallel(t: Torus, parents: &[AtomicU32]) {
 fn visit<'s>(s: &Scope<'s>, t: Torus, parents: &'s [AtomicU32], v: u32) {
     for u in t.neighbours(v) {
         let p = &parents[u as usize];
-        // Test before the compare-and-swap: most neighbours are already claimed.
+        // Test before the compare-and-swap: most neighbours are already claimed. Relaxed: the
+        // claim's exchange decides who owns `u`, and nothing else is published through it (the
+        // task that claims it visits it; the array is read after the scope has returned).
         if p.load(Ordering::Relaxed) == NONE
             && p.compare_exchange(NONE, v, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
@@ -118,11 +121,13 @@ pub fn answer(parents: impl IntoIterator<Item = u32>) -> String {
 
 /// [`answer`] on the atomic parent array of [`parallel`].
 pub fn answer_atomic(parents: &[AtomicU32]) -> String {
+    // Relaxed: called after the search's scope returned, which orders every claim.
     answer(parents.iter().map(|p| p.load(Ordering::Relaxed)))
 }
 
 /// [`verify`] on the atomic parent array of [`parallel`].
 pub fn verify_atomic(t: Torus, parents: &[AtomicU32]) -> Result<(), String> {
+    // Relaxed: as in `answer_atomic`.
     check(t, parents.len(), |v| parents[v].load(Ordering::Relaxed))
 }
 

@@ -198,6 +198,7 @@ fn nqueens_rows(grain: Option<u64>) -> u32 {
 }
 
 fn counts_of(counters: &[AtomicU32]) -> Vec<u32> {
+    // Relaxed: read after the run has returned, which orders every task's increment.
     counters.iter().map(|c| c.load(Ordering::Relaxed)).collect()
 }
 

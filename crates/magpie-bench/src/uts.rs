@@ -559,11 +559,16 @@ impl Tally {
     #[inline]
     fn add(&self, thread: Option<usize>, height: u32, leaf: bool) {
         let s = &self.stripes[thread.unwrap_or(0) % STRIPES];
+        // Relaxed, all four: counts and a maximum, read by `total` after the search's scope
+        // has returned, which orders them; nothing else is published through them.
         s.nodes.fetch_add(1, Ordering::Relaxed);
         if leaf {
+            // Relaxed: as above.
             s.leaves.fetch_add(1, Ordering::Relaxed);
         }
+        // Relaxed: as above.
         if height > s.max_depth.load(Ordering::Relaxed) {
+            // Relaxed: as above.
             s.max_depth.fetch_max(height, Ordering::Relaxed);
         }
     }
@@ -571,6 +576,7 @@ impl Tally {
     /// Adds a task's counts.
     fn add_counts(&self, thread: Option<usize>, c: Counts) {
         let s = &self.stripes[thread.unwrap_or(0) % STRIPES];
+        // Relaxed, these three: as in `add`.
         s.nodes.fetch_add(c.nodes, Ordering::Relaxed);
         s.leaves.fetch_add(c.leaves, Ordering::Relaxed);
         s.max_depth.fetch_max(c.max_depth, Ordering::Relaxed);
@@ -580,6 +586,7 @@ impl Tally {
     fn total(&self) -> Counts {
         self.stripes.iter().fold(Counts::default(), |c, s| {
             c.merge(Counts {
+                // Relaxed, these three: the scope's return ordered every task's additions.
                 nodes: s.nodes.load(Ordering::Relaxed),
                 leaves: s.leaves.load(Ordering::Relaxed),
                 max_depth: s.max_depth.load(Ordering::Relaxed),

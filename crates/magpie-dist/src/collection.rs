@@ -756,6 +756,8 @@ pub mod local {
                 return;
             }
             while g.0 == gen {
+                // Acquire: pairs with the failing rank's AcqRel exchange (`Rank::drop`); only the
+                // rank number is read, so this only needs to see it eventually (every 20 ms).
                 let failed = self.failed.load(Ordering::Acquire);
                 if failed != NONE {
                     drop(g);
@@ -813,6 +815,8 @@ pub mod local {
             // A rank dropped while its thread panics has failed: the others stop instead of
             // waiting for it.
             if std::thread::panicking() {
+                // AcqRel/Acquire: the first failing rank's number wins and is what the others
+                // read (Acquire in `wait` and `failed`); a later failure leaves it.
                 let _ = self.shared.failed.compare_exchange(
                     NONE,
                     self.rank,
@@ -867,6 +871,7 @@ pub mod local {
             all
         }
         fn failed(&self) -> Option<String> {
+            // Acquire: pairs with the failing rank's exchange in `Rank::drop`.
             match self.shared.failed.load(Ordering::Acquire) {
                 NONE => None,
                 r => Some(format!("rank {r} failed")),

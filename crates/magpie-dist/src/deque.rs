@@ -145,17 +145,23 @@ unsafe impl<T: Copy> Memory<T> for Local<T> {
         self.slots.len() as u32
     }
     fn word(&self) -> u64 {
+        // Acquire, AcqRel, Release below: the orderings the `Memory` trait names, which the
+        // protocol in the module doc relies on (a claim's exchange orders the claimed slots'
+        // reads; `itail`'s Release publishes a thief's finished copies to the owner).
         self.word.load(Ordering::Acquire)
     }
     unsafe fn swap_word(&self, old: u64, new: u64) -> bool {
+        // AcqRel/Acquire: the trait's ordering for a claim (see `word`).
         self.word
             .compare_exchange(old, new, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
     }
     fn itail(&self) -> u32 {
+        // Acquire: pairs with `add_itail`'s Release (see `word`).
         self.itail.load(Ordering::Acquire)
     }
     unsafe fn add_itail(&self, n: u32) {
+        // Release: publishes the thief's finished copies (see `word`).
         self.itail.fetch_add(n, Ordering::Release);
     }
     unsafe fn write(&self, i: u32, t: T) {

@@ -184,6 +184,7 @@ unsafe impl<T: Copy> Memory<T> for Target<T> {
             // reads its own word at every push and pop; a one-sided operation on itself would
             // cost a call into MPI each time).
             let w = unsafe { &*(self.w.raw.base as *const std::sync::atomic::AtomicU64) };
+            // Acquire: as `Local::word` (the `Memory` trait's ordering for the word).
             return w.load(std::sync::atomic::Ordering::Acquire);
         }
         self.compare_and_swap(0, 0)

@@ -279,11 +279,13 @@ pub trait ParallelIterator: Sized + Send {
             self,
             &|it: Self::Seq| {
                 for x in it {
+                    // Relaxed: a hint to stop early; the result travels through the join.
                     if stop.load(Ordering::Relaxed) {
                         break;
                     }
                     let r = f(x);
                     if r.failed() {
+                        // Relaxed: as above.
                         stop.store(true, Ordering::Relaxed);
                         return r;
                     }
@@ -578,10 +580,12 @@ pub trait ParallelIterator: Sized + Send {
             self,
             &|it: Self::Seq| {
                 for x in it {
+                    // Relaxed: a hint to stop early; the result travels through the join.
                     if stop.load(Ordering::Relaxed) {
                         return false;
                     }
                     if pred(x) {
+                        // Relaxed: as above.
                         stop.store(true, Ordering::Relaxed);
                         return true;
                     }
@@ -612,10 +616,12 @@ pub trait ParallelIterator: Sized + Send {
             self,
             &|it: Self::Seq| {
                 for x in it {
+                    // Relaxed: a hint to stop early; the result travels through the join.
                     if stop.load(Ordering::Relaxed) {
                         return None;
                     }
                     if pred(&x) {
+                        // Relaxed: as above.
                         stop.store(true, Ordering::Relaxed);
                         return Some(x);
                     }
@@ -811,6 +817,7 @@ where
     F: Fn(P::Seq) -> A + Sync,
     C: Fn(A, A) -> A + Sync,
 {
+    // Relaxed: a hint to skip what is left; results travel through the joins.
     let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
     let (min, chunk) = (p.min_len().max(1), CHUNK.min(p.max_len()).max(1));
     let n = p.base_len();

@@ -168,6 +168,8 @@ impl Grids {
         let before = ws.partition_point(|&w| w < seq);
         let want = if before == 0 { 0 } else { ws[before - 1] + 1 };
         let last = &sh.last[buf][row];
+        // Acquire: pairs with the Release below of the step that wrote the row last, so a
+        // check that passes also sees that step's writes as done.
         let got = last.load(Ordering::Acquire);
         // A step may see its own earlier writes (an in-place update reads rows it wrote).
         let own = got == seq + 1 && ws.get(before) == Some(&seq);
@@ -185,6 +187,7 @@ impl Grids {
             );
         }
         if write {
+            // Release: pairs with the Acquire above in the next step's check.
             last.store(seq + 1, Ordering::Release);
         }
     }

@@ -711,6 +711,8 @@ impl<'w, P: Phase> Window<'w, P> {
         for (s, &p) in pos.iter().enumerate() {
             found.clear();
             self.predecessors(p, &mut found, &mut checks);
+            // Relaxed: built on this thread before any step runs; the counts reach the
+            // parallel run's tasks through the spawns that start them.
             preds[s].store(found.len() as u32, Ordering::Relaxed);
             for &q in &found {
                 succs[q as usize].push(s as u32);
@@ -723,6 +725,7 @@ impl<'w, P: Phase> Window<'w, P> {
 
     fn random(&mut self, mem: &P::Memory, outs: &mut [Option<P::Output>], seed: u64) {
         let (pos, succs, preds) = self.graph();
+        // Relaxed here and below: the random order runs on this one thread.
         let mut ready: Vec<u32> = (0..pos.len() as u32)
             .filter(|&s| preds[s as usize].load(Ordering::Relaxed) == 0)
             .collect();
@@ -735,6 +738,7 @@ impl<'w, P: Phase> Window<'w, P> {
             outs[s as usize] = Some(self.run(mem, pos[s as usize]));
             self.stats.steps += 1;
             for &t in &succs[s as usize] {
+                // Relaxed: this one thread (see `ready` above).
                 if preds[t as usize].fetch_sub(1, Ordering::Relaxed) == 1 {
                     ready.push(t);
                 }
@@ -747,6 +751,7 @@ impl<'w, P: Phase> Window<'w, P> {
         let n = pos.len();
         // The first steps, in spliced order (position, then phase), spawned in reverse so the
         // earliest is on top of the deque.
+        // Relaxed: read on this thread before any step is spawned.
         let mut first: Vec<u32> = (0..n as u32)
             .filter(|&s| preds[s as usize].load(Ordering::Relaxed) == 0)
             .collect();
@@ -793,8 +798,8 @@ impl<'g, P: Phase> Graph<'g, '_, P> {
         *self.slots[s as usize]
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = Some(out);
-        // AcqRel: the step's writes happen before a successor that sees the count reach 0.
         for &t in self.succs[s as usize].iter().rev() {
+            // AcqRel: the step's writes happen before a successor that sees the count reach 0.
             if self.preds[t as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
                 sc.spawn(move |sc| self.run_from(sc, t));
             }

@@ -26,18 +26,34 @@
 //!   `wanted` has a cache line of its own: the owner reads it on every spawn, and thieves write it
 //!   only to ask, never on the steals that write `top`.
 //!
-//! Memory orderings (each stated where used):
-//! * slot contents are published to thieves by `Release` stores of `split` (every store of it,
-//!   including the owner's public pop, which moves it down and back; loom found the relaxed
-//!   version) and acquired by the thief's `Acquire` load of `split`; slots are two `AtomicUsize` accessed `Relaxed`, so a thief
-//!   that reads a slot the owner is rewriting (ring wrap-around) reads a stale value, never a torn
-//!   one in the language's sense, and its CAS on `top` then fails and the value is discarded.
-//! * owner public-pop and thief steal follow Chase–Lev: the owner's store of `split` and the thief's
-//!   load of `top` are separated by `SeqCst` fences on both sides, so they cannot both take the last
-//!   item; the CAS on `top` decides a tie.
-//! * the buffer pointer is published with `Release` before any `split` store that exposes an index
-//!   written into it; old buffers are kept until the deque is dropped, so a thief holding a stale
-//!   pointer reads valid memory whose slot holds the right item for any index its CAS can win.
+//! Memory orderings (each stated where used; most uses point to these paragraphs by name):
+//! * **Publishing.** Slot contents are published to thieves by `Release` stores of `split`
+//!   (every store of it, including the owner's public pop, which moves it down and back; loom
+//!   found the relaxed version) and acquired by the thief's `Acquire` load of `split`. Slots are
+//!   two `AtomicUsize` accessed `Relaxed`: the owner writes its private part's slots, and reads
+//!   back its own writes, with no order needed until a `Release` store of `split` publishes
+//!   them; a thief that reads a slot the owner is rewriting (ring wrap-around) reads a stale
+//!   value, never a torn one in the language's sense, and its CAS on `top` then fails and the
+//!   value is discarded.
+//! * **The last item.** Owner public-pop and thief steal follow Chase–Lev: the owner's store of
+//!   `split` and the thief's load of `top` are separated by `SeqCst` fences on both sides, so
+//!   they cannot both take the last item; the CAS on `top` decides a tie. Every write of `top`
+//!   is such a `SeqCst` CAS (a steal, the owner's take of the last item, its batch hand-over);
+//!   a CAS that fails only tells its caller that it lost, so its failure ordering is `Relaxed`.
+//! * **Growth.** The buffer pointer is published with `Release` before any `split` store that
+//!   exposes an index written into it; old buffers are kept until the deque is dropped, so a
+//!   thief holding a stale pointer reads valid memory whose slot holds the right item for any
+//!   index its CAS can win.
+//! * **Hints.** `wanted` carries no data: thieves raise it and the owner reads and lowers it
+//!   `Relaxed`; a stale value only makes a release one push or poll late, or one too many. The
+//!   owner's reads of `top` outside the fenced part of `pop_public` are `Relaxed` too: `top`
+//!   only grows, so a stale value is smaller than the true one, which makes the capacity check
+//!   and the empty checks conservative and a release late by one push; what must be exact is
+//!   decided by a CAS on `top`. (Chase–Lev as published by Lê et al., and crossbeam, load `top`
+//!   `Acquire` in push, so that a thief's read of a slot happens before the owner rewrites that
+//!   slot after wrap-around; here that order rests on the slot's store depending on the load of
+//!   `top`, which processors keep but the language's memory model does not promise.) The
+//!   counter `fenced_pops` and the snapshot `public_len` are `Relaxed`: statistics, estimates.
 
 use crate::sync::atomic::{
     fence, AtomicBool, AtomicIsize, AtomicPtr, AtomicU64, AtomicUsize, Ordering,
@@ -93,11 +109,14 @@ impl Buffer {
     }
     fn write(&self, i: isize, it: Item) {
         let s = &self.slots[i as usize & self.mask];
+        // Relaxed: used by `grow` on a buffer not yet shared (module doc, "Growth").
         s[0].store(it.0, Ordering::Relaxed);
         s[1].store(it.1, Ordering::Relaxed);
     }
     fn read(&self, i: isize) -> Item {
         let s = &self.slots[i as usize & self.mask];
+        // Relaxed: a thief's read is ordered by its Acquire load of `split`; the owner reads its
+        // own writes (module doc, "Publishing").
         Item(s[0].load(Ordering::Relaxed), s[1].load(Ordering::Relaxed))
     }
 }
@@ -132,6 +151,8 @@ impl Drop for Inner {
         // SAFETY: `Inner` is dropped when the owner and every stealer are gone, so no thread can
         // hold a pointer into any buffer; each was created by `Buffer::alloc` and is freed once.
         unsafe {
+            // Relaxed: the last `Arc<Inner>` is going, so every other handle's accesses happen
+            // before this (the `Arc`'s own release and acquire).
             drop(Box::from_raw(self.owner.buffer.load(Ordering::Relaxed)));
             for b in crate::sync::lock(&self.retired).drain(..) {
                 drop(Box::from_raw(b as *mut Buffer));
@@ -247,6 +268,8 @@ impl Deque {
     /// The thieves' end index, read `Relaxed`: possibly stale (smaller), never larger than true.
     #[inline(always)]
     pub(crate) fn top(&self) -> isize {
+        // Relaxed: a stale value is smaller, which every use tolerates (module doc, "Hints",
+        // and its note on wrap-around).
         self.inner.thief.top.load(Ordering::Relaxed)
     }
 
@@ -258,6 +281,7 @@ impl Deque {
     /// Whether a thief found the public part empty and asked for work.
     #[inline(always)]
     pub(crate) fn wanted(&self) -> bool {
+        // Relaxed: a request carries no data (module doc, "Hints").
         self.inner.wanted.load(Ordering::Relaxed)
     }
 
@@ -284,9 +308,12 @@ impl Deque {
             self.grow(t, b);
         }
         let s = self.slot(b);
+        // Relaxed: a private slot, published later by a Release store of `split` (module doc,
+        // "Publishing").
         s[0].store(it.0, Ordering::Relaxed);
         s[1].store(it.1, Ordering::Relaxed);
         self.bottom.set(b + 1);
+        // Relaxed: `wanted` is a hint (module doc, "Hints").
         if (t >= self.split.get() || self.inner.wanted.load(Ordering::Relaxed)) && !self.solo {
             self.release();
             Pushed::Released
@@ -324,6 +351,7 @@ impl Deque {
         if priv_len <= 0 {
             return;
         }
+        // Relaxed: a hint (module doc, "Hints").
         let wanted = self.inner.wanted.load(Ordering::Relaxed);
         if wanted
             && self.batches
@@ -337,6 +365,7 @@ impl Deque {
         // Release: publishes the slots written by earlier pushes to thieves that acquire `split`.
         self.inner.owner.split.store(s + n, Ordering::Release);
         if wanted {
+            // Relaxed: lowering the hint publishes nothing (module doc, "Hints").
             self.inner.wanted.store(false, Ordering::Relaxed);
         }
     }
@@ -348,12 +377,15 @@ impl Deque {
     /// so nobody else can be moving `top`. The items left private keep their indices. Returns
     /// false (nothing done) if the public part is not empty.
     fn release_batch(&self, s: isize, k: usize) -> bool {
+        // Relaxed: `top <= split == s`, and a stale `top` is smaller: reading `s` means the
+        // public part is empty; anything else only gives up (module doc, "Hints").
         if self.inner.thief.top.load(Ordering::Relaxed) != s {
             return false;
         }
         let items: Box<[Item]> = (0..k as isize)
             .map(|i| {
                 let sl = self.slot(s + i);
+                // Relaxed: private slots, the owner's own writes (module doc, "Publishing").
                 Item(sl[0].load(Ordering::Relaxed), sl[1].load(Ordering::Relaxed))
             })
             .collect();
@@ -364,6 +396,7 @@ impl Deque {
             .inner
             .thief
             .top
+            // SeqCst, failure Relaxed: as every CAS of `top` (module doc, "The last item").
             .compare_exchange(s, last, Ordering::SeqCst, Ordering::Relaxed)
             .is_err()
         {
@@ -371,11 +404,13 @@ impl Deque {
         }
         let b = Item::batch(Box::into_raw(Box::new(items)));
         let sl = self.slot(last);
+        // Relaxed: published by the Release store of `split` below (module doc, "Publishing").
         sl[0].store(b.0, Ordering::Relaxed);
         sl[1].store(b.1, Ordering::Relaxed);
         self.split.set(last + 1);
         // Release: publishes the batch (its box and its slot) to thieves that acquire `split`.
         self.inner.owner.split.store(last + 1, Ordering::Release);
+        // Relaxed: lowering the hint publishes nothing (module doc, "Hints").
         self.inner.wanted.store(false, Ordering::Relaxed);
         true
     }
@@ -384,6 +419,7 @@ impl Deque {
     /// (pops). Returns whether anything was published.
     #[inline(always)]
     pub(crate) fn poll_wanted(&self) -> bool {
+        // Relaxed: a hint (module doc, "Hints").
         if self.inner.wanted.load(Ordering::Relaxed) && self.bottom.get() > self.split.get() {
             self.release();
             true
@@ -399,6 +435,7 @@ impl Deque {
         if b >= self.split.get() {
             self.bottom.set(b);
             let s = self.slot(b);
+            // Relaxed: a private slot, the owner's own write (module doc, "Publishing").
             return Some(Item(
                 s[0].load(Ordering::Relaxed),
                 s[1].load(Ordering::Relaxed),
@@ -416,6 +453,7 @@ impl Deque {
             return None;
         }
         let n = &self.inner.owner.fenced_pops;
+        // Relaxed: a statistic with one writer, this owner (module doc, "Hints").
         n.store(n.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         // Release, like every store of `split`: a thief that acquires any value of `split` must
         // see the slots below it (a Relaxed store here would start no release sequence).
@@ -426,6 +464,7 @@ impl Deque {
         // `steal` between its `top` load and `split` load (Dekker-style), so we and a thief cannot
         // both believe the last item is theirs without meeting at the CAS below.
         fence(Ordering::SeqCst);
+        // Relaxed: the fence above orders it, as in Chase–Lev (module doc, "The last item").
         let t = self.inner.thief.top.load(Ordering::Relaxed);
         if t < b {
             return Some(self.buf().read(b));
@@ -436,9 +475,11 @@ impl Deque {
                 .inner
                 .thief
                 .top
+                // SeqCst, failure Relaxed: as every CAS of `top` (module doc, "The last item").
                 .compare_exchange(t, t + 1, Ordering::SeqCst, Ordering::Relaxed)
                 .is_ok();
-        // The deque is empty now either way: top == split == bottom == b + 1.
+        // The deque is empty now either way: top == split == bottom == b + 1. Release, like
+        // every store of `split` (module doc, "Publishing").
         self.inner.owner.split.store(b + 1, Ordering::Release);
         self.split.set(b + 1);
         self.bottom.set(b + 1);
@@ -454,6 +495,8 @@ impl Stealer {
     /// Tries to take the oldest public item. Never blocks, never waits for the owner.
     pub(crate) fn steal(&self) -> Steal {
         let i = &self.inner;
+        // Acquire: pairs with the release half of the CAS that last moved `top`, so the `split`
+        // read below is no older than the one that CAS was made against (as in Chase–Lev).
         let t = i.thief.top.load(Ordering::Acquire);
         // SeqCst fence: pairs with the owner's fence in `pop_public` (see there).
         fence(Ordering::SeqCst);
@@ -461,6 +504,7 @@ impl Stealer {
         let s = i.owner.split.load(Ordering::Acquire);
         if t >= s {
             // Ask once: read first so a waiting thief does not keep invalidating the owner's line.
+            // Relaxed: a request carries no data (module doc, "Hints").
             if !i.wanted.load(Ordering::Relaxed) {
                 i.wanted.store(true, Ordering::Relaxed);
             }
@@ -473,6 +517,8 @@ impl Stealer {
         match i
             .thief
             .top
+            // SeqCst: decides the race for the item; failure Relaxed: a lost race returns Retry
+            // (module doc, "The last item").
             .compare_exchange(t, t + 1, Ordering::SeqCst, Ordering::Relaxed)
         {
             Ok(_) => Steal::Success(it),
@@ -482,12 +528,14 @@ impl Stealer {
 
     /// Pops of the owner that took an item back from the public part (and paid a fence).
     pub(crate) fn fenced_pops(&self) -> u64 {
+        // Relaxed: a statistic (module doc, "Hints").
         self.inner.owner.fenced_pops.load(Ordering::Relaxed)
     }
 
     /// Items in the public part now (a snapshot: thieves and the owner may be taking some).
     pub(crate) fn public_len(&self) -> usize {
         let i = &self.inner;
+        // Relaxed: a snapshot, an estimate for the DWS coordinator (module doc, "Hints").
         let t = i.thief.top.load(Ordering::Relaxed);
         (i.owner.split.load(Ordering::Relaxed) - t).max(0) as usize
     }
@@ -495,6 +543,8 @@ impl Stealer {
     /// Whether the public part looks non-empty (a hint for the sleep protocol's re-check).
     pub(crate) fn has_public(&self) -> bool {
         let i = &self.inner;
+        // SeqCst: read only by the sleep re-check, after the sleeper's fence, which pairs with
+        // the producer's fence after its Release store of `split` (sleep.rs module doc).
         i.thief.top.load(Ordering::SeqCst) < i.owner.split.load(Ordering::SeqCst)
     }
 }

@@ -69,6 +69,8 @@ impl Inbox {
 
     /// Whether nothing waits here; `SeqCst` for the sleep protocol's re-check.
     pub(crate) fn is_empty(&self) -> bool {
+        // SeqCst: the sleep re-check's read, after the owner's fence (module doc, "Orderings");
+        // other callers (the DWS coordinator, a region's stall check) need only a recent value.
         self.len.load(Ordering::SeqCst) == 0
     }
 }

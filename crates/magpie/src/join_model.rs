@@ -43,6 +43,7 @@ impl Frame {
     }
     /// The half's body, run by whoever took it.
     pub(crate) fn run(&self) {
+        // Relaxed: a count of runs, read after the threads are joined.
         self.ran.fetch_add(1, Ordering::Relaxed);
         self.result.with_mut(|r| unsafe { *r = 42 });
     }
@@ -51,6 +52,7 @@ impl Frame {
     pub(crate) fn finish_stolen(&self) {
         if let Some(w) = self.latch.set() {
             assert_eq!(w, WAITER);
+            // Release: the model's `make_ready`; pairs with the Acquire spin in `wait`.
             self.woken.store(true, Ordering::Release);
         }
     }
@@ -58,6 +60,8 @@ impl Frame {
     /// thief is done (or find it done already), then read the result.
     pub(crate) fn wait(&self) -> u64 {
         if !self.latch.probe() && self.latch.register(WAITER) {
+            // Acquire: pairs with the Release store in `finish_stolen`, as a resumed fiber
+            // is ordered after its `make_ready`.
             while !self.woken.load(Ordering::Acquire) {
                 thread::yield_now();
             }
@@ -119,6 +123,7 @@ fn thief_races_the_joiners_return_for_a_public_half() {
         let r = sync(&d, &f, mark);
         th.join().unwrap();
         assert_eq!(r, 42);
+        // Relaxed: the thief was joined, so any bump of its happened before.
         assert_eq!(f.ran.load(Ordering::Relaxed), 1);
     });
 }
@@ -140,6 +145,7 @@ fn a_private_half_is_released_only_on_request() {
         let r = sync(&d, &f, mark);
         th.join().unwrap();
         assert_eq!(r, 42);
+        // Relaxed: the thief was joined, so any bump of its happened before.
         assert_eq!(f.ran.load(Ordering::Relaxed), 1);
     });
 }
@@ -166,6 +172,7 @@ fn a_half_promoted_on_request_races_the_owners_return() {
         };
         th.join().unwrap();
         assert_eq!(r, 42);
+        // Relaxed: the thief was joined, so any bump of its happened before.
         assert_eq!(f.ran.load(Ordering::Relaxed), 1);
     });
 }

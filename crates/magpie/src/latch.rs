@@ -32,6 +32,7 @@ impl Latch {
     /// Whether the latch is set. Acquire: everything the setter did before `set` is visible.
     #[inline]
     pub(crate) fn probe(&self) -> bool {
+        // Acquire: pairs with the Release half of `set`'s swap.
         self.state.load(Ordering::Acquire) == SET
     }
 
@@ -51,6 +52,10 @@ impl Latch {
     pub(crate) fn register(&self, waiter: usize) -> bool {
         debug_assert!(waiter > SET && waiter.is_multiple_of(2));
         self.state
+            // AcqRel: the Release half publishes the suspended waiter to the setter, whose swap
+            // acquires it (the success's Acquire half reads UNSET and takes nothing). Failure
+            // Acquire: the latch was set first and the caller resumes the waiter itself, so it
+            // must see the setter's writes, as after `probe`.
             .compare_exchange(UNSET, waiter, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
     }

@@ -4,6 +4,18 @@
 //! looks there after the deques of its own place. CAB's squads are places whose mailboxes are
 //! inter-socket task pools, served one task at a time by each squad's head worker
 //! (`Scope::inter_spawn`).
+//!
+//! **Counts and flags.** `mail` counts the items in all mailboxes, a hint like the registry's
+//! `injected`: a sender pushes under the mailbox's lock, then raises the count `SeqCst` and wakes
+//! sleepers (the publication of the sleep protocol, `sleep.rs`), and a sleeper's re-check reads
+//! it `SeqCst` after its fence. The lock orders the items themselves, so a taker's first look is
+//! `Relaxed` (a stale zero is looked at again on its next round, and by the sleep re-check), and
+//! its decrement, under the lock, publishes nothing. `busy` carries no data either: a squad's
+//! head sets it when it takes an inter-socket task, and whoever ends that task clears it; every
+//! access is `SeqCst` because the head's sleep re-check reads it, but no fence and wake follow
+//! the clearing store, so a head asleep while its squad was busy learns that it is free only
+//! when something else wakes it (normally the head itself ran the task, and clears the flag
+//! before it looks at its pool again).
 
 use crate::deque::Item;
 use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -73,6 +85,7 @@ impl Places {
 
     /// CAB: squad `p` finished its inter-socket task.
     pub(crate) fn set_idle(&self, p: usize) {
+        // SeqCst: as every access to `busy` (module doc, "Counts and flags").
         self.busy[p].store(false, Ordering::SeqCst);
     }
 
@@ -81,16 +94,21 @@ impl Places {
     /// random one on; with hints, only from a busy squad's), and marks its squad busy.
     pub(crate) fn take_inter(&self, me: usize, start: usize) -> Option<Item> {
         let p = self.of_worker[me];
+        // SeqCst: as every access to `busy` (module doc, "Counts and flags"); a stale `true`
+        // only makes the head wait a round.
         if self.workers[p][0] != me || self.busy[p].load(Ordering::SeqCst) {
             return None;
         }
         let n = self.count();
         for k in 0..n {
             let q = if k == 0 { p } else { (p + start + k) % n };
+            // SeqCst: as every access to `busy`; here only a hint (a stale value picks another
+            // pool or skips this one for a round).
             if k > 0 && (q == p || (self.hints && !self.busy[q].load(Ordering::SeqCst))) {
                 continue;
             }
             if let Some(it) = self.take(q) {
+                // SeqCst: as every access to `busy` (module doc, "Counts and flags").
                 self.busy[p].store(true, Ordering::SeqCst);
                 return Some(it);
             }
@@ -105,21 +123,28 @@ impl Places {
     /// Sends `it` to place `p`'s mailbox.
     pub(crate) fn send(&self, p: usize, it: Item) {
         crate::sync::lock(&self.mailboxes[p]).push_back(it);
+        // SeqCst: the sleep protocol's publication (module doc, "Counts and flags"); the caller
+        // wakes sleepers next.
         self.mail.fetch_add(1, Ordering::SeqCst);
     }
 
     pub(crate) fn take(&self, p: usize) -> Option<Item> {
+        // Relaxed: a hint; the lock orders the items (module doc, "Counts and flags").
         if self.mail.load(Ordering::Relaxed) == 0 {
             return None;
         }
         let it = crate::sync::lock(&self.mailboxes[p]).pop_front();
         if it.is_some() {
+            // SeqCst: as the increment; the decrement publishes nothing (module doc, "Counts and
+            // flags").
             self.mail.fetch_sub(1, Ordering::SeqCst);
         }
         it
     }
 
     pub(crate) fn has_mail(&self, p: usize) -> bool {
+        // SeqCst: the sleep re-check's read, after the sleeper's fence (module doc, "Counts and
+        // flags"); the lock then shows the items themselves.
         self.mail.load(Ordering::SeqCst) > 0 && !crate::sync::lock(&self.mailboxes[p]).is_empty()
     }
 }

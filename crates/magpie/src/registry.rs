@@ -207,6 +207,8 @@ impl Registry {
     /// Stops the workers and waits for them. Called when the pool is dropped, after every
     /// `install` returned, so there is no work left.
     pub(crate) fn shutdown(&self) {
+        // SeqCst: the flag is what the sleepers' re-checks look for, published before
+        // `notify_all`'s fence (sleep.rs module doc); the flag carries no data.
         self.terminate.store(true, Ordering::SeqCst);
         self.sleep.notify_all();
         if let Some(s) = &self.sharing {
@@ -223,17 +225,23 @@ impl Registry {
     /// fiber of this pool made ready by a thread that is not one of its workers.
     pub(crate) fn inject(&self, it: Item) {
         crate::sync::lock(&self.injector).push_back(it);
+        // SeqCst: the sleep protocol's publication, before `wake`'s fence (sleep.rs module doc);
+        // the lock orders the item itself.
         self.injected.fetch_add(1, Ordering::SeqCst);
         self.wake();
     }
 
     pub(crate) fn take_injected(&self) -> Option<Item> {
+        // Relaxed: a hint; the lock orders the items, and a stale zero is looked at again on the
+        // next round (and by the sleep re-check, which reads it SeqCst).
         if self.injected.load(Ordering::Relaxed) == 0 {
             return None;
         }
         let mut q = crate::sync::lock(&self.injector);
         let it = q.pop_front();
         if it.is_some() {
+            // SeqCst: as the increment; the decrement publishes nothing (the lock orders the
+            // items), so no more is needed.
             self.injected.fetch_sub(1, Ordering::SeqCst);
         }
         it
@@ -249,6 +257,9 @@ impl Registry {
     /// deque or mailbox it may take from (with places and no cross-place stealing, only its own
     /// place's; under a strict schedule constraint, none: it does not steal).
     pub(crate) fn has_visible_work(&self, me: usize) -> bool {
+        // SeqCst: the sleep protocol's re-check (sleep.rs module doc), the only caller: these
+        // loads, and those of the helpers below, come after the sleeper's fence and see what a
+        // producer published before its own.
         if self.terminate.load(Ordering::SeqCst)
             || self.injected.load(Ordering::SeqCst) > 0
             || self.has_delivered(me)
@@ -263,6 +274,7 @@ impl Registry {
                 let p = pl.of_worker[me];
                 pl.workers[p].iter().any(|&w| self.stealers[w].has_public())
                     || (pl.workers[p][0] == me
+                        // SeqCst: as every access to `busy` (places.rs, "Counts and flags").
                         && !pl.busy[p].load(Ordering::SeqCst)
                         && (0..pl.count()).any(|q| pl.has_mail(q)))
             }
@@ -284,8 +296,10 @@ impl Registry {
         let mail = self
             .places
             .as_ref()
+            // Relaxed: an estimate for the DWS coordinator, read once a period; no data.
             .map_or(0, |p| p.mail.load(Ordering::Relaxed));
         self.stealers.iter().map(|s| s.public_len()).sum::<usize>()
+            // Relaxed: as `mail` above.
             + self.injected.load(Ordering::Relaxed)
             + mail
     }

@@ -725,6 +725,9 @@ impl<'scope> Scope<'scope> {
         let b = Box::into_raw(Box::new(p));
         if self
             .panic
+            // AcqRel: the Release half publishes the boxed panic to `take_panic`'s swap (the
+            // scope's count orders them too). Failure Acquire: more than needed, as the loser
+            // only frees its own box, which was never published.
             .compare_exchange(std::ptr::null_mut(), b, Ordering::AcqRel, Ordering::Acquire)
             .is_err()
         {
@@ -746,6 +749,8 @@ impl<'scope> Scope<'scope> {
     }
 
     fn take_panic(&self) -> Option<Panic> {
+        // AcqRel: the Acquire half pairs with `record_panic`'s Release, so the box is seen
+        // whole; the Release half publishes nothing (only the scope's owner stores null).
         let p = self.panic.swap(std::ptr::null_mut(), Ordering::AcqRel);
         // SAFETY: a non-null pointer was leaked by `record_panic` and is taken once.
         (!p.is_null()).then(|| *unsafe { Box::from_raw(p) })

@@ -72,7 +72,8 @@ impl Sleep {
     ) -> bool {
         let slot = &self.slots[w];
         let mut g = crate::sync::lock(&slot.lock);
-        // SeqCst: the announcement is one side of the handshake (see the module doc).
+        // SeqCst: the announcement (flag and count) is one side of the handshake (see the
+        // module doc); these two lines.
         slot.asleep.store(true, Ordering::SeqCst);
         self.sleepers.fetch_add(1, Ordering::SeqCst);
         // SeqCst fence: orders the announcement before the re-check, whatever orderings the
@@ -93,6 +94,8 @@ impl Sleep {
             }
             true
         };
+        // SeqCst: as every write of the count; the decrement publishes nothing (a producer
+        // that still counts this worker only finds its flag clear).
         self.sleepers.fetch_sub(1, Ordering::SeqCst);
         drop(g);
         slept
@@ -148,6 +151,8 @@ impl Sleep {
 
     /// Wakes everyone (shutdown; work only some workers may take, with places).
     pub(crate) fn notify_all(&self) {
+        // SeqCst fence: as in `notify_one`, between the publication (the shutdown flag, or
+        // work for one place) and the reads of the flags.
         fence(Ordering::SeqCst);
         for w in 0..self.slots.len() {
             self.wake(w);

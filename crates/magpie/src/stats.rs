@@ -138,15 +138,19 @@ impl Counter {
     #[inline]
     pub(crate) fn add(&self, n: u64) {
         self.0
+            // Relaxed: a statistic with one writer (its worker), so a plain load and store
+            // lose nothing; readers take a snapshot (`Pool::stats`) that orders nothing.
             .store(self.0.load(Ordering::Relaxed) + n, Ordering::Relaxed)
     }
     #[inline]
     pub(crate) fn max(&self, v: u64) {
+        // Relaxed: as in `add`.
         if v > self.0.load(Ordering::Relaxed) {
             self.0.store(v, Ordering::Relaxed)
         }
     }
     pub(crate) fn get(&self) -> u64 {
+        // Relaxed: a snapshot of a statistic (see `add`).
         self.0.load(Ordering::Relaxed)
     }
 }
@@ -180,9 +184,11 @@ pub(crate) struct WorkerStats {
 
 impl WorkerStats {
     pub(crate) fn stolen_from(&self) -> u64 {
+        // Relaxed: a snapshot of a statistic.
         self.stolen_from.load(Ordering::Relaxed)
     }
     pub(crate) fn note_stolen(&self) {
+        // Relaxed: a statistic; an RMW, as several thieves bump it, and it orders nothing.
         self.stolen_from.fetch_add(1, Ordering::Relaxed);
     }
     pub(crate) fn add_to(&self, s: &mut Stats) {

@@ -102,6 +102,8 @@ impl WorkerThread {
                     if self.promotes {
                         // Oldest-first hand-over: where the victim learned work lies holds for
                         // the computation its work came from (`promote.rs`, "Spawns").
+                        // Relaxed: a hint with no data (see `set_shallow_spawns`); a stale level
+                        // only means an older lesson.
                         let lesson = reg.lessons[v].load(Ordering::Relaxed);
                         if lesson > self.shallow_spawns.get() {
                             self.set_shallow_spawns(lesson);

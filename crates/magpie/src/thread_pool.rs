@@ -44,12 +44,15 @@ pub(crate) struct Spawns {
 impl Spawns {
     /// Spawned tasks queued or running.
     pub(crate) fn outstanding(&self) -> usize {
+        // Acquire: pairs with the tasks' decrements, so a caller that reads 0 sees their effects.
         self.outstanding.load(Ordering::Acquire)
     }
 
     /// Waits until every spawned task has finished (called when the pool is dropped, from
     /// outside its workers: the workers run the tasks meanwhile).
     pub(crate) fn wait_all(&self) {
+        // Acquire: as in `outstanding`: the pool's drop, once this reads 0, sees every task's
+        // effects.
         while self.outstanding.load(Ordering::Acquire) != 0 {
             std::thread::sleep(std::time::Duration::from_micros(200));
         }
@@ -63,6 +66,9 @@ fn spawn_on(reg: &Arc<Registry>, f: impl FnOnce() + Send + 'static) {
 
 /// Queues `f` on `reg`'s pool, for worker `to` only if given (through its inbox).
 fn spawn_to(reg: &Arc<Registry>, to: Option<usize>, f: impl FnOnce() + Send + 'static) {
+    // AcqRel (Relaxed would do): the increment comes before the task is queued, so the task's
+    // decrement follows it in the count's order, and no reader ordered after this spawn reads
+    // 0 before that decrement; the Acquire loads pair with the decrements, not with this.
     reg.spawns.outstanding.fetch_add(1, Ordering::AcqRel);
     let r = reg.clone();
     let task = move || {

@@ -479,6 +479,7 @@ impl WorkerThread {
 
     /// Whether a work-first scope spawn may take one more fiber.
     pub(crate) fn fiber_limit_reached(&self) -> bool {
+        // Relaxed: a soft limit; a stale count only misses the fibers made or freed meanwhile.
         self.registry.live_fibers.load(Ordering::Relaxed) >= self.registry.config.max_fibers
     }
 

@@ -93,6 +93,7 @@ pub fn run(a: CorunChildArgs) -> Result<(), Failure> {
                     break;
                 }
             }
+            // Release: a flag only, read with Acquire below; it carries no data.
             closed.store(true, Ordering::Release);
         });
     }
@@ -106,6 +107,7 @@ pub fn run(a: CorunChildArgs) -> Result<(), Failure> {
             end_ms,
             seconds,
         })?;
+        // Acquire: pairs with the reader thread's Release above.
         if a.max_runs == Some(run) || closed.load(Ordering::Acquire) {
             break;
         }

@@ -33,7 +33,7 @@ impl LentState {
     /// The entering thread's half: `true` if it may enter (it must call [`exit`](Self::exit)
     /// when back out), `false` if the pool is closing.
     pub(crate) fn try_enter(&self) -> bool {
-        // Store, fence, load: the protocol's half (module doc).
+        // SeqCst store, SeqCst fence, SeqCst load: the protocol's half (module doc).
         self.inside.store(true, Ordering::SeqCst);
         fence(Ordering::SeqCst);
         if self.closing.load(Ordering::SeqCst) {
@@ -60,7 +60,7 @@ impl LentState {
     /// The dropping thread's half: no entry from now on, and none in progress once this
     /// returns. `pause` is called between looks while one is in progress.
     pub(crate) fn close(&self, mut pause: impl FnMut()) {
-        // Store, fence, load: the protocol's other half (module doc).
+        // SeqCst store, SeqCst fence, SeqCst load: the protocol's other half (module doc).
         self.closing.store(true, Ordering::SeqCst);
         fence(Ordering::SeqCst);
         while self.inside.load(Ordering::SeqCst) {

@@ -177,6 +177,7 @@ impl Drop for Fiber {
         // SAFETY: the registry outlives its fibers (fibers are dropped by its worker threads).
         unsafe { &*self.registry }
             .live_fibers
+            // Relaxed: a count for a soft limit (`fiber_limit_reached`); it publishes nothing.
             .fetch_sub(1, Ordering::Relaxed);
     }
 }
@@ -298,6 +299,7 @@ impl Fiber {
         let co = Co::with_stack(stack, move |y: &Yielder<Cmd, Action>, first: Cmd| {
             crate::worker::fiber_main(y, first, guard_low, limit)
         });
+        // Relaxed: a count for a soft limit (`fiber_limit_reached`); it publishes nothing.
         reg.live_fibers.fetch_add(1, Ordering::Relaxed);
         Ok(Box::new(Fiber {
             co,

@@ -127,12 +127,16 @@ impl Held {
             q.skip_to(key.0);
         }
         let it = q.items.remove(&key)?;
+        // SeqCst: as the increment; the decrement, under the lock, publishes nothing.
         self.len.fetch_sub(1, Ordering::SeqCst);
         Some(it)
     }
 
     /// Whether the worker has an item it may run now (the sleep re-check).
     pub(crate) fn runnable(&self, ordered: bool) -> bool {
+        // SeqCst: for the sleep re-check, after the worker's fence (module doc); the lock then
+        // shows the items and whether one is allowed or forced. (The DWS coordinator's periodic
+        // look through `Registry::has_delivered` needs only a recent value.)
         self.len.load(Ordering::SeqCst) > 0 && lock(&self.q).takeable(ordered).is_some()
     }
 

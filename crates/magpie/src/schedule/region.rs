@@ -222,6 +222,8 @@ impl Region {
     /// Hands `it` to worker `w` (rank `rank`, or [`UNRANKED`](super::held::UNRANKED)) and
     /// wakes it.
     pub(crate) fn donate(&self, reg: &Registry, w: usize, rank: u32, it: Item) {
+        // Relaxed: only a unique arrival number (the RMW gives that); the item itself is
+        // published by the held queue's lock.
         let seq = self.arrivals.fetch_add(1, Ordering::Relaxed);
         self.held[w].push(rank, seq, it);
         reg.wake_worker(w);
@@ -250,6 +252,8 @@ impl Region {
     }
 
     fn note_cut(&self, pos: &Pos, me: usize) {
+        // Relaxed: worker `me`'s own counter, bumped only by `me`; the cut is published by the
+        // `cuts` lock.
         let rank = self.ranks[me].fetch_add(1, Ordering::Relaxed);
         let path = pos.path();
         lock(&self.cuts).push(Cut {
@@ -264,6 +268,9 @@ impl Region {
     pub(crate) fn idle_enter(&self, reg: &Registry, me: usize) {
         self.stall.enter(
             me,
+            // SeqCst: as the sleep re-check reads `injected`; the check needs no more than a
+            // recent value: a delivery it misses only makes it force early (a counted
+            // deviation), never miss a stall (module doc, "Order and stalls").
             || reg.injected.load(Ordering::SeqCst) > 0 || reg.inboxes.iter().any(|i| !i.is_empty()),
             |w| reg.wake_worker(w),
             || {
@@ -278,6 +285,7 @@ impl Region {
                 }
                 if let Some((_, w)) = lowest {
                     self.held[w].force();
+                    // Relaxed: a statistic, read when the region ends (`run_region_here`).
                     self.deviations.fetch_add(1, Ordering::Relaxed);
                     reg.wake_worker(w);
                 }
@@ -318,6 +326,7 @@ impl RegionSlot {
     /// Whether a region is active (a hint: one relaxed load).
     #[inline]
     pub(crate) fn active(&self) -> bool {
+        // Relaxed: a hint, as in `get`.
         self.active.load(Ordering::Relaxed)
     }
 
@@ -325,6 +334,7 @@ impl RegionSlot {
     /// item its victim pushed after the region began sees the region (the item's publication
     /// comes after `begin`'s store in the victim's order, and the steal synchronises with it).
     pub(crate) fn strict_now(&self) -> bool {
+        // SeqCst: see above; happens-before through the steal is what makes the flag visible.
         self.active.load(Ordering::SeqCst)
             && lock(&self.cur).as_ref().is_some_and(|r| r.mode.strict())
     }
@@ -335,6 +345,10 @@ impl RegionSlot {
             return false;
         }
         *cur = Some(r);
+        // SeqCst (more than its readers need): the flag carries no data (the region is
+        // published by `cur`'s lock), and the reader that must see it, `strict_now` after a
+        // steal, is ordered after this store by the steal's synchronisation with the push
+        // (see there).
         self.active.store(true, Ordering::SeqCst);
         true
     }
@@ -342,6 +356,7 @@ impl RegionSlot {
     fn end(&self) {
         let mut cur = lock(&self.cur);
         *cur = None;
+        // SeqCst: as in `begin`; a reader that still sees `true` finds `None` under the lock.
         self.active.store(false, Ordering::SeqCst);
     }
 }
@@ -909,6 +924,9 @@ where
     if let Some(wt) = current() {
         wt.stats()
             .deviations
+            // Relaxed: a statistic, and exact here: a verdict bumps it under the stall lock,
+            // which the forced worker takes to leave the idle set before it takes the item, and
+            // the region's count (waited for above) counted that item's task.
             .add(region.deviations.load(Ordering::Relaxed));
     }
     let taken = region.taken(me);

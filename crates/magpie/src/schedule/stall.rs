@@ -107,6 +107,7 @@ impl Stall {
             set.idle[me] = false;
             set.count -= 1;
         }
+        // Relaxed: as above.
         self.idle_hint[me].store(false, Ordering::Relaxed);
     }
 }

@@ -224,6 +224,10 @@ impl Sharing {
     pub(crate) fn worker_started(&self, w: usize) {
         // SAFETY: gettid has no preconditions.
         let tid = unsafe { libc::gettid() };
+        // SeqCst (Relaxed would do): the id carries no other data, and under EP, the only mode
+        // that re-pins, a re-pin that misses it is made up for by the `home` lock: the worker
+        // reads its share under that lock just below, after this store, and `repin` reads the
+        // ids after updating the share under it.
         self.workers[w].tid.store(tid, Ordering::SeqCst);
         match self.mode {
             Mode::Dws => crate::topology::pin_thread(0, &[self.cpu_of(w)]),
@@ -309,12 +313,17 @@ impl Sharing {
             }
         }
         *n += 1;
+        // SeqCst (any ordering would do): `held` is written by `start` before the workers run,
+        // and then only by worker `w` itself or by the waker that holds `w` in `WAKING`, which
+        // hands the worker over through the slot's state and lock (`sleepers.rs`); those
+        // orders make every read see the last write.
         self.workers[w].held.store(true, Ordering::SeqCst);
         true
     }
 
     /// Worker `w` stops holding its core, releasing it in the table if it was the last holder.
     fn unhold(&self, w: usize) {
+        // SeqCst: as in `hold`; only worker `w` calls this, on its way to sleep.
         if self.workers[w].held.swap(false, Ordering::SeqCst) {
             let c = self.core_of[w];
             let mut n = lock(&self.holders[c]);
@@ -329,12 +338,16 @@ impl Sharing {
     /// stealing and sleep. One load of the table.
     #[inline]
     pub(crate) fn lost_core(&self, w: usize) -> bool {
+        // Relaxed: worker `w` reads its own flag, last written by itself, by `start` before the
+        // worker began, or by its waker before the wake-up that ordered it (see `hold`).
         self.workers[w].held.load(Ordering::Relaxed)
             && self.table.owner(self.cpu_of(w)) != Some(self.me)
     }
 
     /// Whether worker `w`, starting, holds no core and must sleep before it runs anything.
     pub(crate) fn starts_asleep(&self, w: usize) -> bool {
+        // SeqCst (any ordering would do): `start` wrote the flag before this worker's thread
+        // was spawned, and no waker runs before the worker has slept (see `hold`).
         !self.workers[w].held.load(Ordering::SeqCst)
     }
 
@@ -362,6 +375,7 @@ impl Sharing {
     /// `take_back`) on home cores other programs use. Returns how many woke.
     fn wake(&self, n: usize, take_back: bool) -> usize {
         let total = self.workers.len();
+        // Relaxed: only spreads wake-ups; any start is correct.
         let start = self.next.fetch_add(1, Ordering::Relaxed) % total;
         let mut woke = 0;
         let passes: &[Claim] = if take_back {
@@ -507,6 +521,7 @@ impl Sharing {
     fn repin(&self) {
         let cpus = self.home_cpus();
         for slot in &self.workers {
+            // SeqCst: as the store in `worker_started` (see there).
             let tid = slot.tid.load(Ordering::SeqCst);
             if tid != 0 {
                 crate::topology::pin_thread(tid, &cpus);

@@ -90,7 +90,7 @@ impl Sleepers {
         done: impl Fn() -> bool,
     ) {
         let slot = &self.slots[w];
-        // SeqCst: the announcement (see the module doc).
+        // SeqCst: the announcement, state and count (see the module doc); these two lines.
         slot.state.store(ASLEEP, Ordering::SeqCst);
         self.asleep.fetch_add(1, Ordering::SeqCst);
         // SeqCst fence: orders the announcement before the re-check; pairs with the waker's
@@ -116,6 +116,8 @@ impl Sleepers {
         // SeqCst: one CAS decides which waker owns this wake-up.
         if slot
             .state
+            // SeqCst both ways: as every access to the state; a failure only says another
+            // waker holds it or it is awake.
             .compare_exchange(ASLEEP, WAKING, Ordering::SeqCst, Ordering::SeqCst)
             .is_err()
         {
@@ -126,6 +128,8 @@ impl Sleepers {
             slot.state.store(ASLEEP, Ordering::SeqCst);
             return false;
         }
+        // SeqCst: as every write of the count, which producers read after their fence; the
+        // decrement publishes nothing (a waker that still counts this sleeper finds it ACTIVE).
         self.asleep.fetch_sub(1, Ordering::SeqCst);
         // SeqCst: the sleeper reads it under the lock taken below.
         slot.state.store(ACTIVE, Ordering::SeqCst);

@@ -57,6 +57,19 @@
 //! A program stalled (stopped, swapped out) for longer than [`STALE_MS`] may lose its cores this
 //! way and finds out from [`CoreTable::owner`]; two programs never hold one core at once, because
 //! the owner word is the only record of who holds it.
+//!
+//! **Orderings.** Every CAS of an owner or id word is `AcqRel` when it succeeds: its release
+//! half publishes the heartbeat stored before it (**claim**), and its acquire half pairs with the
+//! release half of the CAS whose value it replaces, so what that program stored before its CAS
+//! happens before what this one stores after. When it fails it is `Relaxed`: the caller only
+//! learns that it lost, and uses nothing it read. Every load of an owner or id word whose value
+//! the caller acts on (to beat the slot, judge its heartbeat, report its holder) is `Acquire`,
+//! pairing with that release half, so the heartbeat read or stored next is no older than the one
+//! stored before the CAS it saw (**reclaim** relies on it). Heartbeats are `Relaxed`: a time,
+//! which publishes nothing; a reclaimer reads one twice and acts only on an unchanged, stale
+//! one. A load made only to skip a CAS that cannot succeed is `Relaxed`: the CAS decides. A
+//! [`CoreTable::snapshot`] reads everything `Relaxed`: a display, whose words are not read at one
+//! instant anyway (and whose mapping may be read-only).
 
 use super::{home_range, now_ms, ProgramId, STALE_MS, TABLE_ENV};
 use std::collections::HashMap;
@@ -530,6 +543,7 @@ fn create(path: &Path, core_slots: usize) -> Result<(), TableError> {
     tmp_name.push(format!(
         ".{}.{}.tmp",
         std::process::id(),
+        // Relaxed: only a number unique in this process is needed, which the RMW gives.
         NEXT.fetch_add(1, Ordering::Relaxed)
     ));
     let tmp = path.with_file_name(tmp_name);
@@ -753,12 +767,14 @@ impl CoreTable {
 
     /// Who holds `core`, if anyone. Panics if `core >= cores()`.
     pub fn owner(&self, core: usize) -> Option<ProgramId> {
+        // Acquire: as every load of an owner word the caller acts on (module doc, "Orderings").
         ProgramId::from_u64(self.core_word(core, 0).load(Ordering::Acquire))
     }
 
     /// The cores no program holds.
     pub fn free_cores(&self) -> Vec<usize> {
         (0..self.cores)
+            // Acquire: as in `owner`.
             .filter(|&c| self.core_word(c, 0).load(Ordering::Acquire) == 0)
             .collect()
     }
@@ -766,6 +782,7 @@ impl CoreTable {
     /// The cores `id` holds.
     pub fn held_by(&self, id: ProgramId) -> Vec<usize> {
         (0..self.cores)
+            // Acquire: as in `owner`.
             .filter(|&c| self.core_word(c, 0).load(Ordering::Acquire) == id.as_u64())
             .collect()
     }
@@ -775,13 +792,17 @@ impl CoreTable {
     /// reclaimer whose acquire load sees `id` as holder also sees a fresh heartbeat (module
     /// docs), and again after it.
     fn hand_over(&self, owner: &AtomicU64, beat: &AtomicU64, from: u64, id: ProgramId) -> bool {
+        // Relaxed: published by the CAS's release half (module doc, "Orderings").
         beat.store(now_ms(), Ordering::Relaxed);
         let won = owner
+            // AcqRel, failure Relaxed: module doc, "Orderings".
             .compare_exchange(from, id.as_u64(), Ordering::AcqRel, Ordering::Relaxed)
             .is_ok();
         if won {
+            // Relaxed: a heartbeat (module doc, "Orderings").
             beat.store(now_ms(), Ordering::Relaxed);
             if id == self.me {
+                // Relaxed: read only by this handle's drop, which has `&mut self`.
                 self.used.store(true, Ordering::Relaxed);
             }
         }
@@ -792,6 +813,7 @@ impl CoreTable {
     /// already held it). Panics if `core >= cores()`.
     pub fn try_claim(&self, core: usize, id: ProgramId) -> bool {
         let owner = self.core_word(core, 0);
+        // Relaxed: only skips a CAS that cannot succeed; the CAS decides.
         owner.load(Ordering::Relaxed) == 0 && self.hand_over(owner, self.core_word(core, 8), 0, id)
     }
 
@@ -800,6 +822,7 @@ impl CoreTable {
     /// slot's holder alone, if the core is no longer `from`'s. Panics if `core >= cores()`.
     pub fn take_over(&self, core: usize, from: ProgramId, id: ProgramId) -> bool {
         let (owner, beat) = (self.core_word(core, 0), self.core_word(core, 8));
+        // Relaxed: only skips a CAS that cannot succeed; the CAS decides.
         owner.load(Ordering::Relaxed) == from.as_u64()
             && self.hand_over(owner, beat, from.as_u64(), id)
     }
@@ -807,6 +830,7 @@ impl CoreTable {
     /// Gives `core` back if `id` holds it; true if it did. Panics if `core >= cores()`.
     pub fn release(&self, core: usize, id: ProgramId) -> bool {
         self.core_word(core, 0)
+            // AcqRel, failure Relaxed: module doc, "Orderings".
             .compare_exchange(id.as_u64(), 0, Ordering::AcqRel, Ordering::Relaxed)
             .is_ok()
     }
@@ -822,12 +846,14 @@ impl CoreTable {
     pub fn beat(&self, id: ProgramId) -> usize {
         let now = now_ms();
         for j in 0..self.programs {
+            // Acquire on the id word, Relaxed on the heartbeat (module doc, "Orderings").
             if self.program_word(j, 0).load(Ordering::Acquire) == id.as_u64() {
                 self.program_word(j, 8).store(now, Ordering::Relaxed);
             }
         }
         let mut held = 0;
         for c in 0..self.cores {
+            // Acquire on the owner word, Relaxed on the heartbeat (module doc, "Orderings").
             if self.core_word(c, 0).load(Ordering::Acquire) == id.as_u64() {
                 self.core_word(c, 8).store(now, Ordering::Relaxed);
                 held += 1;
@@ -841,12 +867,14 @@ impl CoreTable {
     /// first ([`reclaim_stale`](Self::reclaim_stale)); [`TableError::Full`] if none was.
     pub fn register(&self, id: ProgramId) -> Result<usize, TableError> {
         if let Some(j) = self.program_slot_of(id) {
+            // Relaxed: a heartbeat (module doc, "Orderings").
             self.program_word(j, 8).store(now_ms(), Ordering::Relaxed);
             return Ok(j);
         }
         for attempt in 0..2 {
             for j in 0..self.programs {
                 let slot = self.program_word(j, 0);
+                // Relaxed: only skips a CAS that cannot succeed; the CAS decides.
                 if slot.load(Ordering::Relaxed) == 0
                     && self.hand_over(slot, self.program_word(j, 8), 0, id)
                 {
@@ -864,6 +892,7 @@ impl CoreTable {
     }
 
     fn program_slot_of(&self, id: ProgramId) -> Option<usize> {
+        // Acquire: as every load of an id word the caller acts on (module doc, "Orderings").
         (0..self.programs).find(|&j| self.program_word(j, 0).load(Ordering::Acquire) == id.as_u64())
     }
 
@@ -873,6 +902,7 @@ impl CoreTable {
         for j in 0..self.programs {
             any |= self
                 .program_word(j, 0)
+                // AcqRel, failure Relaxed: module doc, "Orderings".
                 .compare_exchange(id.as_u64(), 0, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok();
         }
@@ -893,15 +923,21 @@ impl CoreTable {
                 .or_insert_with(|| ProgramId::from_u64(raw).is_some_and(ProgramId::is_alive))
         };
         let mut free = |owner: &AtomicU64, beat: &AtomicU64| {
+            // Acquire: the heartbeat read next is no older than the one stored before the claim
+            // that wrote `o` (module doc, "Orderings", and **reclaim**).
             let o = owner.load(Ordering::Acquire);
             if o == 0 {
                 return false;
             }
+            // Relaxed, both reads: a heartbeat publishes nothing; the second read only sees
+            // whether it changed (module doc, "Orderings").
             let b = beat.load(Ordering::Relaxed);
             if !stale(is_alive(o), b, now) || beat.load(Ordering::Relaxed) != b {
                 return false;
             }
             owner
+                // AcqRel, failure Relaxed: module doc, "Orderings"; what matters here is that it
+                // fails if the word changed since `o` was read.
                 .compare_exchange(o, 0, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
         };
@@ -925,6 +961,8 @@ impl CoreTable {
         let now = now_ms();
         let mut v: Vec<ProgramId> = (0..self.programs)
             .filter_map(|j| {
+                // Acquire on the id word, then Relaxed on the heartbeat: as in a reclaim (module
+                // doc, "Orderings"), so a program that has just registered does not look stale.
                 let id = ProgramId::from_u64(self.program_word(j, 0).load(Ordering::Acquire))?;
                 let beat = self.program_word(j, 8).load(Ordering::Relaxed);
                 (!stale(id.is_alive(), beat, now)).then_some(id)
@@ -952,6 +990,7 @@ impl CoreTable {
 
 impl Drop for CoreTable {
     fn drop(&mut self) {
+        // Relaxed: `&mut self`: every store to it happened before.
         if self.used.load(Ordering::Relaxed) {
             self.release_all(self.me);
             self.unregister(self.me);
@@ -965,6 +1004,7 @@ fn snapshot_of(map: &Mapping, path: &Path, cores: usize, programs: usize) -> Sna
     let now = now_ms();
     let load = |slot: usize, field: usize| {
         map.word(HEADER_BYTES + slot * SLOT_BYTES + field)
+            // Relaxed: a display (module doc, "Orderings").
             .load(Ordering::Relaxed)
     };
     let mut alive: HashMap<u64, bool> = HashMap::new();

@@ -111,6 +111,7 @@ impl Recorder {
 
     /// The tag of the next install from outside the pool.
     pub(crate) fn next_root(&self) -> Tag {
+        // Relaxed: only a unique number is needed, which the RMW gives.
         Tag::root(self.installs.fetch_add(1, Ordering::Relaxed))
     }
 
