@@ -44,16 +44,20 @@
 //!   exposes an index written into it; old buffers are kept until the deque is dropped, so a
 //!   thief holding a stale pointer reads valid memory whose slot holds the right item for any
 //!   index its CAS can win.
+//! * **Reuse.** The owner's read of `top` before a push (`Deque::top`) is `Acquire`: a thief
+//!   reads a slot and then moves `top` past it with its CAS, and the owner may rewrite that slot
+//!   (after wrap-around) only once it has seen `top` past it; acquiring `top` makes the thief's
+//!   read happen before the owner's write, as in Chase–Lev's push (Lê et al.; crossbeam-deque).
+//!   A stale `top` is smaller than the true one, which only makes the capacity check and the
+//!   empty checks conservative and a release late by one push; what must be exact is decided
+//!   by a CAS on `top`. (It was `Relaxed`, which processors honour, since the slot's store
+//!   depends on the load, but the language's memory model does not promise; on x86 the two
+//!   compile alike.)
 //! * **Hints.** `wanted` carries no data: thieves raise it and the owner reads and lowers it
 //!   `Relaxed`; a stale value only makes a release one push or poll late, or one too many. The
-//!   owner's reads of `top` outside the fenced part of `pop_public` are `Relaxed` too: `top`
-//!   only grows, so a stale value is smaller than the true one, which makes the capacity check
-//!   and the empty checks conservative and a release late by one push; what must be exact is
-//!   decided by a CAS on `top`. (Chase–Lev as published by Lê et al., and crossbeam, load `top`
-//!   `Acquire` in push, so that a thief's read of a slot happens before the owner rewrites that
-//!   slot after wrap-around; here that order rests on the slot's store depending on the load of
-//!   `top`, which processors keep but the language's memory model does not promise.) The
-//!   counter `fenced_pops` and the snapshot `public_len` are `Relaxed`: statistics, estimates.
+//!   owner's other reads of `top` (outside the fenced part of `pop_public`, and in
+//!   `release_batch`, where only a public part found empty matters) are `Relaxed`. The counter
+//!   `fenced_pops` and the snapshot `public_len` are `Relaxed`: statistics, estimates.
 
 use crate::sync::atomic::{
     fence, AtomicBool, AtomicIsize, AtomicPtr, AtomicU64, AtomicUsize, Ordering,
@@ -265,12 +269,13 @@ impl Deque {
         unsafe { &*self.buffer.get() }
     }
 
-    /// The thieves' end index, read `Relaxed`: possibly stale (smaller), never larger than true.
+    /// The thieves' end index, as the owner reads it before pushing: possibly stale (smaller),
+    /// never larger than true.
     #[inline(always)]
     pub(crate) fn top(&self) -> isize {
-        // Relaxed: a stale value is smaller, which every use tolerates (module doc, "Hints",
-        // and its note on wrap-around).
-        self.inner.thief.top.load(Ordering::Relaxed)
+        // Acquire: thieves' reads of the slots below it happen before the owner reuses them
+        // (module doc, "Reuse"); a stale value is smaller, which every use tolerates.
+        self.inner.thief.top.load(Ordering::Acquire)
     }
 
     /// Items in the deque (private and public), as the owner sees it; a thief may be taking one.
