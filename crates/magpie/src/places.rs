@@ -122,9 +122,11 @@ impl Places {
 
     /// Sends `it` to place `p`'s mailbox.
     pub(crate) fn send(&self, p: usize, it: Item) {
-        crate::sync::lock(&self.mailboxes[p]).push_back(it);
+        let mut q = crate::sync::lock(&self.mailboxes[p]);
+        q.push_back(it);
         // SeqCst: the sleep protocol's publication (module doc, "Counts and flags"); the caller
-        // wakes sleepers next.
+        // wakes sleepers next. Counted under the lock, so a taker (which counts down under it)
+        // never takes the item before it is counted: the count never wraps.
         self.mail.fetch_add(1, Ordering::SeqCst);
     }
 

@@ -224,10 +224,13 @@ impl Registry {
     /// `install`, a task spawned from a plain thread, or (only with `Builder::allow_migration`) a
     /// fiber of this pool made ready by a thread that is not one of its workers.
     pub(crate) fn inject(&self, it: Item) {
-        crate::sync::lock(&self.injector).push_back(it);
+        let mut q = crate::sync::lock(&self.injector);
+        q.push_back(it);
         // SeqCst: the sleep protocol's publication, before `wake`'s fence (sleep.rs module doc);
-        // the lock orders the item itself.
+        // the lock orders the item itself. Counted under the lock, so a taker (which counts
+        // down under it) never takes the item before it is counted: the count never wraps.
         self.injected.fetch_add(1, Ordering::SeqCst);
+        drop(q);
         self.wake();
     }
 
