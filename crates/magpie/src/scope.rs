@@ -652,8 +652,15 @@ impl<'scope> Scope<'scope> {
             impl Drop for Done {
                 fn drop(&mut self) {
                     // SAFETY: the registry outlives every task of its pools.
-                    if let Some(pl) = &unsafe { &*self.0 }.places {
+                    let reg = unsafe { &*self.0 };
+                    if let Some(pl) = &reg.places {
                         pl.set_idle(self.1);
+                        // The squad's head may have gone to sleep while the squad was busy
+                        // (its sleep re-check ignores the inter-socket pools then): wake it to
+                        // look again. `set_idle`'s SeqCst store, then the wake's fence and read
+                        // of the head's flag, against the head's announcement, fence and
+                        // re-check: the sleep protocol's handshake (sleep.rs).
+                        reg.wake_worker(pl.workers[self.1][0]);
                     }
                 }
             }
