@@ -44,20 +44,18 @@
 //!   exposes an index written into it; old buffers are kept until the deque is dropped, so a
 //!   thief holding a stale pointer reads valid memory whose slot holds the right item for any
 //!   index its CAS can win.
-//! * **Reuse.** A thief reads a slot and then moves `top` past it with its CAS; the owner may
-//!   rewrite that slot (at the index one capacity higher, after wrap-around) only once it has
-//!   seen `top` past it. The thief's read must happen before the owner's write, or the thief
-//!   could return the new item and still win its CAS. Chase–Lev's push (Lê et al.;
-//!   crossbeam-deque) acquires `top` for this. Here the owner reads `top` `Relaxed`
-//!   (`Deque::top`), and a push whose slot may be a reused one (index at least the capacity)
-//!   issues an `Acquire` fence before writing it: the fence after the relaxed load of the value
-//!   the thief's CAS wrote synchronizes with that CAS, so the read happens before the write. A
-//!   push below the capacity reuses no slot of a lower index: its slot last held the item of
-//!   this same index, which the owner took back itself (a thief that read it loses its CAS and
-//!   drops what it read), so it pays nothing, and fork-join rarely pushes that deep. An unconditional `Acquire` load cost
-//!   jacobi about 4% at one worker. A stale `top` is smaller than the true one, which only
-//!   makes the capacity check and the empty checks conservative and a release late by one push;
-//!   what must be exact is decided by a CAS on `top`.
+//! * **Reuse.** The owner's read of `top` before a push (`Deque::top`) is `Acquire`: a thief
+//!   reads a slot and then moves `top` past it with its CAS, and the owner may rewrite that slot
+//!   (after wrap-around) only once it has seen `top` past it; acquiring `top` makes the thief's
+//!   read happen before the owner's write, as in Chase–Lev's push (Lê et al.; crossbeam-deque).
+//!   A stale `top` is smaller than the true one, which only makes the capacity check and the
+//!   empty checks conservative and a release late by one push; what must be exact is decided
+//!   by a CAS on `top`. (It was `Relaxed`, which processors honour, since the slot's store
+//!   depends on the load, but the language's memory model does not promise. The load compiles
+//!   alike on x86, but the compiler may not move later accesses above it: measured, fib(32) at
+//!   one worker in a default-profile build 9.6 to 10.0 ms, jacobi at one worker about 4%. A
+//!   relaxed load with an `Acquire` fence only on pushes that can reuse a slot was worse where
+//!   users build: fib 11.3 ms, out of line or not.)
 //! * **Hints.** `wanted` carries no data: thieves raise it and the owner reads and lowers it
 //!   `Relaxed`; a stale value only makes a release one push or poll late, or one too many. The
 //!   owner's other reads of `top` (outside the fenced part of `pop_public`, and in
@@ -278,9 +276,9 @@ impl Deque {
     /// never larger than true.
     #[inline(always)]
     pub(crate) fn top(&self) -> isize {
-        // Relaxed: a stale value is smaller, which every use tolerates; a push that reuses a
-        // slot fences after it (module doc, "Reuse").
-        self.inner.thief.top.load(Ordering::Relaxed)
+        // Acquire: thieves' reads of the slots below it happen before the owner reuses them
+        // (module doc, "Reuse"); a stale value is smaller, which every use tolerates.
+        self.inner.thief.top.load(Ordering::Acquire)
     }
 
     /// Items in the deque (private and public), as the owner sees it; a thief may be taking one.
@@ -316,11 +314,6 @@ impl Deque {
         let b = self.bottom.get();
         if b - t > self.mask.get() as isize {
             self.grow(t, b);
-        }
-        if b > self.mask.get() as isize {
-            // Acquire fence: the slot may be one a thief read before its CAS moved `top`, whose
-            // value the caller's relaxed read of `top` saw (module doc, "Reuse").
-            fence(Ordering::Acquire);
         }
         let s = self.slot(b);
         // Relaxed: a private slot, published later by a Release store of `split` (module doc,
