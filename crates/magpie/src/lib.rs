@@ -284,7 +284,9 @@ pub fn work_wanted() -> bool {
     worker::current().is_some_and(|wt| wt.deque.wanted())
 }
 
-/// The index of the worker running the caller, if the caller runs on a worker.
+/// The index of the worker running the caller, if the caller runs on a worker; `Some(0)` also
+/// on a thread lent to a live pool as its worker 0 (`Builder::use_current_thread`), between
+/// its calls.
 #[cfg(not(loom))]
 pub fn worker_index() -> Option<usize> {
     worker::current()

@@ -143,7 +143,8 @@ pub fn current_num_threads() -> usize {
 }
 
 /// The index of the worker running the caller, in `0..current_num_threads()`; `None` outside a
-/// pool.
+/// pool. A thread lent to a live pool as its worker 0 (`Builder::use_current_thread`) is `Some(0)`
+/// between its calls too, as in rayon.
 ///
 /// ```
 /// let pool = magpie::ThreadPoolBuilder::new().num_threads(2).build().unwrap();

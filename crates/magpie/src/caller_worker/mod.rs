@@ -166,9 +166,11 @@ fn enter<R, OP: FnOnce() -> R>(l: &Lent, op: &mut Option<OP>) -> Option<R> {
     if !reg.lent.try_enter() {
         return None;
     }
+    // Taken only once `try_enter` has let us in: from here on the call runs, and `exit`
+    // below is always reached (a panic of the call is caught by the root job).
     let job = RootJob {
         tag: Tag::NONE,
-        once: RunOnce::new(op.take()?),
+        once: RunOnce::new(op.take().expect("a call enters once")),
         done: &l.root_done,
     };
     l.root_done.set(false);
