@@ -22,13 +22,13 @@ fi
 # A whole run compiles the workspace about ten ways (debug, release, loom, ThreadSanitizer,
 # rayon's suites, downstream crates). Incremental caches and full debug info would take about
 # 17 GB of disk between them; a run from scratch gains nothing from either, so they are off
-# (line numbers stay, for panics' backtraces). About 7 GB are left in target/ at the end.
+# (line numbers stay, for panics' backtraces). About 5 GB are left in target/ at the end.
 export CARGO_INCREMENTAL=0
 export CARGO_PROFILE_DEV_DEBUG=line-tables-only
 export CARGO_PROFILE_TEST_DEBUG=line-tables-only
 avail_kb=$(df -Pk . | awk 'NR == 2 { print $4 }')
 if [ -n "$avail_kb" ] && [ "$avail_kb" -lt $((10 * 1024 * 1024)) ]; then
-    echo "warning: only $((avail_kb / 1024)) MB free on this disk; a whole run needs about 8 GB" >&2
+    echo "warning: only $((avail_kb / 1024)) MB free on this disk; a whole run needs about 6 GB" >&2
 fi
 
 echo "== C++ peers (TBB, OpenMP): scripts/build-peers.sh"

@@ -9,7 +9,7 @@
 //!   (`share/runtime.rs`); a worker whose core its home program took back sleeps at once.
 //!
 //! Before any of these the loop has looked at the worker's own ready fibers and inbox, its
-//! deque, and its victims; the sleep protocols' re-check looks at the inbox again, so an item
+//! deque, and its victims; the sleep protocol's re-check looks at the inbox again, so an item
 //! delivered to a worker on its way to sleep is never stranded.
 
 use crate::share::Mode;
@@ -66,10 +66,14 @@ impl WorkerThread {
             *rounds = 0;
             self.forget_where_work_lies();
             let reg = &self.registry;
+            // The pool's shutdown flag is part of the re-check, and shutdown wakes every
+            // sleeper: nothing else ends a sleep (`done` is never true).
+            self.stats().sleeps.bump();
             reg.sleep.sleep(
                 self.index,
                 || reg.has_visible_work(self.index),
-                || self.stats().sleeps.bump(),
+                crate::sleep::always,
+                || false,
             );
         }
         false

@@ -104,7 +104,7 @@ mod loom_tests {
                 match inbox.pop() {
                     Some(it) => got.push(it.0),
                     None => {
-                        sleep.sleep(0, || !inbox.is_empty(), || {});
+                        sleep.sleep(0, || !inbox.is_empty(), crate::sleep::always, || false);
                     }
                 }
             }

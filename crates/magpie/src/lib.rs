@@ -145,10 +145,6 @@ pub mod schedule;
 mod scope;
 #[cfg(not(loom))]
 pub mod share;
-// Under loom only DWS's sleep protocol is built from `share`, for its model tests.
-#[cfg(loom)]
-#[path = "share/sleepers.rs"]
-mod sleepers;
 // Likewise a schedule region's held queue (donations), for its model tests.
 #[cfg(loom)]
 #[path = "schedule/held.rs"]

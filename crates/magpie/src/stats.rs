@@ -32,7 +32,8 @@ pub struct Stats {
     pub max_fresh: u64,
     /// Largest number of task frames on any worker's stack.
     pub max_frames: u64,
-    /// Times a worker went to sleep.
+    /// Times a worker went to sleep (announced its sleep: the re-check that follows may still
+    /// find work and end it at once).
     pub sleeps: u64,
     /// Fibers (task stacks) created.
     pub fibers_created: u64,

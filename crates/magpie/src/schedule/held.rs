@@ -184,7 +184,7 @@ mod loom_tests {
                     done += 1;
                 }
                 None => {
-                    sleep.sleep(1, || held.runnable(ordered), || {});
+                    sleep.sleep(1, || held.runnable(ordered), crate::sleep::always, || false);
                 }
             }
         }
@@ -232,7 +232,7 @@ mod loom_tests {
                                 order.push(it.0);
                             }
                             None => {
-                                sleep.sleep(1, || held.runnable(true), || {});
+                                sleep.sleep(1, || held.runnable(true), crate::sleep::always, || false);
                             }
                         }
                     }

@@ -20,7 +20,6 @@
 //! Linux only: liveness is read from `/proc/<pid>/stat`, the CPU count from sysfs.
 
 pub(crate) mod runtime;
-pub(crate) mod sleepers;
 mod table;
 
 pub use table::{

@@ -34,7 +34,7 @@
 //! Per core, the program's active workers that hold it are counted under a lock, so that the
 //! table's slot is claimed by the first and released by the last of them.
 
-use super::sleepers::Sleepers;
+use crate::sleep::Sleep;
 use super::{home_range, CoreTable, Mode, ProgramId};
 use crate::sync::atomic::{fence, AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use crate::sync::{lock, CachePadded, Condvar, Mutex};
@@ -115,8 +115,8 @@ pub(crate) struct Sharing {
     workers: Vec<CachePadded<WorkerSlot>>,
     /// Per allowed core, this program's active workers that hold it.
     holders: Vec<Mutex<usize>>,
-    /// The workers' sleep slots (`sleepers.rs`).
-    sleepers: Sleepers,
+    /// The workers' sleep slots (`sleep.rs`).
+    sleepers: Sleep,
     /// DWS's T_SLEEP, in failed steal attempts.
     pub sleep_after: u32,
     period: Duration,
@@ -186,7 +186,7 @@ impl Sharing {
                 })
                 .collect(),
             holders: (0..k).map(|_| Mutex::new(0)).collect(),
-            sleepers: Sleepers::new(workers),
+            sleepers: Sleep::new(workers),
             sleep_after: config.share_sleep_after.unwrap_or(k as u32).max(1),
             period: config.share_period,
             home: Mutex::new(Vec::new()),
@@ -315,7 +315,7 @@ impl Sharing {
         *n += 1;
         // SeqCst (any ordering would do): `held` is written by `start` before the workers run,
         // and then only by worker `w` itself or by the waker that holds `w` in `WAKING`, which
-        // hands the worker over through the slot's state and lock (`sleepers.rs`); those
+        // hands the worker over through the slot's state and lock (`sleep.rs`); those
         // orders make every read see the last write.
         self.workers[w].held.store(true, Ordering::SeqCst);
         true
@@ -353,13 +353,13 @@ impl Sharing {
 
     /// Workers asleep now.
     pub(crate) fn sleepers(&self) -> usize {
-        self.sleepers.count()
+        self.sleepers.sleepers()
     }
 
     /// Algorithm 1, line 15: worker `w` gives its core back and sleeps until woken (or until
     /// `done()`, the pool's shutdown). Unless `has_work()`, evaluated after the sleep is
     /// announced, finds work and the worker can keep or retake its core: then it returns at once.
-    /// The protocol is `sleepers.rs`'s.
+    /// The protocol is `sleep.rs`'s.
     pub(crate) fn sleep(&self, w: usize, has_work: impl Fn() -> bool, done: impl Fn() -> bool) {
         self.unhold(w);
         self.sleepers
@@ -385,7 +385,7 @@ impl Sharing {
         };
         for &how in passes {
             for k in 0..total {
-                if woke == n || self.sleepers.count() == 0 {
+                if woke == n || self.sleepers.sleepers() == 0 {
                     return woke;
                 }
                 if self.activate((start + k) % total, how) {
@@ -399,9 +399,9 @@ impl Sharing {
     /// A producer published work: wake one sleeper on a free or held core, if any sleeps.
     #[inline]
     pub(crate) fn wake_for_work(&self) {
-        // SeqCst fence: the producer's side of the handshake (see `sleepers.rs`).
+        // SeqCst fence: the producer's side of the handshake (see `sleep.rs`).
         fence(Ordering::SeqCst);
-        if self.sleepers.count() > 0 {
+        if self.sleepers.sleepers() > 0 {
             self.wake(1, false);
         }
     }
@@ -505,7 +505,7 @@ impl Sharing {
     /// every worker asleep, and none could be woken.
     fn balance(&self, nb: usize) -> bool {
         let total = self.workers.len();
-        let asleep = self.sleepers.count();
+        let asleep = self.sleepers.sleepers();
         if asleep == 0 || nb == 0 {
             return false;
         }
@@ -514,7 +514,7 @@ impl Sharing {
         if nw == 0 {
             return false;
         }
-        self.wake(nw.min(asleep), true) == 0 && self.sleepers.count() == total
+        self.wake(nw.min(asleep), true) == 0 && self.sleepers.sleepers() == total
     }
 
     /// EP: re-pins every started worker to the program's current share.
