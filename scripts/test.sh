@@ -8,7 +8,7 @@
 # magpie-splice's unit tests under Miri (when rustup can install it); the runtime's tests under
 # ThreadSanitizer (scripts/tsan.sh; when rustup can install nightly's rust-src); then the loom
 # model tests of the concurrent structures (deque, latches, the join protocol, sleep/wake, the
-# inbox, DWS's sleeping workers, a schedule region's held queue and stall rule, a lent worker's
+# inbox, DWS's core table slots, a schedule region's held queue and stall rule, a lent worker's
 # closing protocol; magpie-dist's split deque), which need the crates compiled with `--cfg loom`
 # in a target directory of their own.
 set -euo pipefail

@@ -145,6 +145,10 @@ pub mod schedule;
 mod scope;
 #[cfg(not(loom))]
 pub mod share;
+// Under loom, DWS's core table slot protocol is built from `share`, for its model tests.
+#[cfg(loom)]
+#[path = "share/slot.rs"]
+mod slot;
 // Likewise a schedule region's held queue (donations), for its model tests.
 #[cfg(loom)]
 #[path = "schedule/held.rs"]

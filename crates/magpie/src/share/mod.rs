@@ -15,11 +15,13 @@
 //! given to a new process is not taken for the old owner. A program that exits, panics or is
 //! killed with SIGKILL holds its cores only until another program calls `reclaim_stale`, which
 //! frees every slot whose owner is gone or has not beaten for [`STALE_MS`]. Every update is one
-//! atomic operation on the mapped memory; see `table.rs` for the protocol and the layout.
+//! atomic operation on the mapped memory; see `slot.rs` for the protocol, `table.rs` for the
+//! layout.
 //!
 //! Linux only: liveness is read from `/proc/<pid>/stat`, the CPU count from sysfs.
 
 pub(crate) mod runtime;
+mod slot;
 mod table;
 
 pub use table::{

@@ -38,39 +38,12 @@
 //!
 //! # The protocol
 //!
-//! Every change is one atomic operation on one 8-byte word of the mapping:
-//!
-//! - **claim** core c for program p: if the owner word reads 0, store the heartbeat, then
-//!   compare-and-swap the owner 0 → p (release), then store the heartbeat again. The first store
-//!   is what lets a reclaimer that sees p as the owner (acquire) also see a fresh heartbeat, not
-//!   the one the previous holder left: without it, a claim could be undone between its CAS and
-//!   its heartbeat. (If the CAS fails, the store landed on a core another program claimed in the
-//!   same instant, whose own beat follows; it cannot keep a hung holder alive.)
-//! - **release**: CAS p → 0. Only the holder's identity can release, so releasing a core one no
-//!   longer holds (because it was reclaimed) does nothing.
-//! - **beat**: store the time into the heartbeat of every slot p holds.
-//! - **reclaim**: for a slot whose owner o is dead or whose heartbeat is older than
-//!   [`STALE_MS`], read the heartbeat again (a changed one means o just beat or the slot changed
-//!   hands: skip it), then CAS o → 0. The CAS fails if the slot was released and claimed by
-//!   another program meanwhile, so a reclaim never frees a live program's fresh claim.
-//!
-//! A program stalled (stopped, swapped out) for longer than [`STALE_MS`] may lose its cores this
-//! way and finds out from [`CoreTable::owner`]; two programs never hold one core at once, because
-//! the owner word is the only record of who holds it.
-//!
-//! **Orderings.** Every CAS of an owner or id word is `AcqRel` when it succeeds: its release
-//! half publishes the heartbeat stored before it (**claim**), and its acquire half pairs with the
-//! release half of the CAS whose value it replaces, so what that program stored before its CAS
-//! happens before what this one stores after. When it fails it is `Relaxed`: the caller only
-//! learns that it lost, and uses nothing it read. Every load of an owner or id word whose value
-//! the caller acts on (to beat the slot, judge its heartbeat, report its holder) is `Acquire`,
-//! pairing with that release half, so the heartbeat read or stored next is no older than the one
-//! stored before the CAS it saw (**reclaim** relies on it). Heartbeats are `Relaxed`: a time,
-//! which publishes nothing; a reclaimer reads one twice and acts only on an unchanged, stale
-//! one. A load made only to skip a CAS that cannot succeed is `Relaxed`: the CAS decides. A
-//! [`CoreTable::snapshot`] reads everything `Relaxed`: a display, whose words are not read at one
-//! instant anyway (and whose mapping may be read-only).
+//! Every change is one atomic operation on one 8-byte word of the mapping: a claim, a release,
+//! a beat or a reclaim of one slot, as `slot.rs` describes them and orders them (and loom
+//! checks them). A [`CoreTable::snapshot`] reads everything `Relaxed`: a display, whose words
+//! are not read at one instant anyway (and whose mapping may be read-only).
 
+use super::slot::Slot;
 use super::{home_range, now_ms, ProgramId, STALE_MS, TABLE_ENV};
 use std::collections::HashMap;
 use std::fmt;
@@ -765,46 +738,45 @@ impl CoreTable {
             .word(HEADER_BYTES + (self.cores + slot) * SLOT_BYTES + field)
     }
 
+    fn core_slot(&self, core: usize) -> Slot<'_> {
+        Slot {
+            owner: self.core_word(core, 0),
+            beat: self.core_word(core, 8),
+        }
+    }
+
+    fn program_slot(&self, j: usize) -> Slot<'_> {
+        Slot {
+            owner: self.program_word(j, 0),
+            beat: self.program_word(j, 8),
+        }
+    }
+
     /// Who holds `core`, if anyone. Panics if `core >= cores()`.
     pub fn owner(&self, core: usize) -> Option<ProgramId> {
-        // Acquire: as every load of an owner word the caller acts on (module doc, "Orderings").
-        ProgramId::from_u64(self.core_word(core, 0).load(Ordering::Acquire))
+        ProgramId::from_u64(self.core_slot(core).owner())
     }
 
     /// The cores no program holds.
     pub fn free_cores(&self) -> Vec<usize> {
         (0..self.cores)
-            // Acquire: as in `owner`.
-            .filter(|&c| self.core_word(c, 0).load(Ordering::Acquire) == 0)
+            .filter(|&c| self.core_slot(c).owner() == 0)
             .collect()
     }
 
     /// The cores `id` holds.
     pub fn held_by(&self, id: ProgramId) -> Vec<usize> {
         (0..self.cores)
-            // Acquire: as in `owner`.
-            .filter(|&c| self.core_word(c, 0).load(Ordering::Acquire) == id.as_u64())
+            .filter(|&c| self.core_slot(c).owner() == id.as_u64())
             .collect()
     }
 
-    /// Moves a slot (`owner` and its `beat`) from holder `from` (0: free) to `id`; true if it
-    /// did. The heartbeat is stored before the CAS, whose release half publishes it, so a
-    /// reclaimer whose acquire load sees `id` as holder also sees a fresh heartbeat (module
-    /// docs), and again after it.
-    fn hand_over(&self, owner: &AtomicU64, beat: &AtomicU64, from: u64, id: ProgramId) -> bool {
-        // Relaxed: published by the CAS's release half (module doc, "Orderings").
-        beat.store(now_ms(), Ordering::Relaxed);
-        let won = owner
-            // AcqRel, failure Relaxed: module doc, "Orderings".
-            .compare_exchange(from, id.as_u64(), Ordering::AcqRel, Ordering::Relaxed)
-            .is_ok();
-        if won {
-            // Relaxed: a heartbeat (module doc, "Orderings").
-            beat.store(now_ms(), Ordering::Relaxed);
-            if id == self.me {
-                // Relaxed: read only by this handle's drop, which has `&mut self`.
-                self.used.store(true, Ordering::Relaxed);
-            }
+    /// Hands `slot` from `from` (0: free) to `id` (`slot.rs`, **claim**); true if it did.
+    fn hand_over(&self, slot: Slot<'_>, from: u64, id: ProgramId) -> bool {
+        let won = slot.hand_over(from, id.as_u64(), now_ms);
+        if won && id == self.me {
+            // Relaxed: read only by this handle's drop, which has `&mut self`.
+            self.used.store(true, Ordering::Relaxed);
         }
         won
     }
@@ -812,27 +784,19 @@ impl CoreTable {
     /// Claims `core` for `id` if it is free; true if `id` now holds it (false also when `id`
     /// already held it). Panics if `core >= cores()`.
     pub fn try_claim(&self, core: usize, id: ProgramId) -> bool {
-        let owner = self.core_word(core, 0);
-        // Relaxed: only skips a CAS that cannot succeed; the CAS decides.
-        owner.load(Ordering::Relaxed) == 0 && self.hand_over(owner, self.core_word(core, 8), 0, id)
+        self.hand_over(self.core_slot(core), 0, id)
     }
 
     /// Takes `core` from `from` for `id` (DWS §3.3's second case: a program takes back one of
     /// its own cores that another program borrowed); true if `id` now holds it. Fails, leaving the
     /// slot's holder alone, if the core is no longer `from`'s. Panics if `core >= cores()`.
     pub fn take_over(&self, core: usize, from: ProgramId, id: ProgramId) -> bool {
-        let (owner, beat) = (self.core_word(core, 0), self.core_word(core, 8));
-        // Relaxed: only skips a CAS that cannot succeed; the CAS decides.
-        owner.load(Ordering::Relaxed) == from.as_u64()
-            && self.hand_over(owner, beat, from.as_u64(), id)
+        self.hand_over(self.core_slot(core), from.as_u64(), id)
     }
 
     /// Gives `core` back if `id` holds it; true if it did. Panics if `core >= cores()`.
     pub fn release(&self, core: usize, id: ProgramId) -> bool {
-        self.core_word(core, 0)
-            // AcqRel, failure Relaxed: module doc, "Orderings".
-            .compare_exchange(id.as_u64(), 0, Ordering::AcqRel, Ordering::Relaxed)
-            .is_ok()
+        self.core_slot(core).release(id.as_u64())
     }
 
     /// Gives back every core `id` holds; returns how many.
@@ -846,20 +810,11 @@ impl CoreTable {
     pub fn beat(&self, id: ProgramId) -> usize {
         let now = now_ms();
         for j in 0..self.programs {
-            // Acquire on the id word, Relaxed on the heartbeat (module doc, "Orderings").
-            if self.program_word(j, 0).load(Ordering::Acquire) == id.as_u64() {
-                self.program_word(j, 8).store(now, Ordering::Relaxed);
-            }
+            self.program_slot(j).beat_if_held(id.as_u64(), now);
         }
-        let mut held = 0;
-        for c in 0..self.cores {
-            // Acquire on the owner word, Relaxed on the heartbeat (module doc, "Orderings").
-            if self.core_word(c, 0).load(Ordering::Acquire) == id.as_u64() {
-                self.core_word(c, 8).store(now, Ordering::Relaxed);
-                held += 1;
-            }
-        }
-        held
+        (0..self.cores)
+            .filter(|&c| self.core_slot(c).beat_if_held(id.as_u64(), now))
+            .count()
     }
 
     /// Registers `id` as a running program in a free program slot (beating its slot if it is
@@ -867,17 +822,12 @@ impl CoreTable {
     /// first ([`reclaim_stale`](Self::reclaim_stale)); [`TableError::Full`] if none was.
     pub fn register(&self, id: ProgramId) -> Result<usize, TableError> {
         if let Some(j) = self.program_slot_of(id) {
-            // Relaxed: a heartbeat (module doc, "Orderings").
-            self.program_word(j, 8).store(now_ms(), Ordering::Relaxed);
+            self.program_slot(j).beat_if_held(id.as_u64(), now_ms());
             return Ok(j);
         }
         for attempt in 0..2 {
             for j in 0..self.programs {
-                let slot = self.program_word(j, 0);
-                // Relaxed: only skips a CAS that cannot succeed; the CAS decides.
-                if slot.load(Ordering::Relaxed) == 0
-                    && self.hand_over(slot, self.program_word(j, 8), 0, id)
-                {
+                if self.hand_over(self.program_slot(j), 0, id) {
                     return Ok(j);
                 }
             }
@@ -892,19 +842,14 @@ impl CoreTable {
     }
 
     fn program_slot_of(&self, id: ProgramId) -> Option<usize> {
-        // Acquire: as every load of an id word the caller acts on (module doc, "Orderings").
-        (0..self.programs).find(|&j| self.program_word(j, 0).load(Ordering::Acquire) == id.as_u64())
+        (0..self.programs).find(|&j| self.program_slot(j).owner() == id.as_u64())
     }
 
     /// Frees `id`'s program slot; true if it had one.
     pub fn unregister(&self, id: ProgramId) -> bool {
         let mut any = false;
         for j in 0..self.programs {
-            any |= self
-                .program_word(j, 0)
-                // AcqRel, failure Relaxed: module doc, "Orderings".
-                .compare_exchange(id.as_u64(), 0, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok();
+            any |= self.program_slot(j).release(id.as_u64());
         }
         any
     }
@@ -922,33 +867,15 @@ impl CoreTable {
                 .entry(raw)
                 .or_insert_with(|| ProgramId::from_u64(raw).is_some_and(ProgramId::is_alive))
         };
-        let mut free = |owner: &AtomicU64, beat: &AtomicU64| {
-            // Acquire: the heartbeat read next is no older than the one stored before the claim
-            // that wrote `o` (module doc, "Orderings", and **reclaim**).
-            let o = owner.load(Ordering::Acquire);
-            if o == 0 {
-                return false;
-            }
-            // Relaxed, both reads: a heartbeat publishes nothing; the second read only sees
-            // whether it changed (module doc, "Orderings").
-            let b = beat.load(Ordering::Relaxed);
-            if !stale(is_alive(o), b, now) || beat.load(Ordering::Relaxed) != b {
-                return false;
-            }
-            owner
-                // AcqRel, failure Relaxed: module doc, "Orderings"; what matters here is that it
-                // fails if the word changed since `o` was read.
-                .compare_exchange(o, 0, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-        };
+        let mut stale_at_now = |o: u64, beat: u64| stale(is_alive(o), beat, now);
         let mut r = Reclaimed::default();
         for c in 0..self.cores {
-            if free(self.core_word(c, 0), self.core_word(c, 8)) {
+            if self.core_slot(c).reclaim(&mut stale_at_now) {
                 r.cores += 1;
             }
         }
         for j in 0..self.programs {
-            if free(self.program_word(j, 0), self.program_word(j, 8)) {
+            if self.program_slot(j).reclaim(&mut stale_at_now) {
                 r.programs += 1;
             }
         }
@@ -961,10 +888,10 @@ impl CoreTable {
         let now = now_ms();
         let mut v: Vec<ProgramId> = (0..self.programs)
             .filter_map(|j| {
-                // Acquire on the id word, then Relaxed on the heartbeat: as in a reclaim (module
-                // doc, "Orderings"), so a program that has just registered does not look stale.
-                let id = ProgramId::from_u64(self.program_word(j, 0).load(Ordering::Acquire))?;
-                let beat = self.program_word(j, 8).load(Ordering::Relaxed);
+                // Read as a reclaim reads them, so a program that has just registered does not
+                // look stale (`slot.rs`, "Orderings").
+                let (id, beat) = self.program_slot(j).owner_and_beat()?;
+                let id = ProgramId::from_u64(id)?;
                 (!stale(id.is_alive(), beat, now)).then_some(id)
             })
             .collect();
@@ -1004,7 +931,7 @@ fn snapshot_of(map: &Mapping, path: &Path, cores: usize, programs: usize) -> Sna
     let now = now_ms();
     let load = |slot: usize, field: usize| {
         map.word(HEADER_BYTES + slot * SLOT_BYTES + field)
-            // Relaxed: a display (module doc, "Orderings").
+            // Relaxed: a display (module doc, "The protocol").
             .load(Ordering::Relaxed)
     };
     let mut alive: HashMap<u64, bool> = HashMap::new();
