@@ -378,12 +378,12 @@ fn parse_program(s: &str) -> Result<ProgramSpec, String> {
 
 /// Sharing modes, in the order given, without repeats.
 #[derive(Clone, Debug)]
-pub struct ModeList(pub Vec<magpie::share::Mode>);
+pub struct ModeList(pub Vec<magpie::dws::SharingMode>);
 
 fn parse_mode_list(s: &str) -> Result<ModeList, String> {
     let mut v = vec![];
     for m in s.split(',') {
-        push_new(&mut v, m.parse::<magpie::share::Mode>()?);
+        push_new(&mut v, m.parse::<magpie::dws::SharingMode>()?);
     }
     Ok(ModeList(v))
 }
@@ -486,7 +486,7 @@ pub struct IdleArgs {
     /// The pool's core-sharing mode: dws, abp, ep or off (dws and ep use the core table that
     /// MAGPIE_SHARE_TABLE names, else the user's default one).
     #[arg(long, default_value = "off")]
-    pub share: magpie::share::Mode,
+    pub share: magpie::dws::SharingMode,
     /// Print one JSON object instead of a line.
     #[arg(long)]
     pub json: bool,

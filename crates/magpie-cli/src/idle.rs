@@ -44,7 +44,7 @@ fn fib(n: u64) -> u64 {
 /// core, after a short job and a settling pause of `settle`.
 pub fn measure(
     workers: usize,
-    share: magpie::share::Mode,
+    share: magpie::dws::SharingMode,
     seconds: f64,
     settle: Duration,
 ) -> Result<f64, Failure> {

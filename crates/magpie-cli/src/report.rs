@@ -196,7 +196,7 @@ pub fn run(a: ReportArgs) -> Result<(), Failure> {
     // The idle pool: CPU used over one second by 2 sleeping workers.
     let idle = crate::idle::measure(
         2,
-        magpie::share::Mode::Off,
+        magpie::dws::SharingMode::Off,
         1.0,
         std::time::Duration::from_millis(100),
     )?;

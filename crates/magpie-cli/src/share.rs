@@ -1,12 +1,12 @@
 //! `magpie share status`: the core allocation table that co-running magpie programs share (DWS
-//! §3.1, Table 1; `magpie::share`), as text or one JSON object: the file, its version and slot
+//! §3.1, Table 1; `magpie::dws`), as text or one JSON object: the file, its version and slot
 //! counts, the registered programs (pid, start time, heartbeat age, alive or stale, cores held)
 //! and every core's holder. It only reads the table (`CoreTable::inspect`): no table yet is
 //! reported and exit 0; a table magpie would refuse is an `error:` line and exit 2.
 
 use crate::cli::{ShareAction, ShareArgs, ShareStatusArgs};
 use crate::Failure;
-use magpie::share::{CoreEntry, CoreTable, ProgramEntry, Snapshot, STALE_MS};
+use magpie::dws::{CoreEntry, CoreTable, ProgramEntry, Snapshot, STALE_MS};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 
@@ -17,8 +17,8 @@ pub fn run(a: ShareArgs) -> Result<(), Failure> {
 }
 
 fn status(a: ShareStatusArgs) -> Result<(), Failure> {
-    let path = a.table.unwrap_or_else(magpie::share::default_path);
-    let snapshot = CoreTable::inspect(&path, magpie::share::cpu_slots())
+    let path = a.table.unwrap_or_else(magpie::dws::default_path);
+    let snapshot = CoreTable::inspect(&path, magpie::dws::cpu_slots())
         .map_err(|e| Failure::Usage(e.to_string()))?;
     match (snapshot, a.json) {
         (None, false) => println!(
@@ -50,7 +50,7 @@ fn state(alive: bool, stale: bool) -> &'static str {
 }
 
 fn holder(raw: u64) -> String {
-    match magpie::share::ProgramId::from_u64(raw) {
+    match magpie::dws::ProgramId::from_u64(raw) {
         Some(id) => id.to_string(),
         None => format!("an invalid owner {raw:#x}"),
     }

@@ -13,7 +13,7 @@ use crate::cli::{self, SuiteArgs};
 use crate::trace;
 use crate::Failure;
 use indicatif::ProgressBar;
-use magpie::share::Mode;
+use magpie::dws::SharingMode;
 use magpie::Policy;
 use magpie_bench::harness::{Measured, RunError};
 use magpie_bench::runner::{self, BenchRecord};
@@ -330,7 +330,12 @@ fn corunning(pair: cli::ProgramPair, workers: usize, size: Size, runs: usize) ->
     let args = cli::CorunArgs {
         a: pair.0,
         b: pair.1,
-        mode: cli::ModeList(vec![Mode::Dws, Mode::Abp, Mode::Ep, Mode::Off]),
+        mode: cli::ModeList(vec![
+            SharingMode::Dws,
+            SharingMode::Abp,
+            SharingMode::Ep,
+            SharingMode::Off,
+        ]),
         size,
         workers,
         solo_runs: runs,

@@ -1,7 +1,7 @@
 //! `magpie share status`: no table yet (exit 0, and none is created), a table with claims (text
 //! and JSON list them), and a table magpie refuses (one `error:` line, exit 2).
 
-use magpie::share::{cpu_slots, CoreTable, ProgramId};
+use magpie::dws::{cpu_slots, CoreTable, ProgramId};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -103,8 +103,8 @@ fn status_lists_the_programs_and_their_cores() {
     assert_eq!(v["path"], p);
     assert_eq!(v["version"], 1);
     assert_eq!(v["core_slots"], k);
-    assert_eq!(v["program_slots"], magpie::share::PROGRAM_SLOTS);
-    assert_eq!(v["stale_ms"], magpie::share::STALE_MS);
+    assert_eq!(v["program_slots"], magpie::dws::PROGRAM_SLOTS);
+    assert_eq!(v["stale_ms"], magpie::dws::STALE_MS);
     let progs = v["programs"].as_array().unwrap();
     assert_eq!(progs.len(), 1);
     assert_eq!(progs[0]["pid"], me.pid());

@@ -43,12 +43,12 @@ pub(crate) struct Config {
     /// (`Builder::pace_leaves`).
     pub leaves: Option<std::time::Duration>,
     /// How the pool shares cores with other programs (`Builder::share`).
-    pub share: crate::share::Mode,
+    pub share: crate::dws::SharingMode,
     /// DWS's T_SLEEP in failed steals (`Builder::share_sleep_after`); `None`: the cores usable.
     pub share_sleep_after: Option<u32>,
     /// DWS's T (`Builder::share_period`).
     pub share_period: std::time::Duration,
-    /// The core table file (`Builder::share_table`); `None`: `share::default_path()`.
+    /// The core table file (`Builder::share_table`); `None`: `dws::default_path()`.
     pub share_table: Option<std::path::PathBuf>,
     /// Whether a started task's stack may move to another worker (`Builder::allow_migration`,
     /// an `unsafe` opt-in): ready fibers go on the setter's deque and work-first parents are

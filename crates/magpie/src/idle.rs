@@ -3,16 +3,16 @@
 //!
 //! * Without core sharing: a few failed rounds spinning, then yielding the core between rounds,
 //!   then sleep (`sleep.rs`) until a producer wakes it.
-//! * ABP (`share::Mode::Abp`): yield the core after every failed round, never block.
-//! * DWS (`share::Mode::Dws`): after T_SLEEP failed steal attempts in a row, give the core back in
+//! * ABP (`dws::SharingMode::Abp`): yield the core after every failed round, never block.
+//! * DWS (`dws::SharingMode::Dws`): after T_SLEEP failed steal attempts in a row, give the core back in
 //!   the core table and sleep until the program may use a core for this worker
-//!   (`share/runtime.rs`); a worker whose core its home program took back sleeps at once.
+//!   (`dws/runtime.rs`); a worker whose core its home program took back sleeps at once.
 //!
 //! Before any of these the loop has looked at the worker's own ready fibers and inbox, its
 //! deque, and its victims; the sleep protocol's re-check looks at the inbox again, so an item
 //! delivered to a worker on its way to sleep is never stranded.
 
-use crate::share::Mode;
+use crate::dws::SharingMode;
 use crate::sync::atomic::Ordering;
 use crate::worker::WorkerThread;
 
@@ -33,7 +33,7 @@ impl WorkerThread {
         if self.registry.terminate.load(Ordering::Acquire) {
             return true;
         }
-        if self.registry.config.share == Mode::Abp {
+        if self.registry.config.share == SharingMode::Abp {
             // ABP: a thief that found nothing yields its core, and never blocks.
             *rounds += 1;
             if *rounds >= SPIN_ROUNDS {
@@ -100,15 +100,15 @@ impl WorkerThread {
 
     /// The pool's DWS state, when it shares cores under DWS.
     #[inline]
-    pub(crate) fn dws(&self) -> Option<&crate::share::runtime::Sharing> {
+    pub(crate) fn dws(&self) -> Option<&crate::dws::runtime::Sharing> {
         self.registry
             .sharing
             .as_ref()
-            .filter(|s| s.mode == Mode::Dws)
+            .filter(|s| s.mode == SharingMode::Dws)
     }
 
     /// DWS: gives the worker's core back and sleeps until the program may use a core for it.
-    pub(crate) fn dws_sleep(&self, s: &crate::share::runtime::Sharing) {
+    pub(crate) fn dws_sleep(&self, s: &crate::dws::runtime::Sharing) {
         let reg = &*self.registry;
         self.stats().sleeps.bump();
         s.sleep(

@@ -45,7 +45,7 @@
 //!    thief, having run the half, swaps the latch to set: if it finds the victim registered, it
 //!    makes the victim's fiber ready (`fiber::make_ready`, which hands it to the victim's own
 //!    worker); if not, the victim's registration fails and the victim resumes itself. Exactly one of the two happens, the half runs exactly
-//!    once, and the victim reads the result after the thief wrote it: `join_model.rs` checks
+//!    once, and the victim reads the result after the thief wrote it: `return_barrier_model.rs` checks
 //!    this with loom, the thief racing the victim's return for a public half and for a private
 //!    one released on request. With `Builder::measure_overheads`, the time from the failed pop to
 //!    the suspension, and the switches out of and back into the waiting task, are the victim's
@@ -242,7 +242,7 @@ const FIRST: u32 = 2;
 const SECOND: u32 = 1;
 
 /// The in-place join of a region task below a tracked cursor: as the plain one, with the halves'
-/// positions kept in the cursor (`Cursor`'s doc in `schedule/region.rs`). A task too many levels
+/// positions kept in the cursor (`RegionCursor`'s doc in `schedule/region.rs`). A task too many levels
 /// below its cursor publishes instead, which gives its halves cursors of their own. `in_place`'s
 /// sequence is written out here rather than called with wrapped halves: wrapping each half in a
 /// closure that enters its level cost recording on fib(32) 1.55x plain, this 1.36x.
@@ -416,7 +416,7 @@ where
 /// A join of two closures that carry their own positions (or need none) in a region: in place
 /// when the worker keeps enough published for thieves and none asked for more (lazy
 /// publication, without the credit), else published as any join.
-pub(crate) fn join_unpositioned<A, B, RA, RB>(
+pub(crate) fn join_lazily_published<A, B, RA, RB>(
     wt: &WorkerThread,
     fl: &FiberLocal,
     a: A,

@@ -98,9 +98,9 @@
 
 pub(crate) mod deque;
 pub(crate) mod inbox;
-#[cfg(all(test, loom))]
-mod join_model;
 pub(crate) mod latch;
+#[cfg(all(test, loom))]
+mod return_barrier_model;
 pub(crate) mod sleep;
 pub(crate) mod sync;
 
@@ -111,9 +111,11 @@ mod caller_worker;
 // Under loom only a lent worker's closing protocol is built from `caller_worker`, for its
 // model test.
 #[cfg(not(loom))]
-mod codec;
-#[cfg(not(loom))]
 mod config;
+#[cfg(not(loom))]
+mod container;
+#[cfg(not(loom))]
+pub mod dws;
 #[cfg(not(loom))]
 mod error;
 #[cfg(not(loom))]
@@ -143,11 +145,9 @@ mod registry;
 pub mod schedule;
 #[cfg(not(loom))]
 mod scope;
-#[cfg(not(loom))]
-pub mod share;
 // Under loom, DWS's core table slot protocol is built from `share`, for its model tests.
 #[cfg(loom)]
-#[path = "share/slot.rs"]
+#[path = "dws/slot.rs"]
 mod slot;
 // Likewise a schedule region's held queue (donations), for its model tests.
 #[cfg(loom)]

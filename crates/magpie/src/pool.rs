@@ -45,7 +45,7 @@ pub struct Builder {
     squads: bool,
     squad_hints: bool,
     boundary_level: Option<u32>,
-    share: crate::share::Mode,
+    share: crate::dws::SharingMode,
     share_sleep_after: Option<u32>,
     share_period: std::time::Duration,
     share_table: Option<std::path::PathBuf>,
@@ -84,7 +84,7 @@ impl Default for Builder {
             squads: false,
             squad_hints: true,
             boundary_level: None,
-            share: crate::share::Mode::Off,
+            share: crate::dws::SharingMode::Off,
             share_sleep_after: None,
             share_period: DEFAULT_SHARE_PERIOD,
             share_table: None,
@@ -291,10 +291,10 @@ impl Builder {
     }
 
     /// How the pool shares the machine's cores with other programs (DWS; see
-    /// [`share::Mode`](crate::share::Mode)). Default: `Mode::Off`. A sharing mode that needs the
+    /// [`dws::SharingMode`](crate::dws::SharingMode)). Default: `Mode::Off`. A sharing mode that needs the
     /// core table (`dws`, `ep`) and cannot open it (refused, or not writable) warns once on
     /// stderr and runs as `off`: [`Pool::share_mode`] says which mode is in force.
-    pub fn share(mut self, mode: crate::share::Mode) -> Self {
+    pub fn share(mut self, mode: crate::dws::SharingMode) -> Self {
         self.share = mode;
         self
     }
@@ -316,7 +316,7 @@ impl Builder {
     }
 
     /// Under `Mode::Dws` and `Mode::Ep`: the core table file to use instead of
-    /// [`share::default_path`](crate::share::default_path)'s (which `MAGPIE_SHARE_TABLE`
+    /// [`dws::default_path`](crate::dws::default_path)'s (which `MAGPIE_SHARE_TABLE`
     /// overrides). Programs share cores only with programs that use the same file.
     pub fn share_table(mut self, path: impl Into<std::path::PathBuf>) -> Self {
         self.share_table = Some(path.into());
@@ -463,10 +463,10 @@ impl Builder {
             }
             self = self.trace_to(v);
         }
-        if let Some(v) = text(crate::share::MODE_ENV)? {
-            self.share = v.parse::<crate::share::Mode>().map_err(|_| {
-                Error::config(crate::share::MODE_ENV, &v, "one of dws, abp, ep, off")
-            })?;
+        if let Some(v) = text(crate::dws::MODE_ENV)? {
+            self.share = v
+                .parse::<crate::dws::SharingMode>()
+                .map_err(|_| Error::config(crate::dws::MODE_ENV, &v, "one of dws, abp, ep, off"))?;
         }
         if let Some(v) = text("MAGPIE_OLDEST_FIRST")? {
             self.oldest_first = match v.as_str() {
@@ -591,7 +591,7 @@ impl Builder {
         }
         if self.use_current_thread {
             let refused = [
-                (self.share != crate::share::Mode::Off, "share"),
+                (self.share != crate::dws::SharingMode::Off, "share"),
                 (self.places || self.squads, "places"),
                 (
                     self.trace || self.trace_cuts || self.replay.is_some() || self.record_leaves,
@@ -773,7 +773,7 @@ impl Pool {
 
     /// The sharing mode in force: the one asked for, or `Mode::Off` when it needed the core
     /// table and the table could not be used.
-    pub fn share_mode(&self) -> crate::share::Mode {
+    pub fn share_mode(&self) -> crate::dws::SharingMode {
         self.registry.share_mode()
     }
 
@@ -1088,8 +1088,8 @@ mod tests {
             .unwrap();
         assert_eq!(b.workers, Some(3));
         assert_eq!(b.policy, Policy::HelpFirst);
-        assert_eq!(b.share, crate::share::Mode::Dws);
-        assert_eq!(Builder::default().share, crate::share::Mode::Off);
+        assert_eq!(b.share, crate::dws::SharingMode::Dws);
+        assert_eq!(Builder::default().share, crate::dws::SharingMode::Off);
         assert!(!b.trace);
         let b = Builder::default()
             .with_vars(vars(&[("MAGPIE_TRACE", "/tmp/run.mtrace")]))

@@ -49,7 +49,7 @@
 //!
 //! Everything the owner does to a header happens on the owner's thread, while the header's
 //! frame is suspended in the call to the first half; thieves only ever see the job, through the
-//! deque, under the deque's and the latch's own protocols (`join_model.rs` checks the race of a
+//! deque, under the deque's and the latch's own protocols (`return_barrier_model.rs` checks the race of a
 //! thief with the owner's return for a job pushed at any point before the return).
 //!
 //! # Spawns

@@ -13,10 +13,10 @@
 
 use crate::config::Config;
 use crate::deque::{Deque, Item, Stealer};
+use crate::dws::SharingMode;
 use crate::error::Error;
 use crate::inbox::Inbox;
 use crate::places::Places;
-use crate::share::Mode;
 use crate::sleep::Sleep;
 use crate::stats::{Stats, WorkerStats};
 use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -52,8 +52,8 @@ pub(crate) struct Registry {
     pub(crate) leaf_log: Option<crate::cachemodel::LeafLog>,
     /// SLAW's places, when the pool has them.
     pub places: Option<Places>,
-    /// Core sharing with other programs (`Mode::Dws`, `Mode::Ep`), when the table could be used.
-    pub sharing: Option<crate::share::runtime::Sharing>,
+    /// Core sharing with other programs (`SharingMode::Dws`, `SharingMode::Ep`), when the table could be used.
+    pub sharing: Option<crate::dws::runtime::Sharing>,
     /// The schedule region being recorded or followed, if any (`schedule/region.rs`).
     pub(crate) region: crate::schedule::region::RegionSlot,
     /// Fire-and-forget tasks (`thread_pool::spawn`) not yet finished, and their panic handler.
@@ -138,7 +138,7 @@ impl Registry {
                     config.squad_hints,
                 )
             }),
-            sharing: crate::share::runtime::Sharing::start(&config),
+            sharing: crate::dws::runtime::Sharing::start(&config),
             region: Default::default(),
             spawns: Default::default(),
             lent: Default::default(),
@@ -311,7 +311,7 @@ impl Registry {
     /// must be able to take the work, and only a worker of the right place may. Under DWS, a
     /// sleeper on a core the program may use without taking it from anyone.
     pub(crate) fn wake(&self) {
-        if let Some(s) = self.sharing.as_ref().filter(|s| s.mode == Mode::Dws) {
+        if let Some(s) = self.sharing.as_ref().filter(|s| s.mode == SharingMode::Dws) {
             s.wake_for_work();
         } else if self.places.as_ref().is_some_and(|p| p.count() > 1) {
             self.sleep.notify_all();
@@ -327,9 +327,9 @@ impl Registry {
     }
 
     /// Wakes worker `w` if it sleeps: under DWS on a core it may use, or later by the
-    /// coordinator, never left asleep with items in its inbox (see `share/runtime.rs`).
+    /// coordinator, never left asleep with items in its inbox (see `dws/runtime.rs`).
     pub(crate) fn wake_worker(&self, w: usize) {
-        match self.sharing.as_ref().filter(|s| s.mode == Mode::Dws) {
+        match self.sharing.as_ref().filter(|s| s.mode == SharingMode::Dws) {
             Some(s) => s.wake_worker(w),
             None => self.sleep.notify_worker(w),
         }
@@ -348,9 +348,9 @@ impl Registry {
     }
 
     /// The sharing mode in force: `off` when a mode that needs the table could not use it.
-    pub(crate) fn share_mode(&self) -> Mode {
+    pub(crate) fn share_mode(&self) -> SharingMode {
         match (self.config.share, &self.sharing) {
-            (Mode::Dws | Mode::Ep, None) => Mode::Off,
+            (SharingMode::Dws | SharingMode::Ep, None) => SharingMode::Off,
             (m, _) => m,
         }
     }

@@ -299,7 +299,7 @@ impl<'scope> Scope<'scope> {
         &self,
         wt: &WorkerThread,
         fl: &FiberLocal,
-        cur: &crate::schedule::region::Cursor,
+        cur: &crate::schedule::region::RegionCursor,
         depth: u32,
         policy: Policy,
         designated: Option<usize>,

@@ -24,11 +24,11 @@ use crate::job::Work;
 use crate::latch::CountLatch;
 use crate::policy::{Adaptive, Policy, Thresholds};
 use crate::registry::Registry;
-use crate::schedule::region::Mode as RegionMode;
+use crate::schedule::region::RegionMode;
 use crate::stats::WorkerStats;
 use crate::steal::Took;
 use crate::sync::atomic::Ordering;
-use crate::trace::record::Cursor;
+use crate::trace::record::LogCursor;
 use corosensei::{CoroutineResult, Yielder};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -110,7 +110,7 @@ pub(crate) struct WorkerThread {
     pub(crate) switch_began: Cell<Option<Instant>>,
     pub(crate) rng: Cell<u64>,
     /// Where this worker is in its trace log.
-    pub(crate) cursor: Cursor,
+    pub(crate) cursor: LogCursor,
     /// The other workers in the order a thief tries them (`steal::victim_tiers`); `None` for
     /// random victims.
     pub(crate) tiers: Option<[Vec<usize>; 3]>,
@@ -851,7 +851,7 @@ impl WorkerThread {
             spares: RefCell::new(Vec::new()),
             last_victim: Cell::new(0),
             tracing: registry_traces,
-            cursor: Cursor::new(),
+            cursor: LogCursor::new(),
             tiers,
             serial_cont: Cell::new(None),
         }

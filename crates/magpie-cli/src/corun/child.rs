@@ -35,7 +35,7 @@ pub enum Line {
         warmup_s: f64,
     },
     /// One timed, verified run: when it began and ended (milliseconds of `CLOCK_MONOTONIC`,
-    /// `magpie::share::now_ms`, the clock the parent samples with) and the kernel's time.
+    /// `magpie::dws::now_ms`, the clock the parent samples with) and the kernel's time.
     Run {
         run: usize,
         start_ms: u64,
@@ -98,9 +98,9 @@ pub fn run(a: CorunChildArgs) -> Result<(), Failure> {
         });
     }
     for run in 1.. {
-        let start_ms = magpie::share::now_ms();
+        let start_ms = magpie::dws::now_ms();
         let seconds = run_once_verified(&pool, &case)?;
-        let end_ms = magpie::share::now_ms();
+        let end_ms = magpie::dws::now_ms();
         emit(&Line::Run {
             run,
             start_ms,

@@ -23,7 +23,7 @@ use crate::cli::{CorunArgs, ProgramSpec};
 use crate::trace::count;
 use crate::Failure;
 use child::Line;
-use magpie::share::{CoreTable, Mode};
+use magpie::dws::{CoreTable, SharingMode};
 use magpie_bench::harness::Timing;
 use magpie_bench::runner::Case;
 use magpie_view::progress::Progress;
@@ -148,7 +148,7 @@ impl Child {
         s: &Setup,
         slot: usize,
         (who, p): (usize, &Program),
-        mode: Mode,
+        mode: SharingMode,
         table: &Path,
         max_runs: Option<usize>,
         tx: Sender<Event>,
@@ -167,8 +167,8 @@ impl Child {
         if let Some(r) = max_runs {
             cmd.args(["--max-runs", &r.to_string()]);
         }
-        cmd.env(magpie::share::MODE_ENV, mode.name())
-            .env(magpie::share::TABLE_ENV, table)
+        cmd.env(magpie::dws::MODE_ENV, mode.name())
+            .env(magpie::dws::TABLE_ENV, table)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(err_file);
@@ -303,7 +303,7 @@ impl Sampler {
         let mut s = Sampler {
             t0,
             table: table.to_path_buf(),
-            slots: magpie::share::cpu_slots(),
+            slots: magpie::dws::cpu_slots(),
             pids,
             last: [None; 2],
         };
@@ -379,7 +379,7 @@ enum Until {
 /// Runs `progs` side by side under `mode` with a fresh core table named `tag` until `until`.
 fn phase(
     s: &Setup,
-    mode: Mode,
+    mode: SharingMode,
     progs: &[(usize, &Program)],
     tag: &str,
     until: Until,
@@ -669,11 +669,11 @@ pub fn measure(a: &CorunArgs) -> Result<Report, Failure> {
         .mode
         .0
         .iter()
-        .map(|&m| if m == Mode::Off { 1 } else { 3 })
+        .map(|&m| if m == SharingMode::Off { 1 } else { 3 })
         .sum::<u64>();
     let progress = std::cell::RefCell::new(Progress::new("corun", phases, "phases"));
     // Each program alone under `mode`, `a.solo_runs` runs.
-    let alone = |mode: Mode| -> Result<Vec<Vec<f64>>, Failure> {
+    let alone = |mode: SharingMode| -> Result<Vec<Vec<f64>>, Failure> {
         let mut solo = vec![];
         for (i, p) in progs.iter().enumerate() {
             let what = format!("{mode}: {} alone, {}", p.label, count(a.solo_runs, "run"));
@@ -696,9 +696,9 @@ pub fn measure(a: &CorunArgs) -> Result<Report, Failure> {
     // Every mode's slowdowns are against the programs alone under `off`, as the paper's are
     // against one non-interference time (§4.1): a mode that also changes a program's time alone
     // is not charged or credited for that in its co-run figure.
-    let baseline = alone(Mode::Off)?;
+    let baseline = alone(SharingMode::Off)?;
     for &mode in &a.mode.0 {
-        let solo = if mode == Mode::Off {
+        let solo = if mode == SharingMode::Off {
             baseline.clone()
         } else {
             alone(mode)?

@@ -205,7 +205,7 @@ pub(crate) struct FiberLocal {
     pub resumed: Cell<u64>,
     /// The position of the region task running on this fiber, when its joins and spawns must
     /// be positioned (`schedule/region.rs`); null otherwise. What joins and in-place spawns test.
-    pub(crate) pos: Cell<*const crate::schedule::region::Cursor>,
+    pub(crate) pos: Cell<*const crate::schedule::region::RegionCursor>,
     /// What the schedule region knows of the task running on this fiber
     /// (`schedule::region::At`): nothing (zero: not a region task), its cursor (`pos`), or the
     /// region of a region task without a cursor, whose published spawns hold the region open.
@@ -235,7 +235,7 @@ impl FiberLocal {
 
     /// The cursor of the region task running on this fiber, if its work must be positioned.
     #[inline]
-    pub(crate) fn cursor(&self) -> Option<&crate::schedule::region::Cursor> {
+    pub(crate) fn cursor(&self) -> Option<&crate::schedule::region::RegionCursor> {
         // SAFETY: `pos` is set by `schedule::region::run` to a cursor in the frame of the task
         // running on this fiber, and reset before that frame ends.
         unsafe { self.pos.get().as_ref() }

@@ -9,10 +9,10 @@
 //! waits; that is what the strict constraints ask for, and what `Relaxed` avoids by stealing.
 
 use super::held::UNRANKED;
-use super::region::{self, Cursor, Region};
+use super::region::{self, Region, RegionCursor};
 use crate::fiber::FiberLocal;
 use crate::job::{JobRef, StackJob, Work};
-use crate::join::{in_place_at, join_unpositioned};
+use crate::join::{in_place_at, join_lazily_published};
 use crate::worker::{current, WorkerThread};
 use std::panic;
 
@@ -21,7 +21,7 @@ use std::panic;
 pub(crate) fn join_positioned<A, B, RA, RB>(
     wt: &WorkerThread,
     fl: &FiberLocal,
-    cur: &Cursor,
+    cur: &RegionCursor,
     a: A,
     b: B,
 ) -> (RA, RB)
@@ -39,7 +39,7 @@ where
 fn join_positioned_to<A, B, RA, RB>(
     wt: &WorkerThread,
     fl: &FiberLocal,
-    cur: &Cursor,
+    cur: &RegionCursor,
     designated: Option<usize>,
     a: A,
     b: B,
@@ -65,7 +65,7 @@ where
     let wb = move || region::run(sb, b);
     match (da, db) {
         (None, None) if region.mode.strict() && fl.has_reserve() => in_place_at(wt, fl, wa, wb),
-        (None, None) => join_unpositioned(wt, fl, wa, wb),
+        (None, None) => join_lazily_published(wt, fl, wa, wb),
         (da, db) => donating(wt, fl, Some(region), da, db, wa, wb),
     }
 }

@@ -1,4 +1,4 @@
-//! The schedule file: magpie's container (`codec.rs`: magic, version, length, LEB128 body,
+//! The schedule file: magpie's container (`container.rs`: magic, version, length, LEB128 body,
 //! FNV-1a checksum) with [`MAGIC`] and [`FORMAT_VERSION`].
 //!
 //! Body: worker count, root worker, the note (length and UTF-8 bytes), cut count, then per cut
@@ -8,7 +8,7 @@
 //! foreign file, or one of another version, is an error, never a panic or a huge allocation.
 
 use super::{Cut, Schedule};
-use crate::codec::{self, put, FrameError, Reader};
+use crate::container::{self, put, FrameError, Reader};
 use std::fmt;
 use std::io::{Read, Write};
 
@@ -73,7 +73,7 @@ impl From<FrameError> for ScheduleError {
 impl Schedule {
     /// Encodes the schedule in the file format.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = codec::begin(MAGIC, FORMAT_VERSION);
+        let mut out = container::begin(MAGIC, FORMAT_VERSION);
         put(&mut out, self.workers as u64);
         put(&mut out, self.root as u64);
         put(&mut out, self.note.len() as u64);
@@ -91,7 +91,7 @@ impl Schedule {
             }
             prev = &c.path;
         }
-        codec::finish(out)
+        container::finish(out)
     }
 
     /// Writes the schedule file.
@@ -110,7 +110,7 @@ impl Schedule {
 
     /// Decodes the file format, checking everything (see the module doc).
     pub fn from_bytes(bytes: &[u8]) -> Result<Schedule, ScheduleError> {
-        let mut r = codec::open(bytes, MAGIC, FORMAT_VERSION)?;
+        let mut r = container::open(bytes, MAGIC, FORMAT_VERSION)?;
         let s = read(&mut r)?;
         if !r.at_end() {
             return Err(ScheduleError::Corrupt("bytes after the last cut".into()));

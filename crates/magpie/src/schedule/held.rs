@@ -166,7 +166,7 @@ mod loom_tests {
     use super::*;
     // The donated half, its latch and the donor's suspension are modelled as in the join's
     // model: the donee finishes the half as a thief does.
-    use crate::join_model::Frame;
+    use crate::return_barrier_model::Frame;
     use crate::sleep::Sleep;
     use loom::sync::Arc;
     use loom::thread;
@@ -232,7 +232,12 @@ mod loom_tests {
                                 order.push(it.0);
                             }
                             None => {
-                                sleep.sleep(1, || held.runnable(true), crate::sleep::always, || false);
+                                sleep.sleep(
+                                    1,
+                                    || held.runnable(true),
+                                    crate::sleep::always,
+                                    || false,
+                                );
                             }
                         }
                     }

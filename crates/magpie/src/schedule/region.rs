@@ -1,7 +1,7 @@
 //! A region being recorded or followed: positions, cuts, donations and the stall rule.
 //!
 //! **Positions.** While a region runs, every task of it runs inside [`run`], which keeps the
-//! task's position in a [`Cursor`] on the task's own stack and points the fiber's
+//! task's position in a [`RegionCursor`] on the task's own stack and points the fiber's
 //! `FiberLocal::pos` at it. A `join` or scope spawn made by a task whose fiber has a cursor takes
 //! its child indices from the cursor and wraps each child in [`run`] with a [`Spec`]: the parent's
 //! position, the child's index, the worker that created it and the child's node in the template.
@@ -16,7 +16,7 @@
 //! whenever it sets or restores a cursor, so such a task always reaches the positioned paths
 //! (`join::join_positioned`, `Scope::spawn_positioned`). A task that needs only its position
 //! (recording, or `Relaxed` below every cut) keeps the credit: its in-place joins and spawns
-//! number their children in the cursor's level arrays ([`Cursor`]), a few stores each, and a
+//! number their children in the cursor's level arrays ([`RegionCursor`]), a few stores each, and a
 //! position is spelled out only for a child that is published or donated. Under the strict
 //! constraints a task below every cut gets no cursor at all: it runs as plain calls, on credit.
 //!
@@ -90,17 +90,17 @@ use std::sync::{Arc, OnceLock};
 
 /// What the region does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Mode {
+pub(crate) enum RegionMode {
     Record,
     Ordered,
     Unordered,
     Relaxed,
 }
 
-impl Mode {
+impl RegionMode {
     /// No random steals: work moves only by donation.
     pub(crate) fn strict(self) -> bool {
-        matches!(self, Mode::Ordered | Mode::Unordered)
+        matches!(self, RegionMode::Ordered | RegionMode::Unordered)
     }
 }
 
@@ -146,7 +146,7 @@ impl Trie {
 
 /// A region being recorded or followed.
 pub(crate) struct Region {
-    pub(crate) mode: Mode,
+    pub(crate) mode: RegionMode,
     workers: usize,
     trie: Option<Trie>,
     held: Vec<CachePadded<Held>>,
@@ -163,7 +163,7 @@ pub(crate) struct Region {
 }
 
 impl Region {
-    fn new(mode: Mode, template: Option<&Schedule>, workers: usize, root: usize) -> Region {
+    fn new(mode: RegionMode, template: Option<&Schedule>, workers: usize, root: usize) -> Region {
         let n = workers as u32;
         let trie = template.map(|s| {
             let t = s.root_worker() % workers;
@@ -172,7 +172,7 @@ impl Region {
             Trie::build(s, |w| super::swap_roots((w % n) as usize, t, root) as u32)
         });
         let mut orders: Vec<Vec<u32>> = vec![Vec::new(); workers];
-        if let (Some(t), Mode::Ordered) = (&trie, mode) {
+        if let (Some(t), RegionMode::Ordered) = (&trie, mode) {
             for node in &t.nodes {
                 if let Some((w, r)) = node.cut {
                     orders[w as usize].push(r);
@@ -231,18 +231,18 @@ impl Region {
 
     /// A held item worker `me` may run now.
     pub(crate) fn take(&self, me: usize) -> Option<Item> {
-        self.held[me].take(self.mode == Mode::Ordered)
+        self.held[me].take(self.mode == RegionMode::Ordered)
     }
 
     /// Whether worker `me` has a held item it may run now (the sleep re-check).
     pub(crate) fn runnable(&self, me: usize) -> bool {
-        self.held[me].runnable(self.mode == Mode::Ordered)
+        self.held[me].runnable(self.mode == RegionMode::Ordered)
     }
 
     /// A task at template node `n` begins on worker `me`: under `Ordered`, its rank there has
     /// begun.
     fn begin(&self, n: Option<u32>, me: usize) {
-        if self.mode != Mode::Ordered {
+        if self.mode != RegionMode::Ordered {
             return;
         }
         let cut = self.trie.as_ref().and_then(|t| t.nodes[n? as usize].cut);
@@ -440,7 +440,7 @@ impl Pos {
     }
 }
 
-/// What a tracked cursor keeps of the in-place task at one level (see [`Cursor`]). Both halves
+/// What a tracked cursor keeps of the in-place task at one level (see [`RegionCursor`]). Both halves
 /// in one 8-byte word, so entering a child is one store of a constant.
 #[derive(Default)]
 #[repr(C, align(8))]
@@ -449,7 +449,7 @@ pub(crate) struct Word {
     next: Cell<u32>,
 }
 
-/// Relative frame levels a cursor tracks for the tasks run in place below it (see [`Cursor`]).
+/// Relative frame levels a cursor tracks for the tasks run in place below it (see [`RegionCursor`]).
 pub(crate) const LEVELS: usize = 64;
 
 /// A running task's position and the index its next child gets. Lives on the task's stack.
@@ -475,8 +475,8 @@ pub(crate) const LEVELS: usize = 64;
 /// through these paths, or through [`run`], which sets a cursor of its own: so the running
 /// level is the number of in-place frames above the cursor's task.
 /// Only when such a task must publish, donate or spawn onto the heap is its position spelled
-/// out ([`Cursor::at`]), as a list shared with its children.
-pub(crate) struct Cursor {
+/// out ([`RegionCursor::at`]), as a list shared with its children.
+pub(crate) struct RegionCursor {
     pos: Pos,
     /// `FiberLocal::depth` when the cursor's task began.
     base: u32,
@@ -485,9 +485,9 @@ pub(crate) struct Cursor {
     levels: [Word; LEVELS],
 }
 
-impl Cursor {
-    fn new(pos: Pos, base: u32, tracked: bool) -> Cursor {
-        Cursor {
+impl RegionCursor {
+    fn new(pos: Pos, base: u32, tracked: bool) -> RegionCursor {
+        RegionCursor {
             pos,
             base,
             tracked,
@@ -541,7 +541,7 @@ impl Cursor {
     /// Calls `f` with the cursor of the task running at frame depth `depth`: this one at its own
     /// level, or else a cursor made for the in-place task running there, whose position is
     /// spelled out as a shared list; the children `f` numbers on it are counted back here.
-    pub(crate) fn at<R>(&self, depth: u32, f: impl FnOnce(&Cursor) -> R) -> R {
+    pub(crate) fn at<R>(&self, depth: u32, f: impl FnOnce(&RegionCursor) -> R) -> R {
         let l = depth.wrapping_sub(self.base) as usize;
         debug_assert!(l < LEVELS, "an in-place task below its cursor's range");
         if l == 0 || l >= LEVELS {
@@ -562,7 +562,7 @@ impl Cursor {
             region: self.pos.region,
             link: OnceLock::new(),
         };
-        let here = Cursor::new(pos, depth, false);
+        let here = RegionCursor::new(pos, depth, false);
         here.levels[0].next.set(self.levels[l].next.get());
         let r = f(&here);
         self.levels[l].next.set(here.levels[0].next.get());
@@ -636,7 +636,7 @@ impl Track {
 
 /// The level word of the in-place task at some level of a tracked cursor, from [`Track::at`]:
 /// where its index lies behind its parent's next, and the index its own next child gets (see
-/// [`Cursor`]). Valid while that cursor is installed, which outlasts every in-place frame below
+/// [`RegionCursor`]). Valid while that cursor is installed, which outlasts every in-place frame below
 /// it.
 #[derive(Clone, Copy)]
 pub(crate) struct Level(*const Word);
@@ -678,7 +678,7 @@ unsafe impl Send for Spec {}
 
 /// What a fiber's record says of the region task running on it (`FiberLocal::region_task`), in
 /// one word so that a spawn that cannot run on the credit tests it against zero once: zero when
-/// the task is not a region's, else the address of the task's [`Cursor`] (also in
+/// the task is not a region's, else the address of the task's [`RegionCursor`] (also in
 /// `FiberLocal::pos`, which joins test), or the address of its [`Region`] with bit 0 set when it
 /// has no cursor (both are at least 8-byte aligned).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -688,8 +688,8 @@ impl At {
     /// Not a region task.
     pub(crate) const NONE: At = At(0);
 
-    fn of_cursor(c: &Cursor) -> At {
-        At(c as *const Cursor as usize)
+    fn of_cursor(c: &RegionCursor) -> At {
+        At(c as *const RegionCursor as usize)
     }
 
     fn of_uncounted(r: &Region) -> At {
@@ -723,7 +723,7 @@ impl At {
 #[inline(never)]
 pub(crate) fn outside_the_waiting_task(fl: &FiberLocal, f: impl FnOnce()) {
     /// Puts the waiting task's record back, also when `f` unwinds.
-    struct Restore<'a>(&'a FiberLocal, *const Cursor, At, Track);
+    struct Restore<'a>(&'a FiberLocal, *const RegionCursor, At, Track);
     impl Drop for Restore<'_> {
         fn drop(&mut self) {
             self.0.pos.set(self.1);
@@ -839,8 +839,9 @@ pub(crate) fn run<R>(spec: Spec, f: impl FnOnce() -> R) -> R {
     }
     region.begin(node, me);
     let strict = region.mode.strict();
-    let tracked = region.mode == Mode::Record || (region.mode == Mode::Relaxed && node.is_none());
-    let cursor = Cursor::new(pos, wt.fiber_local().depth.get(), tracked);
+    let tracked =
+        region.mode == RegionMode::Record || (region.mode == RegionMode::Relaxed && node.is_none());
+    let cursor = RegionCursor::new(pos, wt.fiber_local().depth.get(), tracked);
     let fl = wt.fiber_local();
     // Positions are needed to look a task up in the template (`node`), or to name the cuts
     // below it, except under a strict constraint below every cut (nothing below is cut) and
@@ -878,7 +879,7 @@ pub(crate) fn run<R>(spec: Spec, f: impl FnOnce() -> R) -> R {
     }
 }
 
-fn run_region<R, F>(mode: Mode, template: Option<&Schedule>, f: F) -> (R, Schedule)
+fn run_region<R, F>(mode: RegionMode, template: Option<&Schedule>, f: F) -> (R, Schedule)
 where
     F: FnOnce() -> R + Send,
     R: Send,
@@ -890,7 +891,7 @@ where
 }
 
 /// A region of the current worker's pool (the caller is on a worker).
-fn run_region_here<R, F>(mode: Mode, template: Option<&Schedule>, f: F) -> (R, Schedule)
+fn run_region_here<R, F>(mode: RegionMode, template: Option<&Schedule>, f: F) -> (R, Schedule)
 where
     F: FnOnce() -> R + Send,
     R: Send,
@@ -944,8 +945,8 @@ where
     R: Send,
 {
     match template {
-        Some(t) => run_region_here(Mode::Ordered, Some(t), f),
-        None => run_region_here(Mode::Record, None, f),
+        Some(t) => run_region_here(RegionMode::Ordered, Some(t), f),
+        None => run_region_here(RegionMode::Record, None, f),
     }
 }
 
@@ -961,7 +962,7 @@ where
     F: FnOnce() -> R + Send,
     R: Send,
 {
-    run_region(Mode::Record, None, f)
+    run_region(RegionMode::Record, None, f)
 }
 
 /// Runs `f` as a region following `template` under `constraint` (see the module doc) and
@@ -977,9 +978,9 @@ where
     R: Send,
 {
     let mode = match constraint {
-        super::Constraint::Ordered => Mode::Ordered,
-        super::Constraint::Unordered => Mode::Unordered,
-        super::Constraint::Relaxed => Mode::Relaxed,
+        super::Constraint::Ordered => RegionMode::Ordered,
+        super::Constraint::Unordered => RegionMode::Unordered,
+        super::Constraint::Relaxed => RegionMode::Relaxed,
     };
     run_region(mode, Some(template), f)
 }

@@ -1,4 +1,4 @@
-//! The trace file: magpie's container (`codec.rs`: magic, version, length, LEB128 body, FNV-1a
+//! The trace file: magpie's container (`container.rs`: magic, version, length, LEB128 body, FNV-1a
 //! checksum) with `MAGIC` and `FORMAT_VERSION`.
 //!
 //! Body: policy (0 work-first, 1 help-first, 2 adaptive), duration, spawns, worker count; then one
@@ -10,7 +10,7 @@
 //! never a panic or a huge allocation.
 
 use super::{EventId, Origin, Phase, PhaseId, Segment, Taken, Trace};
-use crate::codec::{self, put, FrameError, Reader};
+use crate::container::{self, put, FrameError, Reader};
 use crate::policy::Policy;
 use std::fmt;
 use std::io::{Read, Write};
@@ -147,7 +147,7 @@ pub(super) fn section_sizes(t: &Trace) -> Vec<(u64, u64)> {
 impl Trace {
     /// Encodes the trace in the file format.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = codec::begin(MAGIC, FORMAT_VERSION);
+        let mut out = container::begin(MAGIC, FORMAT_VERSION);
         put(&mut out, policy_code(self.policy));
         put(&mut out, self.duration_ns);
         put(&mut out, self.spawns);
@@ -163,7 +163,7 @@ impl Trace {
             put(&mut out, b.len() as u64);
             out.extend_from_slice(&b);
         }
-        codec::finish(out)
+        container::finish(out)
     }
 
     /// Writes the trace file.
@@ -182,7 +182,7 @@ impl Trace {
 
     /// Decodes the file format, checking everything (see the module doc).
     pub fn from_bytes(bytes: &[u8]) -> Result<Trace, TraceError> {
-        let mut r = codec::open(bytes, MAGIC, FORMAT_VERSION)?;
+        let mut r = container::open(bytes, MAGIC, FORMAT_VERSION)?;
         let t = read_trace(&mut r)?;
         if !r.at_end() {
             return Err(TraceError::Corrupt("bytes after the last section".into()));

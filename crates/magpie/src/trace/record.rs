@@ -154,7 +154,7 @@ impl Recorder {
 }
 
 /// A worker's place in its log: the phase it runs and where that phase's event count starts.
-pub(crate) struct Cursor {
+pub(crate) struct LogCursor {
     /// The phase being run (`u32::MAX` before the first).
     cur: Cell<u32>,
     /// The worker's event count when the current phase's count was 0.
@@ -163,9 +163,9 @@ pub(crate) struct Cursor {
     open: Cell<bool>,
 }
 
-impl Cursor {
-    pub(crate) fn new() -> Cursor {
-        Cursor {
+impl LogCursor {
+    pub(crate) fn new() -> LogCursor {
+        LogCursor {
             cur: Cell::new(u32::MAX),
             base: Cell::new(0),
             open: Cell::new(false),

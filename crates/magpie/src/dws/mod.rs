@@ -42,13 +42,13 @@ pub const STALE_MS: u64 = 1000;
 /// The environment variable that names the table file, overriding [`default_path`]'s choice.
 pub const TABLE_ENV: &str = "MAGPIE_SHARE_TABLE";
 
-/// The environment variable that chooses a pool's [`Mode`] (`Builder::from_env`).
+/// The environment variable that chooses a pool's [`SharingMode`] (`Builder::from_env`).
 pub const MODE_ENV: &str = "MAGPIE_SHARE";
 
 /// How a pool shares the machine's cores with other programs (`Builder::share`,
 /// `MAGPIE_SHARE`). The three sharing modes are DWS and the two baselines of its §4.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Mode {
+pub enum SharingMode {
     /// No sharing: every worker may run on every core; an idle worker spins a few rounds, then
     /// sleeps until work is published.
     Off,
@@ -65,31 +65,36 @@ pub enum Mode {
     Ep,
 }
 
-impl Mode {
+impl SharingMode {
     /// Every mode, in the order `magpie corun` reports them.
-    pub const ALL: [Mode; 4] = [Mode::Dws, Mode::Abp, Mode::Ep, Mode::Off];
+    pub const ALL: [SharingMode; 4] = [
+        SharingMode::Dws,
+        SharingMode::Abp,
+        SharingMode::Ep,
+        SharingMode::Off,
+    ];
 
     /// The name `MAGPIE_SHARE` and the CLI use.
     pub fn name(self) -> &'static str {
         match self {
-            Mode::Off => "off",
-            Mode::Dws => "dws",
-            Mode::Abp => "abp",
-            Mode::Ep => "ep",
+            SharingMode::Off => "off",
+            SharingMode::Dws => "dws",
+            SharingMode::Abp => "abp",
+            SharingMode::Ep => "ep",
         }
     }
 }
 
-impl fmt::Display for Mode {
+impl fmt::Display for SharingMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
 }
 
-impl std::str::FromStr for Mode {
+impl std::str::FromStr for SharingMode {
     type Err = String;
-    fn from_str(s: &str) -> Result<Mode, String> {
-        Mode::ALL
+    fn from_str(s: &str) -> Result<SharingMode, String> {
+        SharingMode::ALL
             .into_iter()
             .find(|m| m.name().eq_ignore_ascii_case(s.trim()))
             .ok_or_else(|| format!("unknown sharing mode `{s}`: expected one of dws, abp, ep, off"))

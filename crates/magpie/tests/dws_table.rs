@@ -1,4 +1,4 @@
-//! The core allocation table (DWS §3.1, §3.4; `magpie::share`): two handles share one table,
+//! The core allocation table (DWS §3.1, §3.4; `magpie::dws`): two handles share one table,
 //! claims are exclusive under contention, creation is race-free, every kind of bad file is
 //! refused with its own error and left alone, and a dead program's slots are reclaimed: a
 //! SIGKILLed holder (another process), a holder that panics, a live program whose heartbeat is
@@ -10,7 +10,7 @@
 // The table is not built under `--cfg loom` (see lib.rs).
 #![cfg(not(loom))]
 
-use magpie::share::{
+use magpie::dws::{
     home_range, CoreTable, ProgramId, Reclaimed, TableError, HEADER_BYTES, MAGIC, PROGRAM_SLOTS,
     SLOT_BYTES, STALE_MS, VERSION,
 };

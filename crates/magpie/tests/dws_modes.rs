@@ -11,7 +11,7 @@
 
 #![cfg(not(loom))]
 
-use magpie::share::{cpu_slots, CoreTable, Mode, ProgramId};
+use magpie::dws::{cpu_slots, CoreTable, ProgramId, SharingMode};
 use magpie::Pool;
 use std::path::Path;
 use std::process::{Child, Command};
@@ -109,7 +109,7 @@ fn counters() -> Vec<AtomicUsize> {
     (0..cpu_slots()).map(|_| AtomicUsize::new(0)).collect()
 }
 
-fn pool(mode: Mode, table: &Path, workers: usize) -> Pool {
+fn pool(mode: SharingMode, table: &Path, workers: usize) -> Pool {
     Pool::builder()
         .workers(workers)
         .share(mode)
@@ -137,7 +137,7 @@ fn two_cpus() -> Option<Vec<usize>> {
 #[test]
 fn every_mode_computes_the_right_answers() {
     let dir = TempDir::new("answers");
-    for mode in Mode::ALL {
+    for mode in SharingMode::ALL {
         for workers in [1, 2, 5] {
             let p = pool(mode, &dir.table(), workers);
             assert_eq!(p.share_mode(), mode);
@@ -160,18 +160,18 @@ fn every_mode_computes_the_right_answers() {
 
 #[test]
 fn modes_parse_from_the_environment_names() {
-    for m in Mode::ALL {
-        assert_eq!(m.name().parse::<Mode>(), Ok(m));
-        assert_eq!(m.name().to_uppercase().parse::<Mode>(), Ok(m));
+    for m in SharingMode::ALL {
+        assert_eq!(m.name().parse::<SharingMode>(), Ok(m));
+        assert_eq!(m.name().to_uppercase().parse::<SharingMode>(), Ok(m));
     }
-    let e = "cilk".parse::<Mode>().unwrap_err();
+    let e = "cilk".parse::<SharingMode>().unwrap_err();
     assert!(e.contains("dws, abp, ep, off"), "{e}");
 }
 
 #[test]
 fn an_idle_dws_pool_sleeps_and_holds_no_core() {
     let dir = TempDir::new("idle");
-    let p = pool(Mode::Dws, &dir.table(), 2);
+    let p = pool(SharingMode::Dws, &dir.table(), 2);
     let t = CoreTable::open(&dir.table(), cpu_slots()).unwrap();
     let me = ProgramId::me().unwrap();
     // While it runs, the worker running the job holds its core.
@@ -193,7 +193,7 @@ fn an_idle_dws_pool_sleeps_and_holds_no_core() {
 #[test]
 fn abp_workers_yield_but_never_sleep() {
     let dir = TempDir::new("abp");
-    let p = pool(Mode::Abp, &dir.table(), 2);
+    let p = pool(SharingMode::Abp, &dir.table(), 2);
     assert_eq!(p.install(|| fib(20)), 6765);
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(p.sleeping_workers(), 0);
@@ -208,7 +208,7 @@ fn dws_never_runs_on_a_core_another_program_holds() {
     let dir = TempDir::new("held");
     let other = Other::start(&dir.table());
     let t = CoreTable::open(&dir.table(), cpu_slots()).unwrap();
-    let p = pool(Mode::Dws, &dir.table(), 2);
+    let p = pool(SharingMode::Dws, &dir.table(), 2);
     let me = ProgramId::me().unwrap();
     // Let the pool settle into the split (it holds its home core, maybe) and fall asleep, then
     // the other program takes every core the pool does not hold.
@@ -244,7 +244,7 @@ fn dws_takes_back_its_home_core_from_a_borrower() {
     let dir = TempDir::new("takeback");
     let other = Other::start(&dir.table());
     let t = CoreTable::open(&dir.table(), cpu_slots()).unwrap();
-    let p = pool(Mode::Dws, &dir.table(), 2);
+    let p = pool(SharingMode::Dws, &dir.table(), 2);
     let me = ProgramId::me().unwrap();
     let home = t.home_cores(me).unwrap();
     assert!(
@@ -297,7 +297,7 @@ fn dws_without_any_core_to_take_still_finishes_its_work() {
         .map(|_| Other::start(&dir.table()))
         .collect();
     let t = CoreTable::open(&dir.table(), cpu_slots()).unwrap();
-    let p = pool(Mode::Dws, &dir.table(), 2);
+    let p = pool(SharingMode::Dws, &dir.table(), 2);
     let me = ProgramId::me().unwrap();
     wait_for("the pool asleep", || p.sleeping_workers() == 2);
     for (c, o) in (0..t.cores()).zip(others.iter().cycle()) {
@@ -341,7 +341,7 @@ fn dws_reclaims_the_cores_of_a_killed_holder() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let p = pool(Mode::Dws, &dir.table(), 2);
+    let p = pool(SharingMode::Dws, &dir.table(), 2);
     let me = ProgramId::me().unwrap();
     wait_for("the killed holder's cores reclaimed", || {
         t.held_by(dead).is_empty() && !t.live_programs().contains(&dead)
@@ -360,9 +360,9 @@ fn a_table_the_pool_cannot_use_leaves_it_running_without_sharing() {
     std::fs::write(dir.table(), vec![0u8; 4096]).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir.table(), std::fs::Permissions::from_mode(0o600)).unwrap();
-    for mode in [Mode::Dws, Mode::Ep] {
+    for mode in [SharingMode::Dws, SharingMode::Ep] {
         let p = pool(mode, &dir.table(), 2);
-        assert_eq!(p.share_mode(), Mode::Off, "{mode} falls back to off");
+        assert_eq!(p.share_mode(), SharingMode::Off, "{mode} falls back to off");
         assert_eq!(p.install(|| fib(20)), 6765);
     }
     assert_eq!(
@@ -371,8 +371,8 @@ fn a_table_the_pool_cannot_use_leaves_it_running_without_sharing() {
         "left alone"
     );
     // ABP needs no table.
-    let p = pool(Mode::Abp, &dir.table(), 2);
-    assert_eq!(p.share_mode(), Mode::Abp);
+    let p = pool(SharingMode::Abp, &dir.table(), 2);
+    assert_eq!(p.share_mode(), SharingMode::Abp);
 }
 
 #[test]
@@ -381,7 +381,7 @@ fn ep_keeps_the_pool_on_its_share() {
     let dir = TempDir::new("ep");
     let other = Other::start(&dir.table());
     let t = CoreTable::open(&dir.table(), cpu_slots()).unwrap();
-    let p = pool(Mode::Ep, &dir.table(), 2);
+    let p = pool(SharingMode::Ep, &dir.table(), 2);
     let me = ProgramId::me().unwrap();
     let home = t.home_cores(me).unwrap();
     wait_for("the pool holding exactly its share", || {
@@ -420,7 +420,7 @@ fn dws_claims_only_cores_of_the_affinity_mask() {
                 0
             );
         }
-        let p = pool(Mode::Dws, &table, 2);
+        let p = pool(SharingMode::Dws, &table, 2);
         let t = CoreTable::open(&table, cpu_slots()).unwrap();
         let me = ProgramId::me().unwrap();
         let c = counters();

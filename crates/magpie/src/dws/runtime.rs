@@ -34,8 +34,8 @@
 //! Per core, the program's active workers that hold it are counted under a lock, so that the
 //! table's slot is claimed by the first and released by the last of them.
 
+use super::{home_range, CoreTable, ProgramId, SharingMode};
 use crate::sleep::Sleep;
-use super::{home_range, CoreTable, Mode, ProgramId};
 use crate::sync::atomic::{fence, AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use crate::sync::{lock, CachePadded, Condvar, Mutex};
 use std::ops::Range;
@@ -103,9 +103,9 @@ struct WorkerSlot {
     tid: AtomicI32,
 }
 
-/// The sharing state of one pool under `Mode::Dws` or `Mode::Ep`.
+/// The sharing state of one pool under `SharingMode::Dws` or `SharingMode::Ep`.
 pub(crate) struct Sharing {
-    pub mode: Mode,
+    pub mode: SharingMode,
     table: CoreTable,
     me: ProgramId,
     /// The CPUs this pool may run on and claim, ascending.
@@ -133,7 +133,7 @@ impl Sharing {
     /// the pool runs without sharing (`None`).
     pub(crate) fn start(config: &crate::config::Config) -> Option<Sharing> {
         let (mode, workers) = (config.share, config.workers);
-        if !matches!(mode, Mode::Dws | Mode::Ep) {
+        if !matches!(mode, SharingMode::Dws | SharingMode::Ep) {
             return None;
         }
         let warn = |why: String| {
@@ -200,7 +200,7 @@ impl Sharing {
         let home = lock(&s.home).clone();
         let taken = |c: usize| matches!(s.table.owner(s.allowed[c]), Some(o) if o != me);
         s.core_of = place_workers(workers, k, &home, taken);
-        if mode == Mode::Dws {
+        if mode == SharingMode::Dws {
             // The equal split: workers on home cores hold them; the others go to sleep as they
             // start (`starts_asleep`).
             for w in 0..workers {
@@ -230,7 +230,7 @@ impl Sharing {
         // ids after updating the share under it.
         self.workers[w].tid.store(tid, Ordering::SeqCst);
         match self.mode {
-            Mode::Dws => crate::topology::pin_thread(0, &[self.cpu_of(w)]),
+            SharingMode::Dws => crate::topology::pin_thread(0, &[self.cpu_of(w)]),
             _ => {
                 let cpus = self.home_cpus();
                 crate::topology::pin_thread(0, &cpus)
@@ -259,7 +259,7 @@ impl Sharing {
         let mut home: Vec<usize> = (0..k)
             .filter(|&c| range.contains(&self.allowed[c]))
             .collect();
-        if home.is_empty() && self.mode == Mode::Ep {
+        if home.is_empty() && self.mode == SharingMode::Ep {
             home.push(i % k);
         }
         let mut h = lock(&self.home);
@@ -451,13 +451,13 @@ impl Sharing {
                 self.table.reclaim_stale(super::now_ms());
                 // Registers again if a long stop (SIGSTOP, a debugger) let others reclaim us.
                 let _ = self.table.register(self.me);
-                if self.refresh_home() && self.mode == Mode::Ep {
+                if self.refresh_home() && self.mode == SharingMode::Ep {
                     self.repin();
                 }
             }
             self.table.beat(self.me);
             self.wake_delivered(&delivered, &mut stranded);
-            if self.mode == Mode::Ep {
+            if self.mode == SharingMode::Ep {
                 self.claim_home_only();
                 continue;
             }

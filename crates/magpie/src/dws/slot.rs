@@ -218,7 +218,10 @@ mod loom_tests {
             };
             let taken = slot(&w).hand_over(1, 2, || NOW);
             let released = borrower.join().unwrap();
-            assert!(taken != released, "both or neither of take-back and release won");
+            assert!(
+                taken != released,
+                "both or neither of take-back and release won"
+            );
             assert_eq!(slot(&w).owner(), if taken { 2 } else { 0 });
         });
     }
