@@ -193,6 +193,18 @@ where
     if wt.grant_credit(depth) {
         return in_place_or_publish::<HF, PROMOTE, A, B, RA, RB>(wt, fl, depth, a, b);
     }
+    if PROMOTE && fl.cursor().is_none() && fl.has_reserve() && depth < wt.thresholds.stack {
+        // Thieves want work (or took what `grant_credit` promoted for them), but older halves
+        // may still be pending on this fiber: publishing this join's own half would hand the
+        // youngest out first. It waits in line instead, and what thieves get is promoted
+        // oldest first (which is this half only when no older one is left).
+        return if HF {
+            let (rb, ra) = in_place_pending(wt, fl, depth, true, b, a);
+            (ra, rb)
+        } else {
+            in_place_pending(wt, fl, depth, true, a, b)
+        };
+    }
     join_publish(wt, fl, wt.deque.top(), a, b)
 }
 
@@ -224,10 +236,10 @@ where
         if PROMOTE {
             // The half run second waits where a thief can be handed it (`promote.rs`).
             return if HF {
-                let (rb, ra) = in_place_pending(wt, fl, depth, b, a);
+                let (rb, ra) = in_place_pending(wt, fl, depth, false, b, a);
                 (ra, rb)
             } else {
-                in_place_pending(wt, fl, depth, a, b)
+                in_place_pending(wt, fl, depth, false, a, b)
             };
         }
         return in_place_in_order::<HF, A, B, RA, RB>(fl, depth, a, b);
@@ -311,12 +323,14 @@ where
 /// half (`promote.rs`); then runs `second` inline, or, if it was handed over, syncs with it as
 /// with a published half. Checks for a thief's request on the way out, which is what lets a
 /// recursion that makes no more joins (the leaves of a left-deep chain, on the way back up)
-/// still hand out its pending halves.
+/// still hand out its pending halves. With `promote_now`, promotes for thieves right after
+/// recording `second` (a join that found thieves waiting).
 #[inline(always)]
 fn in_place_pending<X, Y, RX, RY>(
     wt: &WorkerThread,
     fl: &FiberLocal,
     depth: u32,
+    promote_now: bool,
     first: X,
     second: Y,
 ) -> (RX, RY)
@@ -330,6 +344,9 @@ where
     // and `finish` unwinds (`first` runs under `catch_unwind`, and `promote_for_thieves` aborts
     // rather than unwind). Records entered by `first` were finished when it returned.
     unsafe { rec.enter(fl) };
+    if promote_now {
+        wt.promote_for_thieves();
+    }
     fl.depth.set(depth + 1);
     let r = match panic::catch_unwind(AssertUnwindSafe(first)) {
         Ok(rx) => {

@@ -35,6 +35,13 @@
 //! ones (promotion takes the oldest, and headers come and go at the young end), so the search
 //! walks from the youngest header to the first promoted one.
 //!
+//! A join that finds no credit and thieves waiting does not publish its own half while older
+//! ones are pending: it records its half like any in-place join and promotes at once
+//! (`join_cold`), so its own half goes out only when it is the oldest. (Publishing it directly,
+//! as a join without the option does, handed a thief the youngest half whenever a thief took
+//! what was just promoted and asked again between the promotions and the join's look at the
+//! deque: under ThreadSanitizer's slower timing, 3 of 8 runs of `tests/oldest_first.rs`.)
+//!
 //! # The owner's return (the return barrier)
 //!
 //! A join whose header was promoted syncs as a published join does (`join::fork`), from the
