@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Reports the structure of the runtime crate's modules (issue: a core of its own).
+
+For crates/magpie/src (or the folder given): every import circle (a strongly connected set of
+modules that import one another through `crate::` or `super::` paths, test modules left out),
+largest first, with the imports that tie it; then every import from a core module into a
+feature module (tracing, schedules, DWS core sharing, topology/places/CAB, the cache model).
+
+    python3 scripts/import-circles.py [SRC] [--max-circle N]
+
+With --max-circle N it exits 1 when a circle has more than N modules, so it can guard a
+restructuring once one has landed. Imports are read as text: a path written out in full
+(`crate::a::b::C`), a `use crate::a::{b, c}` group, or `super::x`.
+"""
+import os
+import re
+import sys
+from collections import defaultdict
+
+FEATURES = ("trace", "schedule", "dws", "topology", "places", "cachemodel")
+CORE = ("pool", "registry", "worker", "deque", "job", "latch", "join", "scope", "fiber",
+        "inbox", "sleep", "policy", "steal", "idle", "promote", "caller_worker", "config",
+        "stats", "sync", "error")
+
+
+def modules(root):
+    mods = {}
+    for dp, _, fns in os.walk(root):
+        for f in fns:
+            if not f.endswith(".rs"):
+                continue
+            rel = os.path.relpath(os.path.join(dp, f), root)[:-3].replace(os.sep, "::")
+            if rel.endswith("::mod"):
+                rel = rel[:-5]
+            with open(os.path.join(dp, f)) as fh:
+                src = fh.read()
+            # Leave out test modules (they sit at the end of a file).
+            src = re.split(r"#\[cfg\((?:all\()?test", src)[0]
+            # Leave out comments (doc links name modules without importing them).
+            src = re.sub(r"//[^\n]*", "", src)
+            mods[rel] = src
+    return mods
+
+
+def edges(mods):
+    names = set(mods)
+
+    def resolve(path):
+        parts = path.split("::")
+        for k in range(len(parts), 0, -1):
+            cand = "::".join(parts[:k])
+            if cand in names:
+                return cand
+        return None
+
+    out = defaultdict(set)
+    for m, src in mods.items():
+        for hit in re.finditer(r"crate::([A-Za-z_][A-Za-z0-9_:]*)(?:::\{([^}]*)\})?", src):
+            base = hit.group(1).rstrip(":")
+            targets = [resolve(base)]
+            for item in (hit.group(2) or "").split(","):
+                item = item.strip().split(" ")[0]
+                if item and item != "self":
+                    targets.append(resolve(base + "::" + item))
+            out[m].update(t for t in targets if t and t != m and t != "lib")
+        parent = m.rsplit("::", 1)[0] if "::" in m else ""
+        for hit in re.finditer(r"super::([A-Za-z_][A-Za-z0-9_]*)", src):
+            t = resolve((parent + "::" if parent else "") + hit.group(1)) or parent
+            if t and t != m:
+                out[m].add(t)
+    return out
+
+
+def circles(mods, out):
+    index, low, stack, on, found = {}, {}, [], set(), []
+    sys.setrecursionlimit(10000)
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in out[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            c = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                c.append(w)
+                if w == v:
+                    break
+            if len(c) > 1:
+                found.append(sorted(c))
+
+    for v in sorted(mods):
+        if v not in index:
+            visit(v)
+    return sorted(found, key=len, reverse=True)
+
+
+def main():
+    args = sys.argv[1:]
+    limit = None
+    if "--max-circle" in args:
+        i = args.index("--max-circle")
+        try:
+            limit = int(args[i + 1])
+        except (IndexError, ValueError):
+            sys.exit("error: --max-circle takes a number")
+        del args[i:i + 2]
+    root = args[0] if args else os.path.join(os.path.dirname(__file__), "..", "crates", "magpie", "src")
+    if not os.path.isdir(root):
+        sys.exit(f"error: {root} is not a folder")
+    mods = modules(root)
+    out = edges(mods)
+    cs = circles(mods, out)
+    print(f"{len(mods)} modules, {sum(len(v) for v in out.values())} imports")
+    for c in cs:
+        members = set(c)
+        print(f"circle of {len(c)}: {', '.join(c)}")
+        for m in c:
+            print(f"    {m} -> {', '.join(sorted(t for t in out[m] if t in members))}")
+    top = lambda m: m.split("::")[0]
+    crossing = [(m, t) for m in sorted(mods) for t in sorted(out[m])
+                if top(m) in CORE and top(t) in FEATURES]
+    print(f"{len(crossing)} imports from the core into features:")
+    for m, t in crossing:
+        print(f"    {m} -> {t}")
+    if limit is not None and cs and len(cs[0]) > limit:
+        print(f"error: a circle of {len(cs[0])} modules (at most {limit} allowed)", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
