@@ -197,7 +197,9 @@ where
         // Thieves want work (or took what `grant_credit` promoted for them), but older halves
         // may still be pending on this fiber: publishing this join's own half would hand the
         // youngest out first. It waits in line instead, and what thieves get is promoted
-        // oldest first (which is this half only when no older one is left).
+        // oldest first (which is this half only when no older one is left). Counted as the
+        // in-place joins on credit are.
+        wt.count_in_place(1);
         return if HF {
             let (rb, ra) = in_place_pending(wt, fl, depth, true, b, a);
             (ra, rb)

@@ -443,7 +443,7 @@ impl WorkerThread {
 
     #[cold]
     #[inline(never)]
-    fn count_in_place(&self, n: u32) {
+    pub(crate) fn count_in_place(&self, n: u32) {
         if self.policy == Policy::HelpFirst {
             self.stats().spawns_hf.add(n as u64);
         } else {
