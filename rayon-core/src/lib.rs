@@ -90,6 +90,14 @@ fn on_worker_or_global() -> Option<usize> {
     me
 }
 
+/// [`on_worker_or_global`] out of line, for the calls a worker makes most ([`join`]): on a
+/// worker they test one thread-local and call nothing.
+#[cold]
+#[inline(never)]
+fn on_worker_or_global_cold() {
+    on_worker_or_global();
+}
+
 /// The most threads a pool may have: magpie's limit. A larger `num_threads` (or
 /// `RAYON_NUM_THREADS`) is reduced to it, as rayon does with its own.
 pub fn max_num_threads() -> usize {
@@ -143,7 +151,9 @@ where
     RA: Send,
     RB: Send,
 {
-    on_worker_or_global();
+    if !magpie::on_worker() {
+        on_worker_or_global_cold();
+    }
     magpie::join(oper_a, oper_b)
 }
 

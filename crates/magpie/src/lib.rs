@@ -270,8 +270,12 @@ pub fn current_places() -> usize {
 /// (`Builder::use_current_thread`) is not, between its calls, though
 /// [`current_thread_index`] says `Some(0)` there.
 #[cfg(not(loom))]
+#[inline]
 pub fn on_worker() -> bool {
-    worker::current().is_some()
+    // Inlined (a thread-local load in the caller): the answer is read at once, never kept across
+    // a suspension, so the reuse of a thread-local address `current_at_entry` warns of cannot
+    // matter (and a fiber never changes threads anyway).
+    worker::current_at_entry().is_some()
 }
 
 /// Whether a thief has asked the calling worker for work since it last published some: a hint
@@ -288,8 +292,19 @@ pub fn work_wanted() -> bool {
 /// on a thread lent to a live pool as its worker 0 (`Builder::use_current_thread`), between
 /// its calls.
 #[cfg(not(loom))]
+#[inline]
 pub fn worker_index() -> Option<usize> {
-    worker::current()
-        .map(|w| w.index)
-        .or_else(|| caller_worker::registry().map(|_| 0))
+    // Inlined for rayon-core/, which asks on every join: as in `on_worker`.
+    match worker::current_at_entry() {
+        Some(w) => Some(w.index),
+        None => lent_index(),
+    }
+}
+
+/// `worker_index` off a worker: `Some(0)` on a thread lent to a live pool.
+#[cfg(not(loom))]
+#[cold]
+#[inline(never)]
+fn lent_index() -> Option<usize> {
+    caller_worker::registry().map(|_| 0)
 }

@@ -152,6 +152,7 @@ pub fn current_num_threads() -> usize {
 /// let i = pool.install(magpie::current_thread_index).unwrap();
 /// assert!(i < 2 && pool.install(magpie::current_num_threads) == 2);
 /// ```
+#[inline]
 pub fn current_thread_index() -> Option<usize> {
     crate::worker_index()
 }
