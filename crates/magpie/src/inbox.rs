@@ -87,7 +87,11 @@ mod loom_tests {
     /// through a delivery (loom reports the deadlock if it did).
     #[test]
     fn deliveries_reach_a_sleeping_owner() {
-        loom::model(|| {
+        // Every interleaving with up to 3 preemptions: the sleeper's loop with the three-state
+        // sleep slot makes the unbounded search run for many minutes.
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
             let inbox = Arc::new(Inbox::default());
             let sleep = Arc::new(Sleep::new(2));
             let producer = {

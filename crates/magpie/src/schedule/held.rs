@@ -218,7 +218,11 @@ mod loom_tests {
     /// (rank 1 is not allowed until rank 0 has begun), and never sleeps with an allowed item.
     #[test]
     fn ordered_donations_are_taken_in_rank_order() {
-        loom::model(|| {
+        // Every interleaving with up to 3 preemptions: the sleeper's loop with the three-state
+        // sleep slot makes the unbounded search run for many minutes.
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
             let held = Arc::new(Held::new(vec![1, 0]));
             let sleep = Arc::new(Sleep::new(2));
             let w1 = {
