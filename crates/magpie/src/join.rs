@@ -61,9 +61,10 @@
 
 use crate::error::Error;
 use crate::fiber::{FiberLocal, STACK_RESERVE};
-use crate::job::{JobRef, StackJob, Work};
-use crate::policy::Policy;
+use crate::job::{StackJob, Work};
+use crate::policy::{JoinMode, Policy};
 use crate::promote::PendingJob;
+use crate::sync_point::{sync_pushed, SyncMark};
 use crate::worker::{self, WorkerThread};
 use std::panic::{self, AssertUnwindSafe};
 
@@ -111,31 +112,6 @@ where
 {
     crate::pool::outside(|| join(a, b))
 }
-
-/// How a worker's joins run in place: the policy's order (help-first: `b` first), and whether
-/// the pending half is recorded for oldest-first hand-over (`WorkerThread::promotes`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum JoinMode {
-    WorkFirstOrder,
-    HelpFirstOrder,
-    WorkFirstPromoting,
-    HelpFirstPromoting,
-}
-
-impl JoinMode {
-    pub(crate) fn of(policy: Policy, promotes: bool) -> JoinMode {
-        match (policy == Policy::HelpFirst, promotes) {
-            (false, false) => JoinMode::WorkFirstOrder,
-            (true, false) => JoinMode::HelpFirstOrder,
-            (false, true) => JoinMode::WorkFirstPromoting,
-            (true, true) => JoinMode::HelpFirstPromoting,
-        }
-    }
-}
-
-/// Items a worker of a pool with thieves keeps published before spawns start running in place
-/// (`WorkerThread::keep`).
-pub(crate) const KEEP: isize = 3;
 
 /// A join on worker `wt`, whose in-place halves run in help-first order (`b`, then `a`) if
 /// `HF`, else work-first (`a`, then `b`; also the adaptive policy's in-place order).
@@ -563,129 +539,6 @@ where
         (Ok(ri), Ok(rp)) => (ri, rp),
         (Err(p), _) | (_, Err(p)) => panic::resume_unwind(p),
     }
-}
-
-/// The sync point of a join whose half `pushed` went on the deque when `mark` was taken.
-#[inline(always)]
-pub(crate) fn sync_pushed<F, R>(
-    wt: &WorkerThread,
-    fl: &FiberLocal,
-    mark: &SyncMark,
-    pushed: &StackJob<F, R>,
-) -> std::thread::Result<R>
-where
-    F: FnOnce() -> R + Send,
-    R: Send,
-{
-    // Fast path: this fiber was not suspended since the mark, so it is on the same worker (`wt`
-    // is still ours) and the newest item is ours unless a thief took it.
-    match mark.holds(fl).then(|| wt.pop_back()).flatten() {
-        Some(it) if Work::decode(it).is_job(pushed.as_job_ref()) => pushed.run_inline(),
-        Some(it) => {
-            wt.deque.push(it);
-            sync_slow(fl, mark, pushed)
-        }
-        None => sync_slow(fl, mark, pushed),
-    }
-}
-
-/// Where a sync point stands: it may pop items pushed after `bottom` only while its fiber has not
-/// been suspended since (`resumed` unchanged), because only then is it on the same worker and were
-/// all those items pushed by this task or its descendants.
-pub(crate) struct SyncMark {
-    resumed: u64,
-    pub bottom: isize,
-}
-
-impl SyncMark {
-    #[inline(always)]
-    pub(crate) fn new(wt: &WorkerThread, fl: &FiberLocal) -> SyncMark {
-        SyncMark {
-            resumed: fl.resumed.get(),
-            bottom: wt.deque.bottom(),
-        }
-    }
-    /// Whether the fiber is still on the worker where the mark was made, with nothing in between.
-    #[inline(always)]
-    pub(crate) fn holds(&self, fl: &FiberLocal) -> bool {
-        self.resumed == fl.resumed.get()
-    }
-}
-
-/// What one pop at a sync point found.
-pub(crate) enum Popped {
-    /// The item the caller is waiting for.
-    Mine,
-    /// Someone else's task, which was run inline; keep going.
-    RanOther,
-    /// Nothing more may be popped here: suspend.
-    Stop,
-}
-
-/// Pops one item above `mark`. Runs a task inline unless it is `mine` (then the caller runs it).
-pub(crate) fn pop_above(fl: &FiberLocal, mark: &SyncMark, mine: Option<JobRef>) -> Popped {
-    if !mark.holds(fl) {
-        return Popped::Stop;
-    }
-    let wt = worker::current().expect("sync point outside a worker");
-    if wt.deque.bottom() <= mark.bottom {
-        return Popped::Stop;
-    }
-    let Some(it) = wt.deque.pop() else {
-        return Popped::Stop;
-    };
-    match Work::decode(it) {
-        Work::Task { job, .. } if Some(job) == mine => Popped::Mine,
-        Work::Task { job, continuation } => {
-            if wt.stack_full(fl) {
-                wt.push(Work::Task { job, continuation });
-                return Popped::Stop;
-            }
-            let depth = fl.depth.get();
-            fl.depth.set(depth + 1);
-            if fl.in_region() {
-                // SAFETY: popped by the owner: nobody else runs it.
-                crate::schedule::region::outside_the_waiting_task(fl, || unsafe { job.execute() });
-            } else {
-                // SAFETY: as above.
-                unsafe { job.execute() };
-            }
-            fl.depth.set(depth);
-            Popped::RanOther
-        }
-        w @ (Work::Resume(_) | Work::Batch(_)) => {
-            // A ready fiber is the loop's to resume, never to be run on top of a waiting task;
-            // a batch is the loop's to unpack.
-            wt.push(w);
-            Popped::Stop
-        }
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn sync_slow<F, R>(fl: &FiberLocal, mark: &SyncMark, job: &StackJob<F, R>) -> std::thread::Result<R>
-where
-    F: FnOnce() -> R + Send,
-    R: Send,
-{
-    // Measuring overheads: the pops here are what the steal cost this victim; the tasks run
-    // inline meanwhile are work, so the clock restarts after each.
-    let wt = worker::current().expect("sync point outside a worker");
-    let mut since = wt.overhead_clock();
-    loop {
-        match pop_above(fl, mark, Some(job.as_job_ref())) {
-            Popped::Mine => {
-                wt.add_victim(since);
-                return job.run_inline();
-            }
-            Popped::RanOther => since = wt.overhead_clock(),
-            Popped::Stop => break,
-        }
-    }
-    wt.add_victim(since);
-    crate::fiber::suspend_until_stolen(&job.latch, job.tag.get());
-    job.take_result()
 }
 
 /// The stack condition holds: never nest. Both halves are pushed and the joiner suspends, so they

@@ -130,6 +130,8 @@ mod join;
 #[path = "caller_worker/closing.rs"]
 mod lent_closing;
 #[cfg(not(loom))]
+mod main_loop;
+#[cfg(not(loom))]
 mod overheads;
 #[cfg(not(loom))]
 mod places;
@@ -163,6 +165,8 @@ mod stall;
 mod stats;
 #[cfg(not(loom))]
 mod steal;
+#[cfg(not(loom))]
+mod sync_point;
 #[cfg(not(loom))]
 pub mod thread_pool;
 

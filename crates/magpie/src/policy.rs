@@ -163,9 +163,102 @@ impl Adaptive {
     }
 }
 
+/// How a worker's joins run in place: the policy's order (help-first: `b` first), and whether
+/// the pending half is recorded for oldest-first hand-over (`WorkerThread::promotes`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JoinMode {
+    WorkFirstOrder,
+    HelpFirstOrder,
+    WorkFirstPromoting,
+    HelpFirstPromoting,
+}
+
+impl JoinMode {
+    pub(crate) fn of(policy: Policy, promotes: bool) -> JoinMode {
+        match (policy == Policy::HelpFirst, promotes) {
+            (false, false) => JoinMode::WorkFirstOrder,
+            (true, false) => JoinMode::HelpFirstOrder,
+            (false, true) => JoinMode::WorkFirstPromoting,
+            (true, true) => JoinMode::HelpFirstPromoting,
+        }
+    }
+}
+
+/// Items a worker of a pool with thieves keeps published before spawns start running in place
+/// (`WorkerThread::keep`).
+pub(crate) const KEEP: isize = 3;
+
+/// The deepest frame depth below which spawns publish (see "Spawns" in `promote.rs`): it
+/// bounds the tasks published for a deep, narrow search to this many levels per fiber.
+pub(crate) const SHALLOW_MAX: u32 = 32;
+
+/// What the measured spawns of one worker showed, per spawn-tree level within [`SHALLOW_MAX`]:
+/// how many were measured and how many of their children made more than `promote::WORK_BELOW`.
+pub(crate) struct SpawnSizes {
+    measured: [Cell<u16>; SHALLOW_MAX as usize],
+    big: [Cell<u16>; SHALLOW_MAX as usize],
+}
+
+impl SpawnSizes {
+    pub(crate) fn new() -> SpawnSizes {
+        SpawnSizes {
+            measured: std::array::from_fn(|_| Cell::new(0)),
+            big: std::array::from_fn(|_| Cell::new(0)),
+        }
+    }
+
+    /// Forgets every level's samples (the worker idled long enough to sleep).
+    pub(crate) fn clear(&self) {
+        for c in self.measured.iter().chain(self.big.iter()) {
+            c.set(0);
+        }
+    }
+
+    /// Counts one measured child at `level`; returns whether most children measured there,
+    /// and at least [`MIN_SAMPLES`] of them, were big.
+    pub(crate) fn add(&self, level: u32, big: bool) -> bool {
+        let (m, b) = (&self.measured[level as usize], &self.big[level as usize]);
+        m.set(m.get().saturating_add(1));
+        if big {
+            b.set(b.get().saturating_add(1));
+        }
+        m.get() >= MIN_SAMPLES && 2 * u32::from(b.get()) > u32::from(m.get())
+    }
+}
+
+/// Measured children a level needs before its spawns may publish: one big child among
+/// thousands of small ones (the first child of a node in a depth-first search, which finds the
+/// graph unvisited) says little about its level.
+const MIN_SAMPLES: u16 = 2;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_level_teaches_once_most_of_at_least_two_samples_were_big() {
+        let s = SpawnSizes::new();
+        // One big child alone says little about its level.
+        assert!(!s.add(3, true));
+        // Two of two.
+        assert!(s.add(3, true));
+        // Another level keeps its own counts: one big of two is no majority, two of three is.
+        assert!(!s.add(5, true));
+        assert!(!s.add(5, false));
+        assert!(s.add(5, true));
+        // Small children outvote big ones again.
+        assert!(!s.add(5, false));
+        assert!(!s.add(5, false));
+    }
+
+    #[test]
+    fn cleared_sizes_learn_afresh() {
+        let s = SpawnSizes::new();
+        assert!(!s.add(0, true));
+        assert!(s.add(0, true));
+        s.clear();
+        assert!(!s.add(0, true));
+    }
 
     #[test]
     fn parse_and_print() {

@@ -53,7 +53,7 @@ pub struct Builder {
     use_current_thread: bool,
     trace_cuts: bool,
     replay: Option<Vec<crate::schedule::Schedule>>,
-    pub(crate) panic_handler: Option<crate::thread_pool::PanicHandlerRef>,
+    pub(crate) panic_handler: Option<crate::registry::PanicHandlerRef>,
 }
 
 /// How often a sharing pool's coordinator looks at its demand and the core table by default
@@ -117,7 +117,7 @@ impl Builder {
     where
         H: Fn(Box<dyn std::any::Any + Send>) + Send + Sync + 'static,
     {
-        self.panic_handler = Some(crate::thread_pool::PanicHandlerRef(Arc::new(h)));
+        self.panic_handler = Some(crate::registry::PanicHandlerRef(Arc::new(h)));
         self
     }
 
@@ -610,6 +610,8 @@ impl Builder {
             }
             crate::caller_worker::may_lend()?;
         }
+        // A fiber's stack overflow must be reported, not crash silently, before any worker runs.
+        crate::fiber::overflow::install();
         let (registry, lent) = Registry::new(
             Config {
                 workers,
@@ -640,6 +642,7 @@ impl Builder {
                 migrate: self.migrate,
                 lent: self.use_current_thread,
             },
+            crate::main_loop::worker_main,
             spawn,
         )?;
         if let Some(deque) = lent {
@@ -780,35 +783,6 @@ impl Pool {
     /// Workers asleep right now (idle workers sleep after a bounded number of failed steals).
     pub fn sleeping_workers(&self) -> usize {
         self.registry.sleeping()
-    }
-
-    /// A scope of this pool whose body runs on the calling thread (rayon's
-    /// `ThreadPool::in_place_scope`): on one of this pool's workers, [`crate::scope`]; on any
-    /// other thread, the spawns are queued in this pool and the thread blocks until they have
-    /// finished (see [`crate::in_place_scope`]).
-    pub fn in_place_scope<'scope, OP, R>(&self, op: OP) -> R
-    where
-        OP: FnOnce(&crate::Scope<'scope>) -> R,
-    {
-        match worker::current() {
-            Some(wt) if Arc::ptr_eq(&wt.registry, &self.registry) => crate::in_place_scope(op),
-            Some(_) => crate::scope::scope_outside(&self.registry, op),
-            None => {
-                // Lent to this pool: the body runs inside it, as worker 0's.
-                let mut op = Some(op);
-                let inside = crate::caller_worker::run_in(&self.registry, || {
-                    crate::in_place_scope(op.take().expect("taken once"))
-                })
-                .ok();
-                match inside {
-                    Some(r) => r,
-                    None => crate::scope::scope_outside(
-                        &self.registry,
-                        op.take().expect("not taken: the call did not enter"),
-                    ),
-                }
-            }
-        }
     }
 
     /// Runs `op` on a worker of this pool and returns its result; `join` and `scope` inside it use

@@ -16,7 +16,7 @@
 //! # The record
 //!
 //! Each in-place join of a pool with thieves (not traced, not in a schedule region, without
-//! migration) keeps a [`PendingJob`] in its own frame: a two-word [`Pending`] header and the
+//! migration) keeps a [`PendingJob`] in its own frame: a two-word [`Pending`](crate::fiber::Pending) header and the
 //! closure of the half it runs second. It links the header in front of its fiber's list
 //! (`FiberLocal::pending`, youngest first) and runs its first half. When that returns, it
 //! unlinks the header and, unless the half was promoted meanwhile, calls the closure. A join
@@ -75,7 +75,7 @@
 //! spawns on credit below that level (within [`SHALLOW_MAX`] levels: one in [`SAMPLE`] near the
 //! root, one in [`SAMPLE_DEEP`] below [`NEAR_ROOT`]) run in place and count the joins and
 //! spawns their child made (`WorkerThread::ops_done`). Once most children measured at a level,
-//! and at least [`MIN_SAMPLES`] of them, made more than [`WORK_BELOW`] (`SpawnSizes`), work
+//! and at least `MIN_SAMPLES` of them, made more than [`WORK_BELOW`] (`policy::SpawnSizes`), work
 //! lies below spawns at that level, and the worker publishes spawns down to it from then on.
 //! Deep children finish first, so the level is learned early in a run. A flat loop of small
 //! tasks (fj) or a tree too small to share (fj-rec's 2,047 joins and spawns a round) never
@@ -108,10 +108,10 @@
 //! computation's shape does not decide the next one's. (Under ABP sharing, whose idle workers
 //! never sleep, it is forgotten after as many idle rounds.)
 
-use crate::fiber::FiberLocal;
+use crate::fiber::{FiberLocal, Pending};
 use crate::job::{StackJob, Work};
-use crate::join::SyncMark;
-use crate::policy::Policy;
+use crate::policy::{Policy, SHALLOW_MAX};
+use crate::sync_point::SyncMark;
 use crate::worker::WorkerThread;
 use std::cell::{Cell, UnsafeCell};
 use std::mem::{ManuallyDrop, MaybeUninit};
@@ -120,16 +120,6 @@ use std::panic;
 /// `Pending::link`'s flag: the half was promoted. Headers are word-aligned, so the address
 /// never has this bit.
 const PROMOTED: usize = 1;
-
-/// The header of a pending in-place join, in the join's frame (see the module doc).
-pub(crate) struct Pending {
-    /// The address of the next older pending join on the same fiber (0 for none), with
-    /// [`PROMOTED`] set once [`promote_oldest`] has pushed this one's half for thieves: one word,
-    /// so a join nobody asks for writes and reads it once.
-    link: Cell<usize>,
-    /// Pushes the half; `this` is the header's own address.
-    promote: unsafe fn(this: *const Pending, wt: &WorkerThread, fl: &FiberLocal),
-}
 
 /// A pending join's header with the half it runs second. The half waits as a bare closure; the
 /// job a thief can run is built from it only when it is promoted, so a join nobody asks for
@@ -182,7 +172,7 @@ impl<F: FnOnce() -> R + Send, R: Send> PendingJob<F, R> {
 
     /// The first half has returned on the fiber that entered the record: unlinks it and runs the
     /// second half inline, or, if it was promoted, syncs with it as a published half
-    /// (`join::sync_pushed`). A panic in the half goes on from here.
+    /// (`sync_point::sync_pushed`). A panic in the half goes on from here.
     ///
     /// # Safety
     ///
@@ -220,7 +210,8 @@ impl<F: FnOnce() -> R + Send, R: Send> PendingJob<F, R> {
         // its latch is set, after which no thief touches it), and then it is dropped, once.
         unsafe {
             let job = (*self.job.get()).assume_init_ref();
-            let r = crate::join::sync_pushed(wt, fl, (*self.mark.get()).assume_init_ref(), job);
+            let r =
+                crate::sync_point::sync_pushed(wt, fl, (*self.mark.get()).assume_init_ref(), job);
             (*self.job.get()).assume_init_drop();
             r
         }
@@ -280,13 +271,47 @@ pub(crate) fn promote_oldest(wt: &WorkerThread, fl: &FiberLocal) -> bool {
     }
 }
 
+impl WorkerThread {
+    /// Oldest-first hand-over (`promote.rs`): while a thief asks or the deque keeps fewer than
+    /// `keep` items, promotes the oldest pending in-place join half of the running fiber, if
+    /// any. Not inside a schedule region, whose tasks are positioned.
+    ///
+    /// Never unwinds: it runs while the fiber's pending list holds the addresses of records in
+    /// frames that an unwind would end without unlinking them, so a panic in here (a deque that
+    /// cannot grow) aborts the process.
+    #[cold]
+    pub(crate) fn promote_for_thieves(&self) {
+        struct AbortOnUnwind;
+        impl Drop for AbortOnUnwind {
+            fn drop(&mut self) {
+                eprintln!("magpie: a panic while handing pending work to thieves; aborting");
+                std::process::abort();
+            }
+        }
+        let guard = AbortOnUnwind;
+        self.promote_oldest_for_thieves();
+        std::mem::forget(guard);
+    }
+
+    fn promote_oldest_for_thieves(&self) {
+        let fl = self.fiber_local();
+        if fl.in_region() {
+            return;
+        }
+        // A thief that asked found the deque empty: refill it to twice `keep`, so that thieves
+        // do not run dry again before this worker next looks.
+        let want = if self.deque.wanted() {
+            2 * self.keep
+        } else {
+            self.keep
+        };
+        while self.deque.bottom() - self.deque.top() < want && promote_oldest(self, fl) {}
+    }
+}
+
 /// Joins and spawns an in-place spawn's child must make for the spawns beside it to be worth
 /// publishing (see "Spawns" in the module doc).
 pub(crate) const WORK_BELOW: u64 = 1024;
-
-/// The deepest frame depth below which spawns publish (see "Spawns" in the module doc): it
-/// bounds the tasks published for a deep, narrow search to this many levels per fiber.
-pub(crate) const SHALLOW_MAX: u32 = 32;
 
 /// The spawn-tree level of a spawn made at frame depth `depth` on the fiber `fl` belongs to:
 /// the frame depth, corrected for a task published as a shallow spawn (which may run at any
@@ -441,45 +466,6 @@ pub(crate) fn probe_spawn(wt: &WorkerThread, fl: &FiberLocal, depth: u32, policy
     Probe::NONE
 }
 
-/// What the measured spawns of one worker showed, per spawn-tree level within [`SHALLOW_MAX`]:
-/// how many were measured and how many of their children made more than [`WORK_BELOW`].
-pub(crate) struct SpawnSizes {
-    measured: [Cell<u16>; SHALLOW_MAX as usize],
-    big: [Cell<u16>; SHALLOW_MAX as usize],
-}
-
-impl SpawnSizes {
-    pub(crate) fn new() -> SpawnSizes {
-        SpawnSizes {
-            measured: std::array::from_fn(|_| Cell::new(0)),
-            big: std::array::from_fn(|_| Cell::new(0)),
-        }
-    }
-
-    /// Forgets every level's samples (the worker idled long enough to sleep).
-    pub(crate) fn clear(&self) {
-        for c in self.measured.iter().chain(self.big.iter()) {
-            c.set(0);
-        }
-    }
-
-    /// Counts one measured child at `level`; returns whether most children measured there,
-    /// and at least [`MIN_SAMPLES`] of them, were big.
-    fn add(&self, level: u32, big: bool) -> bool {
-        let (m, b) = (&self.measured[level as usize], &self.big[level as usize]);
-        m.set(m.get().saturating_add(1));
-        if big {
-            b.set(b.get().saturating_add(1));
-        }
-        m.get() >= MIN_SAMPLES && 2 * u32::from(b.get()) > u32::from(m.get())
-    }
-}
-
-/// Measured children a level needs before its spawns may publish: one big child among
-/// thousands of small ones (the first child of a node in a depth-first search, which finds the
-/// graph unvisited) says little about its level.
-const MIN_SAMPLES: u16 = 2;
-
 /// A measured spawn's child has returned: counts it at its level; once most children measured
 /// at that level made more than [`WORK_BELOW`] joins and spawns, spawns down to that level
 /// publish from now on.
@@ -499,31 +485,6 @@ pub(crate) fn after_measured_spawn(wt: &WorkerThread, probe: Probe) {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_level_teaches_once_most_of_at_least_two_samples_were_big() {
-        let s = SpawnSizes::new();
-        // One big child alone says little about its level.
-        assert!(!s.add(3, true));
-        // Two of two.
-        assert!(s.add(3, true));
-        // Another level keeps its own counts: one big of two is no majority, two of three is.
-        assert!(!s.add(5, true));
-        assert!(!s.add(5, false));
-        assert!(s.add(5, true));
-        // Small children outvote big ones again.
-        assert!(!s.add(5, false));
-        assert!(!s.add(5, false));
-    }
-
-    #[test]
-    fn cleared_sizes_learn_afresh() {
-        let s = SpawnSizes::new();
-        assert!(!s.add(0, true));
-        assert!(s.add(0, true));
-        s.clear();
-        assert!(!s.add(0, true));
-    }
 
     #[test]
     fn sampling_is_denser_near_the_root_and_stops_at_the_shallow_bound() {

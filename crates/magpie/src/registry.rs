@@ -22,8 +22,9 @@ use crate::stats::{Stats, WorkerStats};
 use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use crate::sync::{CachePadded, Mutex};
 use crate::trace::record::Recorder;
+use std::any::Any;
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
 /// Stack of a worker thread: only the dispatcher runs there.
@@ -57,10 +58,10 @@ pub(crate) struct Registry {
     /// The schedule region being recorded or followed, if any (`schedule/region.rs`).
     pub(crate) region: crate::schedule::region::RegionSlot,
     /// Fire-and-forget tasks (`thread_pool::spawn`) not yet finished, and their panic handler.
-    pub(crate) spawns: crate::thread_pool::Spawns,
+    pub(crate) spawns: Spawns,
     /// Whether the thread lent as worker 0 (`caller_worker.rs`) is inside the pool now, and
     /// whether the pool is closing to it.
-    pub(crate) lent: crate::caller_worker::LentState,
+    pub(crate) lent: crate::caller_worker::closing::LentState,
 }
 
 /// One worker of a pool being built, handed to the thread-start function of
@@ -98,14 +99,42 @@ impl std::fmt::Debug for WorkerStart {
 }
 
 impl Registry {
+    /// The tiers of victims worker `index` tries in order: with places, its own place, then (with
+    /// cross-place stealing) everyone else; with `Victims::Numa`, its socket, its NUMA node, the
+    /// rest; `None` for random victims.
+    pub(crate) fn victim_tiers(&self, index: usize) -> Option<[Vec<usize>; 3]> {
+        let registry = self;
+        match &registry.places {
+            Some(pl) => {
+                let mine = pl.of_worker[index];
+                let (near, far): (Vec<usize>, Vec<usize>) = (0..registry.config.workers)
+                    .filter(|&w| w != index)
+                    .partition(|&w| pl.of_worker[w] == mine);
+                Some([
+                    near,
+                    Vec::new(),
+                    if pl.cross_steal { far } else { Vec::new() },
+                ])
+            }
+            None => (registry.config.victims == crate::topology::Victims::Numa).then(|| {
+                registry
+                    .config
+                    .topology
+                    .victim_tiers(index, registry.config.workers)
+            }),
+        }
+    }
+
     /// A pool's registry, with its workers started (by `spawn` if given, else on threads of
-    /// magpie's own). With `config.lent`, worker 0 gets no thread: its deque is returned for
-    /// the calling thread (`caller_worker.rs`).
+    /// magpie's own), each running `worker_main` (the scheduling loop's entry,
+    /// `main_loop::worker_main`, handed in so the registry does not name the loop). With
+    /// `config.lent`, worker 0 gets no thread: its deque is returned for the calling thread
+    /// (`caller_worker.rs`).
     pub(crate) fn new(
         config: Config,
+        worker_main: fn(Arc<Registry>, usize, Deque),
         mut spawn: Option<&mut dyn FnMut(WorkerStart) -> std::io::Result<()>>,
     ) -> Result<(Arc<Registry>, Option<Deque>), Error> {
-        crate::fiber::overflow::install();
         let n = config.workers;
         let deques: Vec<Deque> = (0..n)
             .map(|_| match n {
@@ -155,7 +184,7 @@ impl Registry {
                 Some(names) => names[index].clone(),
                 None => format!("magpie-{index}"),
             };
-            let run = move || crate::worker::worker_main(r, index, deque);
+            let run = move || worker_main(r, index, deque);
             match spawn.as_mut() {
                 None => reg.start_thread(name, run)?,
                 Some(spawn) => {
@@ -358,5 +387,56 @@ impl Registry {
     /// Workers asleep now (exposed for tests of the idle protocol).
     pub(crate) fn sleeping(&self) -> usize {
         self.sleep.sleepers() + self.sharing.as_ref().map_or(0, |s| s.sleepers())
+    }
+}
+/// What a pool does with a panic of a spawned task (`thread_pool::spawn`).
+pub(crate) type PanicHandler = dyn Fn(Box<dyn Any + Send>) + Send + Sync;
+
+/// A panic handler as a [`Builder`] holds it (cloned with the builder).
+#[derive(Clone)]
+pub(crate) struct PanicHandlerRef(pub(crate) Arc<PanicHandler>);
+
+impl std::fmt::Debug for PanicHandlerRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PanicHandler")
+    }
+}
+
+/// A registry's fire-and-forget tasks: how many are queued or running, and the panic handler.
+#[derive(Default)]
+pub(crate) struct Spawns {
+    outstanding: AtomicUsize,
+    pub(crate) handler: OnceLock<Arc<PanicHandler>>,
+}
+
+impl Spawns {
+    /// Counts a task about to be queued.
+    pub(crate) fn begin(&self) {
+        // AcqRel (Relaxed would do): the increment comes before the task is queued, so the task's
+        // decrement follows it in the count's order, and no reader ordered after this spawn reads
+        // 0 before that decrement; the Acquire loads pair with the decrements, not with this.
+        self.outstanding.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Counts a task finished (after its last effect).
+    pub(crate) fn end(&self) {
+        // Release: the task's effects happen before the drop that sees the count reach 0.
+        self.outstanding.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Spawned tasks queued or running.
+    pub(crate) fn outstanding(&self) -> usize {
+        // Acquire: pairs with the tasks' decrements, so a caller that reads 0 sees their effects.
+        self.outstanding.load(Ordering::Acquire)
+    }
+
+    /// Waits until every spawned task has finished (called when the pool is dropped, from
+    /// outside its workers: the workers run the tasks meanwhile).
+    pub(crate) fn wait_all(&self) {
+        // Acquire: as in `outstanding`: the pool's drop, once this reads 0, sees every task's
+        // effects.
+        while self.outstanding.load(Ordering::Acquire) != 0 {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
     }
 }

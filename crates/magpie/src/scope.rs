@@ -19,12 +19,12 @@
 use crate::error::Error;
 use crate::fiber::{Action, FiberLocal};
 use crate::job::{HeapJob, JobRef, Panic, Work};
-use crate::join::{pop_above, Popped, SyncMark};
 use crate::latch::CountLatch;
 use crate::policy::Policy;
 use crate::registry::Registry;
 use crate::schedule::region::Ticket;
 use crate::sync::atomic::{AtomicPtr, Ordering};
+use crate::sync_point::{pop_above, Popped, SyncMark};
 use crate::trace::record::Tag;
 use crate::worker::{self, WorkerThread};
 use std::cell::UnsafeCell;
@@ -128,6 +128,39 @@ where
     s.finish_one();
     s.wait(fl, &mark);
     s.finish(r)
+}
+
+impl crate::Pool {
+    /// A scope of this pool whose body runs on the calling thread (rayon's
+    /// `ThreadPool::in_place_scope`): on one of this pool's workers, [`crate::scope`]; on any
+    /// other thread, the spawns are queued in this pool and the thread blocks until they have
+    /// finished (see [`crate::in_place_scope`]).
+    pub fn in_place_scope<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&crate::Scope<'scope>) -> R,
+    {
+        match worker::current() {
+            Some(wt) if std::sync::Arc::ptr_eq(&wt.registry, self.registry()) => {
+                crate::in_place_scope(op)
+            }
+            Some(_) => scope_outside(self.registry(), op),
+            None => {
+                // Lent to this pool: the body runs inside it, as worker 0's.
+                let mut op = Some(op);
+                let inside = crate::caller_worker::run_in(self.registry(), || {
+                    crate::in_place_scope(op.take().expect("taken once"))
+                })
+                .ok();
+                match inside {
+                    Some(r) => r,
+                    None => scope_outside(
+                        self.registry(),
+                        op.take().expect("not taken: the call did not enter"),
+                    ),
+                }
+            }
+        }
+    }
 }
 
 /// A scope of `registry`'s pool whose body runs on the calling thread, which is not one of that

@@ -129,31 +129,3 @@ impl WorkerThread {
         None
     }
 }
-
-/// The tiers of victims worker `index` tries in order: with places, its own place, then (with
-/// cross-place stealing) everyone else; with `Victims::Numa`, its socket, its NUMA node, the
-/// rest; `None` for random victims.
-pub(crate) fn victim_tiers(
-    registry: &crate::registry::Registry,
-    index: usize,
-) -> Option<[Vec<usize>; 3]> {
-    match &registry.places {
-        Some(pl) => {
-            let mine = pl.of_worker[index];
-            let (near, far): (Vec<usize>, Vec<usize>) = (0..registry.config.workers)
-                .filter(|&w| w != index)
-                .partition(|&w| pl.of_worker[w] == mine);
-            Some([
-                near,
-                Vec::new(),
-                if pl.cross_steal { far } else { Vec::new() },
-            ])
-        }
-        None => (registry.config.victims == crate::topology::Victims::Numa).then(|| {
-            registry
-                .config
-                .topology
-                .victim_tiers(index, registry.config.workers)
-        }),
-    }
-}

@@ -14,50 +14,11 @@
 
 use crate::error::Error;
 use crate::job::{HeapJob, Work};
-use crate::registry::Registry;
-use crate::sync::atomic::{AtomicUsize, Ordering};
+use crate::registry::{PanicHandler, PanicHandlerRef, Registry};
 use crate::trace::record::Tag;
 use crate::{worker, Builder, Pool};
 use std::any::Any;
-use std::sync::{Arc, OnceLock};
-
-/// What a pool does with a panic of a [`spawn`]ed task.
-type PanicHandler = dyn Fn(Box<dyn Any + Send>) + Send + Sync;
-
-/// A panic handler as a [`Builder`] holds it (cloned with the builder).
-#[derive(Clone)]
-pub(crate) struct PanicHandlerRef(pub(crate) Arc<PanicHandler>);
-
-impl std::fmt::Debug for PanicHandlerRef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("PanicHandler")
-    }
-}
-
-/// A registry's fire-and-forget tasks: how many are queued or running, and the panic handler.
-#[derive(Default)]
-pub(crate) struct Spawns {
-    outstanding: AtomicUsize,
-    pub(crate) handler: OnceLock<Arc<PanicHandler>>,
-}
-
-impl Spawns {
-    /// Spawned tasks queued or running.
-    pub(crate) fn outstanding(&self) -> usize {
-        // Acquire: pairs with the tasks' decrements, so a caller that reads 0 sees their effects.
-        self.outstanding.load(Ordering::Acquire)
-    }
-
-    /// Waits until every spawned task has finished (called when the pool is dropped, from
-    /// outside its workers: the workers run the tasks meanwhile).
-    pub(crate) fn wait_all(&self) {
-        // Acquire: as in `outstanding`: the pool's drop, once this reads 0, sees every task's
-        // effects.
-        while self.outstanding.load(Ordering::Acquire) != 0 {
-            std::thread::sleep(std::time::Duration::from_micros(200));
-        }
-    }
-}
+use std::sync::Arc;
 
 /// Queues `f` on `reg`'s pool (see the module doc).
 fn spawn_on(reg: &Arc<Registry>, f: impl FnOnce() + Send + 'static) {
@@ -66,10 +27,7 @@ fn spawn_on(reg: &Arc<Registry>, f: impl FnOnce() + Send + 'static) {
 
 /// Queues `f` on `reg`'s pool, for worker `to` only if given (through its inbox).
 fn spawn_to(reg: &Arc<Registry>, to: Option<usize>, f: impl FnOnce() + Send + 'static) {
-    // AcqRel (Relaxed would do): the increment comes before the task is queued, so the task's
-    // decrement follows it in the count's order, and no reader ordered after this spawn reads
-    // 0 before that decrement; the Acquire loads pair with the decrements, not with this.
-    reg.spawns.outstanding.fetch_add(1, Ordering::AcqRel);
+    reg.spawns.begin();
     let r = reg.clone();
     let task = move || {
         // What this worker owes a scope (completions, counts reserved for spawns) is paid before
@@ -90,8 +48,7 @@ fn spawn_to(reg: &Arc<Registry>, to: Option<usize>, f: impl FnOnce() + Send + 's
                 }
             }
         }
-        // Release: the task's effects happen before the drop that sees the count reach 0.
-        r.spawns.outstanding.fetch_sub(1, Ordering::AcqRel);
+        r.spawns.end();
     };
     let tag = reg.recorder.as_ref().map(|_| Tag::NONE);
     let it = Work::Task {
@@ -269,7 +226,7 @@ pub fn yield_now() -> Option<Yield> {
         // A thread lent to a pool (`Builder::use_current_thread`) enters it to steal one.
         return crate::caller_worker::run(yield_now).ok().flatten();
     }
-    Some(match worker::run_one_stolen() {
+    Some(match crate::main_loop::run_one_stolen() {
         true => Yield::Executed,
         false => Yield::Idle,
     })
@@ -303,7 +260,7 @@ pub fn yield_local() -> Option<Yield> {
             }
         });
     }
-    Some(match worker::run_one_delivered() {
+    Some(match crate::main_loop::run_one_delivered() {
         true => Yield::Executed,
         false => Yield::Idle,
     })
@@ -639,7 +596,7 @@ impl ThreadPool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicU64;
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
     use std::sync::Mutex;
 
     #[test]

@@ -1,38 +1,29 @@
-//! Workers: the worker thread, its thread-local record, the join credit and the scheduling loop.
+//! Workers: the worker thread's thread-local record ([`WorkerThread`]) and the join credit.
 //!
-//! Each worker thread runs [`worker_main`]: it builds its [`WorkerThread`] on its native stack,
-//! publishes it in the thread-local `CURRENT`, and runs the *dispatcher*, which resumes fibers
-//! and carries out what they ask when they yield (see `fiber/mod.rs`). Every task runs on a
-//! fiber; a *loop fiber* runs [`run_loop`], SLAW's Subroutine 1:
-//!
-//! 1. the worker's own ready fibers, then its inbox (work only it may run: `inbox.rs`);
-//! 2. its own deque, newest first;
-//! 3. a steal round (`steal.rs`);
-//! 4. the idle path (`idle.rs`): spin, yield, sleep, or under DWS give the core back.
+//! A worker's record lives on its thread's native stack (`main_loop::worker_main` builds it) and
+//! is published in the thread-local `CURRENT`, read by [`current`]; only its own thread reads it.
+//! What the worker runs, and in which order, is the scheduling loop's (`main_loop.rs`).
 //!
 //! The *join credit* is how a join knows, without looking at its deque, that it may run in place
 //! (lazy publication, see `join.rs`): [`WorkerThread::grant_credit`] looks at the deque once and
 //! grants [`CREDIT`] in-place joins, [`WorkerThread::settle_credit`] counts them in bulk.
 //!
 //! Around this core, other modules add `impl WorkerThread` blocks for their own concern: fibers
-//! and spares (`fiber/mod.rs`), stealing (`steal.rs`), the idle path (`idle.rs`), the overhead
-//! clocks (`overheads.rs`) and the trace hooks (`trace/hooks.rs`).
+//! and spares (`fiber/mod.rs`), stealing (`steal.rs`), oldest-first hand-over (`promote.rs`), the
+//! idle path (`idle.rs`), the overhead clocks (`overheads.rs`) and the trace hooks
+//! (`trace/hooks.rs`).
 
 use crate::deque::{Deque, Item, Pushed};
-use crate::fiber::{Action, Cmd, Fiber, FiberLocal, FiberPtr};
+use crate::fiber::{Cmd, Fiber, FiberLocal, FiberPtr};
 use crate::job::Work;
 use crate::latch::CountLatch;
 use crate::policy::{Adaptive, Policy, Thresholds};
 use crate::registry::Registry;
-use crate::schedule::region::RegionMode;
 use crate::stats::WorkerStats;
-use crate::steal::Took;
 use crate::sync::atomic::Ordering;
 use crate::trace::record::LogCursor;
-use corosensei::{CoroutineResult, Yielder};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
-use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -73,7 +64,7 @@ pub(crate) struct WorkerThread {
     /// been idle long enough to sleep (`idle.rs`).
     pub(crate) shallow_spawns: Cell<u32>,
     /// What this worker's measured spawns showed, per level (`promote.rs`, "Spawns").
-    pub(crate) spawn_sizes: crate::promote::SpawnSizes,
+    pub(crate) spawn_sizes: crate::policy::SpawnSizes,
     /// Copies of the pool's settings, read on every spawn.
     pub policy: Policy,
     /// Whether the pool traces (`registry.recorder` is set).
@@ -86,7 +77,7 @@ pub(crate) struct WorkerThread {
     /// `Builder::oldest_first` on.
     pub promotes: bool,
     /// `policy` and `promotes` as `join` dispatches on them (one byte).
-    pub join_mode: crate::join::JoinMode,
+    pub join_mode: crate::policy::JoinMode,
     /// This worker's counters (an entry of `registry.stats`).
     stats: *const WorkerStats,
     pub deque: Deque,
@@ -128,7 +119,10 @@ thread_local! {
     static CURRENT: Cell<*const WorkerThread> = const { Cell::new(std::ptr::null()) };
 }
 
-/// The worker running the caller, if any. Never inlined: see the module doc.
+/// The worker running the caller, if any. Never inlined: a task's fiber may suspend on one
+/// worker's thread and resume on another's (with migration allowed), and an inlined read could
+/// let the compiler reuse the thread-local's address from before the suspension; a call reads it
+/// afresh. [`current_at_entry`] is the one exception.
 #[inline(never)]
 pub(crate) fn current() -> Option<&'static WorkerThread> {
     let p = CURRENT.with(|c| c.get());
@@ -375,44 +369,6 @@ impl WorkerThread {
         self.settled.get() + (self.granted.get() - self.credit.get()) as u64
     }
 
-    /// Oldest-first hand-over (`promote.rs`): while a thief asks or the deque keeps fewer than
-    /// `keep` items, promotes the oldest pending in-place join half of the running fiber, if
-    /// any. Not inside a schedule region, whose tasks are positioned.
-    ///
-    /// Never unwinds: it runs while the fiber's pending list holds the addresses of records in
-    /// frames that an unwind would end without unlinking them, so a panic in here (a deque that
-    /// cannot grow) aborts the process.
-    #[cold]
-    pub(crate) fn promote_for_thieves(&self) {
-        struct AbortOnUnwind;
-        impl Drop for AbortOnUnwind {
-            fn drop(&mut self) {
-                eprintln!("magpie: a panic while handing pending work to thieves; aborting");
-                std::process::abort();
-            }
-        }
-        let guard = AbortOnUnwind;
-        self.promote_oldest_for_thieves();
-        std::mem::forget(guard);
-    }
-
-    fn promote_oldest_for_thieves(&self) {
-        let fl = self.fiber_local();
-        if fl.in_region() {
-            return;
-        }
-        // A thief that asked found the deque empty: refill it to twice `keep`, so that thieves
-        // do not run dry again before this worker next looks.
-        let want = if self.deque.wanted() {
-            2 * self.keep
-        } else {
-            self.keep
-        };
-        while self.deque.bottom() - self.deque.top() < want
-            && crate::promote::promote_oldest(self, fl)
-        {}
-    }
-
     /// Lazy publication's test: the deque (whose thieves' end was read as `top`) keeps `keep`
     /// items for thieves, none asked for more, and the stack condition allows a frame at depth
     /// `depth`. What the credit stands for, and what region tasks, which get none, ask directly.
@@ -499,308 +455,12 @@ impl WorkerThread {
 
     /// The next fiber or item only this worker may run: its own ready list, then its inbox.
     #[inline]
-    fn take_own(&self) -> Option<Work> {
+    pub(crate) fn take_own(&self) -> Option<Work> {
         if let Some(f) = self.ready.borrow_mut().pop_front() {
             return Some(Work::Resume(f));
         }
         self.registry.inboxes[self.index].pop().map(Work::decode)
     }
-}
-
-enum LoopExit {
-    Exit,
-    Switch(FiberPtr),
-}
-
-/// The body of every loop fiber.
-pub(crate) fn fiber_main(
-    y: &Yielder<Cmd, Action>,
-    first: Cmd,
-    guard_low: usize,
-    stack_limit: usize,
-) {
-    let fl = FiberLocal {
-        yielder: y,
-        stack_limit,
-        guard_low,
-        depth: Cell::new(0),
-        resumed: Cell::new(0),
-        pos: Cell::new(std::ptr::null()),
-        region_task: Cell::new(crate::schedule::region::At::NONE),
-        pending: Cell::new(std::ptr::null()),
-        level_offset: Cell::new(0),
-        track: Cell::new(crate::schedule::region::Track::NONE),
-        parked_at: Cell::new(0),
-    };
-    let r = panic::catch_unwind(AssertUnwindSafe(|| {
-        let mut cmd = first;
-        loop {
-            let wt = current().expect("fiber outside a worker");
-            wt.fiber.set(&fl);
-            wt.switch_landed();
-            match cmd {
-                Cmd::Exit => return,
-                Cmd::Continue => unreachable!("loop fiber resumed as a task"),
-                Cmd::Run(None) => fl.depth.set(0),
-                Cmd::Run(Some((job, cont, depth))) => {
-                    wt.pending_cont.set(Some(cont));
-                    fl.depth.set(depth + 1);
-                    // SAFETY: the dispatcher hands each work-first child to exactly one fiber.
-                    unsafe { job.execute() };
-                    fl.depth.set(0);
-                    // The child returned here: its parent's continuation, if this worker pops it
-                    // next, runs in the sequential order.
-                    let wt = current().expect("fiber outside a worker");
-                    if wt.tracing {
-                        wt.serial_cont.set(Some(cont));
-                    }
-                }
-            }
-            match run_loop(&fl) {
-                LoopExit::Exit => return,
-                LoopExit::Switch(target) => {
-                    // Parked from here: every task's frame has returned, and what stays live
-                    // lies above this local but for the switch's own frames (`park` trims the
-                    // rest if this fiber becomes a trimmed spare).
-                    let here = 0u8;
-                    fl.parked_at
-                        .set(std::hint::black_box(std::ptr::addr_of!(here)) as usize);
-                    cmd = y.suspend(Action::Switch(target));
-                    fl.resumed.set(fl.resumed.get() + 1);
-                }
-            }
-        }
-    }));
-    if r.is_err() {
-        eprintln!("magpie: fatal: a worker's scheduling loop panicked (a bug in magpie)");
-        std::process::abort();
-    }
-}
-
-/// One round of `thread_pool::yield_now` on the worker running the caller: steals one task that
-/// has not started from another worker and runs it here, inline on the caller's stack, as the
-/// scheduling loop runs what it finds. Returns whether it ran one.
-///
-/// It only steals (the caller's own deque holds the other halves of the joins it is inside,
-/// which those joins take back themselves), and it runs nothing under tracing or a schedule
-/// region, whose records assume that tasks start from the scheduling loop. Anything else a
-/// steal can bring (a batch, a fiber or a continuation that a pool allowing migration
-/// published) goes onto this worker's deque, where the loop finds it: nothing is lost.
-pub(crate) fn run_one_stolen() -> bool {
-    let Some(wt) = current() else {
-        return false;
-    };
-    if wt.tracing || wt.registry.region.get().is_some() {
-        return false;
-    }
-    match wt.steal() {
-        Some((
-            Work::Task {
-                job,
-                continuation: false,
-            },
-            _,
-        )) => {
-            // SAFETY: a stolen item is run exactly once, by whoever took it.
-            let wt = unsafe { run_here(wt, job) };
-            if wt.deque.poll_wanted() {
-                wt.registry.wake();
-            }
-            true
-        }
-        Some((Work::Batch(it), _)) => {
-            for &item in it.take_batch().expect("batch item").iter() {
-                wt.push(Work::decode(item));
-            }
-            false
-        }
-        Some((w, _)) => {
-            wt.push(w);
-            false
-        }
-        None => false,
-    }
-}
-
-/// Runs `job`, a task that has not started, on the calling fiber as the root of a new task tree
-/// (`yield_now`, `yield_local`), and returns the worker the fiber is on afterwards: the task may
-/// have suspended the fiber, which resumes only on its home worker (or anywhere with migration
-/// allowed), so the worker is read again.
-///
-/// # Safety
-/// `job` is run exactly once: the caller took it from a queue and nobody else will run it.
-unsafe fn run_here(wt: &WorkerThread, job: crate::job::JobRef) -> &'static WorkerThread {
-    let depth = wt.fiber_local().depth.replace(1);
-    // SAFETY: the caller's promise: this is the job's one run.
-    unsafe { job.execute() };
-    let wt = current().expect("a task run in place returned off any worker");
-    wt.fiber_local().depth.set(depth);
-    wt
-}
-
-/// `yield_local`: runs one task from the calling worker's inbox (one that only it may run and
-/// that has not started) on the caller's fiber, as [`run_one_stolen`] runs a stolen one. An
-/// item of another kind (a fiber to resume) goes back to the inbox, behind what arrived since:
-/// the loop resumes it; nothing is lost. Under tracing or a schedule region it runs nothing.
-pub(crate) fn run_one_delivered() -> bool {
-    let Some(wt) = current() else {
-        return false;
-    };
-    if wt.tracing || wt.registry.region.get().is_some() {
-        return false;
-    }
-    match wt.registry.inboxes[wt.index].pop().map(Work::decode) {
-        Some(Work::Task {
-            job,
-            continuation: false,
-        }) => {
-            // SAFETY: an item taken from the inbox is run exactly once, by the worker that took it.
-            unsafe { run_here(wt, job) };
-            true
-        }
-        Some(w) => {
-            wt.registry.deliver(wt.index, w.encode());
-            false
-        }
-        None => false,
-    }
-}
-
-impl WorkerThread {
-    /// Whether this worker holds work it has not started: its deque, its inbox or ready fibers.
-    pub(crate) fn has_pending(&self) -> bool {
-        self.deque.len() > 0
-            || !self.ready.borrow().is_empty()
-            || !self.registry.inboxes[self.index].is_empty()
-    }
-}
-
-/// Subroutine 1 (idle): own work first, then steal, then sleep. Runs found tasks inline.
-fn run_loop(fl: &FiberLocal) -> LoopExit {
-    let mut idle: u32 = 0;
-    loop {
-        let wt = current().expect("loop outside a worker");
-        // A schedule region: donations are taken after this worker's own work and before
-        // stealing, which the strict constraints forbid; under `Ordered` the worker leaves the
-        // stall check's idle set before it looks for anything (see `schedule/region.rs`).
-        let region = wt.registry.region.get();
-        let ordered = region.as_ref().filter(|r| r.mode == RegionMode::Ordered);
-        if let Some(r) = ordered {
-            r.idle_leave(wt.index);
-        }
-        // Fibers and items only this worker may run come first: a ready fiber is a task that
-        // already holds a stack, and nobody else can take it.
-        let found = match wt.take_own().or_else(|| wt.deque.pop().map(Work::decode)) {
-            Some(w) => Some((w, Took::Popped)),
-            // Completions deferred here may be what a waiter needs; and they may make one ready.
-            None if wt.flush_finished() => continue,
-            // A worker lent by the thread that built the pool goes back to its caller once the
-            // call it entered for has returned and nothing of it is left here.
-            None if wt.index == 0
-                && wt.registry.config.lent
-                && crate::caller_worker::may_leave(wt) =>
-            {
-                return LoopExit::Exit
-            }
-            None => {
-                if wt.sleep_if_core_lost() {
-                    idle = 0;
-                    continue;
-                }
-                if wt.tracing {
-                    wt.trace_idle();
-                }
-                match &region {
-                    Some(r) if r.mode.strict() => match r.take(wt.index) {
-                        Some(it) => Some((Work::decode(it), Took::Injected)),
-                        None => wt
-                            .registry
-                            .take_injected()
-                            .map(|it| (Work::decode(it), Took::Injected)),
-                    },
-                    _ => match region.as_ref().and_then(|r| r.take(wt.index)) {
-                        Some(it) => Some((Work::decode(it), Took::Injected)),
-                        None => match wt.steal() {
-                            // A strict region began after this round read the slot (none, or
-                            // one that has ended since), and what was stolen may be its work,
-                            // which must not move: the victim gets it back.
-                            Some((w, Took::Stolen)) if wt.registry.region.strict_now() => {
-                                wt.registry.deliver(wt.last_victim.get(), w.encode());
-                                continue;
-                            }
-                            found => found,
-                        },
-                    },
-                }
-            }
-        };
-        if wt.tracing {
-            if let Some((w, took)) = found {
-                wt.trace_take(w, took);
-            }
-        }
-        match found.map(|f| f.0) {
-            Some(Work::Resume(f)) => {
-                wt.flush_finished();
-                // SAFETY: a ready fiber's box stays alive until it is resumed, and only the
-                // worker that took its `Resume` item touches it.
-                if unsafe { f.get() }.waited.replace(false) {
-                    wt.victim_switch_begins();
-                }
-                return LoopExit::Switch(f);
-            }
-            Some(Work::Batch(it)) => {
-                // Oldest first, so the oldest end up where thieves steal.
-                for &item in it.take_batch().expect("batch item").iter() {
-                    wt.push(Work::decode(item));
-                }
-            }
-            Some(Work::Task { job, .. }) => {
-                idle = 0;
-                fl.depth.set(1);
-                fl.level_offset.set(0);
-                // SAFETY: an item popped or stolen is run exactly once, by whoever took it.
-                unsafe { job.execute() };
-                fl.depth.set(0);
-                // The job may have suspended; re-read the worker (with migration allowed, this
-                // fiber may now run on another one).
-                let wt = current().expect("loop outside a worker");
-                if wt.deque.poll_wanted() {
-                    wt.registry.wake();
-                }
-            }
-            None => {
-                if let Some(r) = ordered {
-                    r.idle_enter(&wt.registry, wt.index);
-                }
-                drop(region);
-                if wt.idle(&mut idle) {
-                    return LoopExit::Exit;
-                }
-            }
-        }
-    }
-}
-
-/// A worker thread: sets up its `WorkerThread` and runs the dispatcher until shutdown.
-pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
-    if let Some(s) = &registry.sharing {
-        s.worker_started(index);
-    } else if registry.config.pin {
-        crate::topology::pin_thread(0, &[registry.config.topology.core_of_worker(index).cpu]);
-    }
-    let wt = WorkerThread::new(registry, index, deque);
-    set_current(&wt);
-    if let Some(s) = wt.dws() {
-        if s.starts_asleep(index) {
-            wt.dws_sleep(s);
-        }
-    }
-    // A worker of its own thread never leaves the dispatcher before shutdown, so nobody reads
-    // how many of its fibers are suspended.
-    dispatch(&wt, &Cell::new(0));
-    wt.exit_spares();
-    set_current(std::ptr::null());
 }
 
 /// Makes `wt` the worker running on this thread (null: none). Whoever sets it keeps the
@@ -817,18 +477,18 @@ impl WorkerThread {
             && registry.config.oldest_first
             && !registry_traces
             && !registry.config.migrate;
-        let tiers = crate::steal::victim_tiers(&registry, index);
+        let tiers = registry.victim_tiers(index);
         WorkerThread {
             index,
             policy: registry.config.policy,
             thresholds: registry.config.thresholds,
             keep: if registry.config.workers > 1 {
-                crate::join::KEEP
+                crate::policy::KEEP
             } else {
                 0
             },
             promotes,
-            join_mode: crate::join::JoinMode::of(registry.config.policy, promotes),
+            join_mode: crate::policy::JoinMode::of(registry.config.policy, promotes),
             stats: &*registry.stats[index] as *const WorkerStats,
             registry,
             deque,
@@ -838,7 +498,7 @@ impl WorkerThread {
             frames_hw: Cell::new(0),
             settled: Cell::new(0),
             shallow_spawns: Cell::new(0),
-            spawn_sizes: crate::promote::SpawnSizes::new(),
+            spawn_sizes: crate::policy::SpawnSizes::new(),
             pending_cont: Cell::new(None),
             ready: RefCell::new(VecDeque::new()),
             finished_scope: Cell::new(std::ptr::null()),
@@ -863,62 +523,5 @@ impl WorkerThread {
         for mut f in self.spares.borrow_mut().drain(..) {
             let _ = f.co.resume(Cmd::Exit);
         }
-    }
-}
-
-/// The dispatcher: resumes fibers and carries out what they ask when they yield, until the
-/// loop fiber it runs returns (at shutdown, or when a lent worker leaves: `caller_worker.rs`).
-/// `suspended` counts this worker's fibers that are suspended in a task (waiting at a join or
-/// scope, or a work-first parent behind its child): a lent worker may leave only when none is.
-/// The count wraps: with migration allowed (never for a lent worker) a fiber may suspend on one
-/// worker and resume on another, and nobody reads those workers' counts.
-/// Runs with `wt` current on this thread.
-pub(crate) fn dispatch(wt: &WorkerThread, suspended: &Cell<usize>) {
-    let mut next = (wt.take_fiber(), Cmd::Run(None));
-    loop {
-        let (mut f, cmd) = next;
-        next = match f.co.resume(cmd) {
-            CoroutineResult::Yield(Action::SpawnWf(child, tag)) => {
-                wt.stats().suspensions.bump();
-                suspended.set(suspended.get().wrapping_add(1));
-                f.tag.set(tag);
-                f.at_sync.set(false);
-                // The preempted parent's record is still the worker's current one.
-                let depth = wt.fiber_local().depth.get();
-                let g = wt.take_fiber();
-                (g, Cmd::Run(Some((child, FiberPtr::from_box(f), depth))))
-            }
-            CoroutineResult::Yield(Action::Wait(latch, tag)) => {
-                f.tag.set(tag);
-                f.at_sync.set(true);
-                // Take the next fiber first: once registered, `f` may be resumed elsewhere.
-                let g = wt.take_fiber();
-                // Counted as a victim's switch back in only if its switch out was.
-                f.waited.set(wt.switch_began_is_set());
-                let p = FiberPtr::from_box(f);
-                // SAFETY: the latch lives in the suspended fiber's frame, which cannot be resumed
-                // (and so cannot free it) before it is registered or we resume it ourselves.
-                if unsafe { &*latch }.register(p.addr()) {
-                    wt.stats().suspensions.bump();
-                    suspended.set(suspended.get().wrapping_add(1));
-                    (g, Cmd::Run(None))
-                } else {
-                    wt.park(g, None);
-                    // SAFETY: not registered, so we still own the fiber.
-                    (unsafe { p.into_box() }, Cmd::Continue)
-                }
-            }
-            CoroutineResult::Yield(Action::Switch(target)) => {
-                // The record is still `f`'s: it set it last, as it landed.
-                let parked_at = wt.fiber_local().parked_at.get();
-                wt.park(f, Some(parked_at));
-                wt.stats().resumptions.bump();
-                // `target` was suspended in a task, by one of the two arms above.
-                suspended.set(suspended.get().wrapping_sub(1));
-                // SAFETY: `target` came out of a `Resume` item, which owned the fiber.
-                (unsafe { target.into_box() }, Cmd::Continue)
-            }
-            CoroutineResult::Return(()) => break,
-        };
     }
 }

@@ -48,8 +48,7 @@ use std::cell::{Cell, RefCell};
 use std::panic;
 use std::sync::Arc;
 
-mod closing;
-pub(crate) use closing::LentState;
+pub(crate) mod closing;
 
 /// Worker 0 of a pool, kept by the thread lent to it while it is outside.
 struct Lent {
@@ -189,7 +188,7 @@ fn enter<R, OP: FnOnce() -> R>(l: &Lent, op: &mut Option<OP>) -> Option<R> {
     // Only worker 0 takes from its inbox, and it is not running: no wake-up is needed.
     reg.inboxes[0].push(item);
     worker::set_current(&*l.wt);
-    worker::dispatch(&l.wt, &l.suspended);
+    crate::main_loop::dispatch(&l.wt, &l.suspended);
     worker::set_current(std::ptr::null());
     reg.lent.exit();
     // SAFETY: the dispatcher returned, which `may_leave` allows only after the root job's one
@@ -220,7 +219,7 @@ pub(crate) fn give_back(registry: &Registry) {
     }
     let _ = run(|| {
         while registry.spawns.outstanding() != 0 {
-            if !worker::run_one_delivered() && !worker::run_one_stolen() {
+            if !crate::main_loop::run_one_delivered() && !crate::main_loop::run_one_stolen() {
                 std::thread::yield_now();
             }
         }

@@ -4,7 +4,7 @@
 //! done, and preempts the parent at a work-first spawn. Both need the parent's activation frames
 //! to be resumable later. magpie runs every task on a *fiber*, a stackful coroutine from
 //! `corosensei` with its own mmap'd stack and guard page; each worker thread's own stack holds
-//! only a small *dispatcher* (`worker::worker_main`):
+//! only a small *dispatcher* (`main_loop::worker_main`):
 //!
 //! ```text
 //!  worker thread (native stack): dispatcher loop ── resumes ──▶ fiber (loop fiber running tasks)
@@ -12,7 +12,7 @@
 //!        └──────────── SpawnWf(child) · Wait(latch) · Switch(fiber) ◀┘
 //! ```
 //!
-//! * A *loop fiber* runs the scheduling loop (`worker::run_loop`): its own ready fibers and
+//! * A *loop fiber* runs the scheduling loop (`main_loop::run_loop`): its own ready fibers and
 //!   inbox, then its deque, then steal, then sleep. Tasks it finds run inline on it, nested as
 //!   plain calls.
 //! * `Wait(latch)`: a task at a sync point whose work was taken suspends its fiber. The dispatcher
@@ -21,7 +21,7 @@
 //!   last child resumes the parent") by handing it to its *home*, the worker whose thread
 //!   suspended it: on that worker's ready list if the setter is that worker, else through its
 //!   inbox, waking it. A waiting task never blocks its thread, and runs on top of itself only
-//!   work that it or its descendants pushed since it last ran (see `join::SyncMark`).
+//!   work that it or its descendants pushed since it last ran (see `sync_point::SyncMark`).
 //! * `SpawnWf(child)`: a work-first scope spawn whose stack is full preempts the parent: the
 //!   dispatcher starts the child on a spare fiber, which first puts the parent on the worker's
 //!   ready list (`WorkerThread::publish_continuation`), then runs the child. The loop resumes the
@@ -185,7 +185,7 @@ impl Drop for Fiber {
 /// A fiber's own state, in its own stack (so it travels with the fiber).
 ///
 /// Aligned to two cache lines, so that nothing else on the stack shares its lines: it sits in
-/// the frame of `worker::fiber_main`, just above the frames of the tasks the scheduling loop
+/// the frame of `main_loop::fiber_main`, just above the frames of the tasks the scheduling loop
 /// runs, whose join halves and latches thieves write, while its owner writes `depth` on every
 /// join. Unaligned, adding 16 bytes to it (`837dff0`) made fj at 2 workers 1.5-1.8x slower
 /// (medians of eight alternating processes: 0.042 s against 0.028 s before it and 0.027 s
@@ -215,7 +215,7 @@ pub(crate) struct FiberLocal {
     pub(crate) track: Cell<crate::schedule::region::Track>,
     /// The youngest pending in-place join on this fiber whose unstarted half may be handed to
     /// a thief (`promote.rs`); null when none.
-    pub(crate) pending: Cell<*const crate::promote::Pending>,
+    pub(crate) pending: Cell<*const Pending>,
     /// The running task's level in its spawn tree minus its frame depth (`promote.rs`,
     /// "Spawns"): 0 unless the task was published as a shallow spawn.
     pub(crate) level_offset: Cell<i32>,
@@ -289,15 +289,38 @@ impl FiberLocal {
     }
 }
 
+/// The header of a pending in-place join, in the join's frame: the links of a fiber's chain of
+/// pending joins ([`FiberLocal::pending`]). Oldest-first hand-over (`promote.rs`) writes and
+/// reads it; it is declared here, with the chain it forms, so the fiber's record names no
+/// module above it.
+pub(crate) struct Pending {
+    /// The address of the next older pending join on the same fiber (0 for none), with
+    /// `promote::PROMOTED` set once `promote::promote_oldest` has pushed this one's half for thieves: one word,
+    /// so a join nobody asks for writes and reads it once.
+    pub(crate) link: Cell<usize>,
+    /// Pushes the half; `this` is the header's own address.
+    pub(crate) promote: unsafe fn(this: *const Pending, wt: &WorkerThread, fl: &FiberLocal),
+}
+
+/// What a new fiber's stack runs: the yielder, the first command, the stack's guard address and
+/// its usable limit (`main_loop::fiber_main`).
+pub(crate) type FiberEntry = fn(&Yielder<Cmd, Action>, Cmd, usize, usize);
+
 impl Fiber {
-    pub(crate) fn new(reg: &Arc<Registry>, home: usize) -> Result<Box<Fiber>, Error> {
+    /// A fiber of worker `home` whose stack will run `entry` (`main_loop::fiber_main`, handed in
+    /// so this module does not name the loop above it) from its first resumption.
+    pub(crate) fn new(
+        reg: &Arc<Registry>,
+        home: usize,
+        entry: FiberEntry,
+    ) -> Result<Box<Fiber>, Error> {
         let stack = DefaultStack::new(reg.config.stack_size)
             .map_err(|e| Error::Os(format!("cannot map a fiber stack: {e}")))?;
         // The limit includes the guard page; keep one more page of slack.
         let guard_low = stack.limit().get();
         let limit = guard_low + 2 * 4096;
         let co = Co::with_stack(stack, move |y: &Yielder<Cmd, Action>, first: Cmd| {
-            crate::worker::fiber_main(y, first, guard_low, limit)
+            entry(y, first, guard_low, limit)
         });
         // Relaxed: a count for a soft limit (`fiber_limit_reached`); it publishes nothing.
         reg.live_fibers.fetch_add(1, Ordering::Relaxed);
@@ -314,11 +337,12 @@ impl Fiber {
 }
 
 impl WorkerThread {
-    pub(crate) fn take_fiber(&self) -> Box<Fiber> {
+    /// A spare fiber of this worker, or a new one whose stack runs `entry`.
+    pub(crate) fn take_fiber(&self, entry: FiberEntry) -> Box<Fiber> {
         if let Some(f) = self.spares.borrow_mut().pop() {
             return f;
         }
-        match Fiber::new(&self.registry, self.index) {
+        match Fiber::new(&self.registry, self.index, entry) {
             Ok(f) => {
                 self.stats().fibers_created.bump();
                 f

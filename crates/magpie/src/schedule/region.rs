@@ -75,12 +75,12 @@ use super::stall::Stall;
 use super::{Cut, Schedule};
 use crate::deque::Item;
 use crate::fiber::FiberLocal;
-use crate::join::SyncMark;
 use crate::latch::CountLatch;
 use crate::registry::Registry;
 use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use crate::sync::CachePadded;
 use crate::sync::{lock, Mutex};
+use crate::sync_point::SyncMark;
 use crate::trace::record::Tag;
 use crate::worker::current;
 use std::cell::Cell;
@@ -716,7 +716,7 @@ impl At {
 }
 
 /// Runs `f`, an item popped at a sync point of the task running on `fl` and run inline on its
-/// fiber (`join::pop_above`), as the task of its own that it is: with none of the waiting
+/// fiber (`sync_point::pop_above`), as the task of its own that it is: with none of the waiting
 /// task's region record (its cursor would otherwise number the item's children as its own). A
 /// region task the item is sets its own record (`run`, `Ticket::run`).
 #[cold]
