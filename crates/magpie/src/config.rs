@@ -25,10 +25,12 @@ pub(crate) struct Config {
     pub trace: bool,
     /// The machine as the pool sees it (`Builder::topology`).
     pub topology: crate::topology::Topology,
-    /// Whether each worker is pinned to its core of `topology` (`Builder::pin`).
-    pub pin: bool,
-    /// How thieves pick victims (`Builder::victims`).
-    pub victims: crate::topology::Victims,
+    /// Per worker, the CPU it is pinned to (`Builder::pin`: the topology's core of that index);
+    /// `None`: workers run where the OS puts them.
+    pub pin_cpus: Option<Vec<usize>>,
+    /// Per worker, its victims nearest first (`Builder::victims(Victims::Numa)`: its socket,
+    /// its NUMA node, the rest, from `topology`); `None`: random victims.
+    pub numa_tiers: Option<Vec<[Vec<usize>; 3]>>,
     /// SLAW's places (`Builder::places`): `Some(cross_steal)` groups workers by socket.
     pub places: Option<bool>,
     /// CAB's squads (`Builder::squads`): places whose mailboxes are inter-socket task pools,
@@ -42,14 +44,9 @@ pub(crate) struct Config {
     /// (`Builder::record_leaves`), and if so how long a recorded leaf sleeps per MiB it declares
     /// (`Builder::pace_leaves`).
     pub leaves: Option<std::time::Duration>,
-    /// How the pool shares cores with other programs (`Builder::share`).
-    pub share: crate::dws::SharingMode,
-    /// DWS's T_SLEEP in failed steals (`Builder::share_sleep_after`); `None`: the cores usable.
-    pub share_sleep_after: Option<u32>,
-    /// DWS's T (`Builder::share_period`).
-    pub share_period: std::time::Duration,
-    /// The core table file (`Builder::share_table`); `None`: `dws::default_path()`.
-    pub share_table: Option<std::path::PathBuf>,
+    /// Whether an idle worker yields its core after every failed steal round and never blocks
+    /// (ABP's thieves: `Builder::share(SharingMode::Abp)`).
+    pub never_block: bool,
     /// Whether a started task's stack may move to another worker (`Builder::allow_migration`,
     /// an `unsafe` opt-in): ready fibers go on the setter's deque and work-first parents are
     /// published as stealable continuations, as in SLAW. Off: every fiber is resumed by its home.

@@ -3,16 +3,18 @@
 //!
 //! * Without core sharing: a few failed rounds spinning, then yielding the core between rounds,
 //!   then sleep (`sleep.rs`) until a producer wakes it.
-//! * ABP (`dws::SharingMode::Abp`): yield the core after every failed round, never block.
-//! * DWS (`dws::SharingMode::Dws`): after T_SLEEP failed steal attempts in a row, give the core back in
-//!   the core table and sleep until the program may use a core for this worker
-//!   (`dws/runtime.rs`); a worker whose core its home program took back sleeps at once.
+//! * ABP (`Config::never_block`, `dws::SharingMode::Abp`): yield the core after every failed
+//!   round, never block.
+//! * DWS (a `hooks::CoreSharing` that sleeps workers, `dws/runtime.rs`): after T_SLEEP failed
+//!   steal attempts in a row, give the core back in the core table and sleep until the program
+//!   may use a core for this worker; a worker whose core its home program took back sleeps at
+//!   once.
 //!
 //! Before any of these the loop has looked at the worker's own ready fibers and inbox, its
 //! deque, and its victims; the sleep protocol's re-check looks at the inbox again, so an item
 //! delivered to a worker on its way to sleep is never stranded.
 
-use crate::dws::SharingMode;
+use crate::hooks::CoreSharing;
 use crate::sync::atomic::Ordering;
 use crate::worker::WorkerThread;
 
@@ -33,7 +35,7 @@ impl WorkerThread {
         if self.registry.terminate.load(Ordering::Acquire) {
             return true;
         }
-        if self.registry.config.share == SharingMode::Abp {
+        if self.registry.config.never_block {
             // ABP: a thief that found nothing yields its core, and never blocks.
             *rounds += 1;
             if *rounds >= SPIN_ROUNDS {
@@ -46,7 +48,7 @@ impl WorkerThread {
         if let Some(s) = self.dws() {
             // Algorithm 1: failed steal attempts in a row, one per victim tried.
             *rounds += (self.registry.config.workers as u32 - 1).max(1);
-            if *rounds > s.sleep_after {
+            if *rounds > s.sleep_after() {
                 *rounds = 0;
                 self.forget_where_work_lies();
                 self.dws_sleep(s);
@@ -98,24 +100,24 @@ impl WorkerThread {
         }
     }
 
-    /// The pool's DWS state, when it shares cores under DWS.
+    /// The pool's core sharing hook, when its idle workers give their cores back (DWS).
     #[inline]
-    pub(crate) fn dws(&self) -> Option<&crate::dws::runtime::Sharing> {
+    pub(crate) fn dws(&self) -> Option<&dyn CoreSharing> {
         self.registry
             .sharing
-            .as_ref()
-            .filter(|s| s.mode == SharingMode::Dws)
+            .as_deref()
+            .filter(|s| s.sleeps_workers())
     }
 
     /// DWS: gives the worker's core back and sleeps until the program may use a core for it.
-    pub(crate) fn dws_sleep(&self, s: &crate::dws::runtime::Sharing) {
+    pub(crate) fn dws_sleep(&self, s: &dyn CoreSharing) {
         let reg = &*self.registry;
         self.stats().sleeps.bump();
         s.sleep(
             self.index,
-            || reg.has_visible_work(self.index),
+            &|| reg.has_visible_work(self.index),
             // SeqCst: as every access to `terminate` on the sleep paths.
-            || reg.terminate.load(Ordering::SeqCst),
+            &|| reg.terminate.load(Ordering::SeqCst),
         );
     }
 }

@@ -121,6 +121,8 @@ mod error;
 #[cfg(not(loom))]
 mod fiber;
 #[cfg(not(loom))]
+mod hooks;
+#[cfg(not(loom))]
 mod idle;
 #[cfg(not(loom))]
 mod job;

@@ -306,8 +306,8 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
 pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
     if let Some(s) = &registry.sharing {
         s.worker_started(index);
-    } else if registry.config.pin {
-        crate::topology::pin_thread(0, &[registry.config.topology.core_of_worker(index).cpu]);
+    } else if let Some(cpus) = &registry.config.pin_cpus {
+        crate::worker::pin_thread(0, &[cpus[index]]);
     }
     let wt = WorkerThread::new(registry, index, deque);
     set_current(&wt);

@@ -45,10 +45,7 @@ pub struct Builder {
     squads: bool,
     squad_hints: bool,
     boundary_level: Option<u32>,
-    share: crate::dws::SharingMode,
-    share_sleep_after: Option<u32>,
-    share_period: std::time::Duration,
-    share_table: Option<std::path::PathBuf>,
+    share: crate::dws::Settings,
     migrate: bool,
     use_current_thread: bool,
     trace_cuts: bool,
@@ -84,10 +81,12 @@ impl Default for Builder {
             squads: false,
             squad_hints: true,
             boundary_level: None,
-            share: crate::dws::SharingMode::Off,
-            share_sleep_after: None,
-            share_period: DEFAULT_SHARE_PERIOD,
-            share_table: None,
+            share: crate::dws::Settings {
+                mode: crate::dws::SharingMode::Off,
+                sleep_after: None,
+                period: DEFAULT_SHARE_PERIOD,
+                table: None,
+            },
             migrate: false,
             use_current_thread: false,
             trace_cuts: false,
@@ -295,7 +294,7 @@ impl Builder {
     /// core table (`dws`, `ep`) and cannot open it (refused, or not writable) warns once on
     /// stderr and runs as `off`: [`Pool::share_mode`] says which mode is in force.
     pub fn share(mut self, mode: crate::dws::SharingMode) -> Self {
-        self.share = mode;
+        self.share.mode = mode;
         self
     }
 
@@ -303,7 +302,7 @@ impl Builder {
     /// attempts in a row (DWS's T_SLEEP; default: the number of cores the pool may use, as the
     /// paper advises). At least 1.
     pub fn share_sleep_after(mut self, failed_steals: u32) -> Self {
-        self.share_sleep_after = Some(failed_steals);
+        self.share.sleep_after = Some(failed_steals);
         self
     }
 
@@ -311,7 +310,7 @@ impl Builder {
     /// [`DEFAULT_SHARE_PERIOD`], 10 ms). Between 1 ms and 1 s, so heartbeats stay well within
     /// the table's staleness limit.
     pub fn share_period(mut self, period: std::time::Duration) -> Self {
-        self.share_period = period;
+        self.share.period = period;
         self
     }
 
@@ -319,7 +318,7 @@ impl Builder {
     /// [`dws::default_path`](crate::dws::default_path)'s (which `MAGPIE_SHARE_TABLE`
     /// overrides). Programs share cores only with programs that use the same file.
     pub fn share_table(mut self, path: impl Into<std::path::PathBuf>) -> Self {
-        self.share_table = Some(path.into());
+        self.share.table = Some(path.into());
         self
     }
 
@@ -464,7 +463,7 @@ impl Builder {
             self = self.trace_to(v);
         }
         if let Some(v) = text(crate::dws::MODE_ENV)? {
-            self.share = v
+            self.share.mode = v
                 .parse::<crate::dws::SharingMode>()
                 .map_err(|_| Error::config(crate::dws::MODE_ENV, &v, "one of dws, abp, ep, off"))?;
         }
@@ -565,14 +564,14 @@ impl Builder {
                 "a trace taken with Builder::trace_cuts",
             ));
         }
-        if self.share_sleep_after == Some(0) {
+        if self.share.sleep_after == Some(0) {
             return Err(Error::config(
                 "share_sleep_after",
                 0,
                 "at least 1 failed steal",
             ));
         }
-        let ms = self.share_period.as_secs_f64() * 1e3;
+        let ms = self.share.period.as_secs_f64() * 1e3;
         if !(1.0..=1000.0).contains(&ms) {
             return Err(Error::config(
                 "share_period",
@@ -591,7 +590,7 @@ impl Builder {
         }
         if self.use_current_thread {
             let refused = [
-                (self.share != crate::dws::SharingMode::Off, "share"),
+                (self.share.mode != crate::dws::SharingMode::Off, "share"),
                 (self.places || self.squads, "places"),
                 (
                     self.trace || self.trace_cuts || self.replay.is_some() || self.record_leaves,
@@ -610,6 +609,9 @@ impl Builder {
             }
             crate::caller_worker::may_lend()?;
         }
+        let topology = self
+            .topology
+            .unwrap_or_else(crate::topology::Topology::detect);
         // A fiber's stack overflow must be reported, not crash silently, before any worker runs.
         crate::fiber::overflow::install();
         let (registry, lent) = Registry::new(
@@ -624,25 +626,29 @@ impl Builder {
                 steal_half: self.steal_half,
                 oldest_first: self.oldest_first,
                 trace: self.trace,
-                topology: self
-                    .topology
-                    .unwrap_or_else(crate::topology::Topology::detect),
-                pin: self.pin,
+                pin_cpus: self.pin.then(|| {
+                    (0..workers)
+                        .map(|w| topology.core_of_worker(w).cpu)
+                        .collect()
+                }),
+                numa_tiers: (self.victims == crate::topology::Victims::Numa).then(|| {
+                    (0..workers)
+                        .map(|w| topology.victim_tiers(w, workers))
+                        .collect()
+                }),
+                topology,
                 leaves: self.record_leaves.then_some(self.leaf_pace),
-                victims: self.victims,
                 places: (self.places || self.squads)
                     .then_some(self.cross_place_steal && !self.squads),
                 squads: self.squads,
                 squad_hints: self.squad_hints,
                 boundary_level: self.boundary_level,
-                share: self.share,
-                share_sleep_after: self.share_sleep_after,
-                share_period: self.share_period,
-                share_table: self.share_table,
+                never_block: self.share.mode == crate::dws::SharingMode::Abp,
                 migrate: self.migrate,
                 lent: self.use_current_thread,
             },
             crate::main_loop::worker_main,
+            self.share.start(workers),
             spawn,
         )?;
         if let Some(deque) = lent {
@@ -772,12 +778,6 @@ impl Pool {
     /// The pool's counters so far.
     pub fn stats(&self) -> Stats {
         self.registry.stats()
-    }
-
-    /// The sharing mode in force: the one asked for, or `Mode::Off` when it needed the core
-    /// table and the table could not be used.
-    pub fn share_mode(&self) -> crate::dws::SharingMode {
-        self.registry.share_mode()
     }
 
     /// Workers asleep right now (idle workers sleep after a bounded number of failed steals).
@@ -1062,8 +1062,8 @@ mod tests {
             .unwrap();
         assert_eq!(b.workers, Some(3));
         assert_eq!(b.policy, Policy::HelpFirst);
-        assert_eq!(b.share, crate::dws::SharingMode::Dws);
-        assert_eq!(Builder::default().share, crate::dws::SharingMode::Off);
+        assert_eq!(b.share.mode, crate::dws::SharingMode::Dws);
+        assert_eq!(Builder::default().share.mode, crate::dws::SharingMode::Off);
         assert!(!b.trace);
         let b = Builder::default()
             .with_vars(vars(&[("MAGPIE_TRACE", "/tmp/run.mtrace")]))

@@ -13,8 +13,8 @@
 
 use crate::config::Config;
 use crate::deque::{Deque, Item, Stealer};
-use crate::dws::SharingMode;
 use crate::error::Error;
+use crate::hooks::CoreSharing;
 use crate::inbox::Inbox;
 use crate::places::Places;
 use crate::sleep::Sleep;
@@ -54,7 +54,7 @@ pub(crate) struct Registry {
     /// SLAW's places, when the pool has them.
     pub places: Option<Places>,
     /// Core sharing with other programs (`SharingMode::Dws`, `SharingMode::Ep`), when the table could be used.
-    pub sharing: Option<crate::dws::runtime::Sharing>,
+    pub(crate) sharing: Option<Box<dyn CoreSharing>>,
     /// The schedule region being recorded or followed, if any (`schedule/region.rs`).
     pub(crate) region: crate::schedule::region::RegionSlot,
     /// Fire-and-forget tasks (`thread_pool::spawn`) not yet finished, and their panic handler.
@@ -116,12 +116,11 @@ impl Registry {
                     if pl.cross_steal { far } else { Vec::new() },
                 ])
             }
-            None => (registry.config.victims == crate::topology::Victims::Numa).then(|| {
-                registry
-                    .config
-                    .topology
-                    .victim_tiers(index, registry.config.workers)
-            }),
+            None => registry
+                .config
+                .numa_tiers
+                .as_ref()
+                .map(|t| t[index].clone()),
         }
     }
 
@@ -133,6 +132,7 @@ impl Registry {
     pub(crate) fn new(
         config: Config,
         worker_main: fn(Arc<Registry>, usize, Deque),
+        sharing: Option<Box<dyn CoreSharing>>,
         mut spawn: Option<&mut dyn FnMut(WorkerStart) -> std::io::Result<()>>,
     ) -> Result<(Arc<Registry>, Option<Deque>), Error> {
         let n = config.workers;
@@ -167,7 +167,7 @@ impl Registry {
                     config.squad_hints,
                 )
             }),
-            sharing: crate::dws::runtime::Sharing::start(&config),
+            sharing,
             region: Default::default(),
             spawns: Default::default(),
             lent: Default::default(),
@@ -203,7 +203,7 @@ impl Registry {
             let r = reg.clone();
             reg.start_thread("magpie-coordinator".into(), move || {
                 if let Some(s) = &r.sharing {
-                    s.coordinate(|| r.queued(), |w| r.has_delivered(w));
+                    s.coordinate(&|| r.queued(), &|w| r.has_delivered(w));
                 }
             })?;
         }
@@ -340,7 +340,7 @@ impl Registry {
     /// must be able to take the work, and only a worker of the right place may. Under DWS, a
     /// sleeper on a core the program may use without taking it from anyone.
     pub(crate) fn wake(&self) {
-        if let Some(s) = self.sharing.as_ref().filter(|s| s.mode == SharingMode::Dws) {
+        if let Some(s) = self.sharing.as_ref().filter(|s| s.sleeps_workers()) {
             s.wake_for_work();
         } else if self.places.as_ref().is_some_and(|p| p.count() > 1) {
             self.sleep.notify_all();
@@ -358,7 +358,7 @@ impl Registry {
     /// Wakes worker `w` if it sleeps: under DWS on a core it may use, or later by the
     /// coordinator, never left asleep with items in its inbox (see `dws/runtime.rs`).
     pub(crate) fn wake_worker(&self, w: usize) {
-        match self.sharing.as_ref().filter(|s| s.mode == SharingMode::Dws) {
+        match self.sharing.as_ref().filter(|s| s.sleeps_workers()) {
             Some(s) => s.wake_worker(w),
             None => self.sleep.notify_worker(w),
         }
@@ -374,14 +374,6 @@ impl Registry {
         }
         s.fenced_pops = self.stealers.iter().map(|d| d.fenced_pops()).sum();
         s
-    }
-
-    /// The sharing mode in force: `off` when a mode that needs the table could not use it.
-    pub(crate) fn share_mode(&self) -> SharingMode {
-        match (self.config.share, &self.sharing) {
-            (SharingMode::Dws | SharingMode::Ep, None) => SharingMode::Off,
-            (m, _) => m,
-        }
     }
 
     /// Workers asleep now (exposed for tests of the idle protocol).

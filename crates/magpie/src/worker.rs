@@ -525,3 +525,18 @@ impl WorkerThread {
         }
     }
 }
+
+/// Sets thread `tid`'s (0: the caller's) affinity to `cpus`. A refusal (a CPU left the affinity
+/// mask since the topology was read) leaves it where it was: placement is a hint, never a reason
+/// to fail.
+pub(crate) fn pin_thread(tid: i32, cpus: &[usize]) {
+    // SAFETY: `set` is a plain bit set of the size we pass; CPU_SET is given only indices below
+    // CPU_SETSIZE; sched_setaffinity reads `set` and changes no memory of ours.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
+            libc::CPU_SET(c, &mut set);
+        }
+        libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}

@@ -33,6 +33,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// A slot whose owner has not beaten for longer than this many milliseconds is stale, and
 /// [`CoreTable::reclaim_stale`] frees it. A program that shares cores beats well within it
@@ -44,6 +45,45 @@ pub const TABLE_ENV: &str = "MAGPIE_SHARE_TABLE";
 
 /// The environment variable that chooses a pool's [`SharingMode`] (`Builder::from_env`).
 pub const MODE_ENV: &str = "MAGPIE_SHARE";
+
+/// What a pool asked of core sharing (`Builder::share` and the settings beside it), for
+/// `runtime::Sharing::start`.
+#[derive(Clone, Debug)]
+pub(crate) struct Settings {
+    pub mode: SharingMode,
+    /// DWS's T_SLEEP in failed steals (`Builder::share_sleep_after`); `None`: the cores usable.
+    pub sleep_after: Option<u32>,
+    /// DWS's T (`Builder::share_period`).
+    pub period: Duration,
+    /// The core table file (`Builder::share_table`); `None`: [`default_path`].
+    pub table: Option<PathBuf>,
+}
+
+impl Settings {
+    /// The pool's sharing hook, when `mode` uses the table and the table can be used (else a
+    /// warning on stderr says why the pool runs without sharing).
+    pub(crate) fn start(&self, workers: usize) -> Option<Box<dyn crate::hooks::CoreSharing>> {
+        runtime::Sharing::start(self, workers)
+            .map(|s| Box::new(s) as Box<dyn crate::hooks::CoreSharing>)
+    }
+}
+
+impl crate::Pool {
+    /// The sharing mode in force: the one asked for, or [`SharingMode::Off`] when it needed the
+    /// core table and the table could not be used.
+    pub fn share_mode(&self) -> SharingMode {
+        let reg = self.registry();
+        match reg
+            .sharing
+            .as_ref()
+            .and_then(|s| s.as_any().downcast_ref::<runtime::Sharing>())
+        {
+            Some(s) => s.mode,
+            None if reg.config.never_block => SharingMode::Abp,
+            None => SharingMode::Off,
+        }
+    }
+}
 
 /// How a pool shares the machine's cores with other programs (`Builder::share`,
 /// `MAGPIE_SHARE`). The three sharing modes are DWS and the two baselines of its §4.

@@ -129,10 +129,10 @@ pub(crate) struct Sharing {
 }
 
 impl Sharing {
-    /// Opens the table and takes this program's share of the cores, or explains on stderr why
-    /// the pool runs without sharing (`None`).
-    pub(crate) fn start(config: &crate::config::Config) -> Option<Sharing> {
-        let (mode, workers) = (config.share, config.workers);
+    /// Opens the table and takes this program's share of the cores for a pool of `workers`, or
+    /// explains on stderr why the pool runs without sharing (`None`).
+    pub(crate) fn start(config: &super::Settings, workers: usize) -> Option<Sharing> {
+        let mode = config.mode;
         if !matches!(mode, SharingMode::Dws | SharingMode::Ep) {
             return None;
         }
@@ -141,7 +141,7 @@ impl Sharing {
                 "magpie: warning: MAGPIE_SHARE={mode}: {why}; this pool runs without sharing (off)"
             );
         };
-        let opened = match &config.share_table {
+        let opened = match &config.table {
             Some(p) => CoreTable::open(p, super::cpu_slots()),
             None => CoreTable::open_default(),
         };
@@ -187,8 +187,8 @@ impl Sharing {
                 .collect(),
             holders: (0..k).map(|_| Mutex::new(0)).collect(),
             sleepers: Sleep::new(workers),
-            sleep_after: config.share_sleep_after.unwrap_or(k as u32).max(1),
-            period: config.share_period,
+            sleep_after: config.sleep_after.unwrap_or(k as u32).max(1),
+            period: config.period,
             home: Mutex::new(Vec::new()),
             stop: Mutex::new(false),
             stop_cv: Condvar::new(),
@@ -230,10 +230,10 @@ impl Sharing {
         // ids after updating the share under it.
         self.workers[w].tid.store(tid, Ordering::SeqCst);
         match self.mode {
-            SharingMode::Dws => crate::topology::pin_thread(0, &[self.cpu_of(w)]),
+            SharingMode::Dws => crate::worker::pin_thread(0, &[self.cpu_of(w)]),
             _ => {
                 let cpus = self.home_cpus();
-                crate::topology::pin_thread(0, &cpus)
+                crate::worker::pin_thread(0, &cpus)
             }
         }
     }
@@ -524,9 +524,49 @@ impl Sharing {
             // SeqCst: as the store in `worker_started` (see there).
             let tid = slot.tid.load(Ordering::SeqCst);
             if tid != 0 {
-                crate::topology::pin_thread(tid, &cpus);
+                crate::worker::pin_thread(tid, &cpus);
             }
         }
+    }
+}
+
+/// The core's view of a sharing pool (`hooks.rs`): each call is the inherent method's.
+impl crate::hooks::CoreSharing for Sharing {
+    fn sleeps_workers(&self) -> bool {
+        self.mode == SharingMode::Dws
+    }
+    fn worker_started(&self, w: usize) {
+        Sharing::worker_started(self, w)
+    }
+    fn starts_asleep(&self, w: usize) -> bool {
+        Sharing::starts_asleep(self, w)
+    }
+    fn sleep_after(&self) -> u32 {
+        self.sleep_after
+    }
+    fn lost_core(&self, w: usize) -> bool {
+        Sharing::lost_core(self, w)
+    }
+    fn sleep(&self, w: usize, has_work: &dyn Fn() -> bool, done: &dyn Fn() -> bool) {
+        Sharing::sleep(self, w, has_work, done)
+    }
+    fn wake_for_work(&self) {
+        Sharing::wake_for_work(self)
+    }
+    fn wake_worker(&self, w: usize) {
+        Sharing::wake_worker(self, w)
+    }
+    fn sleepers(&self) -> usize {
+        Sharing::sleepers(self)
+    }
+    fn coordinate(&self, queued: &dyn Fn() -> usize, delivered: &dyn Fn(usize) -> bool) {
+        Sharing::coordinate(self, queued, delivered)
+    }
+    fn shutdown(&self) {
+        Sharing::shutdown(self)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 

@@ -1,0 +1,50 @@
+//! Hooks: how the features around the scheduler reach into it without the scheduler naming them.
+//!
+//! The core (pool, registry, worker, scheduling loop, deque, job, latch, join, scope, fibers,
+//! inbox, sleep, policy) knows of a feature only through a trait declared here. The builder,
+//! which knows every feature, makes the feature's object and hands it to the registry; the
+//! core calls it at the points the trait names. A pool that uses no feature holds `None` and
+//! pays one test of that `Option` where the hook would be called, only on the paths named
+//! below, never on the join or spawn paths.
+//!
+//! * [`CoreSharing`]: programs side by side share the machine's cores (DWS and EP, `dws/`).
+//!   Called when a worker starts, on the idle path (a worker that finds nothing to run), when
+//!   work is published to sleepers (`Registry::wake`, `Registry::wake_worker`), by the pool's
+//!   coordinator thread, and at shutdown.
+
+use std::any::Any;
+
+/// A pool whose workers hold cores in a table shared with other programs (`dws/runtime.rs`).
+/// Under DWS the pool's idle workers give their cores back and sleep here rather than in the
+/// pool's own sleep slots ([`sleeps_workers`](Self::sleeps_workers)); under EP the hook only
+/// pins the workers to the program's share of the cores.
+pub(crate) trait CoreSharing: Send + Sync + 'static {
+    /// Whether idle workers sleep through this hook (DWS) rather than in the pool's sleep slots.
+    fn sleeps_workers(&self) -> bool;
+    /// Worker `w`'s thread has started: pins it where the table places it.
+    fn worker_started(&self, w: usize);
+    /// Whether worker `w` starts asleep (its core belongs to another program's share).
+    fn starts_asleep(&self, w: usize) -> bool;
+    /// Failed steal attempts in a row after which an idle worker gives its core back
+    /// (DWS's T_SLEEP).
+    fn sleep_after(&self) -> u32;
+    /// Whether the core worker `w` holds was taken back by its home program.
+    fn lost_core(&self, w: usize) -> bool;
+    /// Gives worker `w`'s core back and sleeps until the program may use a core for it and
+    /// `has_work` holds, or `done` does (shutdown).
+    fn sleep(&self, w: usize, has_work: &dyn Fn() -> bool, done: &dyn Fn() -> bool);
+    /// Work was published: wakes a sleeper on a core the program may use without taking it.
+    fn wake_for_work(&self);
+    /// Worker `w` has an item only it may run: wakes it when a core allows, never leaving it
+    /// asleep with the item.
+    fn wake_worker(&self, w: usize);
+    /// Workers asleep in this hook now.
+    fn sleepers(&self) -> usize;
+    /// The coordinator thread's body until shutdown: `queued` estimates the work waiting,
+    /// `delivered(w)` says whether worker `w` has items only it may run.
+    fn coordinate(&self, queued: &dyn Fn() -> usize, delivered: &dyn Fn(usize) -> bool);
+    /// Stops the coordinator and wakes every sleeper (the pool is shutting down).
+    fn shutdown(&self);
+    /// The feature's own type, for its accessors on `Pool` (`dws/mod.rs`).
+    fn as_any(&self) -> &dyn Any;
+}
