@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs magpie's whole test suite: clippy with warnings as errors; a reason for every atomic
-# ordering (scripts/check-orderings.sh); unit, integration, stress and doc tests of every crate;
+# Runs magpie's whole test suite: clippy and rustdoc with warnings as errors; a reason for every
+# atomic ordering (scripts/check-orderings.sh); unit, integration, stress and doc tests of every crate;
 # magpie's rayon-core (its tests, rayon's and rayon-core's own suites against it, a downstream
 # rayon and ndarray crate on it); the suite's HTML report rendered in headless Chromium
 # (scripts/check-report.sh); the tests of the optional hwloc feature (when hwloc can be
@@ -50,6 +50,9 @@ if ! cargo clippy --version >/dev/null 2>&1; then
 fi
 cargo clippy --workspace --all-targets --locked -- -D warnings
 (cd rayon-core && cargo clippy --all-targets --quiet -- -D warnings)
+
+echo "== rustdoc: every link in magpie's documentation resolves (warnings as errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc -p magpie --no-deps --locked --quiet
 
 echo "== every atomic ordering says why it is enough: scripts/check-orderings.sh"
 bash scripts/check-orderings.sh

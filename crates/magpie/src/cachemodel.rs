@@ -56,7 +56,7 @@ pub fn leaf(reads: &[Range<u64>], writes: &[Range<u64>]) {
     let Some(wt) = crate::worker::current() else {
         return;
     };
-    if let Some(log) = &wt.registry.leaf_log {
+    if let Some(log) = wt.registry.extensions.get::<LeafLog>() {
         log.record(wt.index, reads, writes, false);
     }
 }
@@ -68,7 +68,7 @@ pub fn first_touch(reads: &[Range<u64>], writes: &[Range<u64>]) {
     let Some(wt) = crate::worker::current() else {
         return;
     };
-    if let Some(log) = &wt.registry.leaf_log {
+    if let Some(log) = wt.registry.extensions.get::<LeafLog>() {
         log.record(wt.index, reads, writes, true);
     }
 }
@@ -76,7 +76,18 @@ pub fn first_touch(reads: &[Range<u64>], writes: &[Range<u64>]) {
 /// Whether the current pool records leaves: a kernel whose declarations cost something to
 /// compute (a sparse kernel's scattered reads) computes them only then.
 pub fn recording() -> bool {
-    crate::worker::current().is_some_and(|wt| wt.registry.leaf_log.is_some())
+    crate::worker::current().is_some_and(|wt| wt.registry.extensions.get::<LeafLog>().is_some())
+}
+
+impl crate::Pool {
+    /// The leaf tasks recorded so far ([`Builder::record_leaves`](crate::Builder::record_leaves)), taken out of the pool, in no
+    /// particular order (each carries its worker and start time). Empty when not recording.
+    pub fn take_leaves(&self) -> Vec<crate::cachemodel::LeafTask> {
+        self.registry()
+            .extensions
+            .get::<LeafLog>()
+            .map_or_else(Vec::new, |l| l.take())
+    }
 }
 
 /// A pool's record of its leaf tasks: the hook the runtime keeps for the cache model, and all

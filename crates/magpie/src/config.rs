@@ -40,10 +40,6 @@ pub(crate) struct Config {
     pub squad_hints: bool,
     /// A boundary level that overrides Eq. 4 (`Builder::boundary_level`).
     pub boundary_level: Option<u32>,
-    /// Whether leaf tasks' declared accesses are recorded for the cache model
-    /// (`Builder::record_leaves`), and if so how long a recorded leaf sleeps per MiB it declares
-    /// (`Builder::pace_leaves`).
-    pub leaves: Option<std::time::Duration>,
     /// Whether an idle worker yields its core after every failed steal round and never blocks
     /// (ABP's thieves: `Builder::share(SharingMode::Abp)`).
     pub never_block: bool,

@@ -11,6 +11,9 @@
 //!   Called when a worker starts, on the idle path (a worker that finds nothing to run), when
 //!   work is published to sleepers (`Registry::wake`, `Registry::wake_worker`), by the pool's
 //!   coordinator thread, and at shutdown.
+//! * [`Extensions`]: state a feature keeps per pool that the core never reads (the cache
+//!   model's leaf log). The builder puts it in; the feature finds its own by type. An empty
+//!   store costs a feature one length test.
 
 use std::any::Any;
 
@@ -47,4 +50,45 @@ pub(crate) trait CoreSharing: Send + Sync + 'static {
     fn shutdown(&self);
     /// The feature's own type, for its accessors on `Pool` (`dws/mod.rs`).
     fn as_any(&self) -> &dyn Any;
+}
+
+/// Per-pool state of the features that chose to keep some (see the module doc): one value per
+/// type, found by type. The core stores it for the pool's lifetime and never looks inside.
+#[derive(Default)]
+pub(crate) struct Extensions(Vec<Box<dyn Any + Send + Sync>>);
+
+impl Extensions {
+    /// Adds `value`, if any, replacing a value of the same type.
+    pub(crate) fn with<T: Any + Send + Sync>(mut self, value: Option<T>) -> Self {
+        if let Some(v) = value {
+            self.0.retain(|b| !b.is::<T>());
+            self.0.push(Box::new(v));
+        }
+        self
+    }
+
+    /// The value of type `T`, if the pool has one.
+    #[inline]
+    pub(crate) fn get<T: Any>(&self) -> Option<&T> {
+        self.0.iter().find_map(|b| b.downcast_ref::<T>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_type_is_found_as_put_and_replaced_by_its_own_kind_only() {
+        let e = Extensions::default()
+            .with(Some(1u32))
+            .with(None::<String>)
+            .with(Some("a".to_string()));
+        assert_eq!(e.get::<u32>(), Some(&1));
+        assert_eq!(e.get::<String>().map(String::as_str), Some("a"));
+        assert_eq!(e.get::<u64>(), None);
+        let e = e.with(Some(2u32));
+        assert_eq!(e.get::<u32>(), Some(&2));
+        assert_eq!(e.get::<String>().map(String::as_str), Some("a"));
+    }
 }

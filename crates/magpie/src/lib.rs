@@ -105,6 +105,8 @@ pub(crate) mod sleep;
 pub(crate) mod sync;
 
 #[cfg(not(loom))]
+mod builder;
+#[cfg(not(loom))]
 pub mod cachemodel;
 #[cfg(not(loom))]
 mod caller_worker;
@@ -190,16 +192,17 @@ pub mod trace;
 mod worker;
 
 #[cfg(not(loom))]
+pub use builder::{
+    Builder, DEFAULT_MAX_FIBERS, DEFAULT_SHARE_PERIOD, DEFAULT_STACK_SIZE, MAX_WORKERS,
+};
+#[cfg(not(loom))]
 pub use error::Error;
 #[cfg(not(loom))]
 pub use join::join;
 #[cfg(not(loom))]
 pub use policy::Policy;
 #[cfg(not(loom))]
-pub use pool::{
-    global_pool, global_pool_exists, set_global_pool, Builder, Pool, DEFAULT_MAX_FIBERS,
-    DEFAULT_STACK_SIZE, MAX_WORKERS,
-};
+pub use pool::{global_pool, global_pool_exists, set_global_pool, Pool};
 #[cfg(not(loom))]
 pub use registry::WorkerStart;
 #[cfg(not(loom))]

@@ -150,3 +150,9 @@ impl Places {
         self.mail.load(Ordering::SeqCst) > 0 && !crate::sync::lock(&self.mailboxes[p]).is_empty()
     }
 }
+impl crate::Pool {
+    /// Number of places ([`Builder::places`](crate::Builder::places)); 1 when the pool has none.
+    pub fn places(&self) -> usize {
+        self.registry().places.as_ref().map_or(1, |p| p.count())
+    }
+}

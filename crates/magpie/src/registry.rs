@@ -48,9 +48,8 @@ pub(crate) struct Registry {
     pub(crate) threads: Mutex<Vec<JoinHandle<()>>>,
     /// The steal tree being recorded, when the pool traces.
     pub recorder: Option<Recorder>,
-    /// The cache model's recording hook (`cachemodel::leaf`), when the pool records leaves: the
-    /// one place the runtime holds research tooling's state.
-    pub(crate) leaf_log: Option<crate::cachemodel::LeafLog>,
+    /// State the pool keeps for its features (`hooks.rs`), never read by the core.
+    pub(crate) extensions: crate::hooks::Extensions,
     /// SLAW's places, when the pool has them.
     pub places: Option<Places>,
     /// Core sharing with other programs (`SharingMode::Dws`, `SharingMode::Ep`), when the table could be used.
@@ -133,6 +132,7 @@ impl Registry {
         config: Config,
         worker_main: fn(Arc<Registry>, usize, Deque),
         sharing: Option<Box<dyn CoreSharing>>,
+        extensions: crate::hooks::Extensions,
         mut spawn: Option<&mut dyn FnMut(WorkerStart) -> std::io::Result<()>>,
     ) -> Result<(Arc<Registry>, Option<Deque>), Error> {
         let n = config.workers;
@@ -155,9 +155,7 @@ impl Registry {
             live_fibers: AtomicUsize::new(0),
             threads: Mutex::new(Vec::new()),
             recorder: config.trace.then(|| Recorder::new(n)),
-            leaf_log: config
-                .leaves
-                .map(|pace| crate::cachemodel::LeafLog::new(n, pace)),
+            extensions,
             places: config.places.map(|cross| {
                 Places::new(
                     &config.topology,

@@ -627,6 +627,13 @@ mod hwloc {
     }
 }
 
+impl crate::Pool {
+    /// The machine as the pool sees it ([`Builder::topology`](crate::Builder::topology)).
+    pub fn topology(&self) -> &Topology {
+        &self.registry().config.topology
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -212,7 +212,7 @@ impl Schedule {
     /// worker than its parent's is a cut of rank 0 on it (or the next rank when a worker gets
     /// several, which happens only when `workers` is not a power of two). A region with more
     /// or fewer levels, or with other work at the root, still runs under it (see
-    /// [`follow`](crate::schedule::follow)).
+    /// [`follow`]).
     pub fn halving(workers: usize) -> Schedule {
         let workers = workers.clamp(1, 1 << 16);
         let depth = workers.next_power_of_two().trailing_zeros();
