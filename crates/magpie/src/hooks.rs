@@ -11,11 +11,21 @@
 //!   Called when a worker starts, on the idle path (a worker that finds nothing to run), when
 //!   work is published to sleepers (`Registry::wake`, `Registry::wake_worker`), by the pool's
 //!   coordinator thread, and at shutdown.
+//! * [`ScheduleRegion`]: a constrained schedule in force over the pool (a region recorded or
+//!   followed, `schedule/region.rs`), held in the registry's [`RegionSlot`] while it runs.
+//!   Called by the scheduling loop once per round while a region is in force (where it takes
+//!   donations, whether it may steal, the stall rule's idle set); without one, a round pays
+//!   one relaxed load.
 //! * [`Extensions`]: state a feature keeps per pool that the core never reads (the cache
 //!   model's leaf log). The builder puts it in; the feature finds its own by type. An empty
 //!   store costs a feature one length test.
 
+use crate::deque::Item;
+use crate::registry::Registry;
+use crate::sync::atomic::{AtomicBool, Ordering};
+use crate::sync::{lock, Mutex};
 use std::any::Any;
+use std::sync::Arc;
 
 /// A pool whose workers hold cores in a table shared with other programs (`dws/runtime.rs`).
 /// Under DWS the pool's idle workers give their cores back and sleep here rather than in the
@@ -50,6 +60,81 @@ pub(crate) trait CoreSharing: Send + Sync + 'static {
     fn shutdown(&self);
     /// The feature's own type, for its accessors on `Pool` (`dws/mod.rs`).
     fn as_any(&self) -> &dyn Any;
+}
+
+/// A constrained schedule over the pool's workers (StOWS, StUWS, RelWS; `schedule/region.rs`):
+/// what the scheduling loop asks of it each round while it is in force.
+pub(crate) trait ScheduleRegion: Send + Sync + 'static {
+    /// Whether work moves between workers only by donation: the loop must not steal.
+    fn strict(&self) -> bool;
+    /// Whether donations are taken in the template's order, under the stall rule.
+    fn ordered(&self) -> bool;
+    /// A donation worker `w` may take now.
+    fn take(&self, w: usize) -> Option<Item>;
+    /// Whether worker `w` has a donation it may take now.
+    fn runnable(&self, w: usize) -> bool;
+    /// Worker `w` found nothing this round (`ordered`: it joins the stall rule's idle set).
+    fn idle_enter(&self, reg: &Registry, w: usize);
+    /// Worker `w` starts a round (`ordered`: it leaves the idle set before it takes anything).
+    fn idle_leave(&self, w: usize);
+}
+
+/// The pool's schedule region, if one is being recorded or followed (`Registry::region`).
+#[derive(Default)]
+pub(crate) struct RegionSlot {
+    active: AtomicBool,
+    cur: Mutex<Option<Arc<dyn ScheduleRegion>>>,
+}
+
+impl RegionSlot {
+    /// The active region (one relaxed load when there is none).
+    #[inline]
+    pub(crate) fn get(&self) -> Option<Arc<dyn ScheduleRegion>> {
+        // Relaxed: a hint; a worker that misses a region that just began takes its donations
+        // at its next round (a donation wakes it, and the wake-up orders the flag).
+        if !self.active.load(Ordering::Relaxed) {
+            return None;
+        }
+        lock(&self.cur).clone()
+    }
+
+    /// Whether a region is active (a hint: one relaxed load).
+    #[inline]
+    pub(crate) fn active(&self) -> bool {
+        // Relaxed: a hint, as in `get`.
+        self.active.load(Ordering::Relaxed)
+    }
+
+    /// Whether a strict region is active, read after a steal: SeqCst, so a thief that took an
+    /// item its victim pushed after the region began sees the region (the item's publication
+    /// comes after `begin`'s store in the victim's order, and the steal synchronises with it).
+    pub(crate) fn strict_now(&self) -> bool {
+        // SeqCst: see above; happens-before through the steal is what makes the flag visible.
+        self.active.load(Ordering::SeqCst) && lock(&self.cur).as_ref().is_some_and(|r| r.strict())
+    }
+
+    /// Makes `r` the pool's region; false if one is in force already.
+    pub(crate) fn begin(&self, r: Arc<dyn ScheduleRegion>) -> bool {
+        let mut cur = lock(&self.cur);
+        if cur.is_some() {
+            return false;
+        }
+        *cur = Some(r);
+        // SeqCst (more than its readers need): the flag carries no data (the region is
+        // published by `cur`'s lock), and the reader that must see it, `strict_now` after a
+        // steal, is ordered after this store by the steal's synchronisation with the push
+        // (see there).
+        self.active.store(true, Ordering::SeqCst);
+        true
+    }
+
+    /// Ends the region in force.
+    pub(crate) fn end(&self) {
+        let mut cur = lock(&self.cur);
+        *cur = None;
+        // SeqCst: as in `begin`; a reader that still sees `true` finds `None` under the lock.
+        self.active.store(false, Ordering::SeqCst);
+    }
 }
 
 /// Per-pool state of the features that chose to keep some (see the module doc): one value per

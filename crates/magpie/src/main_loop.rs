@@ -19,7 +19,6 @@ use crate::deque::Deque;
 use crate::fiber::{Action, Cmd, FiberLocal, FiberPtr};
 use crate::job::Work;
 use crate::registry::Registry;
-use crate::schedule::region::RegionMode;
 use crate::steal::Took;
 use crate::worker::{current, set_current, WorkerThread};
 use corosensei::{CoroutineResult, Yielder};
@@ -204,7 +203,7 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
         // stealing, which the strict constraints forbid; under `Ordered` the worker leaves the
         // stall check's idle set before it looks for anything (see `schedule/region.rs`).
         let region = wt.registry.region.get();
-        let ordered = region.as_ref().filter(|r| r.mode == RegionMode::Ordered);
+        let ordered = region.as_ref().filter(|r| r.ordered());
         if let Some(r) = ordered {
             r.idle_leave(wt.index);
         }
@@ -231,7 +230,7 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
                     wt.trace_idle();
                 }
                 match &region {
-                    Some(r) if r.mode.strict() => match r.take(wt.index) {
+                    Some(r) if r.strict() => match r.take(wt.index) {
                         Some(it) => Some((Work::decode(it), Took::Injected)),
                         None => wt
                             .registry

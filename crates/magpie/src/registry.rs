@@ -55,7 +55,7 @@ pub(crate) struct Registry {
     /// Core sharing with other programs (`SharingMode::Dws`, `SharingMode::Ep`), when the table could be used.
     pub(crate) sharing: Option<Box<dyn CoreSharing>>,
     /// The schedule region being recorded or followed, if any (`schedule/region.rs`).
-    pub(crate) region: crate::schedule::region::RegionSlot,
+    pub(crate) region: crate::hooks::RegionSlot,
     /// Fire-and-forget tasks (`thread_pool::spawn`) not yet finished, and their panic handler.
     pub(crate) spawns: Spawns,
     /// Whether the thread lent as worker 0 (`caller_worker.rs`) is inside the pool now, and
@@ -296,7 +296,7 @@ impl Registry {
         {
             return true;
         }
-        if self.region.get().is_some_and(|r| r.mode.strict()) {
+        if self.region.get().is_some_and(|r| r.strict()) {
             return false;
         }
         match &self.places {

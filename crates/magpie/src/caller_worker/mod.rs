@@ -1,7 +1,7 @@
 //! A lent worker: the thread that builds a pool as the pool's worker 0
 //! (`Builder::use_current_thread`, rayon's `ThreadPoolBuilder::use_current_thread`).
 //!
-//! Every other worker is a thread that runs the dispatcher (`worker.rs`) from its start to the
+//! Every other worker is a thread that runs the dispatcher (`main_loop.rs`) from its start to the
 //! pool's end. The lending thread cannot: `build` must return to it, and it goes on running its
 //! own code. So worker 0 exists in two states.
 //!

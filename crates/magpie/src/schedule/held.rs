@@ -2,7 +2,7 @@
 //!
 //! A donor (a task that reached a child the template cuts to this worker, or a designated join)
 //! puts the child's item here and wakes the worker (`Region::donate`); the worker's scheduling
-//! loop takes it after its own ready fibers, inbox and deque (`worker.rs`), and its sleep
+//! loop takes it after its own ready fibers, inbox and deque (`main_loop.rs`), and its sleep
 //! re-check asks [`Held::runnable`]. The protocol with the sleep slots is the inbox's: the donor
 //! inserts under the queue's lock, then raises `len` with `SeqCst` and reads the worker's sleep
 //! flag; the worker announces its sleep, then reads `len` with `SeqCst`. Either the worker's

@@ -77,7 +77,7 @@ use crate::deque::Item;
 use crate::fiber::FiberLocal;
 use crate::latch::CountLatch;
 use crate::registry::Registry;
-use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::sync::CachePadded;
 use crate::sync::{lock, Mutex};
 use crate::sync_point::SyncMark;
@@ -304,60 +304,25 @@ impl Region {
     }
 }
 
-/// The pool's region, if one is being recorded or followed.
-#[derive(Default)]
-pub(crate) struct RegionSlot {
-    active: AtomicBool,
-    cur: Mutex<Option<Arc<Region>>>,
-}
-
-impl RegionSlot {
-    /// The active region (one relaxed load when there is none).
-    #[inline]
-    pub(crate) fn get(&self) -> Option<Arc<Region>> {
-        // Relaxed: a hint; a worker that misses a region that just began takes its donations
-        // at its next round (a donation wakes it, and the wake-up orders the flag).
-        if !self.active.load(Ordering::Relaxed) {
-            return None;
-        }
-        lock(&self.cur).clone()
+/// The core's view of a region (`hooks.rs`): each call is the inherent method's.
+impl crate::hooks::ScheduleRegion for Region {
+    fn strict(&self) -> bool {
+        self.mode.strict()
     }
-
-    /// Whether a region is active (a hint: one relaxed load).
-    #[inline]
-    pub(crate) fn active(&self) -> bool {
-        // Relaxed: a hint, as in `get`.
-        self.active.load(Ordering::Relaxed)
+    fn ordered(&self) -> bool {
+        self.mode == RegionMode::Ordered
     }
-
-    /// Whether a strict region is active, read after a steal: SeqCst, so a thief that took an
-    /// item its victim pushed after the region began sees the region (the item's publication
-    /// comes after `begin`'s store in the victim's order, and the steal synchronises with it).
-    pub(crate) fn strict_now(&self) -> bool {
-        // SeqCst: see above; happens-before through the steal is what makes the flag visible.
-        self.active.load(Ordering::SeqCst)
-            && lock(&self.cur).as_ref().is_some_and(|r| r.mode.strict())
+    fn take(&self, w: usize) -> Option<Item> {
+        Region::take(self, w)
     }
-
-    fn begin(&self, r: Arc<Region>) -> bool {
-        let mut cur = lock(&self.cur);
-        if cur.is_some() {
-            return false;
-        }
-        *cur = Some(r);
-        // SeqCst (more than its readers need): the flag carries no data (the region is
-        // published by `cur`'s lock), and the reader that must see it, `strict_now` after a
-        // steal, is ordered after this store by the steal's synchronisation with the push
-        // (see there).
-        self.active.store(true, Ordering::SeqCst);
-        true
+    fn runnable(&self, w: usize) -> bool {
+        Region::runnable(self, w)
     }
-
-    fn end(&self) {
-        let mut cur = lock(&self.cur);
-        *cur = None;
-        // SeqCst: as in `begin`; a reader that still sees `true` finds `None` under the lock.
-        self.active.store(false, Ordering::SeqCst);
+    fn idle_enter(&self, reg: &Registry, w: usize) {
+        Region::idle_enter(self, reg, w)
+    }
+    fn idle_leave(&self, w: usize) {
+        Region::idle_leave(self, w)
     }
 }
 
