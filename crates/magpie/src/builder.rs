@@ -613,6 +613,15 @@ impl Builder {
         let topology = self
             .topology
             .unwrap_or_else(crate::topology::Topology::detect);
+        let places = (self.places || self.squads).then(|| {
+            crate::places::Places::new(
+                &topology,
+                workers,
+                self.cross_place_steal && !self.squads,
+                self.squads,
+                self.squad_hints,
+            )
+        });
         // A fiber's stack overflow must be reported, not crash silently, before any worker runs.
         crate::fiber::overflow::install();
         let (registry, lent) = Registry::new(
@@ -637,9 +646,6 @@ impl Builder {
                         .map(|w| topology.victim_tiers(w, workers))
                         .collect()
                 }),
-                topology,
-                places: (self.places || self.squads)
-                    .then_some(self.cross_place_steal && !self.squads),
                 squads: self.squads,
                 squad_hints: self.squad_hints,
                 boundary_level: self.boundary_level,
@@ -649,10 +655,13 @@ impl Builder {
             },
             crate::main_loop::worker_main,
             self.share.start(workers),
-            crate::hooks::Extensions::default().with(
-                self.record_leaves
-                    .then(|| crate::cachemodel::LeafLog::new(workers, self.leaf_pace)),
-            ),
+            crate::hooks::Extensions::default()
+                .with(
+                    self.record_leaves
+                        .then(|| crate::cachemodel::LeafLog::new(workers, self.leaf_pace)),
+                )
+                .with(Some(topology)),
+            places,
             spawn,
         )?;
         if let Some(deque) = lent {

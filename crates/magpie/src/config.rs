@@ -23,16 +23,12 @@ pub(crate) struct Config {
     pub oldest_first: bool,
     /// Whether workers record a steal tree (`Builder::trace`).
     pub trace: bool,
-    /// The machine as the pool sees it (`Builder::topology`).
-    pub topology: crate::topology::Topology,
     /// Per worker, the CPU it is pinned to (`Builder::pin`: the topology's core of that index);
     /// `None`: workers run where the OS puts them.
     pub pin_cpus: Option<Vec<usize>>,
     /// Per worker, its victims nearest first (`Builder::victims(Victims::Numa)`: its socket,
-    /// its NUMA node, the rest, from `topology`); `None`: random victims.
+    /// its NUMA node, the rest, from the pool's topology); `None`: random victims.
     pub numa_tiers: Option<Vec<[Vec<usize>; 3]>>,
-    /// SLAW's places (`Builder::places`): `Some(cross_steal)` groups workers by socket.
-    pub places: Option<bool>,
     /// CAB's squads (`Builder::squads`): places whose mailboxes are inter-socket task pools,
     /// served by each squad's head worker one task at a time.
     pub squads: bool,

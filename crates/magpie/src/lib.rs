@@ -242,8 +242,9 @@ pub fn boundary_level(data_bytes: u64, branching: u32) -> u32 {
     if !c.squads {
         return 0;
     }
+    let topology = w.registry.extensions.get::<Topology>();
     c.boundary_level
-        .unwrap_or_else(|| c.topology.boundary_level(data_bytes, branching))
+        .unwrap_or_else(|| topology.map_or(0, |t| t.boundary_level(data_bytes, branching)))
 }
 
 /// Whether the caller runs in a pool with CAB's squads ([`Builder::squads`]).

@@ -2,12 +2,11 @@
 //! `builder.rs`.
 
 use crate::error::Error;
-use crate::job::{JobRef, RunOnce, StackJob, Work};
+use crate::job::{JobRef, RunOnce, StackJob, Tag, Work};
 use crate::latch::LockLatch;
 use crate::policy::Policy;
 use crate::registry::Registry;
 use crate::stats::Stats;
-use crate::trace::record::Tag;
 use crate::worker;
 use crate::Builder;
 use std::panic;

@@ -133,6 +133,7 @@ impl Registry {
         worker_main: fn(Arc<Registry>, usize, Deque),
         sharing: Option<Box<dyn CoreSharing>>,
         extensions: crate::hooks::Extensions,
+        places: Option<Places>,
         mut spawn: Option<&mut dyn FnMut(WorkerStart) -> std::io::Result<()>>,
     ) -> Result<(Arc<Registry>, Option<Deque>), Error> {
         let n = config.workers;
@@ -156,15 +157,7 @@ impl Registry {
             threads: Mutex::new(Vec::new()),
             recorder: config.trace.then(|| Recorder::new(n)),
             extensions,
-            places: config.places.map(|cross| {
-                Places::new(
-                    &config.topology,
-                    n,
-                    cross,
-                    config.squads,
-                    config.squad_hints,
-                )
-            }),
+            places,
             sharing,
             region: Default::default(),
             spawns: Default::default(),

@@ -18,14 +18,13 @@
 
 use crate::error::Error;
 use crate::fiber::{Action, FiberLocal};
-use crate::job::{HeapJob, JobRef, Panic, Work};
+use crate::job::{HeapJob, JobRef, Panic, Tag, Work};
 use crate::latch::CountLatch;
 use crate::policy::Policy;
 use crate::registry::Registry;
 use crate::schedule::region::Ticket;
 use crate::sync::atomic::{AtomicPtr, Ordering};
 use crate::sync_point::{pop_above, Popped, SyncMark};
-use crate::trace::record::Tag;
 use crate::worker::{self, WorkerThread};
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;

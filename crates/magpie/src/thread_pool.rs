@@ -13,9 +13,8 @@
 //! process prints the panic and aborts, since nobody could otherwise learn of it.
 
 use crate::error::Error;
-use crate::job::{HeapJob, Work};
+use crate::job::{HeapJob, Tag, Work};
 use crate::registry::{PanicHandler, PanicHandlerRef, Registry};
-use crate::trace::record::Tag;
 use crate::{worker, Builder, Pool};
 use std::any::Any;
 use std::sync::Arc;

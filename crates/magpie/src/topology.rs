@@ -630,7 +630,10 @@ mod hwloc {
 impl crate::Pool {
     /// The machine as the pool sees it ([`Builder::topology`](crate::Builder::topology)).
     pub fn topology(&self) -> &Topology {
-        &self.registry().config.topology
+        self.registry()
+            .extensions
+            .get::<Topology>()
+            .expect("the builder gives every pool its topology")
     }
 }
 

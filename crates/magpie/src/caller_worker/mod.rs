@@ -40,9 +40,8 @@
 
 use crate::deque::Deque;
 use crate::error::Error;
-use crate::job::{JobRef, RunOnce, Work};
+use crate::job::{JobRef, RunOnce, Tag, Work};
 use crate::registry::Registry;
-use crate::trace::record::Tag;
 use crate::worker::{self, WorkerThread};
 use std::cell::{Cell, RefCell};
 use std::panic;

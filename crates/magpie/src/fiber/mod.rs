@@ -51,11 +51,10 @@
 pub(crate) mod overflow;
 
 use crate::error::Error;
-use crate::job::{JobRef, Work};
+use crate::job::{JobRef, Tag, Work};
 use crate::latch::Latch;
 use crate::registry::Registry;
 use crate::sync::atomic::Ordering;
-use crate::trace::record::Tag;
 use crate::worker::{current, WorkerThread};
 use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};

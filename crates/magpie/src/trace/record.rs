@@ -10,24 +10,18 @@
 //! (uncontended), and [`Recorder::snapshot`] takes when the trace is read.
 
 use super::{EventId, Origin, Phase, PhaseId, Segment, Trace};
+pub(crate) use crate::job::Tag;
 use crate::policy::Policy;
 use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::sync::Mutex;
 use std::cell::Cell;
 use std::time::Instant;
 
-/// `a`: 0 for no tag, `u64::MAX` for an install's root (then `b` is its ordinal), otherwise
-/// `(worker + 1) << 48 | phase index << 16 | level`; `b`: `seq << 1 | half`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[repr(C)]
-pub(crate) struct Tag {
-    a: u64,
-    b: u64,
-}
-
+/// What a [`Tag`]'s two words mean: `a`: 0 for no tag, `u64::MAX` for an install's root (then
+/// `b` is its ordinal), otherwise `(worker + 1) << 48 | phase index << 16 | level`; `b`:
+/// `seq << 1 | half`. The type is the core's (`job.rs`: the slot every published frame starts
+/// with); its meaning is the trace's, here.
 impl Tag {
-    pub(crate) const NONE: Tag = Tag { a: 0, b: 0 };
-
     pub(crate) fn root(ordinal: u64) -> Tag {
         Tag {
             a: u64::MAX,
