@@ -660,6 +660,10 @@ impl Builder {
                     self.record_leaves
                         .then(|| crate::cachemodel::LeafLog::new(workers, self.leaf_pace)),
                 )
+                .with(
+                    self.trace
+                        .then(|| crate::trace::record::Recorder::new(workers)),
+                )
                 .with(Some(topology)),
             places,
             spawn,

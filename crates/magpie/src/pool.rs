@@ -84,7 +84,10 @@ impl Pool {
     /// The steal tree recorded so far, if the pool traces ([`Builder::trace`]). Exact for every
     /// `install` that has returned.
     pub fn trace(&self) -> Option<crate::trace::Trace> {
-        let rec = self.registry.recorder.as_ref()?;
+        let rec = self
+            .registry
+            .extensions
+            .get::<crate::trace::record::Recorder>()?;
         let st = self.registry.stats();
         let schedules = self.regions.as_ref().map_or_else(Vec::new, |r| {
             r.taken.lock().unwrap_or_else(|e| e.into_inner()).clone()
@@ -195,8 +198,8 @@ impl Pool {
                 let job = BlockingJob {
                     tag: self
                         .registry
-                        .recorder
-                        .as_ref()
+                        .extensions
+                        .get::<crate::trace::record::Recorder>()
                         .map_or(Tag::NONE, |r| r.next_root()),
                     once: RunOnce::new(op),
                     done: LockLatch::new(),

@@ -21,7 +21,6 @@ use crate::sleep::Sleep;
 use crate::stats::{Stats, WorkerStats};
 use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use crate::sync::{CachePadded, Mutex};
-use crate::trace::record::Recorder;
 use std::any::Any;
 use std::collections::VecDeque;
 use std::sync::{Arc, OnceLock};
@@ -46,8 +45,6 @@ pub(crate) struct Registry {
     pub(crate) terminate: AtomicBool,
     pub(crate) live_fibers: AtomicUsize,
     pub(crate) threads: Mutex<Vec<JoinHandle<()>>>,
-    /// The steal tree being recorded, when the pool traces.
-    pub recorder: Option<Recorder>,
     /// State the pool keeps for its features (`hooks.rs`), never read by the core.
     pub(crate) extensions: crate::hooks::Extensions,
     /// SLAW's places, when the pool has them.
@@ -155,7 +152,6 @@ impl Registry {
             terminate: AtomicBool::new(false),
             live_fibers: AtomicUsize::new(0),
             threads: Mutex::new(Vec::new()),
-            recorder: config.trace.then(|| Recorder::new(n)),
             extensions,
             places,
             sharing,

@@ -220,10 +220,7 @@ impl<'scope> Scope<'scope> {
             let reg = unsafe { &*self.registry };
             reg.inject(
                 Work::Task {
-                    job: HeapJob::into_job_ref(
-                        self.task(f),
-                        reg.recorder.as_ref().map(|_| Tag::NONE),
-                    ),
+                    job: HeapJob::into_job_ref(self.task(f), reg.config.trace.then_some(Tag::NONE)),
                     continuation: false,
                 }
                 .encode(),
@@ -612,7 +609,7 @@ impl<'scope> Scope<'scope> {
         self.count.increment();
         let job = HeapJob::into_job_ref(
             self.task(f),
-            reg.recorder.as_ref().map(|_| tag.unwrap_or(Tag::NONE)),
+            reg.config.trace.then(|| tag.unwrap_or(Tag::NONE)),
         );
         pl.send(
             p,
@@ -700,10 +697,7 @@ impl<'scope> Scope<'scope> {
             let _done = Done(sp.0, crate::place_index().unwrap_or(0));
             f(s)
         });
-        let job = HeapJob::into_job_ref(
-            task,
-            reg.recorder.as_ref().map(|_| tag.unwrap_or(Tag::NONE)),
-        );
+        let job = HeapJob::into_job_ref(task, reg.config.trace.then(|| tag.unwrap_or(Tag::NONE)));
         pl.send(
             home,
             Work::Task {

@@ -49,7 +49,7 @@ fn spawn_to(reg: &Arc<Registry>, to: Option<usize>, f: impl FnOnce() + Send + 's
         }
         r.spawns.end();
     };
-    let tag = reg.recorder.as_ref().map(|_| Tag::NONE);
+    let tag = reg.config.trace.then_some(Tag::NONE);
     let it = Work::Task {
         job: HeapJob::into_job_ref(task, tag),
         continuation: false,

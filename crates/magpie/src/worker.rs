@@ -21,7 +21,6 @@ use crate::policy::{Adaptive, Policy, Thresholds};
 use crate::registry::Registry;
 use crate::stats::WorkerStats;
 use crate::sync::atomic::Ordering;
-use crate::trace::record::LogCursor;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -100,8 +99,6 @@ pub(crate) struct WorkerThread {
     /// task suspending, or a waiting task being resumed); the fiber that runs next adds the time.
     pub(crate) switch_began: Cell<Option<Instant>>,
     pub(crate) rng: Cell<u64>,
-    /// Where this worker is in its trace log.
-    pub(crate) cursor: LogCursor,
     /// The other workers in the order a thief tries them (`steal::victim_tiers`); `None` for
     /// random victims.
     pub(crate) tiers: Option<[Vec<usize>; 3]>,
@@ -472,7 +469,7 @@ pub(crate) fn set_current(wt: *const WorkerThread) {
 impl WorkerThread {
     /// Worker `index` of `registry`, owning `deque`, before it has run anything.
     pub(crate) fn new(registry: Arc<Registry>, index: usize, deque: Deque) -> WorkerThread {
-        let registry_traces = registry.recorder.is_some();
+        let registry_traces = registry.config.trace;
         let promotes = registry.config.workers > 1
             && registry.config.oldest_first
             && !registry_traces
@@ -511,7 +508,6 @@ impl WorkerThread {
             spares: RefCell::new(Vec::new()),
             last_victim: Cell::new(0),
             tracing: registry_traces,
-            cursor: LogCursor::new(),
             tiers,
             serial_cont: Cell::new(None),
         }

@@ -36,7 +36,9 @@ impl WorkerThread {
     #[cold]
     #[inline(never)]
     pub(crate) fn trace_tag_now(&self, level: u32) -> Tag {
-        self.cursor.tag(self.index, self.event_count(), level)
+        self.recorder()
+            .cursor(self.index)
+            .tag(self.index, self.event_count(), level)
     }
 
     /// Tracing: a scope opens at frame depth `level`; returns the tag of its opening event,
@@ -49,17 +51,19 @@ impl WorkerThread {
         tag
     }
 
+    /// The pool's recorder, kept among its extensions (`hooks.rs`).
     pub(crate) fn recorder(&self) -> &Recorder {
         self.registry
-            .recorder
-            .as_ref()
+            .extensions
+            .get::<Recorder>()
             .expect("tracing without a recorder")
     }
 
     /// Tracing: the worker found no work of its own.
     pub(crate) fn trace_idle(&self) {
-        self.cursor
-            .idle(self.recorder(), self.index, self.event_count());
+        let rec = self.recorder();
+        rec.cursor(self.index)
+            .idle(rec, self.index, self.event_count());
     }
 
     /// Tracing: the worker took `w`; start or resume the phase it belongs to.
@@ -68,6 +72,7 @@ impl WorkerThread {
         let count = self.event_count();
         let serial = self.serial_cont.take();
         let me = self.index;
+        let cursor = rec.cursor(me);
         let origin = |tag: Tag, taken: Taken| match (tag.root_ordinal(), tag.event()) {
             (Some(ordinal), _) => Origin::Root { ordinal },
             (None, Some(from)) => Origin::Stolen {
@@ -87,10 +92,10 @@ impl WorkerThread {
                 } else {
                     Taken::Child
                 };
-                match self.cursor.own_phase(me, tag) {
-                    Some(idx) if took == Took::Popped => self.cursor.switch_to(rec, me, count, idx),
+                match cursor.own_phase(me, tag) {
+                    Some(idx) if took == Took::Popped => cursor.switch_to(rec, me, count, idx),
                     // Stolen, queued from outside, or moved here in a batch from a victim.
-                    _ => self.cursor.begin(rec, me, count, origin(tag, taken)),
+                    _ => cursor.begin(rec, me, count, origin(tag, taken)),
                 }
             }
             Work::Resume(f) => {
@@ -98,10 +103,7 @@ impl WorkerThread {
                 // that took its item reads it.
                 let fb = unsafe { f.get() };
                 let tag = fb.tag.get();
-                let own = self
-                    .cursor
-                    .own_phase(me, tag)
-                    .filter(|_| took == Took::Popped);
+                let own = cursor.own_phase(me, tag).filter(|_| took == Took::Popped);
                 let o = if fb.at_sync.get() {
                     tag.event()
                         .map_or(Origin::External, |sync| Origin::Resumed { sync })
@@ -114,7 +116,7 @@ impl WorkerThread {
                 } else {
                     origin(tag, Taken::Continuation)
                 };
-                self.cursor.begin(rec, me, count, o);
+                cursor.begin(rec, me, count, o);
             }
             Work::Batch(_) => {}
         }

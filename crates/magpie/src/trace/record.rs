@@ -12,9 +12,8 @@
 use super::{EventId, Origin, Phase, PhaseId, Segment, Trace};
 pub(crate) use crate::job::Tag;
 use crate::policy::Policy;
-use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use crate::sync::Mutex;
-use std::cell::Cell;
 use std::time::Instant;
 
 /// What a [`Tag`]'s two words mean: `a`: 0 for no tag, `u64::MAX` for an install's root (then
@@ -91,6 +90,8 @@ pub(crate) struct Log {
 pub(crate) struct Recorder {
     epoch: Instant,
     logs: Vec<crate::sync::CachePadded<Mutex<Log>>>,
+    /// Per worker, its place in its log (written by that worker only).
+    cursors: Vec<crate::sync::CachePadded<LogCursor>>,
     installs: AtomicU64,
 }
 
@@ -99,8 +100,17 @@ impl Recorder {
         Recorder {
             epoch: Instant::now(),
             logs: (0..workers).map(|_| Default::default()).collect(),
+            cursors: (0..workers)
+                .map(|_| crate::sync::CachePadded(LogCursor::new()))
+                .collect(),
             installs: AtomicU64::new(0),
         }
+    }
+
+    /// Worker `w`'s place in its log; only worker `w` may use it.
+    #[inline]
+    pub(crate) fn cursor(&self, w: usize) -> &LogCursor {
+        &self.cursors[w]
     }
 
     /// The tag of the next install from outside the pool.
@@ -148,32 +158,62 @@ impl Recorder {
 }
 
 /// A worker's place in its log: the phase it runs and where that phase's event count starts.
+/// Kept by the recorder, one per worker, and read and written only by that worker's thread: its
+/// atomics are `Relaxed` throughout (this protocol's one rule: a single thread's own state, which
+/// the recorder holds only so that the worker's record names nothing of tracing; no other thread
+/// reads them, so no ordering is needed).
 pub(crate) struct LogCursor {
     /// The phase being run (`u32::MAX` before the first).
-    cur: Cell<u32>,
+    cur: AtomicU32,
     /// The worker's event count when the current phase's count was 0.
-    base: Cell<u64>,
+    base: AtomicU64,
     /// Whether a segment is open.
-    open: Cell<bool>,
+    open: AtomicBool,
+}
+
+/// Shorthands for the cursor's single-thread atomics (see `LogCursor`).
+fn get32(a: &AtomicU32) -> u32 {
+    // Relaxed: one thread's own state (`LogCursor`).
+    a.load(Ordering::Relaxed)
+}
+fn set32(a: &AtomicU32, v: u32) {
+    // Relaxed: as in `get32`.
+    a.store(v, Ordering::Relaxed)
+}
+fn get64(a: &AtomicU64) -> u64 {
+    // Relaxed: as in `get32`.
+    a.load(Ordering::Relaxed)
+}
+fn set64(a: &AtomicU64, v: u64) {
+    // Relaxed: as in `get32`.
+    a.store(v, Ordering::Relaxed)
+}
+fn get_b(a: &AtomicBool) -> bool {
+    // Relaxed: as in `get32`.
+    a.load(Ordering::Relaxed)
+}
+fn set_b(a: &AtomicBool, v: bool) {
+    // Relaxed: as in `get32`.
+    a.store(v, Ordering::Relaxed)
 }
 
 impl LogCursor {
     pub(crate) fn new() -> LogCursor {
         LogCursor {
-            cur: Cell::new(u32::MAX),
-            base: Cell::new(0),
-            open: Cell::new(false),
+            cur: AtomicU32::new(u32::MAX),
+            base: AtomicU64::new(0),
+            open: AtomicBool::new(false),
         }
     }
 
     /// The tag of an event about to run, at frame depth `level`, given the worker's event count.
     #[inline]
     pub(crate) fn tag(&self, worker: usize, count: u64, level: u32) -> Tag {
-        let cur = self.cur.get();
+        let cur = get32(&self.cur);
         if cur == u32::MAX {
             return Tag::NONE;
         }
-        Tag::new(worker, cur, level, count - self.base.get(), 0)
+        Tag::new(worker, cur, level, count - get64(&self.base), 0)
     }
 
     /// Whether `tag` names a phase of this worker, and which.
@@ -194,15 +234,15 @@ impl LogCursor {
         });
         l.events.push(0);
         l.open = Some((idx, now));
-        self.cur.set(idx);
-        self.base.set(count);
-        self.open.set(true);
+        set32(&self.cur, idx);
+        set64(&self.base, count);
+        set_b(&self.open, true);
     }
 
     /// Goes back to running phase `idx` of this worker (it popped an item that phase published).
     #[inline]
     pub(crate) fn switch_to(&self, rec: &Recorder, worker: usize, count: u64, idx: u32) {
-        if idx == self.cur.get() && self.open.get() {
+        if idx == get32(&self.cur) && get_b(&self.open) {
             return;
         }
         self.switch_slow(rec, worker, count, idx);
@@ -217,15 +257,15 @@ impl LogCursor {
         }
         self.close(&mut l, count, now);
         l.open = Some((idx, now));
-        self.base.set(count - l.events[idx as usize]);
-        self.cur.set(idx);
-        self.open.set(true);
+        set64(&self.base, count - l.events[idx as usize]);
+        set32(&self.cur, idx);
+        set_b(&self.open, true);
     }
 
     /// The worker found nothing of its own: the current segment ends.
     #[inline]
     pub(crate) fn idle(&self, rec: &Recorder, worker: usize, count: u64) {
-        if self.open.get() {
+        if get_b(&self.open) {
             let now = rec.now();
             let mut l = crate::sync::lock(&rec.logs[worker]);
             self.close(&mut l, count, now);
@@ -233,9 +273,9 @@ impl LogCursor {
     }
 
     fn close(&self, l: &mut Log, count: u64, now: u64) {
-        let cur = self.cur.get();
+        let cur = get32(&self.cur);
         if cur != u32::MAX {
-            l.events[cur as usize] = count - self.base.get();
+            l.events[cur as usize] = count - get64(&self.base);
         }
         if let Some((phase, start)) = l.open.take() {
             l.segments.push(Segment {
@@ -244,6 +284,6 @@ impl LogCursor {
                 end_ns: now.max(start),
             });
         }
-        self.open.set(false);
+        set_b(&self.open, false);
     }
 }
