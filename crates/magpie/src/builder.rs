@@ -7,7 +7,7 @@
 use crate::config::Config;
 use crate::error::Error;
 use crate::policy::{Policy, Thresholds};
-use crate::pool::{Pool, Regions};
+use crate::pool::Pool;
 use crate::registry::{Registry, WorkerStart};
 use std::sync::Arc;
 
@@ -613,6 +613,15 @@ impl Builder {
         let topology = self
             .topology
             .unwrap_or_else(crate::topology::Topology::detect);
+        let regions = (self.trace_cuts || self.replay.is_some()).then(|| {
+            Arc::new(crate::schedule::region::Regions {
+                record: self.trace_cuts,
+                replay: self.replay.unwrap_or_default(),
+                workers,
+                taken: Default::default(),
+                turn: Default::default(),
+            })
+        });
         let places = (self.places || self.squads).then(|| {
             crate::places::Places::new(
                 &topology,
@@ -664,7 +673,8 @@ impl Builder {
                     self.trace
                         .then(|| crate::trace::record::Recorder::new(workers)),
                 )
-                .with(Some(topology)),
+                .with(Some(topology))
+                .with(regions.clone()),
             places,
             spawn,
         )?;
@@ -675,16 +685,13 @@ impl Builder {
             // A new registry: nothing set its handler before.
             let _ = registry.spawns.handler.set(h.0);
         }
-        let regions = (self.trace_cuts || self.replay.is_some()).then(|| Regions {
-            record: self.trace_cuts,
-            replay: self.replay.unwrap_or_default(),
-            taken: std::sync::Mutex::new(Vec::new()),
-            turn: std::sync::Mutex::new(0),
-        });
         Ok(Pool {
             registry,
-            trace_path: self.trace_path,
-            regions,
+            installs: regions.map(|r| r as Arc<dyn crate::hooks::InstallHook>),
+            ending: self.trace_path.map(|path| {
+                Box::new(move |p: &Pool| crate::trace::write_file(p, &path))
+                    as crate::hooks::EndHook
+            }),
         })
     }
 }

@@ -16,6 +16,10 @@
 //!   Called by the scheduling loop once per round while a region is in force (where it takes
 //!   donations, whether it may steal, the stall rule's idle set); without one, a round pays
 //!   one relaxed load.
+//! * [`InstallHook`] and [`EndHook`]: the pool handle's installs from a plain thread, run as
+//!   schedule regions when the pool records or follows them (`Builder::trace_cuts`,
+//!   `Builder::replay`), and the pool's end, when the trace file is written. Called once per
+//!   such install and once at the end.
 //! * [`Extensions`]: state a feature keeps per pool that the core never reads (the cache
 //!   model's leaf log). The builder puts it in; the feature finds its own by type. An empty
 //!   store costs a feature one length test.
@@ -136,6 +140,25 @@ impl RegionSlot {
         self.active.store(false, Ordering::SeqCst);
     }
 }
+
+/// A pool whose installs from a plain thread a feature runs its own way: one schedule region
+/// per install, recorded or following the next template (`schedule/region.rs`).
+pub(crate) trait InstallHook: Send + Sync + 'static {
+    /// Runs `op`, an install from a plain thread, by calling `run_on(home, body)` once: the
+    /// pool's own install of `body`, on worker `home` if given, where `body` calls `op` once
+    /// inside whatever the feature wraps around it.
+    fn install(&self, run_on: RunOn<'_>, op: Body<'_>);
+}
+
+/// An install's body, type-erased: called once.
+pub(crate) type Body<'a> = &'a mut (dyn FnMut() + Send);
+
+/// The pool's own install of a body, on worker `home` if given (`InstallHook::install`).
+pub(crate) type RunOn<'a> = &'a dyn Fn(Option<usize>, Body<'_>);
+
+/// What a feature does as its pool ends (dropped, or the global pool at the process's exit):
+/// the trace file is written (`trace/mod.rs`).
+pub(crate) type EndHook = Box<dyn Fn(&crate::Pool) + Send + Sync>;
 
 /// Per-pool state of the features that chose to keep some (see the module doc): one value per
 /// type, found by type. The core stores it for the pool's lifetime and never looks inside.

@@ -2,6 +2,7 @@
 //! `builder.rs`.
 
 use crate::error::Error;
+use crate::hooks::{EndHook, InstallHook};
 use crate::job::{JobRef, RunOnce, StackJob, Tag, Work};
 use crate::latch::LockLatch;
 use crate::policy::Policy;
@@ -15,19 +16,10 @@ use std::sync::{Arc, OnceLock};
 /// A set of worker threads running tasks. Dropping it stops the workers.
 pub struct Pool {
     pub(crate) registry: Arc<Registry>,
-    pub(crate) trace_path: Option<std::path::PathBuf>,
-    pub(crate) regions: Option<Regions>,
-}
-
-/// A pool whose installs from outside are schedule regions ([`Builder::trace_cuts`],
-/// [`Builder::replay`]).
-pub(crate) struct Regions {
-    pub(crate) record: bool,
-    pub(crate) replay: Vec<crate::schedule::Schedule>,
-    /// The schedules the installs took, in order (kept when `record`).
-    pub(crate) taken: std::sync::Mutex<Vec<crate::schedule::Schedule>>,
-    /// The next install's ordinal; held while an install runs, so they run one at a time.
-    pub(crate) turn: std::sync::Mutex<usize>,
+    /// How installs from a plain thread run, when a feature runs them (`hooks.rs`).
+    pub(crate) installs: Option<Arc<dyn InstallHook>>,
+    /// What a feature does as the pool ends (`hooks.rs`).
+    pub(crate) ending: Option<EndHook>,
 }
 
 impl std::fmt::Debug for Pool {
@@ -81,24 +73,6 @@ impl Pool {
         self.registry.config.policy
     }
 
-    /// The steal tree recorded so far, if the pool traces ([`Builder::trace`]). Exact for every
-    /// `install` that has returned.
-    pub fn trace(&self) -> Option<crate::trace::Trace> {
-        let rec = self
-            .registry
-            .extensions
-            .get::<crate::trace::record::Recorder>()?;
-        let st = self.registry.stats();
-        let schedules = self.regions.as_ref().map_or_else(Vec::new, |r| {
-            r.taken.lock().unwrap_or_else(|e| e.into_inner()).clone()
-        });
-        Some(rec.snapshot(
-            self.registry.config.policy,
-            st.spawns_work_first + st.spawns_help_first,
-            schedules,
-        ))
-    }
-
     /// The pool's counters so far.
     pub fn stats(&self) -> Stats {
         self.registry.stats()
@@ -117,43 +91,30 @@ impl Pool {
         OP: FnOnce() -> R + Send,
         R: Send,
     {
-        if let Some(rg) = &self.regions {
+        if let Some(h) = &self.installs {
             // Only from a plain thread: one that blocks here can wait for its turn, where a
             // worker of another pool must not block its thread (its suspended fibers need it).
             if worker::current().is_none() {
-                return self.install_region(rg, op);
+                return self.install_through(&**h, op);
             }
         }
         self.install_plain(op)
     }
 
-    /// An install from outside a pool whose installs are regions (see [`Regions`]).
-    fn install_region<OP, R>(&self, rg: &Regions, op: OP) -> R
+    /// An install from a plain thread that the feature's hook runs (see `InstallHook`): `op`
+    /// and the result travel type-erased, in slots on this frame.
+    fn install_through<OP, R>(&self, h: &dyn InstallHook, op: OP) -> R
     where
         OP: FnOnce() -> R + Send,
         R: Send,
     {
-        let mut turn = rg.turn.lock().unwrap_or_else(|e| e.into_inner());
-        let i = *turn;
-        *turn += 1;
-        let template = rg.replay.get(i);
-        let region = template.is_some() || rg.record;
-        // A replayed install starts on the worker the recorded one ran on, so the schedule is
-        // followed as it was taken, without swapping workers (designations name workers).
-        let home = template.map(|t| t.root_worker() % self.registry.config.workers);
-        let (r, taken) = self.install_on(home, move || {
-            if region {
-                let (r, s) = crate::schedule::region::region_here(template, op);
-                (r, Some(s))
-            } else {
-                (op(), None)
-            }
-        });
-        if let (true, Some(s)) = (rg.record, taken) {
-            rg.taken.lock().unwrap_or_else(|e| e.into_inner()).push(s);
-        }
-        drop(turn);
-        r
+        let mut op = Some(op);
+        let mut r = None;
+        h.install(
+            &|home: Option<usize>, body: crate::hooks::Body<'_>| self.install_on(home, body),
+            &mut || r = Some((op.take().expect("an install runs its body once"))()),
+        );
+        r.expect("an install hook runs the install it is given")
     }
 
     fn install_plain<OP, R>(&self, op: OP) -> R
@@ -232,8 +193,8 @@ impl Drop for Pool {
         if worker::current().is_some_and(|wt| Arc::ptr_eq(&wt.registry, &self.registry)) {
             let rest = Pool {
                 registry: self.registry.clone(),
-                trace_path: self.trace_path.take(),
-                regions: self.regions.take(),
+                installs: self.installs.take(),
+                ending: self.ending.take(),
             };
             let started = std::thread::Builder::new()
                 .name("magpie-drop".into())
@@ -253,7 +214,7 @@ impl Drop for Pool {
         self.registry.spawns.wait_all();
         // A lent thread elsewhere: no call of it may still be inside when the workers stop.
         crate::caller_worker::close(&self.registry);
-        self.write_trace_file();
+        self.end_hook();
         self.registry.shutdown();
     }
 }
@@ -271,16 +232,10 @@ pub fn set_global_pool(pool: Pool) -> Result<(), Pool> {
 }
 
 impl Pool {
-    /// Writes the trace to the path given by `trace_to` or `MAGPIE_TRACE`, if any; a failure is
-    /// reported on stderr (the program's own work is done and must not be lost to it).
-    fn write_trace_file(&self) {
-        if let (Some(path), Some(t)) = (&self.trace_path, self.trace()) {
-            let written = std::fs::File::create(path)
-                .map_err(|e| e.to_string())
-                .and_then(|mut f| t.write_to(&mut f).map_err(|e| e.to_string()));
-            if let Err(e) = written {
-                eprintln!("magpie: cannot write the trace to {}: {e}", path.display());
-            }
+    /// Runs the feature's end hook, if any (the trace file: `trace_to`, `MAGPIE_TRACE`).
+    fn end_hook(&self) {
+        if let Some(end) = &self.ending {
+            end(self);
         }
     }
 }
@@ -321,13 +276,13 @@ pub fn global_pool() -> Result<&'static Pool, Error> {
         return Ok(p);
     }
     let pool = Builder::default().from_env()?.build()?;
-    let traced = pool.trace_path.is_some();
+    let traced = pool.ending.is_some();
     // Another thread may have won the race; then our pool is dropped (its workers stop).
     if GLOBAL.set(pool).is_ok() && traced {
         // The global pool is never dropped: write its trace (MAGPIE_TRACE) when the process exits.
         extern "C" fn write_global_trace() {
             if let Some(p) = GLOBAL.get() {
-                p.write_trace_file();
+                p.end_hook();
             }
         }
         // SAFETY: registers a plain function with no arguments; it only reads the global pool.

@@ -963,3 +963,49 @@ pub fn may_coarsen() -> bool {
             .is_some_and(|r| r.mode.strict())
     })
 }
+/// A pool whose installs from a plain thread are regions (`Builder::trace_cuts`,
+/// `Builder::replay`): one at a time, each recorded or following the next template. The pool's
+/// install hook, and an extension (`hooks.rs`) where `Pool::trace` finds the schedules taken.
+pub(crate) struct Regions {
+    pub(crate) record: bool,
+    pub(crate) replay: Vec<Schedule>,
+    /// The pool's workers (a replayed install starts on its template's root worker).
+    pub(crate) workers: usize,
+    /// The schedules the installs took, in order (kept when `record`).
+    pub(crate) taken: Mutex<Vec<Schedule>>,
+    /// The next install's ordinal; held while an install runs, so they run one at a time.
+    pub(crate) turn: Mutex<usize>,
+}
+
+impl Regions {
+    /// The schedules the installs took so far, in order (a recording pool's).
+    pub(crate) fn taken(&self) -> Vec<Schedule> {
+        lock(&self.taken).clone()
+    }
+}
+
+impl crate::hooks::InstallHook for Regions {
+    fn install(&self, run_on: crate::hooks::RunOn<'_>, op: crate::hooks::Body<'_>) {
+        let mut turn = lock(&self.turn);
+        let i = *turn;
+        *turn += 1;
+        let template = self.replay.get(i);
+        let region = template.is_some() || self.record;
+        // A replayed install starts on the worker the recorded one ran on, so the schedule is
+        // followed as it was taken, without swapping workers (designations name workers).
+        let home = template.map(|t| t.root_worker() % self.workers);
+        let mut taken = None;
+        run_on(home, &mut || {
+            if region {
+                let ((), s) = region_here(template, &mut *op);
+                taken = Some(s);
+            } else {
+                op()
+            }
+        });
+        if let (true, Some(s)) = (self.record, taken) {
+            lock(&self.taken).push(s);
+        }
+        drop(turn);
+    }
+}

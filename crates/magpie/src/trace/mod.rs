@@ -259,3 +259,37 @@ impl Trace {
             .count()
     }
 }
+impl crate::Pool {
+    /// The steal tree recorded so far, if the pool traces ([`Builder::trace`]). Exact for every
+    /// `install` that has returned.
+    ///
+    /// [`Builder::trace`]: crate::Builder::trace
+    pub fn trace(&self) -> Option<Trace> {
+        let reg = self.registry();
+        let rec = reg.extensions.get::<record::Recorder>()?;
+        let st = reg.stats();
+        let schedules = reg
+            .extensions
+            .get::<std::sync::Arc<crate::schedule::region::Regions>>()
+            .map_or_else(Vec::new, |r| r.taken());
+        Some(rec.snapshot(
+            reg.config.policy,
+            st.spawns_work_first + st.spawns_help_first,
+            schedules,
+        ))
+    }
+}
+
+/// Writes `pool`'s trace to `path`: the end hook of a pool built with `Builder::trace_to` or
+/// `MAGPIE_TRACE`. A failure is reported on stderr (the program's own work is done and must not
+/// be lost to it).
+pub(crate) fn write_file(pool: &crate::Pool, path: &std::path::Path) {
+    if let Some(t) = pool.trace() {
+        let written = std::fs::File::create(path)
+            .map_err(|e| e.to_string())
+            .and_then(|mut f| t.write_to(&mut f).map_err(|e| e.to_string()));
+        if let Err(e) = written {
+            eprintln!("magpie: cannot write the trace to {}: {e}", path.display());
+        }
+    }
+}
