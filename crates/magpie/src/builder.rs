@@ -650,11 +650,8 @@ impl Builder {
                         .map(|w| topology.core_of_worker(w).cpu)
                         .collect()
                 }),
-                numa_tiers: (self.victims == crate::topology::Victims::Numa).then(|| {
-                    (0..workers)
-                        .map(|w| topology.victim_tiers(w, workers))
-                        .collect()
-                }),
+                numa_locations: (self.victims == crate::topology::Victims::Numa)
+                    .then(|| topology.locations(workers)),
                 squads: self.squads,
                 squad_hints: self.squad_hints,
                 boundary_level: self.boundary_level,

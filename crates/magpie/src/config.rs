@@ -26,9 +26,10 @@ pub(crate) struct Config {
     /// Per worker, the CPU it is pinned to (`Builder::pin`: the topology's core of that index);
     /// `None`: workers run where the OS puts them.
     pub pin_cpus: Option<Vec<usize>>,
-    /// Per worker, its victims nearest first (`Builder::victims(Victims::Numa)`: its socket,
-    /// its NUMA node, the rest, from the pool's topology); `None`: random victims.
-    pub numa_tiers: Option<Vec<[Vec<usize>; 3]>>,
+    /// Per worker, its `(socket, NUMA node)` in the pool's topology, from which a worker
+    /// orders its victims nearest first (`Builder::victims(Victims::Numa)`); `None`: random
+    /// victims.
+    pub numa_locations: Option<Vec<(usize, usize)>>,
     /// CAB's squads (`Builder::squads`): places whose mailboxes are inter-socket task pools,
     /// served by each squad's head worker one task at a time.
     pub squads: bool,

@@ -99,11 +99,10 @@ impl Registry {
     /// cross-place stealing) everyone else; with `Victims::Numa`, its socket, its NUMA node, the
     /// rest; `None` for random victims.
     pub(crate) fn victim_tiers(&self, index: usize) -> Option<[Vec<usize>; 3]> {
-        let registry = self;
-        match &registry.places {
+        match &self.places {
             Some(pl) => {
                 let mine = pl.of_worker[index];
-                let (near, far): (Vec<usize>, Vec<usize>) = (0..registry.config.workers)
+                let (near, far): (Vec<usize>, Vec<usize>) = (0..self.config.workers)
                     .filter(|&w| w != index)
                     .partition(|&w| pl.of_worker[w] == mine);
                 Some([
@@ -112,11 +111,11 @@ impl Registry {
                     if pl.cross_steal { far } else { Vec::new() },
                 ])
             }
-            None => registry
+            None => self
                 .config
-                .numa_tiers
+                .numa_locations
                 .as_ref()
-                .map(|t| t[index].clone()),
+                .map(|at| tiers_by_distance(index, at)),
         }
     }
 
@@ -368,6 +367,24 @@ impl Registry {
         self.sleep.sleepers() + self.sharing.as_ref().map_or(0, |s| s.sleepers())
     }
 }
+/// Worker `me`'s victims nearest first, given each worker's `(socket, NUMA node)`: the others on
+/// its socket, those on its NUMA node but another socket, the rest (`Victims::Numa`; also
+/// `Topology::victim_tiers`).
+pub(crate) fn tiers_by_distance(me: usize, at: &[(usize, usize)]) -> [Vec<usize>; 3] {
+    let mut t: [Vec<usize>; 3] = Default::default();
+    for v in (0..at.len()).filter(|&v| v != me) {
+        let tier = if at[v].0 == at[me].0 {
+            0
+        } else if at[v].1 == at[me].1 {
+            1
+        } else {
+            2
+        };
+        t[tier].push(v);
+    }
+    t
+}
+
 /// What a pool does with a panic of a spawned task (`thread_pool::spawn`).
 pub(crate) type PanicHandler = dyn Fn(Box<dyn Any + Send>) + Send + Sync;
 

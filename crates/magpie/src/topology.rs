@@ -268,19 +268,14 @@ impl Topology {
     /// For worker `me` of a pool of `workers`: the other workers on the same socket, those on
     /// the same NUMA node but another socket, and the rest (worker `w` on core `w`, wrapping).
     pub fn victim_tiers(&self, me: usize, workers: usize) -> [Vec<usize>; 3] {
-        let node = |w: usize| self.core_of_worker(w).numa_node;
-        let mut t: [Vec<usize>; 3] = Default::default();
-        for v in (0..workers).filter(|&v| v != me) {
-            let tier = if self.socket_of(v) == self.socket_of(me) {
-                0
-            } else if node(v) == node(me) {
-                1
-            } else {
-                2
-            };
-            t[tier].push(v);
-        }
-        t
+        crate::registry::tiers_by_distance(me, &self.locations(workers))
+    }
+
+    /// Each of `workers` workers' `(socket, NUMA node)` (worker `w` on core `w`, wrapping).
+    pub(crate) fn locations(&self, workers: usize) -> Vec<(usize, usize)> {
+        (0..workers)
+            .map(|w| (self.socket_of(w), self.core_of_worker(w).numa_node))
+            .collect()
     }
 }
 
