@@ -623,13 +623,13 @@ impl Builder {
             })
         });
         let places = (self.places || self.squads).then(|| {
-            crate::places::Places::new(
+            Box::new(crate::places::Places::new(
                 &topology,
                 workers,
                 self.cross_place_steal && !self.squads,
                 self.squads,
                 self.squad_hints,
-            )
+            )) as Box<dyn crate::hooks::Mailboxes>
         });
         // A fiber's stack overflow must be reported, not crash silently, before any worker runs.
         crate::fiber::overflow::install();

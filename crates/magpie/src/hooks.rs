@@ -16,6 +16,11 @@
 //!   Called by the scheduling loop once per round while a region is in force (where it takes
 //!   donations, whether it may steal, the stall rule's idle set); without one, a round pays
 //!   one relaxed load.
+//! * [`Mailboxes`]: workers grouped in places, each place with a mailbox (SLAW's places,
+//!   CAB's squads; `places.rs`). Called on the steal path after a worker's nearest victims
+//!   (only in a pool that has places: without, the victims are untiered or NUMA-tiered and the
+//!   hook is never reached), by the sleep re-check, by the DWS coordinator's estimate, and when
+//!   work is published to sleepers.
 //! * [`InstallHook`] and [`EndHook`]: the pool handle's installs from a plain thread, run as
 //!   schedule regions when the pool records or follows them (`Builder::trace_cuts`,
 //!   `Builder::replay`), and the pool's end, when the trace file is written. Called once per
@@ -67,12 +72,35 @@ pub(crate) trait CoreSharing: Send + Sync + 'static {
 }
 
 /// A constrained schedule over the pool's workers (StOWS, StUWS, RelWS; `schedule/region.rs`):
-/// what the scheduling loop asks of it each round while it is in force.
+/// what the scheduling loop asks of it each round while it is in force, and what the region's
+/// positioned tasks ask of it (`position.rs`). Template nodes are the schedule's own numbers,
+/// which the core carries in each task's position without reading them.
 pub(crate) trait ScheduleRegion: Send + Sync + 'static {
     /// Whether work moves between workers only by donation: the loop must not steal.
     fn strict(&self) -> bool;
     /// Whether donations are taken in the template's order, under the stall rule.
     fn ordered(&self) -> bool;
+    /// Whether a task at template node `n` needs only its position, not a template lookup, so
+    /// that its in-place joins and spawns keep the worker's credit (a tracked cursor).
+    fn tracked(&self, n: Option<u32>) -> bool;
+    /// The template node of child `i` of the task at node `n`.
+    fn child(&self, n: Option<u32>, i: u32) -> Option<u32>;
+    /// Where the child at node `n` must go when created on worker `me`: its worker and template
+    /// rank when the template cuts it to another worker.
+    fn donee(&self, n: Option<u32>, me: usize) -> Option<(usize, u32)>;
+    /// The rank a child at node `n` designated to worker `w` is held under: its template rank
+    /// when the template has it cut to `w` too (so `Ordered` runs it in its recorded turn), else
+    /// the rank held items take out of the template's order (always allowed).
+    fn designated_rank(&self, n: Option<u32>, w: usize) -> u32;
+    /// Hands `it` to worker `w` under rank `rank` (a `donee`'s or `designated_rank`'s) and
+    /// wakes it.
+    fn donate(&self, reg: &Registry, w: usize, rank: u32, it: Item);
+    /// A task at template node `n` begins on worker `me` (under `Ordered`, its rank there has
+    /// begun).
+    fn begin(&self, n: Option<u32>, me: usize);
+    /// A task at `path` from the region's root began on worker `me`, not the worker that made
+    /// it: a cut, recorded with that worker's next rank.
+    fn cut(&self, path: Vec<u32>, me: usize);
     /// A donation worker `w` may take now.
     fn take(&self, w: usize) -> Option<Item>;
     /// Whether worker `w` has a donation it may take now.
@@ -81,6 +109,34 @@ pub(crate) trait ScheduleRegion: Send + Sync + 'static {
     fn idle_enter(&self, reg: &Registry, w: usize);
     /// Worker `w` starts a round (`ordered`: it leaves the idle set before it takes anything).
     fn idle_leave(&self, w: usize);
+}
+
+/// Workers grouped in places, each with a mailbox of tasks sent to it (SLAW §IV; CAB's squads,
+/// whose mailboxes are inter-socket task pools; `places.rs`). The registry holds one when the
+/// pool was built with places or squads; the public API that sends to a mailbox
+/// (`Scope::spawn_at`, `Scope::inter_spawn`) is the feature's own.
+pub(crate) trait Mailboxes: Send + Sync + 'static {
+    /// Number of places.
+    fn count(&self) -> usize;
+    /// The place of worker `w`.
+    fn place_of(&self, w: usize) -> usize;
+    /// The tiers of victims worker `me` of `workers` tries in order: its own place, then (with
+    /// cross-place stealing) everyone else.
+    fn victim_tiers(&self, me: usize, workers: usize) -> [Vec<usize>; 3];
+    /// Mail worker `me` may take once its own place's deques are empty (`rand` gives a random
+    /// number, for a squad's head to pick another squad's pool from).
+    fn take_own(&self, me: usize, rand: &dyn Fn() -> u64) -> Option<Item>;
+    /// Mail of other places worker `me` may take once every victim tier is empty (cross-place
+    /// stealing only).
+    fn take_other(&self, me: usize) -> Option<Item>;
+    /// The sleep re-check of worker `me` (SeqCst loads, after the sleeper's fence): whether it
+    /// could take mail, or steal from a deque it may steal from (`public(w)`: whether worker
+    /// `w`'s deque has public items).
+    fn has_visible_work(&self, me: usize, public: &dyn Fn(usize) -> bool) -> bool;
+    /// Items in all mailboxes (an estimate).
+    fn queued(&self) -> usize;
+    /// The feature's own type, for its spawns (`places.rs`).
+    fn as_any(&self) -> &dyn Any;
 }
 
 /// The pool's schedule region, if one is being recorded or followed (`Registry::region`).

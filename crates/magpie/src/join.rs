@@ -207,7 +207,7 @@ where
         // sequential call (work-first order); the heuristic's choice applies to what is
         // published.
         if fl.cursor().is_some() {
-            // Credit under a cursor: a tracked region task (see `schedule/region.rs`).
+            // Credit under a cursor: a tracked region task (see `position.rs`).
             return join_tracked(wt, fl, depth, HF, a, b);
         }
         wt.spend_credit();
@@ -226,13 +226,13 @@ where
 }
 
 /// Where a join's halves lie behind their parent's next child index once the join took both
-/// (`schedule::region::Level::enter_child`): `a` is the first, `b` the second, whatever order
+/// (`position::Level::enter_child`): `a` is the first, `b` the second, whatever order
 /// the policy runs them in.
 const FIRST: u32 = 2;
 const SECOND: u32 = 1;
 
 /// The in-place join of a region task below a tracked cursor: as the plain one, with the halves'
-/// positions kept in the cursor (`RegionCursor`'s doc in `schedule/region.rs`). A task too many levels
+/// positions kept in the cursor (`RegionCursor`'s doc in `position.rs`). A task too many levels
 /// below its cursor publishes instead, which gives its halves cursors of their own. `in_place`'s
 /// sequence is written out here rather than called with wrapped halves: wrapping each half in a
 /// closure that enters its level cost recording on fib(32) 1.55x plain, this 1.36x.
@@ -262,7 +262,7 @@ where
     // every join, tracked or not.
     let again = || {
         // SAFETY: this frame got `Some` from `fl.level(depth)` above, and the first half,
-        // whatever it ran, left the fiber's track as it found it (only `schedule::region::run`
+        // whatever it ran, left the fiber's track as it found it (only `position::run`
         // changes it, and restores it before returning or unwinding).
         unsafe { fl.level_again(depth) }
     };
@@ -402,7 +402,7 @@ where
 {
     if let Some(cur) = fl.cursor() {
         return cur.at(fl.depth.get(), |cur| {
-            crate::schedule::donate::join_positioned(wt, fl, cur, a, b)
+            crate::donate::join_positioned(wt, fl, cur, a, b)
         });
     }
     join_publish_plain(wt, fl, t, a, b)

@@ -117,6 +117,8 @@ mod config;
 #[cfg(not(loom))]
 mod container;
 #[cfg(not(loom))]
+mod donate;
+#[cfg(not(loom))]
 pub mod dws;
 #[cfg(not(loom))]
 mod error;
@@ -144,6 +146,8 @@ mod policy;
 #[cfg(not(loom))]
 mod pool;
 #[cfg(not(loom))]
+mod position;
+#[cfg(not(loom))]
 mod promote;
 #[cfg(not(loom))]
 mod registry;
@@ -151,7 +155,7 @@ mod registry;
 pub mod schedule;
 #[cfg(not(loom))]
 mod scope;
-// Under loom, DWS's core table slot protocol is built from `share`, for its model tests.
+// Under loom, DWS's core table slot protocol is built from `dws`, for its model tests.
 #[cfg(loom)]
 #[path = "dws/slot.rs"]
 mod slot;
@@ -159,9 +163,9 @@ mod slot;
 #[cfg(loom)]
 #[path = "schedule/held.rs"]
 mod held;
-// And a schedule region's stall rule, for its model test.
 #[cfg(not(loom))]
 pub mod sort;
+// And a schedule region's stall rule, for its model test.
 #[cfg(loom)]
 #[path = "schedule/stall.rs"]
 mod stall;
@@ -196,6 +200,8 @@ pub use builder::{
     Builder, DEFAULT_MAX_FIBERS, DEFAULT_SHARE_PERIOD, DEFAULT_STACK_SIZE, MAX_WORKERS,
 };
 #[cfg(not(loom))]
+pub use donate::join_designated;
+#[cfg(not(loom))]
 pub use error::Error;
 #[cfg(not(loom))]
 pub use join::join;
@@ -205,8 +211,6 @@ pub use policy::Policy;
 pub use pool::{global_pool, global_pool_exists, set_global_pool, Pool};
 #[cfg(not(loom))]
 pub use registry::WorkerStart;
-#[cfg(not(loom))]
-pub use schedule::donate::join_designated;
 #[cfg(not(loom))]
 pub use scope::{in_place_scope, scope, Scope};
 #[cfg(not(loom))]
@@ -225,7 +229,7 @@ pub use topology::{Detector, Topology, Victims};
 #[cfg(not(loom))]
 pub fn place_index() -> Option<usize> {
     let w = worker::current()?;
-    w.registry.places.as_ref().map(|p| p.of_worker[w.index])
+    w.registry.places.as_ref().map(|p| p.place_of(w.index))
 }
 
 /// CAB's boundary level (Eq. 4) for a divide-and-conquer computation over `data_bytes` that

@@ -45,10 +45,10 @@ pub(crate) fn fiber_main(
         depth: Cell::new(0),
         resumed: Cell::new(0),
         pos: Cell::new(std::ptr::null()),
-        region_task: Cell::new(crate::schedule::region::At::NONE),
+        region_task: Cell::new(crate::position::At::NONE),
         pending: Cell::new(std::ptr::null()),
         level_offset: Cell::new(0),
-        track: Cell::new(crate::schedule::region::Track::NONE),
+        track: Cell::new(crate::position::Track::NONE),
         parked_at: Cell::new(0),
     };
     let r = panic::catch_unwind(AssertUnwindSafe(|| {

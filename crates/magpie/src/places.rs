@@ -18,8 +18,15 @@
 //! before it looks at its pool again).
 
 use crate::deque::Item;
+use crate::hooks::Mailboxes;
+use crate::job::{HeapJob, Tag, Work};
+use crate::policy::Policy;
+use crate::registry::Registry;
+use crate::scope::{Scope, SendPtr};
 use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::sync::{CachePadded, Mutex};
+use crate::worker;
+use std::any::Any;
 use std::collections::VecDeque;
 
 /// SLAW §IV: workers grouped into places (one per socket of the topology that has workers), each
@@ -47,6 +54,11 @@ pub(crate) struct Places {
 }
 
 impl Places {
+    /// The places of the pool `reg` belongs to, if it has them.
+    fn of(reg: &Registry) -> Option<&Places> {
+        reg.places.as_ref()?.as_any().downcast_ref()
+    }
+
     pub(crate) fn new(
         topology: &crate::topology::Topology,
         workers: usize,
@@ -116,10 +128,6 @@ impl Places {
         None
     }
 
-    pub(crate) fn count(&self) -> usize {
-        self.workers.len()
-    }
-
     /// Sends `it` to place `p`'s mailbox.
     pub(crate) fn send(&self, p: usize, it: Item) {
         let mut q = crate::sync::lock(&self.mailboxes[p]);
@@ -150,6 +158,197 @@ impl Places {
         self.mail.load(Ordering::SeqCst) > 0 && !crate::sync::lock(&self.mailboxes[p]).is_empty()
     }
 }
+/// The core's view of the places (`hooks.rs`).
+impl Mailboxes for Places {
+    fn count(&self) -> usize {
+        self.workers.len()
+    }
+
+    fn place_of(&self, w: usize) -> usize {
+        self.of_worker[w]
+    }
+
+    fn victim_tiers(&self, me: usize, workers: usize) -> [Vec<usize>; 3] {
+        let mine = self.of_worker[me];
+        let (near, far): (Vec<usize>, Vec<usize>) = (0..workers)
+            .filter(|&w| w != me)
+            .partition(|&w| self.of_worker[w] == mine);
+        [
+            near,
+            Vec::new(),
+            if self.cross_steal { far } else { Vec::new() },
+        ]
+    }
+
+    fn take_own(&self, me: usize, rand: &dyn Fn() -> u64) -> Option<Item> {
+        if self.squads {
+            self.take_inter(me, rand() as usize)
+        } else {
+            self.take(self.of_worker[me])
+        }
+    }
+
+    fn take_other(&self, me: usize) -> Option<Item> {
+        if !self.cross_steal {
+            return None;
+        }
+        let mine = self.of_worker[me];
+        (0..self.count())
+            .filter(|&p| p != mine)
+            .find_map(|p| self.take(p))
+    }
+
+    fn has_visible_work(&self, me: usize, public: &dyn Fn(usize) -> bool) -> bool {
+        let p = self.of_worker[me];
+        if self.squads {
+            self.workers[p].iter().any(|&w| public(w))
+                || (self.workers[p][0] == me
+                    // SeqCst: as every access to `busy` (module doc, "Counts and flags").
+                    && !self.busy[p].load(Ordering::SeqCst)
+                    && (0..self.count()).any(|q| self.has_mail(q)))
+        } else if !self.cross_steal {
+            self.has_mail(p) || self.workers[p].iter().any(|&w| public(w))
+        } else {
+            (0..self.count()).any(|q| self.has_mail(q))
+                || (0..self.of_worker.len()).any(public)
+        }
+    }
+
+    fn queued(&self) -> usize {
+        // Relaxed: an estimate for the DWS coordinator, read once a period; no data.
+        self.mail.load(Ordering::Relaxed)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The spawns that send work to a place's mailbox.
+impl<'scope> Scope<'scope> {
+    /// Spawns `f` at place `place` (SLAW §IV; modulo the pool's number of places): a task for
+    /// another place goes to that place's mailbox, where only that place's workers take it
+    /// (unless the pool allows cross-place stealing); a task for the spawner's own place, or any
+    /// spawn in a pool without places, is an ordinary [`spawn`](Self::spawn).
+    pub fn spawn_at<F>(&self, place: usize, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        let reg = self.registry();
+        let Some(pl) = Places::of(reg) else {
+            return self.spawn(f);
+        };
+        let p = place % pl.count();
+        // Inside a schedule region the region says where work runs (its positions name every
+        // task, and a strict constraint forbids work to move but by donation): an ordinary spawn.
+        if crate::place_index() == Some(p) || reg.region.active() {
+            return self.spawn(f);
+        }
+        // A help-first spawn of the spawning worker, if it is one (a tracing event like any).
+        let tag = worker::current().map(|wt| {
+            let tag = wt.trace_tag(wt.fiber_local().depth.get());
+            wt.count_spawn(false);
+            tag
+        });
+        self.count.increment();
+        let job = HeapJob::into_job_ref(
+            self.task(f),
+            reg.config.trace.then(|| tag.unwrap_or(Tag::NONE)),
+        );
+        pl.send(
+            p,
+            Work::Task {
+                job,
+                continuation: false,
+            }
+            .encode(),
+        );
+        reg.wake();
+    }
+
+    /// CAB's inter-socket spawn (§III-C): in a pool with squads ([`Builder::squads`]), `f` goes
+    /// help-first into the spawning worker's squad's inter-socket pool, from which a squad's head
+    /// worker takes it when that squad runs no other inter-socket task; while it runs, its
+    /// squad's workers share its intra-socket spawns. Elsewhere, a help-first spawn.
+    ///
+    /// [`Builder::squads`]: crate::Builder::squads
+    pub fn inter_spawn<F>(&self, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        self.inter_spawn_to(None, f)
+    }
+
+    /// [`inter_spawn`](Self::inter_spawn) into squad `squad`'s pool (modulo the number of
+    /// squads) instead of the spawner's, unless the pool was built with
+    /// [`Builder::squad_hints`]`(false)`. A squad's head still takes from other squads' pools
+    /// when its own is empty, so the hint places work without idling anyone. A program that cuts
+    /// its data the same way every step and names the same squad for the same part keeps each
+    /// part in one socket's cache from step to step.
+    ///
+    /// [`Builder::squad_hints`]: crate::Builder::squad_hints
+    pub fn inter_spawn_at<F>(&self, squad: usize, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        self.inter_spawn_to(Some(squad), f)
+    }
+
+    fn inter_spawn_to<F>(&self, squad: Option<usize>, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        let reg = self.registry();
+        // Inside a schedule region, as in `spawn_at`: an ordinary (help-first) spawn.
+        let Some(pl) = Places::of(reg).filter(|pl| pl.squads && !reg.region.active()) else {
+            return self.spawn_with(Policy::HelpFirst, f);
+        };
+        let home = match squad {
+            Some(q) if reg.config.squad_hints => q % pl.count(),
+            _ => crate::place_index().unwrap_or(0),
+        };
+        let tag = worker::current().map(|wt| {
+            let tag = wt.trace_tag(wt.fiber_local().depth.get());
+            wt.count_spawn(false);
+            tag
+        });
+        self.count.increment();
+        let sp = SendPtr(reg as *const Registry);
+        let task = self.task(move |s: &Scope<'scope>| {
+            /// Frees the squad that runs the task when it ends, even by a panic.
+            struct Done(*const Registry, usize);
+            impl Drop for Done {
+                fn drop(&mut self) {
+                    // SAFETY: the registry outlives every task of its pools.
+                    let reg = unsafe { &*self.0 };
+                    if let Some(pl) = Places::of(reg) {
+                        pl.set_idle(self.1);
+                        // The squad's head may have gone to sleep while the squad was busy
+                        // (its sleep re-check ignores the inter-socket pools then): wake it to
+                        // look again. `set_idle`'s SeqCst store, then the wake's fence and read
+                        // of the head's flag, against the head's announcement, fence and
+                        // re-check: the sleep protocol's handshake (sleep.rs).
+                        reg.wake_worker(pl.workers[self.1][0]);
+                    }
+                }
+            }
+            let sp = sp;
+            let _done = Done(sp.0, crate::place_index().unwrap_or(0));
+            f(s)
+        });
+        let job = HeapJob::into_job_ref(task, reg.config.trace.then(|| tag.unwrap_or(Tag::NONE)));
+        pl.send(
+            home,
+            Work::Task {
+                job,
+                continuation: false,
+            }
+            .encode(),
+        );
+        reg.wake();
+    }
+}
+
 impl crate::Pool {
     /// Number of places ([`Builder::places`](crate::Builder::places)); 1 when the pool has none.
     pub fn places(&self) -> usize {

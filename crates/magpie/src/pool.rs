@@ -157,11 +157,7 @@ impl Pool {
                     Err(op) => op,
                 };
                 let job = BlockingJob {
-                    tag: self
-                        .registry
-                        .extensions
-                        .get::<crate::trace::record::Recorder>()
-                        .map_or(Tag::NONE, |r| r.next_root()),
+                    tag: self.registry.install_tag(),
                     once: RunOnce::new(op),
                     done: LockLatch::new(),
                 };

@@ -14,9 +14,8 @@
 use crate::config::Config;
 use crate::deque::{Deque, Item, Stealer};
 use crate::error::Error;
-use crate::hooks::CoreSharing;
+use crate::hooks::{CoreSharing, Mailboxes};
 use crate::inbox::Inbox;
-use crate::places::Places;
 use crate::sleep::Sleep;
 use crate::stats::{Stats, WorkerStats};
 use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -47,8 +46,8 @@ pub(crate) struct Registry {
     pub(crate) threads: Mutex<Vec<JoinHandle<()>>>,
     /// State the pool keeps for its features (`hooks.rs`), never read by the core.
     pub(crate) extensions: crate::hooks::Extensions,
-    /// SLAW's places, when the pool has them.
-    pub places: Option<Places>,
+    /// SLAW's places or CAB's squads, when the pool has them (`places.rs`).
+    pub(crate) places: Option<Box<dyn Mailboxes>>,
     /// Core sharing with other programs (`SharingMode::Dws`, `SharingMode::Ep`), when the table could be used.
     pub(crate) sharing: Option<Box<dyn CoreSharing>>,
     /// The schedule region being recorded or followed, if any (`schedule/region.rs`).
@@ -100,17 +99,7 @@ impl Registry {
     /// rest; `None` for random victims.
     pub(crate) fn victim_tiers(&self, index: usize) -> Option<[Vec<usize>; 3]> {
         match &self.places {
-            Some(pl) => {
-                let mine = pl.of_worker[index];
-                let (near, far): (Vec<usize>, Vec<usize>) = (0..self.config.workers)
-                    .filter(|&w| w != index)
-                    .partition(|&w| pl.of_worker[w] == mine);
-                Some([
-                    near,
-                    Vec::new(),
-                    if pl.cross_steal { far } else { Vec::new() },
-                ])
-            }
+            Some(pl) => Some(pl.victim_tiers(index, self.config.workers)),
             None => self
                 .config
                 .numa_locations
@@ -129,7 +118,7 @@ impl Registry {
         worker_main: fn(Arc<Registry>, usize, Deque),
         sharing: Option<Box<dyn CoreSharing>>,
         extensions: crate::hooks::Extensions,
-        places: Option<Places>,
+        places: Option<Box<dyn Mailboxes>>,
         mut spawn: Option<&mut dyn FnMut(WorkerStart) -> std::io::Result<()>>,
     ) -> Result<(Arc<Registry>, Option<Deque>), Error> {
         let n = config.workers;
@@ -288,22 +277,7 @@ impl Registry {
             return false;
         }
         match &self.places {
-            Some(pl) if pl.squads => {
-                let p = pl.of_worker[me];
-                pl.workers[p].iter().any(|&w| self.stealers[w].has_public())
-                    || (pl.workers[p][0] == me
-                        // SeqCst: as every access to `busy` (places.rs, "Counts and flags").
-                        && !pl.busy[p].load(Ordering::SeqCst)
-                        && (0..pl.count()).any(|q| pl.has_mail(q)))
-            }
-            Some(pl) if !pl.cross_steal => {
-                let p = pl.of_worker[me];
-                pl.has_mail(p) || pl.workers[p].iter().any(|&w| self.stealers[w].has_public())
-            }
-            Some(pl) => {
-                (0..pl.count()).any(|p| pl.has_mail(p))
-                    || self.stealers.iter().any(|s| s.has_public())
-            }
+            Some(pl) => pl.has_visible_work(me, &|w| self.stealers[w].has_public()),
             None => self.stealers.iter().any(|s| s.has_public()),
         }
     }
@@ -311,13 +285,9 @@ impl Registry {
     /// Tasks queued in the pool now, where any worker may take them (DWS's `N_b`): the public
     /// parts of the deques, the pool's queue and the mailboxes.
     pub(crate) fn queued(&self) -> usize {
-        let mail = self
-            .places
-            .as_ref()
-            // Relaxed: an estimate for the DWS coordinator, read once a period; no data.
-            .map_or(0, |p| p.mail.load(Ordering::Relaxed));
+        let mail = self.places.as_ref().map_or(0, |p| p.queued());
         self.stealers.iter().map(|s| s.public_len()).sum::<usize>()
-            // Relaxed: as `mail` above.
+            // Relaxed: an estimate for the DWS coordinator, read once a period; no data.
             + self.injected.load(Ordering::Relaxed)
             + mail
     }

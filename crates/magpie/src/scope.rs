@@ -21,8 +21,8 @@ use crate::fiber::{Action, FiberLocal};
 use crate::job::{HeapJob, JobRef, Panic, Tag, Work};
 use crate::latch::CountLatch;
 use crate::policy::Policy;
+use crate::position::Ticket;
 use crate::registry::Registry;
-use crate::schedule::region::Ticket;
 use crate::sync::atomic::{AtomicPtr, Ordering};
 use crate::sync_point::{pop_above, Popped, SyncMark};
 use crate::worker::{self, WorkerThread};
@@ -32,7 +32,7 @@ use std::panic::{self, AssertUnwindSafe};
 
 /// A `finish` scope; see [`scope`].
 pub struct Scope<'scope> {
-    count: CountLatch,
+    pub(crate) count: CountLatch,
     /// Tracing: the event that opened the scope, which names its sync point.
     sync_tag: Tag,
     panic: AtomicPtr<Panic>,
@@ -194,7 +194,7 @@ where
     s.finish(r)
 }
 
-struct SendPtr<T>(*const T);
+pub(crate) struct SendPtr<T>(pub(crate) *const T);
 // SAFETY: used only to carry a `&Scope` (which is Sync) into a task that the scope outlives.
 unsafe impl<T> Send for SendPtr<T> {}
 
@@ -239,7 +239,7 @@ impl<'scope> Scope<'scope> {
             // until the credit is settled. Only for the pool's own policy, which is how the
             // settlement counts it.
             if fl.cursor().is_some() {
-                // Credit under a cursor: a tracked region task (see `schedule/region.rs`).
+                // Credit under a cursor: a tracked region task (see `position.rs`).
                 if let Some(lv) = fl.level(depth) {
                     wt.spend_credit();
                     lv.take(1);
@@ -299,7 +299,7 @@ impl<'scope> Scope<'scope> {
     }
 
     /// A spawn without credit by a schedule region's task: positioned if the task has a cursor,
-    /// else plain with the child holding a ticket on the region (see `schedule/region.rs`).
+    /// else plain with the child holding a ticket on the region (see `position.rs`).
     #[inline(always)]
     fn spawn_in_region<F>(
         &self,
@@ -328,7 +328,7 @@ impl<'scope> Scope<'scope> {
         &self,
         wt: &WorkerThread,
         fl: &FiberLocal,
-        cur: &crate::schedule::region::RegionCursor,
+        cur: &crate::position::RegionCursor,
         depth: u32,
         policy: Policy,
         designated: Option<usize>,
@@ -338,24 +338,25 @@ impl<'scope> Scope<'scope> {
     {
         let k = cur.take(1);
         let region = cur.region();
-        let node = region.child(cur.node(), k);
+        let rules = region.rules();
+        let node = rules.child(cur.node(), k);
         let to = match designated {
-            Some(w) if w != wt.index => Some((w, region.designated_rank(node, w))),
+            Some(w) if w != wt.index => Some((w, rules.designated_rank(node, w))),
             // Designated to this worker: an ordinary child, which a thief may have taken
             // when it was recorded, so the template says where it goes.
-            _ => region.donee(node, wt.index),
+            _ => rules.donee(node, wt.index),
         };
         let spec = cur.scope_child(k, node);
-        let g = move |s: &Scope<'scope>| crate::schedule::region::run(spec, || f(s));
+        let g = move |s: &Scope<'scope>| crate::position::run(spec, || f(s));
         match to {
             Some((w, rank)) => {
                 let it = self.heap_item(wt, depth, g);
-                region.donate(&wt.registry, w, rank, it);
+                rules.donate(&wt.registry, w, rank, it);
             }
             // Under the strict constraints a child that stays here runs now, as a work-first
             // spawn would; a help-first one goes on the deque as when it was recorded (no
             // thief takes it there), so this worker creates its cuts in the recorded order.
-            None if region.mode.strict() && policy != Policy::HelpFirst && fl.has_reserve() => {
+            None if region.strict() && policy != Policy::HelpFirst && fl.has_reserve() => {
                 wt.count_spawn(true);
                 self.run_in_place(fl, depth, g);
             }
@@ -363,10 +364,16 @@ impl<'scope> Scope<'scope> {
         }
     }
 
+    /// The registry of the scope's pool.
+    pub(crate) fn registry(&self) -> &Registry {
+        // SAFETY: the registry outlives the scope (the scope runs inside one of its workers,
+        // or holds the pool's `Arc` from outside, `scope_outside`).
+        unsafe { &*self.registry }
+    }
+
     /// Workers of the scope's pool.
     pub(crate) fn workers(&self) -> usize {
-        // SAFETY: the registry outlives the scope.
-        unsafe { &*self.registry }.config.workers
+        self.registry().config.workers
     }
 
     /// Whether the caller is a worker of the scope's pool.
@@ -432,7 +439,7 @@ impl<'scope> Scope<'scope> {
 
     /// The spawn of a child that needs no position of its own (see `spawn_slow`); `COUNTED`:
     /// the spawner is a schedule region's task without a cursor, so a child published or started
-    /// on another fiber holds a ticket on the region (`schedule::region::Ticket`).
+    /// on another fiber holds a ticket on the region (`position::Ticket`).
     #[inline(always)]
     fn spawn_plain<const COUNTED: bool, F>(
         &self,
@@ -581,134 +588,6 @@ impl<'scope> Scope<'scope> {
         });
     }
 
-    /// Spawns `f` at place `place` (SLAW §IV; modulo the pool's number of places): a task for
-    /// another place goes to that place's mailbox, where only that place's workers take it
-    /// (unless the pool allows cross-place stealing); a task for the spawner's own place, or any
-    /// spawn in a pool without places, is an ordinary [`spawn`](Self::spawn).
-    pub fn spawn_at<F>(&self, place: usize, f: F)
-    where
-        F: FnOnce(&Scope<'scope>) + Send + 'scope,
-    {
-        // SAFETY: the registry outlives the scope.
-        let reg = unsafe { &*self.registry };
-        let Some(pl) = &reg.places else {
-            return self.spawn(f);
-        };
-        let p = place % pl.count();
-        // Inside a schedule region the region says where work runs (its positions name every
-        // task, and a strict constraint forbids work to move but by donation): an ordinary spawn.
-        if crate::place_index() == Some(p) || reg.region.active() {
-            return self.spawn(f);
-        }
-        // A help-first spawn of the spawning worker, if it is one (a tracing event like any).
-        let tag = worker::current().map(|wt| {
-            let tag = wt.trace_tag(wt.fiber_local().depth.get());
-            wt.count_spawn(false);
-            tag
-        });
-        self.count.increment();
-        let job = HeapJob::into_job_ref(
-            self.task(f),
-            reg.config.trace.then(|| tag.unwrap_or(Tag::NONE)),
-        );
-        pl.send(
-            p,
-            Work::Task {
-                job,
-                continuation: false,
-            }
-            .encode(),
-        );
-        reg.wake();
-    }
-
-    /// CAB's inter-socket spawn (§III-C): in a pool with squads ([`Builder::squads`]), `f` goes
-    /// help-first into the spawning worker's squad's inter-socket pool, from which a squad's head
-    /// worker takes it when that squad runs no other inter-socket task; while it runs, its
-    /// squad's workers share its intra-socket spawns. Elsewhere, a help-first spawn.
-    ///
-    /// [`Builder::squads`]: crate::Builder::squads
-    pub fn inter_spawn<F>(&self, f: F)
-    where
-        F: FnOnce(&Scope<'scope>) + Send + 'scope,
-    {
-        self.inter_spawn_to(None, f)
-    }
-
-    /// [`inter_spawn`](Self::inter_spawn) into squad `squad`'s pool (modulo the number of
-    /// squads) instead of the spawner's, unless the pool was built with
-    /// [`Builder::squad_hints`]`(false)`. A squad's head still takes from other squads' pools
-    /// when its own is empty, so the hint places work without idling anyone. A program that cuts
-    /// its data the same way every step and names the same squad for the same part keeps each
-    /// part in one socket's cache from step to step.
-    ///
-    /// [`Builder::squad_hints`]: crate::Builder::squad_hints
-    pub fn inter_spawn_at<F>(&self, squad: usize, f: F)
-    where
-        F: FnOnce(&Scope<'scope>) + Send + 'scope,
-    {
-        self.inter_spawn_to(Some(squad), f)
-    }
-
-    fn inter_spawn_to<F>(&self, squad: Option<usize>, f: F)
-    where
-        F: FnOnce(&Scope<'scope>) + Send + 'scope,
-    {
-        // SAFETY: the registry outlives the scope.
-        let reg = unsafe { &*self.registry };
-        // Inside a schedule region, as in `spawn_at`: an ordinary (help-first) spawn.
-        let Some(pl) = reg
-            .places
-            .as_ref()
-            .filter(|pl| pl.squads && !reg.region.active())
-        else {
-            return self.spawn_with(Policy::HelpFirst, f);
-        };
-        let home = match squad {
-            Some(q) if reg.config.squad_hints => q % pl.count(),
-            _ => crate::place_index().unwrap_or(0),
-        };
-        let tag = worker::current().map(|wt| {
-            let tag = wt.trace_tag(wt.fiber_local().depth.get());
-            wt.count_spawn(false);
-            tag
-        });
-        self.count.increment();
-        let sp = SendPtr(reg as *const Registry);
-        let task = self.task(move |s: &Scope<'scope>| {
-            /// Frees the squad that runs the task when it ends, even by a panic.
-            struct Done(*const Registry, usize);
-            impl Drop for Done {
-                fn drop(&mut self) {
-                    // SAFETY: the registry outlives every task of its pools.
-                    let reg = unsafe { &*self.0 };
-                    if let Some(pl) = &reg.places {
-                        pl.set_idle(self.1);
-                        // The squad's head may have gone to sleep while the squad was busy
-                        // (its sleep re-check ignores the inter-socket pools then): wake it to
-                        // look again. `set_idle`'s SeqCst store, then the wake's fence and read
-                        // of the head's flag, against the head's announcement, fence and
-                        // re-check: the sleep protocol's handshake (sleep.rs).
-                        reg.wake_worker(pl.workers[self.1][0]);
-                    }
-                }
-            }
-            let sp = sp;
-            let _done = Done(sp.0, crate::place_index().unwrap_or(0));
-            f(s)
-        });
-        let job = HeapJob::into_job_ref(task, reg.config.trace.then(|| tag.unwrap_or(Tag::NONE)));
-        pl.send(
-            home,
-            Work::Task {
-                job,
-                continuation: false,
-            }
-            .encode(),
-        );
-        reg.wake();
-    }
-
     /// Runs a spawned closure now, as a plain call one frame deeper (lazy publication): it
     /// finishes before the spawner goes on, so the scope's count need not see it; a panic is
     /// recorded for the scope like any task's.
@@ -725,7 +604,7 @@ impl<'scope> Scope<'scope> {
     }
 
     /// Wraps a spawned closure as a task of this scope: catches its panic and counts it finished.
-    fn task<F>(&self, f: F) -> impl FnOnce() + Send + 'scope
+    pub(crate) fn task<F>(&self, f: F) -> impl FnOnce() + Send + 'scope
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
@@ -796,7 +675,7 @@ impl<'scope> Scope<'scope> {
 }
 
 /// `f`, holding `ticket` (if any) until it has run or is dropped unrun: a heap task of a
-/// schedule region's task that has no cursor keeps the region open (`schedule::region::Ticket`).
+/// schedule region's task that has no cursor keeps the region open (`position::Ticket`).
 #[inline(always)]
 fn holding<'scope, F>(ticket: Option<Ticket>, f: F) -> impl FnOnce(&Scope<'scope>) + Send + 'scope
 where

@@ -65,24 +65,13 @@ impl WorkerThread {
                             }
                         }
                         if let (0, Some(pl)) = (i, &reg.places) {
-                            let it = if pl.squads {
-                                let start = self.next_rand() as usize;
-                                pl.take_inter(self.index, start)
-                            } else {
-                                pl.take(pl.of_worker[self.index])
-                            };
-                            if let Some(it) = it {
+                            if let Some(it) = pl.take_own(self.index, &|| self.next_rand()) {
                                 return Some((Work::decode(it), Took::Injected));
                             }
                         }
                     }
-                    if let Some(pl) = reg.places.as_ref().filter(|pl| pl.cross_steal) {
-                        let mine = pl.of_worker[self.index];
-                        for p in (0..pl.count()).filter(|&p| p != mine) {
-                            if let Some(it) = pl.take(p) {
-                                return Some((Work::decode(it), Took::Injected));
-                            }
-                        }
+                    if let Some(it) = reg.places.as_ref().and_then(|pl| pl.take_other(self.index)) {
+                        return Some((Work::decode(it), Took::Injected));
                     }
                 }
             }

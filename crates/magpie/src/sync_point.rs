@@ -93,7 +93,7 @@ pub(crate) fn pop_above(fl: &FiberLocal, mark: &SyncMark, mine: Option<JobRef>) 
             fl.depth.set(depth + 1);
             if fl.in_region() {
                 // SAFETY: popped by the owner: nobody else runs it.
-                crate::schedule::region::outside_the_waiting_task(fl, || unsafe { job.execute() });
+                crate::position::outside_the_waiting_task(fl, || unsafe { job.execute() });
             } else {
                 // SAFETY: as above.
                 unsafe { job.execute() };

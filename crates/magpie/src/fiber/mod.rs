@@ -203,15 +203,15 @@ pub(crate) struct FiberLocal {
     /// pushed since are its own descendants and the worker is the same.
     pub resumed: Cell<u64>,
     /// The position of the region task running on this fiber, when its joins and spawns must
-    /// be positioned (`schedule/region.rs`); null otherwise. What joins and in-place spawns test.
-    pub(crate) pos: Cell<*const crate::schedule::region::RegionCursor>,
+    /// be positioned (`position.rs`); null otherwise. What joins and in-place spawns test.
+    pub(crate) pos: Cell<*const crate::position::RegionCursor>,
     /// What the schedule region knows of the task running on this fiber
-    /// (`schedule::region::At`): nothing (zero: not a region task), its cursor (`pos`), or the
+    /// (`position::At`): nothing (zero: not a region task), its cursor (`pos`), or the
     /// region of a region task without a cursor, whose published spawns hold the region open.
     /// What a spawn that cannot run on the credit tests, once for both.
-    pub(crate) region_task: Cell<crate::schedule::region::At>,
-    /// The tracked cursor's level words, as `schedule::region::Track` (unused otherwise).
-    pub(crate) track: Cell<crate::schedule::region::Track>,
+    pub(crate) region_task: Cell<crate::position::At>,
+    /// The tracked cursor's level words, as `position::Track` (unused otherwise).
+    pub(crate) track: Cell<crate::position::Track>,
     /// The youngest pending in-place join on this fiber whose unstarted half may be handed to
     /// a thief (`promote.rs`); null when none.
     pub(crate) pending: Cell<*const Pending>,
@@ -234,26 +234,26 @@ impl FiberLocal {
 
     /// The cursor of the region task running on this fiber, if its work must be positioned.
     #[inline]
-    pub(crate) fn cursor(&self) -> Option<&crate::schedule::region::RegionCursor> {
-        // SAFETY: `pos` is set by `schedule::region::run` to a cursor in the frame of the task
+    pub(crate) fn cursor(&self) -> Option<&crate::position::RegionCursor> {
+        // SAFETY: `pos` is set by `position::run` to a cursor in the frame of the task
         // running on this fiber, and reset before that frame ends.
         unsafe { self.pos.get().as_ref() }
     }
 
     /// The region of the task running on this fiber, if it is a region task without a cursor.
     #[inline]
-    pub(crate) fn uncounted(&self) -> Option<&crate::schedule::region::Region> {
-        // SAFETY: `region_task` is set by `schedule::region::run` (and `Ticket::run`) for the
+    pub(crate) fn uncounted(&self) -> Option<&crate::position::Region> {
+        // SAFETY: `region_task` is set by `position::run` (and `Ticket::run`) for the
         // task running on this fiber, and put back before that task's frame ends.
         unsafe { self.region_task.get().uncounted() }
     }
 
     /// The level word of the in-place task running at frame depth `depth` below the tracked
     /// cursor of this fiber's region task, if there is one with a level below it left
-    /// (`schedule::region::Track::at`). Read from the fiber's own record rather than through
+    /// (`position::Track::at`). Read from the fiber's own record rather than through
     /// the cursor: one dependent load fewer on every tracked join.
     #[inline(always)]
-    pub(crate) fn level(&self, depth: u32) -> Option<crate::schedule::region::Level> {
+    pub(crate) fn level(&self, depth: u32) -> Option<crate::position::Level> {
         self.track.get().at(depth)
     }
 
@@ -264,7 +264,7 @@ impl FiberLocal {
     /// The caller's frame got `Some` from `level(depth)` on this fiber, and the cursor it came
     /// from is still installed (see `Track::again`).
     #[inline(always)]
-    pub(crate) unsafe fn level_again(&self, depth: u32) -> crate::schedule::region::Level {
+    pub(crate) unsafe fn level_again(&self, depth: u32) -> crate::position::Level {
         // SAFETY: the caller's obligation, as `Track::again` states it.
         unsafe { self.track.get().again(depth) }
     }

@@ -78,7 +78,6 @@
 //! `Relaxed` (pruned) and extract until the schedule settles, then follow it `Ordered` (the
 //! thesis's §6.4 and §6.5 loop; `iterate.rs`).
 
-pub(crate) mod donate;
 mod file;
 pub(crate) mod held;
 mod iterate;

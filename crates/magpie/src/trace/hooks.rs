@@ -1,9 +1,11 @@
 //! What a worker records for the steal tree (`trace/record.rs`), and when: the tag of an event
 //! it publishes, the phase it begins or resumes when it takes an item, and when it runs out of
-//! work. Every hook is behind `WorkerThread::tracing`, so a pool that does not trace pays one
-//! branch on its publishing paths.
+//! work; and the tag of an install's root, sent from a plain thread. Every hook is behind
+//! `WorkerThread::tracing` (or the pool's recorder, for an install), so a pool that does not trace pays
+//! one branch on its publishing paths.
 
 use crate::job::Work;
+use crate::registry::Registry;
 use crate::steal::Took;
 use crate::trace::record::{Recorder, Tag};
 use crate::trace::{Origin, Taken};
@@ -120,5 +122,15 @@ impl WorkerThread {
             }
             Work::Batch(_) => {}
         }
+    }
+}
+
+impl Registry {
+    /// The tag of an install's root sent from a plain thread: the next root of the trace, or
+    /// none unless the pool traces.
+    pub(crate) fn install_tag(&self) -> Tag {
+        self.extensions
+            .get::<Recorder>()
+            .map_or(Tag::NONE, Recorder::next_root)
     }
 }

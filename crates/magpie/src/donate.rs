@@ -1,18 +1,17 @@
 //! Donation: a join whose halves go where a schedule or the user says.
 //!
 //! A donated half is a closure that has not started. It goes to its worker as an ordinary task
-//! item: into that worker's held queue when a schedule region is active (`region.rs`), else into
-//! its inbox (`Registry::deliver`); either way the worker is woken. The donor runs the other half
+//! item: into that worker's held queue when a schedule region is active (the region's rules,
+//! `schedule/region.rs`), else into its inbox (`Registry::deliver`); either way the worker is woken. The donor runs the other half
 //! here, then waits at the sync point on the donated half's latch exactly as for a half a thief
 //! took: its fiber suspends, and the worker that finishes the half hands the fiber back to the
 //! donor's own worker. A donated half is never popped back, so a donor whose donee is slow
 //! waits; that is what the strict constraints ask for, and what `Relaxed` avoids by stealing.
 
-use super::held::UNRANKED;
-use super::region::{self, Region, RegionCursor};
 use crate::fiber::FiberLocal;
 use crate::job::{JobRef, StackJob, Work};
 use crate::join::{in_place_at, join_lazily_published};
+use crate::position::{self, Region, RegionCursor};
 use crate::worker::{current, WorkerThread};
 use std::panic;
 
@@ -52,19 +51,20 @@ where
 {
     let k = cur.take(2);
     let region = cur.region();
-    let (na, nb) = (region.child(cur.node(), k), region.child(cur.node(), k + 1));
-    let da = region.donee(na, wt.index);
+    let rules = region.rules();
+    let (na, nb) = (rules.child(cur.node(), k), rules.child(cur.node(), k + 1));
+    let da = rules.donee(na, wt.index);
     let db = match designated {
-        Some(w) if w != wt.index => Some((w, region.designated_rank(nb, w))),
+        Some(w) if w != wt.index => Some((w, rules.designated_rank(nb, w))),
         // Designated to this worker: an ordinary child, which a thief may have taken when it
         // was recorded, so the template says where it goes.
-        _ => region.donee(nb, wt.index),
+        _ => rules.donee(nb, wt.index),
     };
     let (sa, sb) = (cur.join_child(k, na), cur.join_child(k + 1, nb));
-    let wa = move || region::run(sa, a);
-    let wb = move || region::run(sb, b);
+    let wa = move || position::run(sa, a);
+    let wb = move || position::run(sb, b);
     match (da, db) {
-        (None, None) if region.mode.strict() && fl.has_reserve() => in_place_at(wt, fl, wa, wb),
+        (None, None) if region.strict() && fl.has_reserve() => in_place_at(wt, fl, wa, wb),
         (None, None) => join_lazily_published(wt, fl, wa, wb),
         (da, db) => donating(wt, fl, Some(region), da, db, wa, wb),
     }
@@ -98,7 +98,7 @@ where
         }
         .encode();
         match region {
-            Some(r) => r.donate(&wt.registry, w, rank, it),
+            Some(r) => r.rules().donate(&wt.registry, w, rank, it),
             None => wt.registry.deliver(w, it),
         }
     };
@@ -159,5 +159,6 @@ where
     if w == wt.index {
         return crate::join(a, b);
     }
-    donating(wt, fl, None, None, Some((w, UNRANKED)), a, b)
+    // No region: the half goes to the worker's inbox, where items have no rank.
+    donating(wt, fl, None, None, Some((w, 0)), a, b)
 }
