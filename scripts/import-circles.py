@@ -6,10 +6,11 @@ modules that import one another through `crate::` or `super::` paths, test modul
 largest first, with the imports that tie it; then every import from a core module into a
 feature module (tracing, schedules, DWS core sharing, topology/places/CAB, the cache model).
 
-    python3 scripts/import-circles.py [SRC] [--max-circle N] [--cut FROM->TO]...
+    python3 scripts/import-circles.py [SRC] [--max-circle N] [--no-core-imports] [--cut FROM->TO]...
 
-With --max-circle N it exits 1 when a circle has more than N modules, so it can guard a
-restructuring once one has landed. Each --cut FROM->TO leaves one import out, to see what a
+With --max-circle N it exits 1 when a circle has more than N modules, and with
+--no-core-imports when a core module imports a feature, so it can guard a restructuring once
+one has landed (scripts/test.sh runs both). Each --cut FROM->TO leaves one import out, to see what a
 planned change would leave. Imports are read as text: a path written out in full
 (`crate::a::b::C`), a `use crate::a::{b, c}` group, or `super::x`.
 """
@@ -106,6 +107,9 @@ def circles(mods, out):
 def main():
     args = sys.argv[1:]
     limit = None
+    strict = "--no-core-imports" in args
+    if strict:
+        args.remove("--no-core-imports")
     if "--max-circle" in args:
         i = args.index("--max-circle")
         try:
@@ -144,8 +148,15 @@ def main():
     print(f"{len(crossing)} imports from the core into features:")
     for m, t in crossing:
         print(f"    {m} -> {t}")
+    failed = False
     if limit is not None and cs and len(cs[0]) > limit:
         print(f"error: a circle of {len(cs[0])} modules (at most {limit} allowed)", file=sys.stderr)
+        failed = True
+    if strict and crossing:
+        print(f"error: {len(crossing)} imports from the core into features (none allowed: reach "
+              "the core through hooks.rs)", file=sys.stderr)
+        failed = True
+    if failed:
         sys.exit(1)
 
 

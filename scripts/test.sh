@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs magpie's whole test suite: clippy and rustdoc with warnings as errors; a reason for every
-# atomic ordering (scripts/check-orderings.sh); unit, integration, stress and doc tests of every crate;
+# atomic ordering (scripts/check-orderings.sh); the core's layering (scripts/import-circles.py); unit, integration, stress and doc tests of every crate;
 # magpie's rayon-core (its tests, rayon's and rayon-core's own suites against it, a downstream
 # rayon and ndarray crate on it); the suite's HTML report rendered in headless Chromium
 # (scripts/check-report.sh); the tests of the optional hwloc feature (when hwloc can be
@@ -56,6 +56,11 @@ RUSTDOCFLAGS="-D warnings" cargo doc -p magpie --no-deps --locked --quiet
 
 echo "== every atomic ordering says why it is enough: scripts/check-orderings.sh"
 bash scripts/check-orderings.sh
+
+echo "== the core's layering: scripts/import-circles.py --max-circle 4 --no-core-imports"
+# No import circle in the runtime crate larger than rayon-core's (4 modules), and no import
+# from the scheduler's core into a feature (docs/DESIGN.md, "Layering").
+python3 scripts/import-circles.py --max-circle 4 --no-core-imports
 
 echo "== cargo test --workspace"
 cargo test --workspace --locked

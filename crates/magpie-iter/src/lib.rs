@@ -81,13 +81,13 @@ pub mod str {
 
 mod adaptors;
 mod consumers;
-mod more;
+mod reshape;
 mod sources;
 mod split;
 
 pub use adaptors::{Cloned, Copied, Enumerate, Filter, FilterMap, Inspect, Map, Zip};
 pub use consumers::FromParallelIterator;
-pub use more::{
+pub use reshape::{
     Chain, CloneInit, Eager, FlatItems, FlatMap, Fold, InitFn, Lengths, MapState, ParItems, Rev,
     SeqItems, StateInit, StepBy,
 };

@@ -1,7 +1,7 @@
 //! Hooks: how the features around the scheduler reach into it without the scheduler naming them.
 //!
 //! The core (pool, registry, worker, scheduling loop, deque, job, latch, join, scope, fibers,
-//! inbox, sleep, policy) knows of a feature only through a trait declared here. The builder,
+//! inbox, sleep, policy, positions, donation) knows of a feature only through a trait declared here. The builder,
 //! which knows every feature, makes the feature's object and hands it to the registry; the
 //! core calls it at the points the trait names. A pool that uses no feature holds `None` and
 //! pays one test of that `Option` where the hook would be called, only on the paths named
@@ -15,7 +15,9 @@
 //!   followed, `schedule/region.rs`), held in the registry's [`RegionSlot`] while it runs.
 //!   Called by the scheduling loop once per round while a region is in force (where it takes
 //!   donations, whether it may steal, the stall rule's idle set); without one, a round pays
-//!   one relaxed load.
+//!   one relaxed load. Also called by a region's positioned tasks (`position.rs`), where each
+//!   child goes and which tasks are cuts: only by tasks of a region, whose fiber says so, so a
+//!   join or spawn outside one pays the test of that fiber word and nothing more.
 //! * [`Mailboxes`]: workers grouped in places, each place with a mailbox (SLAW's places,
 //!   CAB's squads; `places.rs`). Called on the steal path after a worker's nearest victims
 //!   (only in a pool that has places: without, the victims are untiered or NUMA-tiered and the
@@ -26,8 +28,13 @@
 //!   `Builder::replay`), and the pool's end, when the trace file is written. Called once per
 //!   such install and once at the end.
 //! * [`Extensions`]: state a feature keeps per pool that the core never reads (the cache
-//!   model's leaf log). The builder puts it in; the feature finds its own by type. An empty
-//!   store costs a feature one length test.
+//!   model's leaf log, the topology, the trace recorder). The builder puts it in; the feature
+//!   finds its own by type. An empty store costs a feature one length test.
+//!
+//! Tracing is the one feature without a trait: its call points (the tag of a published frame,
+//! a phase begun, an idle spell, an install's root) are methods that `trace/hooks.rs` defines
+//! on the worker's record and the registry, each behind the pool's trace flag, so that a pool
+//! that does not trace pays one branch there and no call.
 
 use crate::deque::Item;
 use crate::registry::Registry;

@@ -209,8 +209,7 @@ impl Mailboxes for Places {
         } else if !self.cross_steal {
             self.has_mail(p) || self.workers[p].iter().any(|&w| public(w))
         } else {
-            (0..self.count()).any(|q| self.has_mail(q))
-                || (0..self.of_worker.len()).any(public)
+            (0..self.count()).any(|q| self.has_mail(q)) || (0..self.of_worker.len()).any(public)
         }
     }
 

@@ -442,7 +442,7 @@ pub(crate) fn spawn_may_hand_over(wt: &WorkerThread, fl: &FiberLocal, depth: u32
 pub(crate) fn probe_spawn(wt: &WorkerThread, fl: &FiberLocal, depth: u32, policy: Policy) -> Probe {
     if policy != Policy::Adaptive || fl.in_region() {
         // A schedule region's task publishes only through the region's own paths, which give
-        // the child a ticket on the region (`schedule/region.rs`); it runs its spawns in place.
+        // the child a ticket on the region (`position.rs`); it runs its spawns in place.
         return Probe::NONE;
     }
     let level = level(fl, depth);

@@ -334,7 +334,7 @@ impl WorkerThread {
         if self.fiber_local().cursor().is_some_and(|c| !c.tracked()) {
             // A region task whose joins must be positioned one by one (it looks them up in a
             // template): no credit, so every join and spawn reaches the positioned paths
-            // (`schedule/region.rs`). Below a tracked cursor the in-place paths keep positions.
+            // (`position.rs`). Below a tracked cursor the in-place paths keep positions.
             return false;
         }
         if self.promotes && !self.fiber_local().pending.get().is_null() {

@@ -1,6 +1,7 @@
-//! The second group of adaptors: `chain`, `rev`, `step_by`, `with_min_len`/`with_max_len`,
-//! `flat_map_iter`/`flat_map`, `map_with`/`map_init` and `fold` (one accumulator per sequential
-//! piece). Like the first group, they split where their source splits.
+//! The adaptors that reshape the sequence or keep state per sequential piece: `chain`, `rev`,
+//! `step_by`, `with_min_len`/`with_max_len`, `flat_map_iter`/`flat_map`, `map_with`/`map_init`
+//! and `fold` (one accumulator per sequential piece). Like the plain adaptors (`adaptors.rs`),
+//! they split where their source splits.
 
 use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 use std::sync::Arc;
