@@ -299,6 +299,12 @@ pub(crate) fn set_global(pool: Pool) -> Result<(), Pool> {
 
 /// Runs `op` where a call made outside any worker runs: on the pool the calling thread is lent
 /// to, as its worker 0 (`Builder::use_current_thread`), else on the global pool.
+///
+/// Out of line and cold: the call hands `op` to another thread (microseconds), and inlined into
+/// `scope` or `join` its install paths made the hot code around them larger and moved it, which
+/// cost fj 1.18x at 1 worker for the same instructions (docs/results/core.md).
+#[cold]
+#[inline(never)]
 pub(crate) fn outside<OP, R>(op: OP) -> R
 where
     OP: FnOnce() -> R + Send,
