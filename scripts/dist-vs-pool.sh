@@ -32,10 +32,10 @@ if [ $default_profile = 1 ]; then
     echo "building with cargo's default release profile into $dir" >&2
     CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
         CARGO_PROFILE_RELEASE_DEBUG=0 RUSTFLAGS="" CARGO_TARGET_DIR=$dir \
-        cargo build --release -q -p magpie-cli -p magpie-dist --features magpie-dist/mpi
+        cargo build --release -q -p magpie-cli -p magpie-dist-bench --features magpie-dist-bench/mpi
 else
     dir=target
-    cargo build --release -q -p magpie-cli -p magpie-dist --features magpie-dist/mpi
+    cargo build --release -q -p magpie-cli -p magpie-dist-bench --features magpie-dist-bench/mpi
 fi
 bin=$dir/release
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1

@@ -76,7 +76,7 @@ if [ -z "${MAGPIE:-}" ]; then
     MAGPIE=target/release/magpie
 fi
 if [ -z "${MAGPIE_DIST:-}" ] && want dist && command -v mpirun >/dev/null; then
-    cargo build --locked --release -q -p magpie-dist --features magpie-dist/mpi || exit 1
+    cargo build --locked --release -q -p magpie-dist-bench --features magpie-dist-bench/mpi || exit 1
     MAGPIE_DIST=target/release/magpie-dist
 fi
 for b in "$MAGPIE" ${MAGPIE_DIST:+"$MAGPIE_DIST"}; do

@@ -4,7 +4,8 @@
 # magpie's rayon-core (its tests, rayon's and rayon-core's own suites against it, a downstream
 # rayon and ndarray crate on it); the suite's HTML report rendered in headless Chromium
 # (scripts/check-report.sh); the tests of the optional hwloc feature (when hwloc can be
-# installed); magpie-dist's MPI tests under mpirun (when Open MPI can be installed);
+# installed); a user's crate on magpie-dist alone (scripts/downstream-dist.sh); magpie-dist's
+# MPI tests and examples under mpirun (when Open MPI can be installed);
 # magpie-splice's unit tests under Miri (when rustup can install it); the runtime's tests under
 # ThreadSanitizer (scripts/tsan.sh; when rustup can install nightly's rust-src); then the loom
 # model tests of the concurrent structures (deque, latches, the join protocol, sleep/wake, the
@@ -75,6 +76,9 @@ echo "== rayon-core on magpie (rayon-core/): its own tests, rayon's and rayon-co
 bash scripts/rayon-suite.sh
 bash scripts/downstream-rayon.sh
 
+echo "== a user's crate on the magpie-dist library alone: scripts/downstream-dist.sh"
+bash scripts/downstream-dist.sh
+
 echo "== the suite's report in a browser: scripts/install-chromium.sh, then scripts/check-report.sh"
 # Optional like the others: without Chromium (no root, no apt) the browser check is skipped.
 if bash scripts/install-chromium.sh; then
@@ -94,8 +98,10 @@ fi
 
 echo "== MPI: scripts/install-mpi.sh, then magpie-dist's MPI tests (--features mpi, under mpirun)"
 # MPI is optional for magpie: without it (no root, no apt) the MPI tests are skipped, said here.
+# The library's own tests and doctests with the transport, then the tool's runs under mpirun.
 if bash scripts/install-mpi.sh; then
     cargo test --locked -p magpie-dist --features mpi
+    cargo test --locked -p magpie-dist-bench --features mpi
 else
     echo "warning: Open MPI could not be installed; magpie-dist's MPI tests are skipped" >&2
 fi

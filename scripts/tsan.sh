@@ -70,8 +70,8 @@ tsan_cargo test -p magpie --lib --tests -- \
     --skip deep_join_recursion_does_not_overflow \
     --skip fiber_stack_overflow_is_reported \
     --skip the_sanitizer_reports_a_race_between_two_join_halves
-echo "== ThreadSanitizer: magpie-dist's unit tests, magpie-splice's tests, magpie-bench's kernels"
-tsan_cargo test -p magpie-dist --lib
+echo "== ThreadSanitizer: magpie-dist's unit tests (the library's, the kernels' and simulator's), magpie-splice's tests, magpie-bench's kernels"
+tsan_cargo test -p magpie-dist -p magpie-dist-bench --lib
 tsan_cargo test -p magpie-splice --lib --tests
 tsan_cargo test -p magpie-bench --lib --test uts
 

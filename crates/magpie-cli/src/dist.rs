@@ -1,6 +1,6 @@
 //! `magpie suite --dist hf|tce[:N]`: the distributed task collections of `magpie-dist` (the
 //! thesis's Ch. 5) in the suite's report. A synthetic kernel (hf or tce: the costs of the
-//! thesis's Hartree-Fock and tensor contraction tasks) runs in `magpie_dist::sim`, the
+//! thesis's Hartree-Fock and tensor contraction tasks) runs in `magpie_dist_bench::sim`, the
 //! discrete-event simulator of the collection (no MPI needed; its costs are this machine's
 //! loopback MPI, `sim::Model::default`), at three rank counts under each strategy (no
 //! balancing, stealing, retentive stealing, and the two persistence-based balancers), for a few
@@ -12,9 +12,9 @@
 
 use magpie_bench::Size;
 use magpie_dist::collection::Strategy;
-use magpie_dist::kernels::Synthetic;
-use magpie_dist::sim;
-use magpie_dist::timeline::MAX_ROWS;
+use magpie_dist_bench::kernels::Synthetic;
+use magpie_dist_bench::sim;
+use magpie_dist_bench::timeline_svg::MAX_ROWS;
 use magpie_view::chart::esc;
 use magpie_view::progress::Progress;
 use serde::{Deserialize, Serialize};
@@ -195,7 +195,10 @@ pub fn simulated(spec: DistSpec, size: Size) -> DistInfo {
                     strategy.name()
                 );
                 info.timelines
-                    .push(magpie_dist::timeline::first_and_last(&title, &o.iterations));
+                    .push(magpie_dist_bench::timeline_svg::first_and_last(
+                        &title,
+                        &o.iterations,
+                    ));
             }
         }
     }

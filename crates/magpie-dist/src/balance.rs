@@ -37,6 +37,26 @@
 //!
 //! Tasks move from donor to receiver directly in a real run; here the functions compute the
 //! placement, which both the in-process tools and the MPI run use.
+//!
+//! ```
+//! use magpie_dist::balance::{centralized, hierarchical, imbalance, Measured, Params};
+//!
+//! // Three ranks; rank 0 measured all the heavy tasks last iteration.
+//! let task = |id, load| Measured { id, load };
+//! let ranks = vec![
+//!     vec![task(0, 5.0), task(1, 5.0), task(2, 5.0), task(3, 1.0)],
+//!     vec![task(4, 1.0), task(5, 1.0)],
+//!     vec![task(6, 1.0)],
+//! ];
+//! assert!(imbalance(&ranks) > 1.0);
+//! for placed in [centralized(&ranks, Params::default()), hierarchical(&ranks, Params::default())] {
+//!     // Every task is placed exactly once, and the heaviest rank is now near the average.
+//!     let mut ids: Vec<u64> = placed.iter().flatten().map(|t| t.id).collect();
+//!     ids.sort();
+//!     assert_eq!(ids, (0..7).collect::<Vec<u64>>());
+//!     assert!(imbalance(&placed) < 0.3, "{placed:?}");
+//! }
+//! ```
 
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;

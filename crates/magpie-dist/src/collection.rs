@@ -2,14 +2,48 @@
 //! that ranks process together, with work stealing between them, and that an iterative program
 //! processes again and again.
 //!
-//! ```text
-//! let mut tc = TaskCollection::new(comm, capacity, Strategy::StealRetentive);
-//! tc.push(task);                                   // seed, locally
-//! for _ in 0..iterations {
-//!     let report = tc.process(|ctx, task, spawner| ..); // collective: returns when every
-//!                                                  // task everywhere has run
-//!     tc.restore();                                // collective: reseed for the next one
-//! }
+//! A program makes one collection per rank, seeds it, and processes it; an iterative program
+//! restores it and processes it again. Here four ranks run as threads of this process
+//! ([`local::Cluster`]); under MPI each rank is a process and its `Comm` is
+//! `rma::World::new(launch::init()?.world(), capacity)` (the `mpi` feature; the crate's
+//! `examples/` are whole MPI programs):
+//!
+//! ```
+//! use magpie_dist::collection::{local::Cluster, Comm, Strategy, TaskCollection};
+//!
+//! // Four ranks whose deques hold up to 1024 tasks each; a task is any `Copy` value that
+//! // serde can encode (here a number).
+//! let ranks = Cluster::ranks::<u32>(4, 1024);
+//! let sums: Vec<u64> = std::thread::scope(|s| {
+//!     let threads: Vec<_> = ranks
+//!         .into_iter()
+//!         .map(|comm| {
+//!             s.spawn(move || {
+//!                 let mut tc = TaskCollection::new(comm, Strategy::StealRetentive);
+//!                 if tc.comm().rank() == 0 {
+//!                     (0..100).for_each(|t| tc.push(t)); // seed, locally
+//!                 }
+//!                 let mut total = 0;
+//!                 for _ in 0..3 {
+//!                     let mut mine = 0u64;
+//!                     // Collective: returns on every rank when every task everywhere has run.
+//!                     tc.process(|t, spawner| {
+//!                         mine += u64::from(t);
+//!                         if t < 100 && t % 2 == 0 {
+//!                             spawner.spawn(1000 + t); // a child, run here or stolen
+//!                         }
+//!                     });
+//!                     total = tc.comm().all_gather(mine).into_iter().sum::<u64>();
+//!                     tc.restore(); // collective: reseed for the next iteration
+//!                 }
+//!                 total
+//!             })
+//!         })
+//!         .collect();
+//!     threads.into_iter().map(|t| t.join().unwrap()).collect()
+//! });
+//! let expected: u64 = (0..100).sum::<u64>() + (0..100).step_by(2).map(|t| 1000 + t).sum::<u64>();
+//! assert!(sums.iter().all(|&t| t == expected));
 //! ```
 //!
 //! A task is plain data (`T: Copy`), so it can be copied between ranks' memories; the closure

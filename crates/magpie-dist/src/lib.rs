@@ -1,7 +1,8 @@
 //! magpie beyond one machine: distributed task collections, after Lifflander's thesis, Ch. 5.
 //!
-//! This crate holds the parts of the distributed runtime that are plain algorithms, usable
-//! in-process and by the MPI transport alike:
+//! The library a distributed program builds on; it depends on serde and, with the `mpi`
+//! feature, on rsmpi, nothing else. The benchmark kernels, the simulator and the `magpie-dist`
+//! tool that runs them live beside magpie's benchmark suite (crates/magpie-dist-bench).
 //!
 //! - [`balance`]: the persistence-based balancers (centralized, hierarchical), as functions from
 //!   measured per-rank task loads to a new placement.
@@ -11,11 +12,7 @@
 //!   the transport feeds with messages.
 //! - [`collection`]: the task collection (push, process, restore) and its five strategies,
 //!   over any [`collection::Comm`]; [`collection::local`] runs ranks as threads.
-//! - [`kernels`]: what a collection runs, each answer checked: uts, and the synthetic iterative
-//!   hf and tce.
-//! - [`sim`]: the same collection at thousands of virtual ranks, in simulated time: the real
-//!   deque, detector, victim choice and balancers under a calibrated cost model.
-//! - [`timeline`]: per-rank utilisation timelines (running tasks, stealing, idle) and their SVG.
+//! - [`timeline`]: per-rank utilisation timelines (running tasks, stealing, idle).
 //!
 //! With the `mpi` feature (rsmpi over the system's Open MPI; `scripts/install-mpi.sh`):
 //!
@@ -27,14 +24,10 @@
 pub mod balance;
 pub mod collection;
 pub mod deque;
-#[cfg(not(loom))]
-pub mod kernels;
 #[cfg(feature = "mpi")]
 pub mod launch;
 #[cfg(feature = "mpi")]
 pub mod rma;
-#[cfg(not(loom))]
-pub mod sim;
 mod sync;
 pub mod termination;
 #[cfg(test)]

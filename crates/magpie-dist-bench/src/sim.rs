@@ -34,12 +34,12 @@
 //! Each iteration checks itself: every task ran exactly once, every rank's detector
 //! terminated, and no thief received tasks after it learned the collection had ended.
 
-use crate::balance::Params;
-use crate::collection::{self, Entry, IterationReport, RankReport, Strategy};
-use crate::deque::{steal, Full, Local, Owner, Stolen};
 use crate::kernels::Synthetic;
-use crate::termination::{Detector, Message};
-use crate::timeline::State;
+use magpie_dist::balance::Params;
+use magpie_dist::collection::{self, Entry, IterationReport, RankReport, Strategy};
+use magpie_dist::deque::{steal, Full, Local, Owner, Stolen};
+use magpie_dist::termination::{Detector, Message};
+use magpie_dist::timeline::State;
 use serde::{Deserialize, Serialize};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;

@@ -1,9 +1,9 @@
-//! `magpie-dist simulate`: the discrete-event simulator ([`magpie_dist::sim`]) over a grid of
+//! `magpie-dist simulate`: the discrete-event simulator ([`magpie_dist_bench::sim`]) over a grid of
 //! rank counts and strategies, no MPI needed.
 
 use magpie_dist::collection::Strategy;
-use magpie_dist::kernels::Synthetic;
-use magpie_dist::sim::{self, Model, Sample};
+use magpie_dist_bench::kernels::Synthetic;
+use magpie_dist_bench::sim::{self, Model, Sample};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -291,7 +291,7 @@ pub fn run(a: Args) -> ExitCode {
                 let path = dir.join(format!("{}-{}-{p}.svg", k.name(), strategy.name()));
                 if let Err(e) = std::fs::write(
                     &path,
-                    magpie_dist::timeline::first_and_last(&title, &o.iterations),
+                    magpie_dist_bench::timeline_svg::first_and_last(&title, &o.iterations),
                 ) {
                     eprintln!(
                         "error: --timeline: writing '{}': {e}; choose a folder you can write",

@@ -17,7 +17,7 @@
 //!   per-rank utilisation timelines as an SVG.
 //! - `magpie-dist simulate hf|tce [--n N] [--ranks P,P,..] [--strategy S,S,..|all]
 //!   [--iterations K] [--calibrate RUN.json].. [--model KEY=NS,..] [--timeline DIR] [--json]`
-//!   (no MPI): the discrete-event simulator (`magpie_dist::sim`) at each rank count (default
+//!   (no MPI): the discrete-event simulator (`magpie_dist_bench::sim`) at each rank count (default
 //!   2400 to 38400) and strategy (default steal, steal-retentive), K iterations (default 5) of
 //!   the kernel of size N (default 727), printing the same per-iteration figures as `run`
 //!   plus the ideal time (total work ÷ ranks). Its cost model is this machine's by default;
@@ -150,7 +150,7 @@ fn parse_balance(args: &[String]) -> Result<(Vec<usize>, u64, bool), String> {
 /// `balance`: the balancers over the skew grid (see the crate doc of this binary).
 fn balance(ranks: &[usize], n: u64, json: bool) -> ExitCode {
     use magpie_dist::balance::{centralized, hierarchical, imbalance, skewed, Params};
-    let k = magpie_dist::kernels::Synthetic::Hf(n);
+    let k = magpie_dist_bench::kernels::Synthetic::Hf(n);
     let loads: Vec<f64> = (0..k.tasks())
         .map(|id| k.cost(id) as f64)
         .filter(|&c| c > 0.0)
@@ -219,7 +219,7 @@ fn balance(ranks: &[usize], n: u64, json: bool) -> ExitCode {
 /// `run`'s options.
 struct RunArgs {
     /// `None`: uts; otherwise the synthetic kernel.
-    synthetic: Option<magpie_dist::kernels::Synthetic>,
+    synthetic: Option<magpie_dist_bench::kernels::Synthetic>,
     tree: magpie_bench::uts::Params,
     tree_name: String,
     strategy: magpie_dist::collection::Strategy,
@@ -233,7 +233,7 @@ struct RunArgs {
 
 impl RunArgs {
     fn parse(args: &[String]) -> Result<RunArgs, String> {
-        use magpie_dist::kernels::Synthetic;
+        use magpie_dist_bench::kernels::Synthetic;
         let kernel = match args.first().map(String::as_str) {
             Some(k @ ("uts" | "hf" | "tce")) => k,
             Some(k) => return Err(format!("unknown kernel '{k}' (expected uts, hf or tce)")),
@@ -303,8 +303,8 @@ impl RunArgs {
 }
 
 impl RunArgs {
-    fn options(&self) -> magpie_dist::kernels::Options {
-        magpie_dist::kernels::Options {
+    fn options(&self) -> magpie_dist_bench::kernels::Options {
+        magpie_dist_bench::kernels::Options {
             strategy: self.strategy,
             transport: self.transport,
             iterations: self.iterations,
@@ -315,7 +315,7 @@ impl RunArgs {
     }
 
     /// Writes the timelines of the first and last iteration, if asked (rank 0's job).
-    fn write_timeline(&self, o: &magpie_dist::kernels::Outcome) -> Result<(), String> {
+    fn write_timeline(&self, o: &magpie_dist_bench::kernels::Outcome) -> Result<(), String> {
         let Some(path) = &self.timeline else {
             return Ok(());
         };
@@ -329,7 +329,7 @@ impl RunArgs {
         );
         std::fs::write(
             path,
-            magpie_dist::timeline::first_and_last(&title, &o.iterations),
+            magpie_dist_bench::timeline_svg::first_and_last(&title, &o.iterations),
         )
         .map_err(|e| {
             format!(
@@ -374,7 +374,7 @@ fn iteration_summary(r: &magpie_dist::collection::IterationReport) -> serde_json
 }
 
 /// Prints an outcome (rank 0's job).
-fn print(o: &magpie_dist::kernels::Outcome, tree: &str, json: bool) {
+fn print(o: &magpie_dist_bench::kernels::Outcome, tree: &str, json: bool) {
     let per_it: Vec<serde_json::Value> = o.iterations.iter().map(iteration_summary).collect();
     if json {
         let v = serde_json::json!({
@@ -433,11 +433,11 @@ fn run(a: RunArgs) -> ExitCode {
     let outcome = match a.synthetic {
         Some(k) => {
             let comm = magpie_dist::rma::World::new(world, 1 << 16);
-            magpie_dist::kernels::synthetic(comm, k, a.options())
+            magpie_dist_bench::kernels::synthetic(comm, k, a.options())
         }
         None => {
             let comm = magpie_dist::rma::World::new(world, 1 << 14);
-            magpie_dist::kernels::uts(comm, &a.tree, a.options())
+            magpie_dist_bench::kernels::uts(comm, &a.tree, a.options())
         }
     };
     match outcome {
@@ -465,11 +465,11 @@ fn run(a: RunArgs) -> ExitCode {
     let hs: Vec<_> = match a.synthetic {
         Some(s) => Cluster::ranks::<u64>(a.ranks, 1 << 16)
             .into_iter()
-            .map(|r| std::thread::spawn(move || magpie_dist::kernels::synthetic(r, s, o)))
+            .map(|r| std::thread::spawn(move || magpie_dist_bench::kernels::synthetic(r, s, o)))
             .collect(),
         None => Cluster::ranks::<[u8; 24]>(a.ranks, 1 << 14)
             .into_iter()
-            .map(|r| std::thread::spawn(move || magpie_dist::kernels::uts(r, &tree, o)))
+            .map(|r| std::thread::spawn(move || magpie_dist_bench::kernels::uts(r, &tree, o)))
             .collect(),
     };
     let outcomes: Vec<_> = hs.into_iter().map(|h| h.join()).collect();

@@ -21,8 +21,8 @@
 //!   Ranks are seeded with contiguous ranges of ids, so the heavy shells and blocks make some
 //!   ranks far busier than others.
 
-use crate::collection::{Comm, Entry, IterationReport, Strategy, TaskCollection, Transport};
 use magpie_bench::uts;
+use magpie_dist::collection::{Comm, Entry, IterationReport, Strategy, TaskCollection, Transport};
 use serde::{Deserialize, Serialize};
 
 /// How a kernel runs on its ranks.
@@ -34,7 +34,7 @@ pub struct Options {
     pub transport: Transport,
     /// Iterations (`process` calls).
     pub iterations: usize,
-    /// Record every rank's timeline ([`crate::timeline`]).
+    /// Record every rank's timeline ([`magpie_dist::timeline`]).
     pub timeline: bool,
     /// Workers of the magpie pool each rank runs its tasks' insides on (1: none, the rank's
     /// own thread runs them). Only the synthetic kernels' tasks have insides to split.
@@ -162,7 +162,7 @@ pub fn uts<C: Comm<Entry<[u8; 24]>>>(
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::collection::local::Cluster;
+    use magpie_dist::collection::local::Cluster;
 
     #[test]
     fn synthetic_kernels_check_out_under_every_strategy_and_are_skewed() {
