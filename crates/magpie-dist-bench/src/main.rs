@@ -11,8 +11,8 @@
 //!   `mpi` feature it runs on the ranks of `mpirun -n P` (one rank without mpirun); without
 //!   it, on `--ranks` threads of this process (default 1). Rank 0 prints a table (or one JSON
 //!   object): the kernel, ranks, strategy, result, verified, and per iteration the time, the
-//!   efficiency and the steals attempted and successful per rank (mean and standard
-//!   deviation). `--workers W` (hf, tce) gives each rank a magpie pool of W workers that runs
+//!   efficiency (wall time and CPU time) and the steals attempted and successful per rank
+//!   (mean and standard deviation). `--workers W` (hf, tce) gives each rank a magpie pool of W workers that runs
 //!   the insides of its larger tasks; `--timeline` writes the first and last iteration's
 //!   per-rank utilisation timelines as an SVG.
 //! - `magpie-dist simulate hf|tce [--n N] [--ranks P,P,..] [--strategy S,S,..|all]
@@ -356,8 +356,9 @@ fn mean_std(v: &[f64]) -> (f64, f64) {
     (m, var.sqrt())
 }
 
-/// One iteration's figures over the ranks: time (the slowest rank's), efficiency, tasks, and
-/// steals attempted and successful per rank (mean and standard deviation).
+/// One iteration's figures over the ranks: time (the slowest rank's), efficiency in wall time and
+/// in CPU time, tasks, and steals attempted and successful per rank (mean and standard
+/// deviation).
 fn iteration_summary(r: &magpie_dist::collection::IterationReport) -> serde_json::Value {
     let wall = r.wall_ns() as f64 * 1e-9;
     let att: Vec<f64> = r.ranks.iter().map(|x| x.steals_attempted as f64).collect();
@@ -367,6 +368,7 @@ fn iteration_summary(r: &magpie_dist::collection::IterationReport) -> serde_json
     let phases: Vec<f64> = r.ranks.iter().map(|x| x.phases as f64).collect();
     serde_json::json!({
         "iteration": r.iteration, "time_s": wall, "efficiency": r.efficiency(),
+        "cpu_efficiency": r.cpu_efficiency(),
         "tasks": r.tasks(), "phases": mean_std(&phases).0,
         "steals_attempted": {"mean": am, "std": asd},
         "steals_successful": {"mean": sm, "std": ssd},
@@ -399,15 +401,16 @@ fn print(o: &magpie_dist_bench::kernels::Outcome, tree: &str, json: bool) {
         o.result
     );
     println!(
-        "  {:>4} {:>10} {:>10} {:>18} {:>18}",
-        "it", "time s", "efficiency", "steals tried/rank", "steals won/rank"
+        "  {:>4} {:>10} {:>10} {:>10} {:>18} {:>18}",
+        "it", "time s", "efficiency", "cpu eff.", "steals tried/rank", "steals won/rank"
     );
     for v in &per_it {
         println!(
-            "  {:>4} {:>10.4} {:>10.3} {:>10.1} ± {:<5.1} {:>10.1} ± {:<5.1}",
+            "  {:>4} {:>10.4} {:>10.3} {:>10.3} {:>10.1} ± {:<5.1} {:>10.1} ± {:<5.1}",
             v["iteration"],
             v["time_s"].as_f64().unwrap_or(0.0),
             v["efficiency"].as_f64().unwrap_or(0.0),
+            v["cpu_efficiency"].as_f64().unwrap_or(0.0),
             v["steals_attempted"]["mean"].as_f64().unwrap_or(0.0),
             v["steals_attempted"]["std"].as_f64().unwrap_or(0.0),
             v["steals_successful"]["mean"].as_f64().unwrap_or(0.0),

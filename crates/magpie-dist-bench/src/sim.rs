@@ -319,6 +319,8 @@ impl Sim {
             let cost = self.cfg.model.cost(self.cfg.kernel.cost(e.task));
             n.rep.tasks += 1;
             n.rep.task_ns += cost;
+            // Simulated ranks never wait for a core: their CPU time is their time.
+            n.rep.task_cpu_ns += cost;
             if e.root {
                 n.ran.push((e.task, cost));
             }

@@ -71,8 +71,10 @@ pub struct Measured {
 }
 
 /// The balancers' constants: `c` (a rank gives up tasks while above `c × avg`), `d` (a node
-/// gives tasks to members below `d × avg`), `arity` (of the hierarchical tree). The thesis uses
-/// 1.003, 1.003 and 3.
+/// gives tasks to members below `d × avg`), `arity` (of the hierarchical tree), as the thesis
+/// has them (1.003, 1.003 and 3); and two that make a real run's balancing settle on noisy
+/// measurements (see `collection`'s "Measurements" and [`worth_moving`]): `min_gain` and
+/// `memory`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Params {
     /// The overload threshold.
@@ -81,6 +83,13 @@ pub struct Params {
     pub d: f64,
     /// The hierarchical tree's arity (at least 2).
     pub arity: usize,
+    /// A new placement is taken only if it lowers the heaviest rank's load by more than this
+    /// share of it (0.05: 5%); otherwise every task stays where it is.
+    pub min_gain: f64,
+    /// How much of a task's previous load estimate its next one keeps (0: the last
+    /// measurement alone; 0.75, the default: a quarter of the new measurement, so an estimate
+    /// averages about the last four and one outlier moves it a quarter of the way).
+    pub memory: f64,
 }
 
 impl Default for Params {
@@ -89,6 +98,8 @@ impl Default for Params {
             c: 1.003,
             d: 1.003,
             arity: 3,
+            min_gain: 0.05,
+            memory: 0.75,
         }
     }
 }
@@ -96,6 +107,20 @@ impl Default for Params {
 /// The total load of `tasks`.
 pub fn load(tasks: &[Measured]) -> f64 {
     tasks.iter().map(|t| t.load).sum()
+}
+
+/// The heaviest rank's load.
+pub fn heaviest(ranks: &[Vec<Measured>]) -> f64 {
+    ranks.iter().map(|r| load(r)).fold(0.0, f64::max)
+}
+
+/// Whether moving from placement `now` to `next` is worth it: it lowers the heaviest rank's
+/// load by more than `min_gain` of it. Measurements are noisy (a task measured twice rarely
+/// costs the same), and the thesis's thresholds (`c`, `d`: 0.3%) move tasks for differences
+/// that noise alone makes; a move also costs its tasks' data and caches. So a placement whose
+/// expected gain is within the noise keeps every task where it is.
+pub fn worth_moving(now: &[Vec<Measured>], next: &[Vec<Measured>], min_gain: f64) -> bool {
+    heaviest(next) < (1.0 - min_gain) * heaviest(now)
 }
 
 /// `max / avg − 1` over the ranks' loads: 0 is perfect balance.
@@ -370,17 +395,13 @@ mod tests {
         best
     }
 
-    fn makespan(p: &[Vec<Measured>]) -> f64 {
-        p.iter().map(|r| load(r)).fold(0.0, f64::max)
-    }
-
     #[test]
     fn every_task_is_placed_once_and_no_rank_gets_worse_than_the_worst() {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         for ranks in [1, 2, 3, 4, 7, 13, 40] {
             for skew in [false, true] {
                 let inst = instance(&mut rng, ranks, 10 * ranks + 3, skew);
-                let before = makespan(&inst);
+                let before = heaviest(&inst);
                 for (name, out) in [
                     ("centralized", centralized(&inst, Params::default())),
                     ("hierarchical", hierarchical(&inst, Params::default())),
@@ -397,7 +418,7 @@ mod tests {
                 ] {
                     assert_eq!(out.len(), ranks, "{name}");
                     assert_eq!(ids(&out), ids(&inst), "{name}: tasks lost or doubled");
-                    assert!(makespan(&out) <= before + 1e-9, "{name}: worse than before");
+                    assert!(heaviest(&out) <= before + 1e-9, "{name}: worse than before");
                     if skew && ranks > 1 {
                         assert!(
                             imbalance(&out) < imbalance(&inst),
@@ -436,21 +457,22 @@ mod tests {
             );
             let bound = (4.0 / 3.0 - 1.0 / (3.0 * ranks as f64)) * opt;
             assert!(
-                makespan(&c) <= bound + 1e-9,
+                heaviest(&c) <= bound + 1e-9,
                 "trial {trial}: {} > {bound}",
-                makespan(&c)
+                heaviest(&c)
             );
-            assert!(makespan(&c) >= opt - 1e-9);
+            assert!(heaviest(&c) >= opt - 1e-9);
             let h = hierarchical(
                 &inst,
                 Params {
                     c: 1.0,
                     d: 1.0,
                     arity: 3,
+                    ..Params::default()
                 },
             );
-            assert!(makespan(&h) >= opt - 1e-9);
-            assert!(makespan(&h) < makespan(&inst), "trial {trial}");
+            assert!(heaviest(&h) >= opt - 1e-9);
+            assert!(heaviest(&h) < heaviest(&inst), "trial {trial}");
         }
     }
 

@@ -59,16 +59,30 @@
 //! equal tasks stay two), or a persistence-based balancer's placement of every rank's measured
 //! tasks (§5.3).
 //!
+//! **Measurements.** The balancers place tasks by what they cost last time, so a noisy
+//! measurement moves tasks for nothing, and on a loaded machine a task's wall time is mostly
+//! noise: a rank that waits for a core while in a task makes the task look slower, all its
+//! tasks at once, and a balancer that believes it sends that rank's work to the others, where
+//! the same happens the next time (two ranks beside another job swapped most of their tasks
+//! every iteration that way). So a task is measured with its thread's CPU clock where the
+//! platform has one ([`crate::cpu_clock`]; the wall clock elsewhere); each task's estimate
+//! keeps most of the previous one (`Params::memory`: three quarters by default), so one outlier
+//! moves nothing far; and a new placement is taken only when it lowers the heaviest rank's load by
+//! more than `Params::min_gain` (5%), so a balanced program keeps its placement. Every
+//! iteration's report gives both efficiencies, the wall-clock one and the one counted in CPU
+//! time ([`IterationReport::cpu_efficiency`]).
+//!
 //! The ranks are a [`Comm`]: [`local::Cluster`] runs them as threads of one process (tests,
 //! and runs without `mpirun`); the MPI transport implements the same trait.
 
 use crate::balance::{self, Measured, Params};
+use crate::cpu_clock::thread_cpu_ns;
 use crate::deque::{steal, Full, Memory, Owner, Stolen};
 use crate::termination::{Detector, Message};
 use crate::timeline::{Spans, State};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 /// How a collection balances its tasks.
@@ -144,6 +158,40 @@ pub struct Entry<T> {
     pub root: bool,
     /// Spawned by a task at some point (not seeded by `push`).
     pub spawned: bool,
+}
+
+/// CPU nanoseconds the calling thread used since `since` (a `thread_cpu_ns` reading); 0 without
+/// the clock.
+fn cpu_since(since: Option<u64>) -> u64 {
+    match (since, thread_cpu_ns()) {
+        (Some(a), Some(b)) => b.saturating_sub(a),
+        _ => 0,
+    }
+}
+
+/// What a balancer measures one task with: the thread's CPU clock where there is one, else the
+/// wall clock (see the module doc, "Measurements").
+#[derive(Clone, Copy)]
+enum Clock {
+    Cpu(u64),
+    Wall(Instant),
+}
+
+impl Clock {
+    fn now() -> Clock {
+        match thread_cpu_ns() {
+            Some(ns) => Clock::Cpu(ns),
+            None => Clock::Wall(Instant::now()),
+        }
+    }
+
+    /// Nanoseconds since `self`, on the same clock.
+    fn elapsed(self) -> u64 {
+        match self {
+            Clock::Cpu(a) => cpu_since(Some(a)),
+            Clock::Wall(t) => t.elapsed().as_nanos() as u64,
+        }
+    }
 }
 
 /// Hashes an already-mixed key as itself: the skip set's lookups happen at every spawn.
@@ -277,6 +325,14 @@ pub struct RankReport {
     pub steals_successful: u64,
     /// Wall time of the rank's `process`.
     pub wall_ns: u64,
+    /// CPU time the rank's thread used in its runs of tasks (the part of `task_ns` it had a
+    /// core for; 0 where the platform has no thread CPU clock, `cpu_clock`).
+    #[serde(default)]
+    pub task_cpu_ns: u64,
+    /// CPU time the rank's thread used over its whole `process` (tasks, steals and the polls
+    /// of termination waves).
+    #[serde(default)]
+    pub cpu_ns: u64,
     /// Spawned tasks among the seeds this rank ran: under retentive stealing, the working
     /// phases (subtrees) it keeps for the next iteration, one entry each.
     #[serde(default)]
@@ -303,9 +359,22 @@ impl IterationReport {
     }
 
     /// Total task time ÷ (ranks × the longest rank's wall time): 1 when every rank computed
-    /// all the time.
+    /// all the time. Task time is wall time, so a rank that waited for a core while in its
+    /// tasks (other jobs on its cores, more ranks than cores) still counts as computing: see
+    /// [`cpu_efficiency`](Self::cpu_efficiency).
     pub fn efficiency(&self) -> f64 {
-        let work: u64 = self.ranks.iter().map(|r| r.task_ns).sum();
+        self.share(|r| r.task_ns)
+    }
+
+    /// Total CPU time in tasks ÷ (ranks × the longest rank's wall time): the share of the
+    /// ranks' time they computed with a core. Four ranks on two free cores are at most 0.5
+    /// here however busy their tasks keep them. 0 where the platform has no thread CPU clock.
+    pub fn cpu_efficiency(&self) -> f64 {
+        self.share(|r| r.task_cpu_ns)
+    }
+
+    fn share(&self, part: impl Fn(&RankReport) -> u64) -> f64 {
+        let work: u64 = self.ranks.iter().map(part).sum();
         let wall = self.wall_ns();
         if wall == 0 {
             return 0.0;
@@ -374,6 +443,9 @@ pub struct TaskCollection<T: Copy, C: Comm<Entry<T>>> {
     awaiting: Option<Instant>,
     /// Whether `process` records the rank's timeline.
     timeline: bool,
+    /// Under the balancers, each of the collection's tasks' load estimate by key, the same on
+    /// every rank (each computes it from the same gathered measurements; see "Measurements").
+    estimates: HashMap<u64, f64>,
     /// When the current `process` began (the timeline's zero).
     started: Instant,
 }
@@ -405,6 +477,7 @@ where
             transport: Transport::OneSided,
             awaiting: None,
             timeline: false,
+            estimates: HashMap::new(),
             started: Instant::now(),
         }
     }
@@ -531,6 +604,7 @@ where
         F: FnMut(T, &mut Spawner<'_, T, C::Mem>),
     {
         let start = Instant::now();
+        let cpu_start = thread_cpu_ns();
         self.started = start;
         let mut r = RankReport::default();
         let mut det = Detector::new(self.comm.rank(), self.comm.size(), self.arity, 0);
@@ -546,7 +620,7 @@ where
             self.strategy,
             Strategy::PlbCentralized | Strategy::PlbHierarchical
         );
-        let mut busy_since: Option<Instant> = None;
+        let mut busy_since: Option<(Instant, Option<u64>)> = None;
         loop {
             since_pump += 1;
             if since_pump >= 16 {
@@ -559,9 +633,9 @@ where
                     self.span(&mut r, s, State::Idle);
                 }
                 if busy_since.is_none() {
-                    busy_since = Some(Instant::now());
+                    busy_since = Some((Instant::now(), thread_cpu_ns()));
                 }
-                let t0 = (per_task && e.root).then(Instant::now);
+                let t0 = (per_task && e.root).then(Clock::now);
                 f(
                     e.task,
                     &mut Spawner {
@@ -574,14 +648,15 @@ where
                 );
                 r.tasks += 1;
                 if e.root {
-                    let ns = t0.map_or(0, |t| t.elapsed().as_nanos() as u64);
+                    let ns = t0.map_or(0, |t| t.elapsed());
                     self.ran.push((e, ns));
                     r.phases += u64::from(e.spawned);
                 }
                 continue;
             }
-            if let Some(b) = busy_since.take() {
+            if let Some((b, cpu)) = busy_since.take() {
                 r.task_ns += b.elapsed().as_nanos() as u64;
+                r.task_cpu_ns += cpu_since(cpu);
                 self.span(&mut r, b, State::Task);
             }
             // A steal attempt ends an idle spell (the polls between attempts).
@@ -658,6 +733,7 @@ where
             self.span(&mut r, s, State::Idle);
         }
         r.wall_ns = start.elapsed().as_nanos() as u64;
+        r.cpu_ns = cpu_since(cpu_start);
         let ranks = self.comm.all_gather(r);
         let report = IterationReport {
             iteration: self.iteration,
@@ -668,8 +744,8 @@ where
     }
 
     /// The seeds this rank ran in the last `process`, with each one's measured time in
-    /// nanoseconds (measured under the balancers' strategies only, 0 otherwise): what
-    /// `restore` reseeds from.
+    /// nanoseconds (CPU time where the platform has the clock, else wall time; measured under
+    /// the balancers' strategies only, 0 otherwise): what `restore` reseeds from.
     pub fn last_ran(&self) -> impl Iterator<Item = (T, u64)> + '_ {
         self.ran.iter().map(|&(e, ns)| (e.task, ns))
     }
@@ -698,7 +774,10 @@ where
                 next
             }
             Strategy::PlbCentralized | Strategy::PlbHierarchical => {
-                let all: Vec<Vec<(Entry<T>, u64)>> = self.comm.all_gather(ran);
+                let mut all: Vec<Vec<(Entry<T>, u64)>> = self.comm.all_gather(ran);
+                // Every rank computes the same estimates from the same gathered measurements,
+                // so they agree on the placement without a message.
+                estimate(&mut self.estimates, self.params.memory, &mut all);
                 placement(self.strategy, self.params, &all).swap_remove(self.comm.rank())
             }
         };
@@ -718,10 +797,31 @@ pub fn victim(rng: &mut u64, me: usize, p: usize) -> usize {
     (me + 1 + k) % p
 }
 
+/// Replaces each measured time in `all` by the task's load estimate, which keeps `memory`
+/// (from 0 to 1) of its previous one in `estimates` (keyed by the task's key), and records the
+/// new ones (module doc, "Measurements").
+fn estimate<T: Copy>(
+    estimates: &mut HashMap<u64, f64>,
+    memory: f64,
+    all: &mut [Vec<(Entry<T>, u64)>],
+) {
+    let m = memory.clamp(0.0, 1.0);
+    for (e, ns) in all.iter_mut().flatten() {
+        let est = match estimates.get(&e.key) {
+            Some(&prev) => m * prev + (1.0 - m) * *ns as f64,
+            None => *ns as f64,
+        };
+        estimates.insert(e.key, est);
+        *ns = est.round() as u64;
+    }
+}
+
 /// A persistence-based balancer's next seeds: `ran[r]` is what rank `r` ran of the
 /// collection's own tasks with each one's measured time; the result is every rank's tasks for
 /// the next iteration. `strategy` is `PlbCentralized` or `PlbHierarchical` (any other keeps
-/// each rank's tasks where they ran). `restore` and the simulator both place through here.
+/// each rank's tasks where they ran). The balancer's placement is taken only if it is worth
+/// moving to ([`balance::worth_moving`] with `params.min_gain`); otherwise every task stays.
+/// `restore` and the simulator both place through here.
 pub fn placement<T: Copy>(
     strategy: Strategy,
     params: Params,
@@ -744,7 +844,18 @@ pub fn placement<T: Copy>(
     let placed = match strategy {
         Strategy::PlbCentralized => balance::centralized(&measured, params),
         Strategy::PlbHierarchical => balance::hierarchical(&measured, params),
-        _ => measured,
+        _ => {
+            return ran
+                .iter()
+                .map(|ts| ts.iter().map(|e| e.0).collect())
+                .collect()
+        }
+    };
+    // A placement that gains too little to be told from measurement noise is not taken.
+    let placed = if balance::worth_moving(&measured, &placed, params.min_gain) {
+        placed
+    } else {
+        measured
     };
     placed
         .iter()
@@ -936,6 +1047,35 @@ mod tests {
 
     /// Every strategy at 1-4 ranks, 4 iterations: every task of every iteration runs exactly
     /// once (counted over the ranks), and the reports agree on every rank.
+    #[test]
+    fn cpu_efficiency_counts_only_the_time_tasks_had_a_core() {
+        // Two ranks whose tasks wait (sleep) rather than compute: busy by the wall clock,
+        // idle by the CPU clock, as ranks that wait for a core are.
+        if crate::cpu_clock::thread_cpu_ns().is_none() {
+            return; // no CPU clock here: the figure is 0 and there is nothing to compare
+        }
+        let reports: Vec<IterationReport> = std::thread::scope(|s| {
+            let threads: Vec<_> = Cluster::ranks::<u32>(2, 64)
+                .into_iter()
+                .map(|comm| {
+                    s.spawn(move || {
+                        let mut tc = TaskCollection::new(comm, Strategy::NoBalance);
+                        (0..10).for_each(|t| tc.push(t));
+                        tc.process(|_, _| std::thread::sleep(std::time::Duration::from_millis(3)))
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        let r = &reports[0];
+        assert_eq!(r.tasks(), 20);
+        assert!(r.efficiency() > 0.5, "{r:?}");
+        assert!(r.cpu_efficiency() < 0.25 * r.efficiency(), "{r:?}");
+        for rank in &r.ranks {
+            assert!(rank.task_cpu_ns <= rank.cpu_ns, "{rank:?}");
+        }
+    }
+
     #[test]
     fn every_task_runs_once_under_every_strategy() {
         for transport in [Transport::OneSided, Transport::ActiveMessage] {
@@ -1187,5 +1327,130 @@ mod tests {
             .parse::<Strategy>()
             .unwrap_err()
             .contains("expected no-balance"));
+    }
+
+    /// Drives the balancers' reseeding (estimates, then placement) for `iterations` with
+    /// measurements of the true `cost` distorted by `noise`; returns the tasks moved in each
+    /// iteration and the true imbalance (max / avg − 1) after each.
+    fn balance_noisily(
+        strategy: Strategy,
+        params: Params,
+        start: Vec<Vec<Entry<u32>>>,
+        cost: impl Fn(u32) -> f64,
+        mut noise: impl FnMut(usize) -> f64,
+        iterations: usize,
+    ) -> Vec<(usize, f64)> {
+        let mut estimates = HashMap::new();
+        let mut now = start;
+        let mut out = Vec::new();
+        for _ in 0..iterations {
+            let mut all: Vec<Vec<(Entry<u32>, u64)>> = now
+                .iter()
+                .enumerate()
+                .map(|(r, ts)| {
+                    ts.iter()
+                        .map(|e| (*e, (cost(e.task) * noise(r)).round() as u64))
+                        .collect()
+                })
+                .collect();
+            estimate(&mut estimates, params.memory, &mut all);
+            let next = placement(strategy, params, &all);
+            let rank_of = |placed: &[Vec<Entry<u32>>], t: u32| {
+                placed.iter().position(|ts| ts.iter().any(|e| e.task == t))
+            };
+            let moved = (0..now.iter().map(Vec::len).sum::<usize>() as u32)
+                .filter(|&t| rank_of(&now, t) != rank_of(&next, t))
+                .count();
+            let loads: Vec<f64> = next
+                .iter()
+                .map(|ts| ts.iter().map(|e| cost(e.task)).sum())
+                .collect();
+            let avg = loads.iter().sum::<f64>() / loads.len() as f64;
+            out.push((moved, loads.iter().cloned().fold(0.0, f64::max) / avg - 1.0));
+            now = next;
+        }
+        out
+    }
+
+    #[test]
+    fn noisy_measurements_move_few_tasks_and_keep_the_balance() {
+        use crate::test_rng::Rng;
+        let (ranks, tasks) = (4usize, 400u32);
+        // Costs from 1 to 100, heavy ones every seventh task.
+        let cost = |t: u32| {
+            if t.is_multiple_of(7) {
+                100.0
+            } else {
+                1.0 + f64::from(t % 13)
+            }
+        };
+        let entry = |t: u32| Entry {
+            task: t,
+            key: u64::from(t) * 0x9e37_79b9 + 1,
+            root: true,
+            spawned: false,
+        };
+        // Skewed to begin with: rank 0 holds every heavy task.
+        let mut start = vec![Vec::new(); ranks];
+        for t in 0..tasks {
+            let r = if t.is_multiple_of(7) {
+                0
+            } else {
+                1 + t as usize % (ranks - 1)
+            };
+            start[r].push(entry(t));
+        }
+        for strategy in [Strategy::PlbCentralized, Strategy::PlbHierarchical] {
+            // Each measurement off by up to 30% either way, and one in fifty three times too
+            // long (a rank descheduled mid-task).
+            let mut rng = Rng(7);
+            let noise = |_: usize| {
+                let j = 0.7 + 0.6 * (rng.next() % 1000) as f64 / 1000.0;
+                if rng.next().is_multiple_of(50) {
+                    3.0 * j
+                } else {
+                    j
+                }
+            };
+            let steps =
+                balance_noisily(strategy, Params::default(), start.clone(), cost, noise, 12);
+            let name = strategy.name();
+            // The first placement fixes the skew...
+            assert!(steps[0].0 > 0 && steps[0].1 < 0.15, "{name}: {steps:?}");
+            // ...then the estimates settle: from the third iteration on at most one placement
+            // moves tasks (the one the averaged estimates show is still worth it), and the
+            // last six move none; the true balance stays within 15% throughout.
+            let later: Vec<usize> = steps.iter().skip(2).map(|s| s.0).collect();
+            assert!(
+                later.iter().filter(|&&m| m > 0).count() <= 1,
+                "{name}: {steps:?}"
+            );
+            assert!(
+                later.iter().rev().take(6).all(|&m| m == 0),
+                "{name}: {steps:?}"
+            );
+            assert!(steps.iter().all(|s| s.1 < 0.15), "{name}: {steps:?}");
+            // The same measurements with neither the estimates' memory nor the gain threshold.
+            let mut rng = Rng(7);
+            let noise = |_: usize| {
+                let j = 0.7 + 0.6 * (rng.next() % 1000) as f64 / 1000.0;
+                if rng.next().is_multiple_of(50) {
+                    3.0 * j
+                } else {
+                    j
+                }
+            };
+            let thesis = Params {
+                min_gain: 0.0,
+                memory: 0.0,
+                ..Params::default()
+            };
+            let raw = balance_noisily(strategy, thesis, start.clone(), cost, noise, 12);
+            let churn = |s: &[(usize, f64)]| s.iter().skip(2).map(|x| x.0).sum::<usize>();
+            assert!(
+                churn(&raw) > 2 * churn(&steps).max(1),
+                "{name}: {raw:?} vs {steps:?}"
+            );
+        }
     }
 }

@@ -13,6 +13,8 @@
 //! - [`collection`]: the task collection (push, process, restore) and its five strategies,
 //!   over any [`collection::Comm`]; [`collection::local`] runs ranks as threads.
 //! - [`timeline`]: per-rank utilisation timelines (running tasks, stealing, idle).
+//! - [`cpu_clock`]: the thread's CPU time, what the balancers measure tasks with and what the
+//!   reports' CPU efficiency counts.
 //!
 //! With the `mpi` feature (rsmpi over the system's Open MPI; `scripts/install-mpi.sh`):
 //!
@@ -23,6 +25,7 @@
 
 pub mod balance;
 pub mod collection;
+pub mod cpu_clock;
 pub mod deque;
 #[cfg(feature = "mpi")]
 pub mod launch;
