@@ -54,7 +54,124 @@ use std::process::ExitCode;
 mod simulate;
 
 const USAGE: &str = "usage: magpie-dist run uts|hf|tce [options] | simulate hf|tce [options] | \
-balance [options] | selftest deque|latency|balance [--tasks N]   (see the binary's doc for options)";
+balance [options] | selftest deque|latency|balance [--tasks N]   (magpie-dist COMMAND --help)";
+
+/// `magpie-dist --help`.
+const HELP: &str = "magpie-dist: magpie's distributed task collections (the magpie_dist library's \
+kernels, simulator and balancers; docs/DISTRIBUTED.md)
+
+usage: magpie-dist COMMAND [options]      (magpie-dist COMMAND --help for each)
+
+commands:
+  run uts|hf|tce   a task collection of a kernel over MPI ranks (mpirun -n P) or threads
+  simulate hf|tce  the same collection at thousands of simulated ranks (no MPI)
+  balance          the persistence-based balancers over the thesis's skewed grid (no MPI)
+  selftest deque|latency|balance   checks of the MPI transport (under mpirun)
+
+under mpirun as root, or with more ranks than cores, Open MPI wants
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1";
+
+/// `magpie-dist run --help`.
+const RUN_HELP: &str = "usage: magpie-dist run uts|hf|tce [options]
+  (built with --features mpi: mpirun -n P magpie-dist run ...; without: --ranks P threads)
+
+Runs a task collection of the kernel for K iterations and checks each iteration's answer.
+Rank 0 prints a table (or one JSON object): per iteration the time, the efficiency in wall
+time and in CPU time, and the steals tried and won per rank.
+
+options:
+  --tree NAME|SPEC    uts: a named tree (T1, T2, T3, T4, T5, T1L, T3L, T1XS, T3XS; default
+                      T1XS) or a spec in the reference's flags (\"-t 1 -a 3 -d 6 -b 4 -r 19\")
+  --n N               hf, tce: the problem size (default 200; 1 to 10000)
+  --strategy S        no-balance, steal (default), steal-retentive, plb-centralized,
+                      plb-hierarchical
+  --transport T       rma (one-sided steals, default) or am (active messages)
+  --iterations K      default 3 (1 to 10000)
+  --ranks P           threads as ranks, in a build without MPI (default 1)
+  --workers W         hf, tce: a magpie pool of W workers inside each rank (default 1: none)
+  --timeline FILE     write the first and last iteration's utilisation timelines as SVG
+                      (checked writable before the run)
+  --json              one JSON object instead of the table";
+
+/// `magpie-dist balance --help`.
+const BALANCE_HELP: &str = "usage: magpie-dist balance [--ranks P,P,..] [--n N] [--json]
+
+The persistence-based balancers' quality (max/avg - 1, percent) and compute time in this
+process, over the thesis's skewed distributions of the hf kernel's tasks at each rank count.
+
+options:
+  --ranks P,P,..      rank counts (default 2400,4800,9600,19200,38400)
+  --n N               the hf kernel's size (default 727; 2 to 4000)
+  --json              JSON instead of the table";
+
+/// `magpie-dist selftest --help`.
+const SELFTEST_HELP: &str =
+    "usage: mpirun -n P magpie-dist selftest deque|latency|balance [--tasks N]
+
+  deque     rank 0 seeds N x P tasks, the others steal them one-sidedly; every task must run
+            exactly once (exit 1 if not)
+  latency   (2 ranks or more) the one-way message time and an empty steal attempt's time, ns
+  balance   each balancer's placement under MPI must equal the one computed in one process
+
+options:
+  --tasks N           default 2000";
+
+/// Whether this process is a rank other than 0 of a launcher (mpirun) job: such ranks leave
+/// the messages about bad arguments to rank 0, so the user reads each once. Read from the
+/// launcher's environment, since the arguments are checked before MPI starts.
+fn a_secondary_rank() -> bool {
+    ["OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok())
+        .is_some_and(|r| r.trim() != "0")
+}
+
+/// Checks before a run that `path` can be written: an existing file that is not a folder and
+/// opens for writing, or a new one in an existing folder this process can create files in.
+/// Nothing is made, truncated or left behind.
+pub(crate) fn check_output_file(path: &std::path::Path, what: &str) -> Result<(), String> {
+    let bad = |e: &dyn std::fmt::Display| {
+        format!(
+            "{what} '{}': {e}; choose a file you can write",
+            path.display()
+        )
+    };
+    if path.is_dir() {
+        return Err(bad(&"a folder, not a file"));
+    }
+    if path.exists() {
+        return std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop)
+            .map_err(|e| bad(&e));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    if !dir.is_dir() {
+        return Err(bad(&format!("no folder '{}'", dir.display())));
+    }
+    check_output_dir(&dir, what)
+        .map_err(|_| bad(&format!("cannot create files in '{}'", dir.display())))
+}
+
+/// Checks before a run that files can be created in folder `dir` (made if missing): creates
+/// and removes a probe file of this process's own name.
+pub(crate) fn check_output_dir(dir: &std::path::Path, what: &str) -> Result<(), String> {
+    let bad = |e: &dyn std::fmt::Display| {
+        format!(
+            "{what} '{}': {e}; choose a folder you can write",
+            dir.display()
+        )
+    };
+    std::fs::create_dir_all(dir).map_err(|e| bad(&e))?;
+    let probe = dir.join(format!(".magpie-dist-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| bad(&e))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
 
 /// Lets a closed pipe end the process quietly, as it ends other command-line tools (`magpie
 /// ... | head`), instead of `println!` panicking on the write error: Rust starts programs with
@@ -71,9 +188,26 @@ fn default_sigpipe() {
 fn main() -> ExitCode {
     default_sigpipe();
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let help = args.iter().any(|a| a == "-h" || a == "--help");
     match args.first().map(String::as_str) {
         Some("-h" | "--help") => {
-            println!("{USAGE}");
+            println!("{HELP}");
+            ExitCode::SUCCESS
+        }
+        Some("run") if help => {
+            println!("{RUN_HELP}");
+            ExitCode::SUCCESS
+        }
+        Some("simulate") if help => {
+            println!("{}", simulate::HELP);
+            ExitCode::SUCCESS
+        }
+        Some("balance") if help => {
+            println!("{BALANCE_HELP}");
+            ExitCode::SUCCESS
+        }
+        Some("selftest") if help => {
+            println!("{SELFTEST_HELP}");
             ExitCode::SUCCESS
         }
         Some("balance") => match parse_balance(&args[1..]) {
@@ -268,8 +402,14 @@ impl RunArgs {
                     let v = it.next().ok_or("--tree needs a value")?;
                     a.tree = match magpie_bench::uts::named(v) {
                         Some(p) => p,
-                        None => magpie_bench::uts::Params::parse(v)
-                            .map_err(|e| format!("--tree '{v}': {e}"))?,
+                        None => magpie_bench::uts::Params::parse(v).map_err(|e| {
+                            let names: Vec<&str> =
+                                magpie_bench::uts::NAMED.iter().map(|t| t.0).collect();
+                            format!(
+                                "--tree '{v}': not a named tree ({}) nor a tree spec: {e}",
+                                names.join(", ")
+                            )
+                        })?,
                     };
                     a.tree_name = v.clone();
                 }
@@ -287,7 +427,9 @@ impl RunArgs {
                 "--workers" if kernel != "uts" => a.workers = number(it.next(), "--workers", 1024)?,
                 "--timeline" => {
                     let v = it.next().ok_or("--timeline needs a file")?;
-                    a.timeline = Some(v.into());
+                    let path = std::path::PathBuf::from(v);
+                    check_output_file(&path, "--timeline")?;
+                    a.timeline = Some(path);
                 }
                 "--json" => a.json = true,
                 other => return Err(format!("unknown option '{other}' for {kernel}")),
@@ -500,8 +642,11 @@ fn run(a: RunArgs) -> ExitCode {
 const BUG: &str = "this is a bug in magpie-dist: please report it with the command line and \
                    the output above";
 
+/// Bad arguments: the message (once per job under mpirun) and exit code 2.
 fn usage_error(e: &str) -> ExitCode {
-    eprintln!("error: {e}\n{USAGE}");
+    if !a_secondary_rank() {
+        eprintln!("error: {e}\n{USAGE}");
+    }
     ExitCode::from(2)
 }
 

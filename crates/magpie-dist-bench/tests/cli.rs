@@ -56,6 +56,62 @@ fn bad_input_exits_2_with_a_message() {
     assert!(o.status.success());
 }
 
+/// Every command has its own help; a tree that is not one names the ones there are; an output
+/// path that cannot be written stops the run before it starts; under a launcher only rank 0
+/// says what was wrong.
+#[test]
+fn help_names_and_paths_are_a_users_first_answers() {
+    for (args, says) in [
+        (&["--help"][..], "magpie-dist COMMAND --help"),
+        (&["run", "--help"][..], "--strategy S"),
+        (&["run", "hf", "--bogus", "--help"][..], "--timeline FILE"),
+        (&["simulate", "--help"][..], "--calibrate RUN.json"),
+        (&["balance", "--help"][..], "--ranks P,P"),
+        (&["selftest", "--help"][..], "deque"),
+    ] {
+        let o = run(args);
+        assert!(o.status.success(), "{args:?}");
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            out.starts_with("usage: ") || out.starts_with("magpie-dist: "),
+            "{args:?}: {out}"
+        );
+        assert!(out.contains(says), "{args:?}: {out}");
+    }
+    let o = run(&["run", "uts", "--tree", "NOPE"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("T1, T2, T3") && err.contains("T1XS"), "{err}");
+    let missing = std::env::temp_dir()
+        .join(format!("magpie-dist-no-such-folder-{}", std::process::id()))
+        .join("t.svg");
+    for args in [
+        vec!["run", "hf", "--timeline", missing.to_str().unwrap()],
+        vec!["run", "hf", "--timeline", "/"],
+        vec!["simulate", "hf", "--timeline", "/proc/self/status"],
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.starts_with("error: --timeline"), "{args:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?}: it ran");
+    }
+    assert!(
+        !missing.parent().unwrap().exists(),
+        "a folder was made for a file"
+    );
+    // mpirun sets this for each rank: rank 1's copy of the message is left out.
+    for (rank, silent) in [("0", false), ("1", true)] {
+        let o = Command::new(env!("CARGO_BIN_EXE_magpie-dist"))
+            .args(["run", "fib"])
+            .env("OMPI_COMM_WORLD_RANK", rank)
+            .output()
+            .expect("run magpie-dist");
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(o.stderr.is_empty(), silent, "rank {rank}");
+    }
+}
+
 /// Without MPI, `run` runs its ranks as threads of one process, and checks the tree.
 #[cfg(not(feature = "mpi"))]
 #[test]

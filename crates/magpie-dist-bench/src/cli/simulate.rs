@@ -7,6 +7,23 @@ use magpie_dist_bench::sim::{self, Model, Sample};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// `magpie-dist simulate --help`.
+pub const HELP: &str = "usage: magpie-dist simulate hf|tce [options]      (no MPI)
+
+The discrete-event simulator: the real collection (deque, termination detector, victim choice,
+balancers) at each rank count and strategy, in simulated time under a cost model; prints the
+per-iteration figures `run` prints, plus the ideal time (total work / ranks).
+
+options:
+  --n N               the kernel's size (default 727; 2 to 4000)
+  --ranks P,P,..      rank counts (default 2400,4800,9600,19200,38400; up to 1000000)
+  --strategy S,..|all strategies (default steal,steal-retentive)
+  --iterations K      default 5 (1 to 1000)
+  --calibrate RUN.json  fit the model to `run --json` reports (repeatable)
+  --model KEY=NS,..   set costs: unit_ns, task_ns, attempt_ns, copy_ns, message_ns
+  --timeline DIR      write an SVG per rank count and strategy (checked writable first)
+  --json              one JSON object per run instead of the table";
+
 /// `simulate`'s options.
 pub struct Args {
     kernel: Synthetic,
@@ -137,7 +154,11 @@ impl Args {
                 }
                 "--calibrate" => calibrate.push(value()?.clone()),
                 "--model" => sets.push(value()?.clone()),
-                "--timeline" => a.timeline = Some(PathBuf::from(value()?)),
+                "--timeline" => {
+                    let dir = PathBuf::from(value()?);
+                    crate::check_output_dir(&dir, "--timeline")?;
+                    a.timeline = Some(dir);
+                }
                 "--json" => a.json = true,
                 other => return Err(format!("unknown option '{other}' for simulate")),
             }
