@@ -100,6 +100,8 @@ echo "== MPI: scripts/install-mpi.sh, then magpie-dist's MPI tests (--features m
 # MPI is optional for magpie: without it (no root, no apt) the MPI tests are skipped, said here.
 # The library's own tests and doctests with the transport, then the tool's runs under mpirun.
 if bash scripts/install-mpi.sh; then
+    cargo clippy --locked -p magpie-dist -p magpie-dist-bench --all-targets \
+        --features magpie-dist/mpi,magpie-dist-bench/mpi -- -D warnings
     cargo test --locked -p magpie-dist --features mpi
     cargo test --locked -p magpie-dist-bench --features mpi
 else

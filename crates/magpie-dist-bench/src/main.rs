@@ -54,7 +54,7 @@ use std::process::ExitCode;
 mod simulate;
 
 const USAGE: &str = "usage: magpie-dist run uts|hf|tce [options] | simulate hf|tce [options] | \
-balance [options] | selftest deque|latency|balance [--tasks N]   (magpie-dist COMMAND --help)";
+balance [options] | selftest deque|latency|balance|watchdog   (magpie-dist COMMAND --help)";
 
 /// `magpie-dist --help`.
 const HELP: &str = "magpie-dist: magpie's distributed task collections (the magpie_dist library's \
@@ -66,7 +66,7 @@ commands:
   run uts|hf|tce   a task collection of a kernel over MPI ranks (mpirun -n P) or threads
   simulate hf|tce  the same collection at thousands of simulated ranks (no MPI)
   balance          the persistence-based balancers over the thesis's skewed grid (no MPI)
-  selftest deque|latency|balance   checks of the MPI transport (under mpirun)
+  selftest deque|latency|balance|watchdog   checks of the MPI transport (mpirun)
 
 under mpirun as root, or with more ranks than cores, Open MPI wants
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1";
@@ -114,7 +114,8 @@ const SELFTEST_HELP: &str =
   balance   each balancer's placement under MPI must equal the one computed in one process
 
 options:
-  --tasks N           default 2000";
+  --tasks N           default 2000
+  --stop-rank R       watchdog: the rank that stops (default 1)";
 
 /// Whether this process is a rank other than 0 of a launcher (mpirun) job: such ranks leave
 /// the messages about bad arguments to rank 0, so the user reads each once. Read from the
@@ -235,10 +236,14 @@ fn main() -> ExitCode {
                 Ok(n) => selftest_balance(n),
                 Err(e) => usage_error(&e),
             },
+            Some("watchdog") => match parse_stop_rank(&args[2..]) {
+                Ok(r) => selftest_watchdog(r),
+                Err(e) => usage_error(&e),
+            },
             Some(other) => usage_error(&format!(
-                "unknown selftest '{other}' (expected deque, latency or balance)"
+                "unknown selftest '{other}' (expected deque, latency, balance or watchdog)"
             )),
-            None => usage_error("selftest needs a name (deque, latency or balance)"),
+            None => usage_error("selftest needs a name (deque, latency, balance or watchdog)"),
         },
         Some(other) => usage_error(&format!("unknown command '{other}'")),
         None => usage_error("no command given"),
@@ -688,6 +693,70 @@ fn selftest_latency(_: u64) -> ExitCode {
 #[cfg(not(feature = "mpi"))]
 fn selftest_balance(_: u64) -> ExitCode {
     selftest_deque(0)
+}
+
+#[cfg(not(feature = "mpi"))]
+fn selftest_watchdog(_: usize) -> ExitCode {
+    selftest_deque(0)
+}
+
+fn parse_stop_rank(args: &[String]) -> Result<usize, String> {
+    match args {
+        [] => Ok(1),
+        [o, v] if o == "--stop-rank" => v
+            .parse()
+            .map_err(|_| format!("--stop-rank '{v}': expected a rank number")),
+        [o] if o == "--stop-rank" => Err("--stop-rank needs a value".into()),
+        [o, ..] => Err(format!("unknown option '{o}' for selftest watchdog")),
+    }
+}
+
+/// `selftest watchdog`: the ranks run a collection round after round; after the first, rank
+/// `stop` stops itself (SIGSTOP), as a hung node would. The watchdog must end the job with one
+/// message naming it (`MAGPIE_DIST_WATCHDOG` sets the limit); exit 1 if the rounds ever end.
+#[cfg(feature = "mpi")]
+fn selftest_watchdog(stop: usize) -> ExitCode {
+    use magpie_dist::collection::{Comm, Entry, Strategy, TaskCollection};
+    let Some(universe) = magpie_dist::launch::init() else {
+        eprintln!("error: MPI was already initialised");
+        return ExitCode::from(3);
+    };
+    let world = universe.world();
+    let (me, ranks) = {
+        use mpi::traits::Communicator;
+        (world.rank() as usize, world.size() as usize)
+    };
+    if stop >= ranks {
+        if me == 0 {
+            eprintln!(
+                "error: --stop-rank {stop}: the job has ranks 0 to {}",
+                ranks - 1
+            );
+        }
+        return ExitCode::from(2);
+    }
+    let comm = magpie_dist::rma::World::<Entry<u64>>::new(world, 1 << 10);
+    let mut tc = TaskCollection::new(comm, Strategy::Steal);
+    (0..200u64).for_each(|t| tc.push(t + 1000 * me as u64));
+    for round in 0..100_000 {
+        if round == 1 && me == stop {
+            eprintln!("selftest watchdog: rank {me} stops itself (SIGSTOP)");
+            // SAFETY: raises a signal on this process; SIGSTOP runs no handler.
+            unsafe { libc::raise(libc::SIGSTOP) };
+        }
+        let mut x = 0u64;
+        tc.process(|t, _| {
+            for i in 0..2000 {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(t ^ i));
+            }
+        });
+        tc.restore();
+        if round == 0 && tc.comm().rank() == 0 {
+            eprintln!("selftest watchdog: round 0 done on {ranks} ranks");
+        }
+    }
+    eprintln!("error: rank {me}: 100000 rounds ran and the watchdog never ended the job");
+    ExitCode::from(1)
 }
 
 /// `selftest balance`: the balancers under MPI place exactly as in one process. Each rank

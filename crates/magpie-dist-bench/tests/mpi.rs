@@ -209,3 +209,38 @@ fn the_balancers_place_under_mpi_as_in_one_process() {
         assert_eq!(out.matches("equals the in-process one").count(), 2, "{out}");
     }
 }
+
+/// A rank that stops without dying (SIGSTOP) no longer hangs the others: the watchdog ends the
+/// job within its limit (2 s here) plus a little, with one message naming the stopped rank.
+#[test]
+fn the_watchdog_names_a_stopped_rank_and_ends_the_job() {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        eprintln!("mpirun not found: the MPI tests are skipped (scripts/install-mpi.sh)");
+        return;
+    }
+    for (ranks, stop) in [(2, 1), (3, 2)] {
+        let start = std::time::Instant::now();
+        let o = Command::new("mpirun")
+            .arg("-n")
+            .arg(ranks.to_string())
+            .arg(env!("CARGO_BIN_EXE_magpie-dist"))
+            .args(["selftest", "watchdog", "--stop-rank", &stop.to_string()])
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
+            .env("MAGPIE_DIST_WATCHDOG", "2")
+            .output()
+            .expect("run mpirun");
+        let took = start.elapsed();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success(),
+            "{ranks} ranks: the job ended well?\n{err}"
+        );
+        let named = format!("rank {stop} has made no progress");
+        assert_eq!(err.matches(&named).count(), 1, "{ranks} ranks:\n{err}");
+        assert_eq!(err.matches("has made no progress").count(), 1, "{err}");
+        // 2 s of silence, the turns of the ranks that look, and MPI's own start and end.
+        assert!(took < std::time::Duration::from_secs(30), "{took:?}\n{err}");
+    }
+}

@@ -28,7 +28,7 @@ struct Task {
 impl Task {
     /// Units of work: one task in twelve is fifty times heavier.
     fn units(self) -> u64 {
-        if self.id % 12 == 0 {
+        if self.id.is_multiple_of(12) {
             1000
         } else {
             20
@@ -64,7 +64,7 @@ fn run_bag<C: Comm<Entry<Task>>>(
     let (me, ranks) = (tc.comm().rank() as u32, tc.comm().size() as u32);
     // Uneven on purpose: rank 0 gets every heavy task, the others share the light ones.
     for id in (0..TASKS).filter(|&id| {
-        let heavy = id % 12 == 0;
+        let heavy = id.is_multiple_of(12);
         (heavy && me == 0) || (!heavy && (ranks == 1 || id % (ranks - 1).max(1) + 1 == me))
     }) {
         tc.push(Task { id });

@@ -303,8 +303,11 @@ pub unsafe trait Comm<T: Copy> {
     where
         U: Serialize + DeserializeOwned + Clone + Send + 'static;
     /// Whether another rank has failed (panicked or died), so this one must stop rather than
-    /// wait for it; the transport says which, in words.
+    /// wait for it; the transport says which, in words. Called while this rank waits.
     fn failed(&self) -> Option<String>;
+    /// This rank is working (called between its tasks, every few): a transport with a watchdog
+    /// raises its heartbeat (`crate::watchdog`). Nothing by default.
+    fn alive(&self) {}
 }
 
 /// One rank's figures for one `process`.
@@ -550,6 +553,7 @@ where
     /// Handles every message that has arrived: termination's, steal requests (answered at
     /// once from this rank's own deque) and the answer to this rank's request.
     fn pump(&mut self, det: &mut Detector, r: &mut RankReport) {
+        self.comm.alive();
         while let Some(m) = self.comm.try_recv() {
             match m {
                 Envelope::Termination(m) => {

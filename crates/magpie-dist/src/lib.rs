@@ -20,7 +20,7 @@
 //!
 //! - `launch`: starting MPI with the settings the one-sided operations need.
 //! - `rma`: the split deque's memory in an MPI window, so thieves steal with passive-target
-//!   one-sided operations.
+//!   one-sided operations; a watchdog ([`watchdog`]) ends a job one of whose ranks stopped.
 #![warn(missing_docs)]
 
 pub mod balance;
@@ -36,3 +36,4 @@ pub mod termination;
 #[cfg(test)]
 mod test_rng;
 pub mod timeline;
+pub mod watchdog;

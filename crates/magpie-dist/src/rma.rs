@@ -3,7 +3,8 @@
 //! (no message the victim must answer, no lock anyone holds).
 //!
 //! Layout of a rank's window (bytes): the `split`/`stail` word at 0, `itail` at 8 (in a 64-bit
-//! cell), then `capacity` slots of `size_of::<T>()` bytes. The window is allocated with
+//! cell), the rank's heartbeat at 16 (the watchdog's counter, `crate::watchdog`), then
+//! `capacity` slots of `size_of::<T>()` bytes. The window is allocated with
 //! `MPI_Win_allocate` (Open MPI's `sm` one-sided component needs that, and a 64-bit
 //! compare-and-swap crashes under its default component: see [`crate::launch`]) and stays in
 //! one `MPI_Win_lock_all` epoch from creation to drop.
@@ -27,7 +28,8 @@ use std::os::raw::c_void;
 
 const WORD: ffi::MPI_Aint = 0;
 const ITAIL: ffi::MPI_Aint = 8;
-const SLOTS: usize = 16;
+const HEART: ffi::MPI_Aint = 16;
+const SLOTS: usize = 24;
 
 /// An MPI window in one `MPI_Win_lock_all` epoch from its allocation to its drop: what
 /// [`Window`] and [`Counter`] are made of.
@@ -156,6 +158,16 @@ impl<T: Copy> Window<T> {
         }
     }
 
+    /// Raises this rank's heartbeat (`MPI_Fetch_and_op` on its own cell, flushed).
+    fn beat(&self) {
+        self.raw.fetch_add(self.raw.me, HEART, 1);
+    }
+
+    /// `rank`'s heartbeat (an atomic read: a fetch-and-add of 0).
+    fn heartbeat(&self, rank: usize) -> u64 {
+        self.raw.fetch_add(rank as i32, HEART, 0)
+    }
+
     /// This window aimed at `rank`'s deque.
     pub fn target(self: &std::rc::Rc<Self>, rank: usize) -> Target<T> {
         Target {
@@ -165,7 +177,7 @@ impl<T: Copy> Window<T> {
     }
 }
 
-// SAFETY: the word at offset 0 and the counter at 8 are changed only by MPI's atomic
+// SAFETY: the word at offset 0 and the counters at 8 and 16 are changed only by MPI's atomic
 // operations (and read by them or, on the owner's own window under `sm`, by atomic loads; see
 // `word`); slots are indexed modulo the power-of-two capacity; every rank's `Target` on a rank
 // reaches that rank's one window.
@@ -297,11 +309,14 @@ impl Counter {
 /// deques in one [`Window`], termination and active-message stealing as tagged point-to-point
 /// messages (the only point-to-point traffic on the communicator), gathers as
 /// `MPI_Allgatherv` of the values' JSON. A rank that dies ends the job (MPI's default error
-/// handler, and `mpirun` kills the others when one exits with an error), so `failed` has
-/// nothing to report.
+/// handler, and `mpirun` kills the others when one exits with an error); a rank that stops
+/// without dying is named by the watchdog (`crate::watchdog`), which ends the job: while a
+/// rank waits (for work, for termination, for the others at a gather) it checks the others'
+/// heartbeats, and before each gather the ranks meet in a barrier it can watch.
 pub struct World<T> {
     world: mpi::topology::SimpleCommunicator,
     win: std::rc::Rc<Window<T>>,
+    watch: std::cell::RefCell<crate::watchdog::Watch>,
 }
 
 /// The tags of the collection's messages: termination, steal requests and their answers.
@@ -310,10 +325,99 @@ const STEAL_REQUEST: i32 = 78;
 const STEAL_REPLY: i32 = 79;
 
 impl<T: Copy> World<T> {
-    /// The world's ranks with deques of `capacity` tasks (collective).
+    /// The world's ranks with deques of `capacity` tasks (collective), watched with the limit
+    /// `MAGPIE_DIST_WATCHDOG` sets (default 60 s; a value that is not whole seconds is said on
+    /// stderr and the default kept).
     pub fn new(world: mpi::topology::SimpleCommunicator, capacity: usize) -> World<T> {
+        use mpi::traits::Communicator;
         let win = std::rc::Rc::new(Window::new(&world, capacity));
-        World { world, win }
+        let limit = crate::watchdog::limit_from_env().unwrap_or_else(|e| {
+            if world.rank() == 0 {
+                eprintln!("warning: {e}; the watchdog keeps its default limit");
+            }
+            Some(crate::watchdog::DEFAULT_LIMIT)
+        });
+        let (me, n) = (world.rank() as usize, world.size() as usize);
+        let watch = crate::watchdog::Watch::new(me, n, limit, std::time::Instant::now());
+        World {
+            world,
+            win,
+            watch: std::cell::RefCell::new(watch),
+        }
+    }
+
+    /// The same ranks with the watchdog's limit set here (`None`: no watchdog).
+    pub fn with_watchdog(self, limit: Option<std::time::Duration>) -> World<T> {
+        use mpi::traits::Communicator;
+        let (me, n) = (self.world.rank() as usize, self.world.size() as usize);
+        *self.watch.borrow_mut() =
+            crate::watchdog::Watch::new(me, n, limit, std::time::Instant::now());
+        self
+    }
+
+    /// Raises this rank's heartbeat when due (at most every `watchdog::BEAT`).
+    fn beat(&self) {
+        if self.watch.borrow_mut().beat_due(std::time::Instant::now()) {
+            self.win.beat();
+        }
+    }
+
+    /// The watchdog's check while this rank waits: beats, and if another rank has been silent
+    /// past the limit, says so and ends the job (`MPI_Abort`: every rank ends, the silent one
+    /// included).
+    fn watch(&self) {
+        self.beat();
+        let now = std::time::Instant::now();
+        let silent = self.watch.borrow_mut().look(now, |r| self.win.heartbeat(r));
+        if let Some((r, quiet)) = silent {
+            use mpi::traits::Communicator;
+            eprintln!(
+                "error: magpie-dist: rank {r} has made no progress for {:.1} s (stopped, or \
+                 stuck in one task); rank {} ends the job (the watchdog's limit, \
+                 MAGPIE_DIST_WATCHDOG, is {} s)",
+                quiet.as_secs_f64(),
+                self.world.rank(),
+                self.watch.borrow().limit().map_or(0, |l| l.as_secs())
+            );
+            // SAFETY: ends every rank of the communicator's job; called from the thread that
+            // makes this rank's MPI calls (MPI is initialised `Funneled`).
+            unsafe { ffi::MPI_Abort(self.world.as_raw(), 4) };
+        }
+    }
+
+    /// Waits in a barrier that it can watch (`MPI_Ibarrier`, tested until done): the ranks
+    /// meet before a gather, so a silent rank is named rather than waited for in a blocking
+    /// collective.
+    fn watched_barrier(&self) {
+        if self.watch.borrow().limit().is_none() {
+            return;
+        }
+        let mut req: MaybeUninit<ffi::MPI_Request> = MaybeUninit::uninit();
+        // SAFETY: a non-blocking barrier on this rank's communicator, with a valid out-pointer
+        // for its request, which MPI_Test below completes (and frees) before it is dropped.
+        let mut req = unsafe {
+            check(
+                ffi::MPI_Ibarrier(self.world.as_raw(), req.as_mut_ptr()),
+                "MPI_Ibarrier",
+            );
+            req.assume_init()
+        };
+        loop {
+            let mut done = 0;
+            // SAFETY: tests the request started above; `done` and the status are valid
+            // out-pointers (the status is ignored).
+            unsafe {
+                check(
+                    ffi::MPI_Test(&mut req, &mut done, ffi::RSMPI_STATUS_IGNORE),
+                    "MPI_Test",
+                );
+            }
+            if done != 0 {
+                return;
+            }
+            self.watch();
+            std::thread::yield_now();
+        }
     }
 
     /// The communicator.
@@ -421,6 +525,7 @@ unsafe impl<T: Copy> crate::collection::Comm<T> for World<T> {
     {
         use mpi::datatype::PartitionMut;
         use mpi::traits::{Communicator, CommunicatorCollectives};
+        self.watched_barrier();
         let bytes = serde_json::to_vec(&mine).expect("a gathered value serialises");
         let n = self.world.size() as usize;
         let mut counts = vec![0i32; n];
@@ -448,6 +553,12 @@ unsafe impl<T: Copy> crate::collection::Comm<T> for World<T> {
             .collect()
     }
     fn failed(&self) -> Option<String> {
+        // Called while this rank waits: the watchdog ends the job itself if another rank is
+        // silent (see `watch`); a rank that died has ended it already.
+        self.watch();
         None
+    }
+    fn alive(&self) {
+        self.beat();
     }
 }
