@@ -64,8 +64,13 @@
 //! noise: a rank that waits for a core while in a task makes the task look slower, all its
 //! tasks at once, and a balancer that believes it sends that rank's work to the others, where
 //! the same happens the next time (two ranks beside another job swapped most of their tasks
-//! every iteration that way). So a task is measured with its thread's CPU clock where the
-//! platform has one ([`crate::cpu_clock`]; the wall clock elsewhere); each task's estimate
+//! every iteration that way). So each run of tasks (the tasks a rank runs between two looks for
+//! work) is clocked in CPU time as well as wall time ([`crate::cpu_clock`]; a CPU clock read
+//! costs about half a microsecond, too much per task), and the seeds' own wall-clock times
+//! within the run are made to add up to the run's CPU time: what the run spent outside them
+//! (taking tasks, spawned children) is shared out among them, and the whole is scaled by the
+//! share of the run the rank had a core for. A task's measured load is then what it cost this
+//! rank's CPU, however long the rank waited for a core. Each task's estimate
 //! keeps most of the previous one (`Params::memory`: three quarters by default), so one outlier
 //! moves nothing far; and a new placement is taken only when it lowers the heaviest rank's load by
 //! more than `Params::min_gain` (5%), so a balanced program keeps its placement. Every
@@ -160,6 +165,13 @@ pub struct Entry<T> {
     pub spawned: bool,
 }
 
+/// Idle rounds a rank yields in before it starts to sleep between them.
+const IDLE_SPINS: u32 = 32;
+/// The first sleep between idle rounds, doubled each round up to `IDLE_DOUBLINGS` times
+/// (8 µs to 256 µs: what a wave of termination detection or a thief waits at most per hop).
+const IDLE_SLEEP_MIN: std::time::Duration = std::time::Duration::from_micros(8);
+const IDLE_DOUBLINGS: u32 = 5;
+
 /// CPU nanoseconds the calling thread used since `since` (a `thread_cpu_ns` reading); 0 without
 /// the clock.
 fn cpu_since(since: Option<u64>) -> u64 {
@@ -169,28 +181,24 @@ fn cpu_since(since: Option<u64>) -> u64 {
     }
 }
 
-/// What a balancer measures one task with: the thread's CPU clock where there is one, else the
-/// wall clock (see the module doc, "Measurements").
-#[derive(Clone, Copy)]
-enum Clock {
-    Cpu(u64),
-    Wall(Instant),
-}
-
-impl Clock {
-    fn now() -> Clock {
-        match thread_cpu_ns() {
-            Some(ns) => Clock::Cpu(ns),
-            None => Clock::Wall(Instant::now()),
-        }
+/// Makes the measured times of one run of tasks' seeds add up to the CPU time the run used
+/// (module doc, "Measurements"): what the run spent outside the seeds' own clocks (taking tasks,
+/// the clocks themselves, spawned children) is shared out equally, and the whole is scaled by
+/// the share of the run's wall time the rank had a core for (`cpu`: 0 without a CPU clock,
+/// then wall time is kept).
+fn settle_run<T: Copy>(ran: &mut [(Entry<T>, u64)], wall: u64, cpu: u64) {
+    if ran.is_empty() || wall == 0 {
+        return;
     }
-
-    /// Nanoseconds since `self`, on the same clock.
-    fn elapsed(self) -> u64 {
-        match self {
-            Clock::Cpu(a) => cpu_since(Some(a)),
-            Clock::Wall(t) => t.elapsed().as_nanos() as u64,
-        }
+    let covered: u64 = ran.iter().map(|x| x.1).sum();
+    let extra = wall.saturating_sub(covered) as f64 / ran.len() as f64;
+    let share = if cpu == 0 {
+        1.0
+    } else {
+        (cpu as f64 / wall as f64).min(1.0)
+    };
+    for x in ran {
+        x.1 = ((x.1 as f64 + extra) * share).round() as u64;
     }
 }
 
@@ -625,6 +633,10 @@ where
             Strategy::PlbCentralized | Strategy::PlbHierarchical
         );
         let mut busy_since: Option<(Instant, Option<u64>)> = None;
+        // Where the current run of tasks' seeds begin in `ran` (see `settle_run`).
+        let mut run_from = 0;
+        // Rounds in a row that found no task (the idle back-off below).
+        let mut idle_rounds = 0u32;
         loop {
             since_pump += 1;
             if since_pump >= 16 {
@@ -636,10 +648,12 @@ where
                     r.idle_ns += s.elapsed().as_nanos() as u64;
                     self.span(&mut r, s, State::Idle);
                 }
+                idle_rounds = 0;
                 if busy_since.is_none() {
                     busy_since = Some((Instant::now(), thread_cpu_ns()));
+                    run_from = self.ran.len();
                 }
-                let t0 = (per_task && e.root).then(Clock::now);
+                let t0 = (per_task && e.root).then(Instant::now);
                 f(
                     e.task,
                     &mut Spawner {
@@ -652,15 +666,19 @@ where
                 );
                 r.tasks += 1;
                 if e.root {
-                    let ns = t0.map_or(0, |t| t.elapsed());
+                    let ns = t0.map_or(0, |t| t.elapsed().as_nanos() as u64);
                     self.ran.push((e, ns));
                     r.phases += u64::from(e.spawned);
                 }
                 continue;
             }
             if let Some((b, cpu)) = busy_since.take() {
-                r.task_ns += b.elapsed().as_nanos() as u64;
-                r.task_cpu_ns += cpu_since(cpu);
+                let (wall, cpu) = (b.elapsed().as_nanos() as u64, cpu_since(cpu));
+                r.task_ns += wall;
+                r.task_cpu_ns += cpu;
+                if per_task {
+                    settle_run(&mut self.ran[run_from..], wall, cpu);
+                }
                 self.span(&mut r, b, State::Task);
             }
             // A steal attempt ends an idle spell (the polls between attempts).
@@ -730,7 +748,15 @@ where
             if det.terminated() {
                 break;
             }
-            std::thread::yield_now();
+            // Nothing here, nothing stolen: yield, and after a while sleep, doubling up to
+            // `IDLE_SLEEP_MAX`, so an idle rank leaves its core to ranks with work (ranks
+            // outnumbering cores, other jobs). Spinning, idle ranks took nine tenths of the CPU
+            // from the one rank with work at 3 ranks on 2 loaded cores.
+            idle_rounds += 1;
+            match idle_rounds.checked_sub(IDLE_SPINS) {
+                None => std::thread::yield_now(),
+                Some(k) => std::thread::sleep(IDLE_SLEEP_MIN * (1 << k.min(IDLE_DOUBLINGS))),
+            }
         }
         if let Some(s) = idle_since {
             r.idle_ns += s.elapsed().as_nanos() as u64;
@@ -1051,6 +1077,29 @@ mod tests {
 
     /// Every strategy at 1-4 ranks, 4 iterations: every task of every iteration runs exactly
     /// once (counted over the ranks), and the reports agree on every rank.
+    #[test]
+    fn a_runs_seeds_add_up_to_the_cpu_time_it_used() {
+        let e = |t: u32| Entry {
+            task: t,
+            key: u64::from(t),
+            root: true,
+            spawned: false,
+        };
+        // Three seeds clocked 10, 20 and 30 ns in a run of 90 ns wall, 45 ns CPU: the 30 ns
+        // outside their clocks shared out, then halved (the rank had a core half the time).
+        let mut ran = vec![(e(0), 10), (e(1), 20), (e(2), 30)];
+        settle_run(&mut ran, 90, 45);
+        assert_eq!(
+            ran.iter().map(|x| x.1).collect::<Vec<_>>(),
+            vec![10, 15, 20]
+        );
+        // Without a CPU clock the wall time is kept; an empty run changes nothing.
+        let mut ran = vec![(e(0), 10), (e(1), 20), (e(2), 30)];
+        settle_run(&mut ran, 90, 0);
+        assert_eq!(ran.iter().map(|x| x.1).sum::<u64>(), 90);
+        settle_run(&mut ran[..0], 90, 45);
+    }
+
     #[test]
     fn cpu_efficiency_counts_only_the_time_tasks_had_a_core() {
         // Two ranks whose tasks wait (sleep) rather than compute: busy by the wall clock,
