@@ -13,8 +13,8 @@
 //! - [`collection`]: the task collection (push, process, restore) and its five strategies,
 //!   over any [`collection::Comm`]; [`collection::local`] runs ranks as threads.
 //! - [`timeline`]: per-rank utilisation timelines (running tasks, stealing, idle).
-//! - [`cpu_clock`]: the thread's CPU time, what the balancers measure tasks with and what the
-//!   reports' CPU efficiency counts.
+//! - [`cpu_clock`]: the thread's CPU time, which runs of tasks are clocked in for the
+//!   balancers' measurements and the reports' CPU efficiency.
 //!
 //! With the `mpi` feature (rsmpi over the system's Open MPI; `scripts/install-mpi.sh`):
 //!
