@@ -7,6 +7,11 @@
 use std::process::Command;
 
 fn mpirun(ranks: usize, args: &[&str]) -> Option<std::process::Output> {
+    mpirun_with(ranks, args, &[])
+}
+
+/// [`mpirun`] with more variables in the ranks' environment.
+fn mpirun_with(ranks: usize, args: &[&str], vars: &[(&str, &str)]) -> Option<std::process::Output> {
     if Command::new("mpirun").arg("--version").output().is_err() {
         eprintln!("mpirun not found: the MPI tests are skipped (scripts/install-mpi.sh)");
         return None;
@@ -21,6 +26,7 @@ fn mpirun(ranks: usize, args: &[&str]) -> Option<std::process::Output> {
             .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
             .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
             .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
+            .envs(vars.iter().copied())
             .output()
             .expect("run mpirun"),
     )
@@ -214,23 +220,13 @@ fn the_balancers_place_under_mpi_as_in_one_process() {
 /// job within its limit (2 s here) plus a little, with one message naming the stopped rank.
 #[test]
 fn the_watchdog_names_a_stopped_rank_and_ends_the_job() {
-    if Command::new("mpirun").arg("--version").output().is_err() {
-        eprintln!("mpirun not found: the MPI tests are skipped (scripts/install-mpi.sh)");
-        return;
-    }
     for (ranks, stop) in [(2, 1), (3, 2)] {
         let start = std::time::Instant::now();
-        let o = Command::new("mpirun")
-            .arg("-n")
-            .arg(ranks.to_string())
-            .arg(env!("CARGO_BIN_EXE_magpie-dist"))
-            .args(["selftest", "watchdog", "--stop-rank", &stop.to_string()])
-            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-            .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
-            .env("MAGPIE_DIST_WATCHDOG", "2")
-            .output()
-            .expect("run mpirun");
+        let stop_rank = stop.to_string();
+        let args = ["selftest", "watchdog", "--stop-rank", &stop_rank];
+        let Some(o) = mpirun_with(ranks, &args, &[("MAGPIE_DIST_WATCHDOG", "2")]) else {
+            return;
+        };
         let took = start.elapsed();
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(

@@ -1425,9 +1425,22 @@ mod tests {
         out
     }
 
+    /// Measurement noise: each measurement off by up to 30% either way, one in fifty three
+    /// times too long; the same sequence each time it is made.
+    fn noisy() -> impl FnMut(usize) -> f64 {
+        let mut rng = crate::test_rng::Rng(7);
+        move |_| {
+            let j = 0.7 + 0.6 * (rng.next() % 1000) as f64 / 1000.0;
+            if rng.next().is_multiple_of(50) {
+                3.0 * j
+            } else {
+                j
+            }
+        }
+    }
+
     #[test]
     fn noisy_measurements_move_few_tasks_and_keep_the_balance() {
-        use crate::test_rng::Rng;
         let (ranks, tasks) = (4usize, 400u32);
         // Costs from 1 to 100, heavy ones every seventh task.
         let cost = |t: u32| {
@@ -1454,17 +1467,8 @@ mod tests {
             start[r].push(entry(t));
         }
         for strategy in [Strategy::PlbCentralized, Strategy::PlbHierarchical] {
-            // Each measurement off by up to 30% either way, and one in fifty three times too
-            // long (a rank descheduled mid-task).
-            let mut rng = Rng(7);
-            let noise = |_: usize| {
-                let j = 0.7 + 0.6 * (rng.next() % 1000) as f64 / 1000.0;
-                if rng.next().is_multiple_of(50) {
-                    3.0 * j
-                } else {
-                    j
-                }
-            };
+            // A rank descheduled mid-task, among other noise (see `noisy`).
+            let noise = noisy();
             let steps =
                 balance_noisily(strategy, Params::default(), start.clone(), cost, noise, 12);
             let name = strategy.name();
@@ -1484,15 +1488,7 @@ mod tests {
             );
             assert!(steps.iter().all(|s| s.1 < 0.15), "{name}: {steps:?}");
             // The same measurements with neither the estimates' memory nor the gain threshold.
-            let mut rng = Rng(7);
-            let noise = |_: usize| {
-                let j = 0.7 + 0.6 * (rng.next() % 1000) as f64 / 1000.0;
-                if rng.next().is_multiple_of(50) {
-                    3.0 * j
-                } else {
-                    j
-                }
-            };
+            let noise = noisy();
             let thesis = Params {
                 min_gain: 0.0,
                 memory: 0.0,
