@@ -51,7 +51,8 @@ use std::sync::{Arc, OnceLock};
 
 /// A region as the core knows it: the rules its schedule gives (where children go, what is
 /// recorded) and its tasks not yet finished. Made by the schedule (`schedule/region.rs`), which
-/// keeps it alive until [`live`](Self::live) reaches zero.
+/// keeps it alive and in place (its tasks' tickets and positions hold its address) until
+/// [`live`](Self::live) reaches zero: a local of the region's frame, which waits for that.
 pub(crate) struct Region {
     rules: Arc<dyn ScheduleRegion>,
     /// `rules.strict()`, read once: no random steals, work moves only by donation.
