@@ -128,9 +128,8 @@ pub fn imbalance(ranks: &[Vec<Measured>]) -> f64 {
     if ranks.is_empty() {
         return 0.0;
     }
-    let loads: Vec<f64> = ranks.iter().map(|r| load(r)).collect();
-    let avg = loads.iter().sum::<f64>() / loads.len() as f64;
-    let max = loads.iter().cloned().fold(0.0, f64::max);
+    let avg = ranks.iter().map(|r| load(r)).sum::<f64>() / ranks.len() as f64;
+    let max = heaviest(ranks);
     if avg > 0.0 {
         max / avg - 1.0
     } else {

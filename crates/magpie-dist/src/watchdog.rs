@@ -33,9 +33,14 @@ pub const DEFAULT_LIMIT: Duration = Duration::from_secs(60);
 /// The limit `MAGPIE_DIST_WATCHDOG` sets: `Ok(None)` for 0 (off), the default when unset, an
 /// error in words for anything that is not a whole number of seconds.
 pub fn limit_from_env() -> Result<Option<Duration>, String> {
-    match std::env::var("MAGPIE_DIST_WATCHDOG") {
-        Err(_) => Ok(Some(DEFAULT_LIMIT)),
-        Ok(v) => match v.trim().parse::<u64>() {
+    parse_limit(std::env::var("MAGPIE_DIST_WATCHDOG").ok())
+}
+
+/// The limit a value of `MAGPIE_DIST_WATCHDOG` sets (`None`: unset).
+fn parse_limit(value: Option<String>) -> Result<Option<Duration>, String> {
+    match value {
+        None => Ok(Some(DEFAULT_LIMIT)),
+        Some(v) => match v.trim().parse::<u64>() {
             Ok(0) => Ok(None),
             Ok(s) => Ok(Some(Duration::from_secs(s))),
             Err(_) => Err(format!(
@@ -159,14 +164,12 @@ mod tests {
 
     #[test]
     fn the_environment_sets_the_limit_or_says_what_is_wrong() {
-        // One test touches the variable, so no other test races it.
-        std::env::set_var("MAGPIE_DIST_WATCHDOG", "0");
-        assert_eq!(limit_from_env(), Ok(None));
-        std::env::set_var("MAGPIE_DIST_WATCHDOG", "7");
-        assert_eq!(limit_from_env(), Ok(Some(Duration::from_secs(7))));
-        std::env::set_var("MAGPIE_DIST_WATCHDOG", "soon");
-        assert!(limit_from_env().unwrap_err().contains("whole seconds"));
-        std::env::remove_var("MAGPIE_DIST_WATCHDOG");
-        assert_eq!(limit_from_env(), Ok(Some(DEFAULT_LIMIT)));
+        // The variable's values, parsed as `limit_from_env` parses them (without setting the
+        // process's environment, which other threads may be reading).
+        let limit = |v: Option<&str>| parse_limit(v.map(String::from));
+        assert_eq!(limit(Some("0")), Ok(None));
+        assert_eq!(limit(Some("7")), Ok(Some(Duration::from_secs(7))));
+        assert!(limit(Some("soon")).unwrap_err().contains("whole seconds"));
+        assert_eq!(limit(None), Ok(Some(DEFAULT_LIMIT)));
     }
 }

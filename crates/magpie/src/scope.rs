@@ -216,8 +216,7 @@ impl<'scope> Scope<'scope> {
             // A plain thread holding a `&Scope` (through std::thread::scope, say): queue the task
             // in the scope's pool.
             self.count.increment();
-            // SAFETY: the registry outlives the scope.
-            let reg = unsafe { &*self.registry };
+            let reg = self.registry();
             reg.inject(
                 Work::Task {
                     job: HeapJob::into_job_ref(self.task(f), reg.config.trace.then_some(Tag::NONE)),
