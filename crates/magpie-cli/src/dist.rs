@@ -222,14 +222,14 @@ pub fn table(d: &DistInfo) -> String {
     }
     let _ = writeln!(
         o,
-        "  {:>6} {:<17} {:>10} {:>10} {:>10} {:>7} {:>7} {:>10}",
+        "  {:>6} {:<22} {:>10} {:>10} {:>10} {:>7} {:>7} {:>10}",
         "ranks", "strategy", "first ms", "last ms", "ideal ms", "eff 1st", "eff last", "tries/rank"
     );
     for r in &d.rows {
         let [ranks, strategy, first, last, ideal, eff_first, eff_last, tries] = cells(r);
         let _ = writeln!(
             o,
-            "  {ranks:>6} {strategy:<17} {first:>10} {last:>10} {ideal:>10} {eff_first:>7} \
+            "  {ranks:>6} {strategy:<22} {first:>10} {last:>10} {ideal:>10} {eff_first:>7} \
              {eff_last:>7} {tries:>10}"
         );
     }

@@ -782,7 +782,7 @@ fn dist_option_embeds_the_simulated_collections() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(
-        err.contains("dist 10/10 tce 16 ranks plb-hierarchical"),
+        err.contains("dist 14/14 tce 16 ranks plb-hierarchical+steal"),
         "{err}"
     );
     let table = String::from_utf8_lossy(&o.stdout);

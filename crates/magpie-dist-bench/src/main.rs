@@ -6,7 +6,7 @@
 //!   [--transport rma|am] [--ranks P] [--workers W] [--timeline FILE.svg] [--json]`: runs a task collection of the UTS tree (default T1XS), or of the
 //!   synthetic hf or tce kernel of size N (default 200), for K iterations (default 3) under
 //!   strategy S (default steal; no-balance, steal, steal-retentive,
-//!   plb-centralized, plb-hierarchical), thieves stealing one-sidedly (`rma`, the default) or
+//!   plb-centralized, plb-hierarchical, plb-centralized+steal, plb-hierarchical+steal), thieves stealing one-sidedly (`rma`, the default) or
 //!   by active messages (`am`: the victim answers between its tasks), checking each iteration's node count. Built with the
 //!   `mpi` feature it runs on the ranks of `mpirun -n P` (one rank without mpirun); without
 //!   it, on `--ranks` threads of this process (default 1). Rank 0 prints a table (or one JSON
@@ -84,7 +84,9 @@ options:
                       T1XS) or a spec in the reference's flags (\"-t 1 -a 3 -d 6 -b 4 -r 19\")
   --n N               hf, tce: the problem size (default 200; 1 to 10000)
   --strategy S        no-balance, steal (default), steal-retentive, plb-centralized,
-                      plb-hierarchical
+                      plb-hierarchical, plb-centralized+steal, plb-hierarchical+steal
+                      (a balancer's placement, and stealing within an iteration: the
+                      choice for a machine shared with other programs)
   --transport T       rma (one-sided steals, default) or am (active messages)
   --iterations K      default 3 (1 to 10000)
   --ranks P           threads as ranks, in a build without MPI (default 1)

@@ -468,7 +468,10 @@ impl Sim {
                 .into_iter()
                 .map(|ts| ts.into_iter().map(|(t, _)| t).collect())
                 .collect(),
-            Strategy::PlbCentralized | Strategy::PlbHierarchical => {
+            Strategy::PlbCentralized
+            | Strategy::PlbHierarchical
+            | Strategy::PlbCentralizedSteal
+            | Strategy::PlbHierarchicalSteal => {
                 collection::placement(self.cfg.strategy, self.cfg.params, &ran)
             }
         };

@@ -92,6 +92,8 @@ fn every_kernel_under_every_strategy_at_2_to_4_ranks() {
             "steal-retentive",
             "plb-centralized",
             "plb-hierarchical",
+            "plb-centralized+steal",
+            "plb-hierarchical+steal",
         ] {
             for ranks in [2, 3, 4] {
                 let what = format!("{kernel}, {strategy}, {ranks} ranks");
