@@ -37,6 +37,7 @@ pub struct Builder {
     topology: Option<crate::topology::Topology>,
     pin: bool,
     record_leaves: bool,
+    check_races: Option<crate::race::Options>,
     leaf_pace: std::time::Duration,
     victims: crate::topology::Victims,
     places: bool,
@@ -73,6 +74,7 @@ impl Default for Builder {
             topology: None,
             pin: false,
             record_leaves: false,
+            check_races: None,
             leaf_pace: std::time::Duration::ZERO,
             victims: crate::topology::Victims::Random,
             places: false,
@@ -220,6 +222,24 @@ impl Builder {
     /// [`cachemodel::leaf`]: crate::cachemodel::leaf
     pub fn record_leaves(mut self, on: bool) -> Self {
         self.record_leaves = on;
+        self
+    }
+
+    /// Builds a pool that can run checked programs ([`race::check`](crate::race::check)):
+    /// determinacy-race detection, with the default [`race::Options`](crate::race::Options)
+    /// (off by default). Such a pool runs no join or spawn on the join credit, so every one is
+    /// published and its checks are made; programs it runs outside `race::check` are not
+    /// checked but pay that too. Not with `trace_cuts` or `replay`, whose positioned tasks
+    /// the checker does not model.
+    pub fn check_races(mut self, on: bool) -> Self {
+        self.check_races = on.then(Default::default);
+        self
+    }
+
+    /// [`check_races`](Self::check_races) with the given options (which search, and whether
+    /// to compare both).
+    pub fn check_races_with(mut self, options: crate::race::Options) -> Self {
+        self.check_races = Some(options);
         self
     }
 
@@ -589,6 +609,13 @@ impl Builder {
                 ));
             }
         }
+        if self.check_races.is_some() && (self.trace_cuts || self.replay.is_some()) {
+            return Err(Error::config(
+                "check_races",
+                "with trace_cuts or replay",
+                "a pool that neither records nor follows schedule regions (the checker does not model their positioned tasks)",
+            ));
+        }
         if self.use_current_thread {
             let refused = [
                 (self.share.mode != crate::dws::SharingMode::Off, "share"),
@@ -671,7 +698,10 @@ impl Builder {
                         .then(|| crate::trace::record::Recorder::new(workers)),
                 )
                 .with(Some(topology))
-                .with(regions.clone()),
+                .with(regions.clone())
+                .with(self.check_races.map(|o| {
+                    crate::hooks::StructureHook(std::sync::Arc::new(crate::race::Checker::new(o)))
+                })),
             places,
             spawn,
         )?;

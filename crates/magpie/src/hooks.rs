@@ -27,6 +27,12 @@
 //!   schedule regions when the pool records or follows them (`Builder::trace_cuts`,
 //!   `Builder::replay`), and the pool's end, when the trace file is written. Called once per
 //!   such install and once at the end.
+//! * [`Structure`]: the program's fork/join structure as it unfolds (the race checker's tree,
+//!   `race/`), held in the extensions as a [`StructureHook`]. A pool that has one never grants
+//!   the join credit, so every join reaches the out-of-line `join_cold` and every spawn
+//!   `Scope::task` (no spawn runs in place), where the child's context is made;
+//!   a scope pays the same test. A pool without one pays that test only on those paths, never
+//!   on a join or spawn that runs on the credit.
 //! * [`Extensions`]: state a feature keeps per pool that the core never reads (the cache
 //!   model's leaf log, the topology, the trace recorder). The builder puts it in; the feature
 //!   finds its own by type. An empty store costs a feature one length test.
@@ -145,6 +151,42 @@ pub(crate) trait Mailboxes: Send + Sync + 'static {
     /// The feature's own type, for its spawns (`places.rs`).
     fn as_any(&self) -> &dyn Any;
 }
+
+/// The fork/join structure of a checked program (`race/`): told of every join, spawn and scope
+/// of a task that has a context, and of each such task's beginning and end, so that the
+/// feature can keep the task's place in its tree. A context is the feature's own (a pointer
+/// to a record the feature made and frees in [`end`](Self::end)); the core keeps the running
+/// task's in its fiber's record (`FiberLocal::checked`) and hands it back.
+pub(crate) trait Structure: Send + Sync + 'static {
+    /// A join in the task whose context is `cur`: the contexts of its two halves, not begun.
+    fn join(&self, cur: Ctx) -> (Ctx, Ctx);
+    /// The join's halves have both finished: the joiner goes on.
+    fn joined(&self, cur: Ctx);
+    /// A spawn by the task whose context is `cur`: the child's context, not begun.
+    fn spawn(&self, cur: Ctx) -> Ctx;
+    /// A scope opens in the task whose context is `cur`, which runs its body.
+    fn scope_open(&self, cur: Ctx);
+    /// The scope that task opened last has ended (its body and spawns have finished).
+    fn scope_close(&self, cur: Ctx);
+    /// The task whose context is `c` begins on worker `me`.
+    fn begin(&self, c: Ctx, me: usize);
+    /// The task whose context is `c` has ended (returned or unwound); `c` is freed.
+    fn end(&self, c: Ctx);
+    /// The feature's own type, for its entry points (`race::check`).
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A task's context in a [`Structure`]: the feature's pointer, which the core only carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Ctx(pub(crate) *mut ());
+
+// SAFETY: a context belongs to one task at a time (the feature's `Structure` doc): it is made
+// for a task and handed, inside the task's closure, to whichever worker runs it; the task's
+// publication orders the maker's writes before the runner's reads.
+unsafe impl Send for Ctx {}
+
+/// How a pool holds its [`Structure`] among its extensions.
+pub(crate) struct StructureHook(pub(crate) Arc<dyn Structure>);
 
 /// The pool's schedule region, if one is being recorded or followed (`Registry::region`).
 #[derive(Default)]

@@ -165,6 +165,9 @@ where
     RA: Send,
     RB: Send,
 {
+    if wt.checks {
+        return join_checked(wt, fl, a, b);
+    }
     let depth = fl.depth.get();
     if wt.grant_credit(depth) {
         return in_place_or_publish::<HF, PROMOTE, A, B, RA, RB>(wt, fl, depth, a, b);
@@ -184,6 +187,45 @@ where
         };
     }
     join_publish(wt, fl, wt.deque.top(), a, b)
+}
+
+/// A join in a pool that checks for races (`hooks::Structure`): the halves run in contexts of
+/// their own, made before they are published, and the joiner goes on in a new one after.
+/// A task outside a checked call (no context) joins as any other.
+#[cold]
+#[inline(never)]
+fn join_checked<A, B, RA, RB>(wt: &WorkerThread, fl: &FiberLocal, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let (cur, Some(s)) = (fl.checked.get(), wt.registry.structure()) else {
+        return join_publish(wt, fl, wt.deque.top(), a, b);
+    };
+    if cur.is_null() {
+        return join_publish(wt, fl, wt.deque.top(), a, b);
+    }
+    let cur = crate::hooks::Ctx(cur);
+    let (ca, cb) = s.join(cur);
+    /// Tells the structure the join has ended, also when a half's panic unwinds through it
+    /// (a caller that catches the panic goes on after the join).
+    struct Joined<'a>(&'a dyn crate::hooks::Structure, crate::hooks::Ctx);
+    impl Drop for Joined<'_> {
+        fn drop(&mut self) {
+            self.0.joined(self.1);
+        }
+    }
+    // The joiner resumes only on the fiber it began on, whose context `cur` stays.
+    let _joined = Joined(s, cur);
+    join_publish(
+        wt,
+        fl,
+        wt.deque.top(),
+        move || crate::worker::run_in(ca, a),
+        move || crate::worker::run_in(cb, b),
+    )
 }
 
 /// The join with credit: in place if the stack allows (tracked in a region), else published.

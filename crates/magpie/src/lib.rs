@@ -150,6 +150,8 @@ mod position;
 #[cfg(not(loom))]
 mod promote;
 #[cfg(not(loom))]
+pub mod race;
+#[cfg(not(loom))]
 mod registry;
 #[cfg(not(loom))]
 pub mod schedule;

@@ -50,6 +50,7 @@ pub(crate) fn fiber_main(
         level_offset: Cell::new(0),
         track: Cell::new(crate::position::Track::NONE),
         parked_at: Cell::new(0),
+        checked: Cell::new(std::ptr::null_mut()),
     };
     let r = panic::catch_unwind(AssertUnwindSafe(|| {
         let mut cmd = first;

@@ -94,6 +94,13 @@ impl std::fmt::Debug for WorkerStart {
 }
 
 impl Registry {
+    /// The pool's program-structure hook (the race checker), if it has one.
+    pub(crate) fn structure(&self) -> Option<&dyn crate::hooks::Structure> {
+        self.extensions
+            .get::<crate::hooks::StructureHook>()
+            .map(|h| &*h.0)
+    }
+
     /// The tiers of victims worker `index` tries in order: with places, its own place, then (with
     /// cross-place stealing) everyone else; with `Victims::Numa`, its socket, its NUMA node, the
     /// rest; `None` for random victims.

@@ -75,6 +75,10 @@ pub(crate) struct WorkerThread {
     /// (`promote.rs`): a pool with thieves that neither traces nor allows migration, with
     /// `Builder::oldest_first` on.
     pub promotes: bool,
+    /// Whether the pool checks for races (`hooks::Structure`): then no credit is granted (so
+    /// every join reaches `join_cold`, which takes the checked path) and no spawn runs in
+    /// place (so every spawn's child is made by `Scope::task`).
+    pub(crate) checks: bool,
     /// `policy` and `promotes` as `join` dispatches on them (one byte).
     pub join_mode: crate::policy::JoinMode,
     /// This worker's counters (an entry of `registry.stats`).
@@ -331,6 +335,10 @@ impl WorkerThread {
     #[inline(never)]
     pub(crate) fn grant_credit(&self, depth: u32) -> bool {
         self.settle_credit();
+        if self.checks {
+            // A checked pool: every join and spawn must reach the checked paths.
+            return false;
+        }
         if self.fiber_local().cursor().is_some_and(|c| !c.tracked()) {
             // A region task whose joins must be positioned one by one (it looks them up in a
             // template): no credit, so every join and spawn reaches the positioned paths
@@ -470,21 +478,34 @@ impl WorkerThread {
     /// Worker `index` of `registry`, owning `deque`, before it has run anything.
     pub(crate) fn new(registry: Arc<Registry>, index: usize, deque: Deque) -> WorkerThread {
         let registry_traces = registry.config.trace;
+        let checks = registry.structure().is_some();
         let promotes = registry.config.workers > 1
             && registry.config.oldest_first
             && !registry_traces
-            && !registry.config.migrate;
+            && !registry.config.migrate
+            && !checks;
         let tiers = registry.victim_tiers(index);
+        // A pool that checks for races runs no spawn in place (neither with thieves satisfied
+        // nor at the fresh-task bound), so that every spawn is published through
+        // `Scope::task`, where the child's context is made: the spawn path tests nothing for
+        // it.
+        let mut thresholds = registry.config.thresholds;
+        if checks {
+            thresholds.fresh = u32::MAX;
+        }
         WorkerThread {
             index,
             policy: registry.config.policy,
-            thresholds: registry.config.thresholds,
-            keep: if registry.config.workers > 1 {
+            thresholds,
+            keep: if checks {
+                isize::MAX
+            } else if registry.config.workers > 1 {
                 crate::policy::KEEP
             } else {
                 0
             },
             promotes,
+            checks,
             join_mode: crate::policy::JoinMode::of(registry.config.policy, promotes),
             stats: &*registry.stats[index] as *const WorkerStats,
             registry,
@@ -535,4 +556,49 @@ pub(crate) fn pin_thread(tid: i32, cpus: &[usize]) {
         }
         libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set);
     }
+}
+
+/// The context of a child the running task spawns, made in the running task's own
+/// (`hooks::Structure::spawn`), when the pool checks for races and the task is checked.
+pub(crate) fn checked_child() -> Option<crate::hooks::Ctx> {
+    let wt = current()?;
+    if !wt.checks {
+        return None;
+    }
+    let cur = wt.fiber_local().checked.get();
+    if cur.is_null() {
+        return None;
+    }
+    Some(wt.registry.structure()?.spawn(crate::hooks::Ctx(cur)))
+}
+
+/// Runs `f`, a task whose context is `c` (`hooks::Structure`), as the running task of
+/// whichever fiber and worker run it: the fiber's context is `c` from the structure's `begin`
+/// to its `end` (also when `f` unwinds), and what it was is put back after. A task begins and
+/// ends on one fiber (a suspended fiber resumes only where it ran), so the contexts of the
+/// tasks of one fiber nest.
+pub(crate) fn run_in<R>(c: crate::hooks::Ctx, f: impl FnOnce() -> R) -> R {
+    let wt = current().expect("a checked task runs on a worker of its pool");
+    let s = wt
+        .registry
+        .structure()
+        .expect("a checked task runs in a checked pool");
+    let fl = wt.fiber_local();
+    let prev = fl.checked.replace(c.0);
+    s.begin(c, wt.index);
+    /// Ends the task and puts the fiber's context back, on return or unwind.
+    struct Back<'a> {
+        s: &'a dyn crate::hooks::Structure,
+        fl: &'a crate::fiber::FiberLocal,
+        c: crate::hooks::Ctx,
+        prev: *mut (),
+    }
+    impl Drop for Back<'_> {
+        fn drop(&mut self) {
+            self.s.end(self.c);
+            self.fl.checked.set(self.prev);
+        }
+    }
+    let _back = Back { s, fl, c, prev };
+    f()
 }

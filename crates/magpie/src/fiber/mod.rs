@@ -222,6 +222,9 @@ pub(crate) struct FiberLocal {
     /// switch to a ready fiber: every live frame of the parked fiber lies above it, except the
     /// switch's own, within [`TRIM_MARGIN`] below it ([`WorkerThread::park`]).
     pub(crate) parked_at: Cell<usize>,
+    /// The race checker's context of the task running on this fiber (`hooks::Structure`);
+    /// null when the pool does not check or the task began outside a checked call.
+    pub(crate) checked: Cell<*mut ()>,
 }
 
 impl FiberLocal {
