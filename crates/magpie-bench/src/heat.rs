@@ -21,6 +21,12 @@
 //! after the other), rayon ([`rayon_join`]) and chili ([`chili_join`]), each also with a grain
 //! ([`parallel_grain`] and so on); [`verify`] compares a grid bit-for-bit with the serial twin's,
 //! which it computes.
+//!
+//! Under the race checker (`magpie::race`, [`race_run`]) each leaf declares what it touches:
+//! it reads the old rows `first - 1..first + k + 1` (its `k` rows and their two neighbours) and
+//! writes its `k` rows of the new grid, one declaration each, as `f64`s. The planted race
+//! ([`crate::races::planted`]) is a block bound off by one: a leaf declares that it also writes
+//! the row after its block, the first row of its neighbour's block in the same step.
 
 use crate::fork::{Chili, Fork, Magpie, Rayon, Serial};
 
@@ -105,16 +111,30 @@ pub fn update_row(up: &[f64], mid: &[f64], down: &[f64], out: &mut [f64]) {
 }
 
 /// Updates rows `first..first + out.len() / n` of the new grid (`out`, whole rows) from `old`.
+///
+/// In a checked run (`magpie::race::checking()`) it declares the old rows it reads (its own
+/// and the one above and below) and the new rows it writes (whole rows, as `out` is, boundary
+/// columns included: no task writes those, and the old grid is another buffer); with the race planted
+/// ([`crate::races::planted`]) it also declares a write of the new grid's row just after its
+/// block, as a leaf whose bound is one row too far would make, when that row is interior (the
+/// first row of the next leaf's block, written by that leaf in the same step). The planted
+/// write is declared only: the row is not touched.
 fn update_rows(old: &[f64], n: usize, first: usize, out: &mut [f64]) {
+    let k = out.len() / n;
+    let reads = &old[(first - 1) * n..(first + k + 1) * n];
     // For the cache model (`magpie locality`): the old rows read, the new rows written. A
     // thread-local read unless the pool records leaves.
-    let k = out.len() / n;
     magpie::cachemodel::leaf(
-        &[magpie::cachemodel::range_of(
-            &old[(first - 1) * n..(first + k + 1) * n],
-        )],
+        &[magpie::cachemodel::range_of(reads)],
         &[magpie::cachemodel::range_of(out)],
     );
+    if magpie::race::checking() {
+        magpie::race::read(reads);
+        magpie::race::write(out);
+        if crate::races::planted() && first + k < n - 1 {
+            magpie::race::write_raw(out.as_ptr_range().end, n);
+        }
+    }
     for (r, row) in out.chunks_exact_mut(n).enumerate() {
         let i = first + r;
         update_row(
@@ -395,6 +415,21 @@ pub fn verify(n: u64, got: &[f64]) -> Result<(), String> {
     }
 }
 
+/// Heat under the race checker (`crate::races`): [`parallel`] (magpie, the default grain of
+/// [`GRAIN_ROWS`] rows) on [`input`]`(n)` in the current pool, its grid checked bit for bit
+/// against the serial twin's ([`verify`]). Returns the [`answer`] line, or one line: an invalid
+/// `n` or the first point that differs. The twin runs on a thread of its own, outside the
+/// pool, so that its leaves are not checked (in a checked run they would add their accesses to
+/// the report, all in the root's last step).
+pub fn race_run(n: u64) -> Result<String, String> {
+    check_n(n)?;
+    let mut grid = input(n);
+    parallel(n, &mut grid);
+    std::thread::scope(|s| s.spawn(|| verify(n, &grid)).join())
+        .unwrap_or_else(|_| Err(format!("heat({n}): the serial twin panicked")))?;
+    Ok(answer(&grid))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -588,6 +623,33 @@ mod tests {
         assert!(verify(CI, &good[1..]).is_err());
         // The initial grid (no steps) is not the result.
         assert!(verify(CI, &input(CI)).is_err());
+    }
+
+    #[test]
+    fn race_checker_finds_no_race_unless_planted() {
+        // 32 interior rows: four leaves of 8 rows a step.
+        let n = 34;
+        let want = answer(&serial_result(n));
+        for workers in [1, 2, 4] {
+            for plant in [false, true] {
+                let (got, report) = crate::races::check(
+                    "heat",
+                    n,
+                    workers,
+                    plant,
+                    magpie::race::Options::default(),
+                )
+                .unwrap();
+                assert_eq!(got, want, "{workers} workers, planted {plant}");
+                assert!(report.accesses > 0, "{workers} workers: {report}");
+                if plant {
+                    assert!(report.race_count >= 1, "{workers} workers: {report}");
+                } else {
+                    assert_eq!(report.race_count, 0, "{workers} workers: {report}");
+                }
+            }
+        }
+        assert!(race_run(2).unwrap_err().contains("between 3"));
     }
 
     #[test]

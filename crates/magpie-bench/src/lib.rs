@@ -55,6 +55,7 @@ pub mod pdfs;
 pub mod placement;
 pub mod prefix_scan;
 pub mod programs;
+pub mod races;
 pub mod runner;
 pub mod sor;
 pub mod sort;

@@ -30,6 +30,17 @@
 //! right-looking loop ([`plain`]) computes. So the result is bit for bit the same at every grain,
 //! on every runtime, and equal to [`plain`] (a test checks it). [`Lu::expected`] runs the serial
 //! twin (the same recursion on [`Serial`]); [`Lu::verify`] compares bits.
+//!
+//! Under the race checker ([`race_run`], `magpie::race`), each leaf declares what it reads and
+//! writes, one row segment of a block at a time (a block is a strided view of the matrix's rows,
+//! so one declaration per row it touches): `leaf_schur` writes C's rows and reads A's and B's;
+//! `leaf_upper_solve` reads the strict lower part of L (row r up to column r), reads B's first
+//! row and writes the others; `leaf_lower_solve` reads the upper part of U (row k from column
+//! k) and writes B's rows; `leaf_lu` reads the block's first row and writes the others. The
+//! declarations are computed only in a checked run; elsewhere a leaf pays one test. The planted
+//! race ([`crate::races`]) is a row bound off by one in the Schur-complement update, the bug of
+//! pointer-and-stride code such as Cilk's `lu`: each C block's update also runs over the row
+//! just below the block, the top row of the block its sibling task updates in the same round.
 
 use crate::common::{self, SplitMix64};
 use crate::fork::{Fork, Serial};
@@ -135,7 +146,30 @@ impl<'a> Block<'a> {
 }
 
 /// C -= A·B for blocks of one side, by the i-k-j loop.
+///
+/// Declares (in a checked run) a write of each of C's rows and a read of each of A's and B's.
+/// Planted, it also declares a write of the row just below C at C's columns (the update loop's
+/// row bound off by one: `0..=side`), which is the top row of the block below, updated by a
+/// sibling task of the same round (or, below the matrix's last row, memory the run never
+/// touches). Only declared: the leaf updates C alone.
 fn leaf_schur(c: &mut Block<'_>, a: View<'_>, b: View<'_>) {
+    if magpie::race::checking() {
+        for ci in &c.rows {
+            magpie::race::write(&ci[..]);
+        }
+        for i in 0..a.side() {
+            magpie::race::read(a.row(i));
+            magpie::race::read(b.row(i));
+        }
+        if crate::races::planted() && c.side() >= 2 {
+            // The matrix's row stride, from the block's first two rows; the row past the last
+            // is one stride on (declared, never formed into a slice nor touched).
+            let f = std::mem::size_of::<f64>();
+            let stride = (c.rows[1].as_ptr() as usize - c.rows[0].as_ptr() as usize) / f;
+            let last = c.rows[c.side() - 1].as_ptr();
+            magpie::race::write_raw(last.wrapping_add(stride), c.side());
+        }
+    }
     for (i, ci) in c.rows().iter_mut().enumerate() {
         for (k, &aik) in a.row(i).iter().enumerate() {
             for (cij, &bkj) in ci.iter_mut().zip(b.row(k)) {
@@ -172,7 +206,20 @@ pub fn schur<F: Fork>(f: &mut F, c: &mut Block<'_>, a: View<'_>, b: View<'_>, gr
 
 /// B = L⁻¹·B in place, L unit lower triangular (its strict lower part read from `l`): forward
 /// substitution, row k's multiples subtracted from the rows below in k order.
+///
+/// Declares (in a checked run) a read of row r of L up to column r (its strict lower part: the
+/// unit diagonal is not stored there), a read of B's first row (whose multiples are subtracted
+/// from the others; it is left as it is) and a write of each of B's other rows.
 fn leaf_upper_solve(l: View<'_>, b: &mut Block<'_>) {
+    if magpie::race::checking() && b.side() >= 2 {
+        for r in 1..b.side() {
+            magpie::race::read(&l.row(r)[..r]);
+        }
+        magpie::race::read(&b.rows[0][..]);
+        for bi in &b.rows[1..] {
+            magpie::race::write(&bi[..]);
+        }
+    }
     let rows = b.rows();
     for k in 0..rows.len() {
         let (done, below) = rows.split_at_mut(k + 1);
@@ -207,7 +254,18 @@ pub fn upper_solve<F: Fork>(f: &mut F, l: View<'_>, b: &mut Block<'_>, grain: us
 
 /// B = B·U⁻¹ in place, U upper triangular (read from `u`): each row by column k in order, divided
 /// by u_kk and then its multiples of U's row k subtracted from the later columns.
+///
+/// Declares (in a checked run) a read of row k of U from column k on (its upper part, diagonal
+/// included) and a write of each of B's rows.
 fn leaf_lower_solve(u: View<'_>, b: &mut Block<'_>) {
+    if magpie::race::checking() {
+        for k in 0..u.side() {
+            magpie::race::read(&u.row(k)[k..]);
+        }
+        for bi in &b.rows {
+            magpie::race::write(&bi[..]);
+        }
+    }
     for bi in b.rows().iter_mut() {
         for k in 0..bi.len() {
             bi[k] /= u.row(k)[k];
@@ -240,7 +298,16 @@ pub fn lower_solve<F: Fork>(f: &mut F, u: View<'_>, b: &mut Block<'_>, grain: us
 
 /// LU of a block by the right-looking loop: for each k, the column below the pivot divided by it,
 /// then the trailing rows updated.
+///
+/// Declares (in a checked run) a read of the block's first row (U's first row, left as it is)
+/// and a write of each of its other rows.
 fn leaf_lu(a: &mut Block<'_>) {
+    if magpie::race::checking() && a.side() >= 2 {
+        magpie::race::read(&a.rows[0][..]);
+        for ai in &a.rows[1..] {
+            magpie::race::write(&ai[..]);
+        }
+    }
     let rows = a.rows();
     for k in 0..rows.len() {
         let (done, below) = rows.split_at_mut(k + 1);
@@ -374,6 +441,29 @@ pub(crate) fn compare_with(
     }
 }
 
+/// The block side [`race_run`] does serially: small, so that a checked matrix of side 64 has
+/// 8×8 blocks and every level of the recursion forks.
+pub const RACE_GRAIN: u64 = 8;
+
+/// lu under the race checker ([`crate::races`]): LU of the `n`×`n` input on the current pool
+/// (`magpie::join`, blocks of side [`RACE_GRAIN`]), its leaves declaring their row segments,
+/// checked bit for bit against the serial twin. The twin runs on a thread of its own, outside
+/// the checked run, so that the report counts the kernel's accesses only. Returns the answer
+/// line; the error (an invalid `n`, a wrong result) is one line.
+pub fn race_run(n: u64) -> Result<String, String> {
+    Lu::check_n(n)?;
+    let side = n as usize;
+    let mut a = input(side);
+    run(&mut crate::fork::Magpie, side, &mut a, RACE_GRAIN);
+    let want = std::thread::scope(|s| {
+        s.spawn(|| Lu::expected(n, &()))
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    });
+    Lu::verify(n, &(), &want, &a, ())?;
+    Ok(Lu::answer(n, &(), &a, &()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -437,5 +527,27 @@ mod tests {
         assert!(e.contains("(5, 9)") && !e.contains('\n'), "{e}");
         assert!(Lu::verify(n, &(), &want, &Lu::input(n, &()), ()).is_err());
         assert!(Lu::check_n(96).unwrap_err().contains("power of two"));
+    }
+
+    #[test]
+    fn race_checker_finds_no_race_unless_planted() {
+        // 32×32 in blocks of 8: every recursion forks, down to leaves of side 8.
+        let n = 32;
+        let want = Lu::answer(n, &(), &Lu::expected(n, &()), &());
+        for workers in [1, 2, 4] {
+            for plant in [false, true] {
+                let (answer, report) =
+                    crate::races::check("lu", n, workers, plant, magpie::race::Options::default())
+                        .unwrap();
+                assert_eq!(answer, want, "x{workers}, planted {plant}");
+                if plant {
+                    assert!(report.race_count >= 1, "x{workers}, planted: {report}");
+                } else {
+                    assert_eq!(report.race_count, 0, "x{workers}: {report}");
+                    assert!(report.accesses > 0, "x{workers}: {report}");
+                }
+            }
+        }
+        assert!(race_run(96).unwrap_err().contains("power of two"));
     }
 }

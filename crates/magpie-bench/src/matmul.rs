@@ -17,6 +17,13 @@
 //! rounding anyway). Versions: magpie ([`parallel`], `magpie::join`), the serial twin ([`serial`]),
 //! rayon ([`rayon_join`]) and chili ([`chili_join`]), each also with a grain ([`parallel_grain`]
 //! and so on); [`verify`] checks a product by Freivalds' method in O(n²).
+//!
+//! Under the race checker (`magpie::race`, [`race_run`]) each leaf declares what it touches, as
+//! `f64`s, one declaration per row: the `m` rows of its A block and of its B block that it
+//! reads, and the `m` rows of its C block that it updates (declared as writes: `C += A·B`
+//! reads each entry and writes it back). The planted race ([`crate::races::planted`]) is a
+//! block bound off by one: a leaf also declares a write of the entry just right of its C
+//! block's first row, which belongs to the neighbouring C block, updated in the same round.
 
 use crate::fork::{Chili, Fork, Magpie, Rayon, Serial};
 
@@ -126,12 +133,35 @@ fn quadrants<'b>(c: &'b mut [&mut [f64]], h: usize) -> [Rows<'b>; 4] {
 
 /// C += A·B for blocks of side `m` by the i-k-j loop.
 fn leaf(m: usize, a: View<'_>, b: View<'_>, c: &mut [&mut [f64]]) {
+    if magpie::race::checking() {
+        declare_leaf(m, a, b, c);
+    }
     for (i, ci) in c.iter_mut().enumerate() {
         for (k, &aik) in a.row(i, m).iter().enumerate() {
             for (cij, &bkj) in ci.iter_mut().zip(b.row(k, m)) {
                 *cij += aik * bkj;
             }
         }
+    }
+}
+
+/// A leaf's accesses, for the race checker: the rows of A's and B's blocks read, the rows of
+/// C's block written. With the race planted ([`crate::races::planted`]) the leaf also declares
+/// a write of the entry right of its block's first row (its j loop run one column too far),
+/// when that entry is in C (the block is not in C's last block column): an entry of the next
+/// block to the right, which the leaves under the same round of the nearest common quadrant
+/// split update beside this one. Declared only; the entry is not touched.
+fn declare_leaf(m: usize, a: View<'_>, b: View<'_>, c: &[&mut [f64]]) {
+    for i in 0..m {
+        magpie::race::read(a.row(i, m));
+        magpie::race::read(b.row(i, m));
+    }
+    for ci in c {
+        magpie::race::write(ci);
+    }
+    // B's block columns are C's (the block of C is `a.row..` × `b.col..`).
+    if crate::races::planted() && b.col + m < b.stride {
+        magpie::race::write_raw(c[0].as_ptr_range().end, 1);
     }
 }
 
@@ -230,6 +260,47 @@ pub fn chili_join_grain(
     grain: usize,
 ) {
     multiply_with(Chili::new(s), n, a, b, c, grain)
+}
+
+/// The grain [`race_run`] multiplies at: blocks of side `n / 8` (at least 1), three levels of
+/// quadrants at any `n` from 8 (512 leaves; at [`THRESHOLD`] a small matrix would be a single
+/// leaf, with nothing in parallel to check).
+fn race_grain(n: u64) -> usize {
+    (n / 8).max(1) as usize
+}
+
+/// Matmul under the race checker (`crate::races`): [`parallel_grain`] (magpie) with blocks of
+/// side `n / 8` (at least 1: three levels of quadrants, where the default grain would leave a
+/// small matrix one leaf) on [`inputs`]`(n)` in the current pool, its C checked by [`verify`] and
+/// bit for bit against the serial twin's at the same grain. Returns the [`answer`] line, or one
+/// line: an invalid `n`, a failed check or the first entry that differs. The checks run on a
+/// thread of their own, outside the pool, so that the twin's leaves are not checked (in a
+/// checked run they would add their accesses to the report, all in the root's last step).
+pub fn race_run(n: u64) -> Result<String, String> {
+    check_n(n)?;
+    let side = n as usize;
+    let (a, b) = inputs(n);
+    let mut c = vec![f64::NAN; side * side];
+    let grain = race_grain(n);
+    parallel_grain(n, &a, &b, &mut c, grain);
+    let twin = || {
+        verify(n, &a, &b, &c)?;
+        let mut want = vec![f64::NAN; side * side];
+        serial_grain(n, &a, &b, &mut want, grain);
+        match crate::common::first_bit_difference(&c, &want) {
+            None => Ok(()),
+            Some(k) => Err(format!(
+                "matmul({n}): C[{}][{}] is {:e}, the serial twin gives {:e}",
+                k / side,
+                k % side,
+                c[k],
+                want[k]
+            )),
+        }
+    };
+    std::thread::scope(|s| s.spawn(twin).join())
+        .unwrap_or_else(|_| Err(format!("matmul({n}): the serial twin panicked")))?;
+    Ok(answer(&c))
 }
 
 fn row_slices(m: &[f64], n: usize) -> Vec<&[f64]> {
@@ -441,6 +512,34 @@ mod tests {
         assert!(verify(CI, &a, &b, &bad).is_err());
         assert!(verify(CI, &a, &b, &c[1..]).is_err());
         assert!(verify(CI, &b, &a, &c).is_err());
+    }
+
+    #[test]
+    fn race_checker_finds_no_race_unless_planted() {
+        // n = 16 at grain 2: three levels of quadrants, 512 leaves.
+        let n = 16;
+        let (_, _, want) = product(n, |a, b, c| serial(n, a, b, c));
+        let want = answer(&want);
+        for workers in [1, 2, 4] {
+            for plant in [false, true] {
+                let (got, report) = crate::races::check(
+                    "matmul",
+                    n,
+                    workers,
+                    plant,
+                    magpie::race::Options::default(),
+                )
+                .unwrap();
+                assert_eq!(got, want, "{workers} workers, planted {plant}");
+                assert!(report.accesses > 0, "{workers} workers: {report}");
+                if plant {
+                    assert!(report.race_count >= 1, "{workers} workers: {report}");
+                } else {
+                    assert_eq!(report.race_count, 0, "{workers} workers: {report}");
+                }
+            }
+        }
+        assert!(race_run(12).unwrap_err().contains("power of two"));
     }
 
     #[test]

@@ -20,6 +20,14 @@
 //! Each body's sum runs over j in the same order whatever runs in parallel, so every version is
 //! bit-for-bit equal to [`plain`] (the same steps as plain loops), which [`NBody::expected`]
 //! computes and the verifier compares with.
+//!
+//! Under the race checker (`magpie::race`, [`race_run`]) each leaf of a force pass declares
+//! what it touches: it reads all positions (each `[f64; 3]` one location) and all masses, and
+//! writes its bodies' accelerations and, in the passes that end a step, their velocities (each
+//! `[f64; 3]` one location). The drift runs in the root task between force passes and is not
+//! declared. The planted race ([`crate::races::planted`]) is a block bound off by one: a leaf
+//! also declares a write of the acceleration of the next block's first body, which the next
+//! leaf of the same pass writes.
 
 use crate::common::{first_bit_difference, for_row_bands, SplitMix64};
 use crate::fork::Fork;
@@ -107,6 +115,12 @@ fn kick(v: &mut [f64; 3], a: &[f64; 3], h: f64) {
 
 /// The force pass over all bodies, split in halves down to `grain` bodies ([`for_row_bands`]);
 /// with `kick_after`, each body's velocity then gets half a step of its new acceleration.
+///
+/// In a checked run (`magpie::race::checking()`) each leaf declares that it reads all of `pos`
+/// and `mass` and writes its bodies' accelerations (and velocities, with `kick_after`); with
+/// the race planted ([`crate::races::planted`]) it also declares a write of the acceleration
+/// just after its block, when there is one (the next leaf's first body, as a leaf whose bound
+/// is one body too far would write). The planted write is declared only: it is not made.
 fn forces<F: Fork>(
     f: &mut F,
     acc: &mut [[f64; 3]],
@@ -117,6 +131,17 @@ fn forces<F: Fork>(
     grain: usize,
 ) {
     for_row_bands(f, (acc, vel), 0, grain, &|first, (acc, vel)| {
+        if magpie::race::checking() {
+            magpie::race::read(pos);
+            magpie::race::read(mass);
+            magpie::race::write(acc);
+            if kick_after {
+                magpie::race::write(vel);
+            }
+            if crate::races::planted() && first + acc.len() < pos.len() {
+                magpie::race::write_raw(acc.as_ptr_range().end, 1);
+            }
+        }
         for (k, (a, v)) in acc.iter_mut().zip(vel).enumerate() {
             *a = acceleration(first + k, pos, mass);
             if kick_after {
@@ -245,10 +270,51 @@ impl Workload for NBody {
     }
 }
 
+/// N-body under the race checker (`crate::races`): [`run`] with `magpie::join`
+/// (`fork::Magpie`, the workload's default grain of 16 bodies a leaf) on [`input`]`(n)` in the
+/// current pool, its bodies checked bit for bit against the plain loops' ([`NBody::verify`]
+/// against [`NBody::expected`]; the plain loops declare nothing, so they add nothing to the
+/// report). Returns the workload's answer line, or one line: an invalid `n` or the first body
+/// that differs. Up to 16 bodies are one leaf, with nothing in parallel to check.
+pub fn race_run(n: u64) -> Result<String, String> {
+    NBody::check_n(n)?;
+    let mut b = input(n as usize);
+    run(&mut crate::fork::Magpie, &mut b, NBody::INFO.grain);
+    NBody::verify(n, &(), &NBody::expected(n, &()), &b, ())?;
+    Ok(NBody::answer(n, &(), &b, &()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::fork::Serial;
+
+    #[test]
+    fn race_checker_finds_no_race_unless_planted() {
+        // 64 bodies at the grain of 16: four leaves a force pass.
+        let n = 64;
+        let want = NBody::answer(n, &(), &NBody::expected(n, &()), &());
+        for workers in [1, 2, 4] {
+            for plant in [false, true] {
+                let (got, report) = crate::races::check(
+                    "nbody",
+                    n,
+                    workers,
+                    plant,
+                    magpie::race::Options::default(),
+                )
+                .unwrap();
+                assert_eq!(got, want, "{workers} workers, planted {plant}");
+                assert!(report.accesses > 0, "{workers} workers: {report}");
+                if plant {
+                    assert!(report.race_count >= 1, "{workers} workers: {report}");
+                } else {
+                    assert_eq!(report.race_count, 0, "{workers} workers: {report}");
+                }
+            }
+        }
+        assert!(race_run(0).unwrap_err().contains("between 1"));
+    }
 
     #[test]
     fn every_version_matches_the_plain_loops() {

@@ -6,6 +6,14 @@
 //! versions take another), then counts serially; the serial twin is the same search without
 //! tasks, so it has no grain. [`verify`] checks against the known counts (OEIS A000170), which no
 //! grain changes.
+//!
+//! Under the race checker ([`race_run`], `magpie::race`) the search is the thesis's
+//! AllQueens-style variant with shared memory, since [`parallel`] shares none (its boards are
+//! copied into each task, its count is an atomic): each task of the first [`RACE_ROWS`] rows
+//! writes its subtree's count into its own slot of one heap table, and a task that spawned
+//! children sums their slots once its scope has closed. The planted race ([`crate::races`]) is
+//! an indexing bug: the child's slot computed without its column, so that all the children of
+//! one task write one slot.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -220,6 +228,147 @@ pub fn verify(n: u64, got: u64) -> Result<(), String> {
     }
 }
 
+/// Rows whose queens [`race_run`]'s search places by tasks (fewer than [`PAR_ROWS`], so that
+/// its slot table, one slot per possible task, stays small: about n³ slots).
+pub const RACE_ROWS: u32 = 3;
+
+/// The slot table of [`race_run`]'s search, a heap `Vec<u64>` shared by raw pointer, laid out
+/// as a complete `n`-ary tree: the root task's slot is 0, and the child of the task in slot `p`
+/// that places its queen in column `c` has slot `p·n + c + 1`, so the children of one task
+/// have the `n` consecutive slots from `p·n + 1` (a column taken on the board leaves its slot 0).
+#[derive(Clone, Copy)]
+struct Slots<'t> {
+    base: *mut u64,
+    len: usize,
+    n: usize,
+    _table: std::marker::PhantomData<&'t [u64]>,
+}
+
+// SAFETY: a `Slots` is a pointer into a table that outlives every task of the search (the
+// table is `slot_search`'s, and the search's scopes close before it returns); the tasks that
+// share it write disjoint slots, and each slot is read only after the scope of the task that
+// wrote it closed (`visit_slots`).
+unsafe impl Send for Slots<'_> {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Slots<'_> {}
+
+impl<'t> Slots<'t> {
+    /// Slots for a search of side `n` with tasks for `rows` rows: `1 + n + … + n^rows`.
+    fn len(n: usize, rows: u32) -> usize {
+        (0..=rows).map(|d| n.pow(d)).sum()
+    }
+
+    /// Slot `i`'s address (only formed: declared and, by [`Slots::set`], written).
+    fn at(self, i: usize) -> *mut u64 {
+        assert!(i < self.len, "slot {i} of {}", self.len);
+        self.base.wrapping_add(i)
+    }
+
+    /// Writes `v` into slot `i`.
+    ///
+    /// # Safety
+    ///
+    /// No other task reads or writes slot `i` while this one does (the slot is the caller's own).
+    unsafe fn set(self, i: usize, v: u64) {
+        // SAFETY: `at` checked the bound, the table is alive (see `Send`), and the caller owns
+        // the slot.
+        unsafe { self.at(i).write(v) }
+    }
+
+    /// The `n` slots of the children of the task in slot `p`.
+    ///
+    /// # Safety
+    ///
+    /// Every task that writes one of them has finished (its parent's scope has closed), and
+    /// none will write them while the slice lives.
+    unsafe fn children(self, p: usize) -> &'t [u64] {
+        let first = p * self.n + 1;
+        assert!(first + self.n <= self.len, "children of slot {p}");
+        // SAFETY: in bounds (checked), the table is alive for the search (see `Send`), and
+        // no task writes these slots any more (the caller's obligation).
+        unsafe { std::slice::from_raw_parts(self.base.add(first), self.n) }
+    }
+}
+
+/// [`race_run`]'s task for board `b`, whose slot is `slot`: a board past the first `rows` rows
+/// is counted serially; otherwise one task per free square is spawned into this task's own
+/// scope, and once the scope has closed the children's slots are summed. Either way the count
+/// goes into this task's slot.
+///
+/// Declares (in a checked run) the read of its children's `n` slots (after the scope) and the
+/// write of its own slot. Planted, it also declares the write the indexing bug would make: the
+/// slot computed without the column, `p·n + 1` for every child of the task in slot `p`, so that
+/// siblings, which run in parallel, write one slot. Only declared: the count goes into the
+/// task's own slot.
+fn visit_slots(b: Board, slot: usize, rows: u32, slots: Slots<'_>) {
+    let count = if b.serial_below(rows) {
+        count_serial(b)
+    } else {
+        magpie::scope(|s| {
+            let mut free = b.free();
+            while free != 0 {
+                let bit = free & free.wrapping_neg();
+                free ^= bit;
+                let child = slot * slots.n + bit.trailing_zeros() as usize + 1;
+                s.spawn(move |_| visit_slots(b.place(bit), child, rows, slots));
+            }
+        });
+        // SAFETY: the children wrote their slots inside the scope, which has closed.
+        let kids = unsafe { slots.children(slot) };
+        if magpie::race::checking() {
+            magpie::race::read(kids);
+        }
+        kids.iter().sum()
+    };
+    if magpie::race::checking() {
+        magpie::race::write_raw(slots.at(slot), 1);
+        if crate::races::planted() && slot > 0 {
+            let parent = (slot - 1) / slots.n;
+            magpie::race::write_raw(slots.at(parent * slots.n + 1), 1);
+        }
+    }
+    // SAFETY: the slot is this task's own: its index is its path of columns from the root, and
+    // its parent reads it only after its scope has closed.
+    unsafe { slots.set(slot, count) }
+}
+
+/// The search of [`race_run`]: tasks for the first `rows` rows, each count in its own slot of a
+/// shared table (see `visit_slots`; `1 + n + … + n^rows` slots, so keep `rows` small). Call
+/// inside `Pool::install` (or `magpie::race::check`).
+pub fn slot_search(n: u64, rows: u32) -> u64 {
+    // No task places a queen past the last row.
+    let rows = rows.min(n as u32);
+    let side = (n as usize).max(1);
+    let mut table = vec![0u64; Slots::len(side, rows)];
+    let slots = Slots {
+        base: table.as_mut_ptr(),
+        len: table.len(),
+        n: side,
+        _table: std::marker::PhantomData,
+    };
+    visit_slots(Board::new(n), 0, rows, slots);
+    if magpie::race::checking() {
+        magpie::race::read(&table[..1]);
+    }
+    table[0]
+}
+
+/// nqueens under the race checker ([`crate::races`]): [`slot_search`] of side `n` with tasks
+/// for [`RACE_ROWS`] rows on the current pool, checked against the known count and the serial
+/// twin. Returns the answer line; the error (an invalid `n`, a wrong count) is one line.
+pub fn race_run(n: u64) -> Result<String, String> {
+    crate::Kernel::NQueens.check_n(n)?;
+    let got = slot_search(n, RACE_ROWS);
+    verify(n, got)?;
+    let twin = serial(n);
+    if got != twin {
+        return Err(format!(
+            "nqueens({n}) = {got}, the serial twin gives {twin}"
+        ));
+    }
+    Ok(answer(got))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,5 +434,42 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn slot_search_counts_right() {
+        let pool = magpie::Pool::builder().workers(2).build().unwrap();
+        for n in 0..=CI {
+            for rows in [0, 1, 2, RACE_ROWS] {
+                let got = pool.install(|| slot_search(n, rows));
+                assert_eq!(verify(n, got), Ok(()), "n = {n}, rows {rows}");
+            }
+        }
+    }
+
+    #[test]
+    fn race_checker_finds_no_race_unless_planted() {
+        // 6 queens: 4 solutions, a few dozen tasks over the first three rows.
+        let n = 6;
+        for workers in [1, 2, 4] {
+            for plant in [false, true] {
+                let (answer, report) = crate::races::check(
+                    "nqueens",
+                    n,
+                    workers,
+                    plant,
+                    magpie::race::Options::default(),
+                )
+                .unwrap();
+                assert_eq!(answer, super::answer(KNOWN[n as usize]));
+                if plant {
+                    assert!(report.race_count >= 1, "x{workers}, planted: {report}");
+                } else {
+                    assert_eq!(report.race_count, 0, "x{workers}: {report}");
+                    assert!(report.accesses > 0, "x{workers}: {report}");
+                }
+            }
+        }
+        assert!(race_run(MAX_N + 1).unwrap_err().contains("invalid n"));
     }
 }

@@ -63,6 +63,12 @@ pub enum Command {
     /// same steps one after another, and rayon running the suite's unspliced recursion; the
     /// spliced grid must equal the unspliced one bit for bit on every run.
     Splice(SpliceArgs),
+    /// Determinacy-race detection (Lifflander's thesis §4.5.1): run a kernel whose tasks
+    /// declare their accesses (heat, matmul, nbody, lu, nqueens) under the race checker, as
+    /// written or with its planted race, and report every pair of tasks that may touch one
+    /// location in parallel, whatever the schedule. Exit code 3 when a race is found, 0 when
+    /// none.
+    Race(RaceArgs),
     /// One program of `magpie corun` (internal): runs a kernel over and over on a pool built from
     /// the environment, printing one JSON line per run, until stdin closes.
     #[command(hide = true)]
@@ -76,6 +82,55 @@ impl Command {
             Some(c) => c,
             None => unreachable!("`magpie suite` parses to a command"),
         }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct RaceArgs {
+    /// The kernel: heat, matmul, nbody, lu or nqueens.
+    #[arg(value_parser = parse_race_kernel)]
+    pub kernel: String,
+    /// Problem size (default: the kernel's small checking size; every access is checked).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub n: Option<u64>,
+    /// Workers of the checked pool, comma-separated for several runs (e.g. 1,2,16).
+    #[arg(long, default_value = "2", value_parser = parse_workers_list)]
+    pub workers: WorkersList,
+    /// Declare the kernel's planted race (a bug of its kind: see the kernel's docs).
+    #[arg(long)]
+    pub plant: bool,
+    /// The lowest-common-ancestor search: phases (the thesis's, from the steal tree's working
+    /// phases) or plain (parent by parent).
+    #[arg(long, default_value = "phases", value_parser = parse_search)]
+    pub search: magpie::race::dpst::Search,
+    /// Run both searches on every query, check that they agree, and report each one's tree
+    /// traversals and the share the phase search saved (the thesis's Fig. 4.9).
+    #[arg(long)]
+    pub compare: bool,
+    /// Also time the same run on a pool that does not check (the median of 3) and report the
+    /// checker's slowdown against it.
+    #[arg(long)]
+    pub slowdown: bool,
+    /// One JSON object per run instead of the report.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_race_kernel(s: &str) -> Result<String, String> {
+    match magpie_bench::races::KERNELS.contains(&s) {
+        true => Ok(s.to_string()),
+        false => Err(format!(
+            "unknown kernel `{s}` for race: expected one of {}",
+            magpie_bench::races::KERNELS.join(", ")
+        )),
+    }
+}
+
+fn parse_search(s: &str) -> Result<magpie::race::dpst::Search, String> {
+    match s {
+        "phases" => Ok(magpie::race::dpst::Search::Phases),
+        "plain" => Ok(magpie::race::dpst::Search::Plain),
+        _ => Err(format!("unknown search `{s}`: expected phases or plain")),
     }
 }
 

@@ -6,7 +6,8 @@
 //! under every policy and worker count and writes a Markdown report; `magpie idle` measures the
 //! CPU an idle pool uses; `magpie trace` runs a kernel once with steal-tree tracing and writes the
 //! trace file, and `magpie trace export` turns one into Perfetto JSON, Cilkscale-style CSV or an
-//! SVG timeline; `magpie share status` shows the core allocation table co-running magpie
+//! SVG timeline; `magpie race` runs a kernel under the race checker (exit 3: a race found);
+//! `magpie share status` shows the core allocation table co-running magpie
 //! programs share (DWS §3.1); `magpie corun` runs two kernels side by side as separate
 //! processes under each sharing mode and reports each one's slowdown (DWS §4). Exit codes: 0
 //! success, 1 a run failed verification (or crashed), 2 bad input (a trace file that cannot be
@@ -21,6 +22,7 @@ mod headline;
 mod html;
 mod idle;
 mod locality;
+mod race;
 mod report;
 mod schedule;
 mod share;
@@ -40,6 +42,8 @@ pub enum Failure {
     Failed(String),
     /// magpie stopped a work-first spawn at its stack limit (exit 3).
     Stopped(String),
+    /// `magpie race` found a race (exit 3).
+    Raced(String),
 }
 
 impl Failure {
@@ -47,12 +51,12 @@ impl Failure {
         match self {
             Failure::Failed(_) => 1,
             Failure::Usage(_) => 2,
-            Failure::Stopped(_) => 3,
+            Failure::Stopped(_) | Failure::Raced(_) => 3,
         }
     }
     pub fn message(&self) -> &str {
         match self {
-            Failure::Usage(m) | Failure::Failed(m) | Failure::Stopped(m) => m,
+            Failure::Usage(m) | Failure::Failed(m) | Failure::Stopped(m) | Failure::Raced(m) => m,
         }
     }
     /// A magpie configuration error is bad input; anything else from magpie is a failure.
@@ -139,6 +143,7 @@ fn main() -> ExitCode {
         cli::Command::Share(a) => share::run(a),
         cli::Command::Corun(a) => corun::run(a),
         cli::Command::Splice(a) => splice::run(a),
+        cli::Command::Race(a) => race::run(a),
         cli::Command::CorunChild(a) => corun::child::run(a),
     };
     match r {
