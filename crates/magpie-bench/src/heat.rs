@@ -630,25 +630,7 @@ mod tests {
         // 32 interior rows: four leaves of 8 rows a step.
         let n = 34;
         let want = answer(&serial_result(n));
-        for workers in [1, 2, 4] {
-            for plant in [false, true] {
-                let (got, report) = crate::races::check(
-                    "heat",
-                    n,
-                    workers,
-                    plant,
-                    magpie::race::Options::default(),
-                )
-                .unwrap();
-                assert_eq!(got, want, "{workers} workers, planted {plant}");
-                assert!(report.accesses > 0, "{workers} workers: {report}");
-                if plant {
-                    assert!(report.race_count >= 1, "{workers} workers: {report}");
-                } else {
-                    assert_eq!(report.race_count, 0, "{workers} workers: {report}");
-                }
-            }
-        }
+        crate::races::assert_clean_and_planted_found("heat", n, &want);
         assert!(race_run(2).unwrap_err().contains("between 3"));
     }
 

@@ -534,20 +534,7 @@ mod tests {
         // 32×32 in blocks of 8: every recursion forks, down to leaves of side 8.
         let n = 32;
         let want = Lu::answer(n, &(), &Lu::expected(n, &()), &());
-        for workers in [1, 2, 4] {
-            for plant in [false, true] {
-                let (answer, report) =
-                    crate::races::check("lu", n, workers, plant, magpie::race::Options::default())
-                        .unwrap();
-                assert_eq!(answer, want, "x{workers}, planted {plant}");
-                if plant {
-                    assert!(report.race_count >= 1, "x{workers}, planted: {report}");
-                } else {
-                    assert_eq!(report.race_count, 0, "x{workers}: {report}");
-                    assert!(report.accesses > 0, "x{workers}: {report}");
-                }
-            }
-        }
+        crate::races::assert_clean_and_planted_found("lu", n, &want);
         assert!(race_run(96).unwrap_err().contains("power of two"));
     }
 }

@@ -520,25 +520,7 @@ mod tests {
         let n = 16;
         let (_, _, want) = product(n, |a, b, c| serial(n, a, b, c));
         let want = answer(&want);
-        for workers in [1, 2, 4] {
-            for plant in [false, true] {
-                let (got, report) = crate::races::check(
-                    "matmul",
-                    n,
-                    workers,
-                    plant,
-                    magpie::race::Options::default(),
-                )
-                .unwrap();
-                assert_eq!(got, want, "{workers} workers, planted {plant}");
-                assert!(report.accesses > 0, "{workers} workers: {report}");
-                if plant {
-                    assert!(report.race_count >= 1, "{workers} workers: {report}");
-                } else {
-                    assert_eq!(report.race_count, 0, "{workers} workers: {report}");
-                }
-            }
-        }
+        crate::races::assert_clean_and_planted_found("matmul", n, &want);
         assert!(race_run(12).unwrap_err().contains("power of two"));
     }
 

@@ -294,25 +294,7 @@ mod tests {
         // 64 bodies at the grain of 16: four leaves a force pass.
         let n = 64;
         let want = NBody::answer(n, &(), &NBody::expected(n, &()), &());
-        for workers in [1, 2, 4] {
-            for plant in [false, true] {
-                let (got, report) = crate::races::check(
-                    "nbody",
-                    n,
-                    workers,
-                    plant,
-                    magpie::race::Options::default(),
-                )
-                .unwrap();
-                assert_eq!(got, want, "{workers} workers, planted {plant}");
-                assert!(report.accesses > 0, "{workers} workers: {report}");
-                if plant {
-                    assert!(report.race_count >= 1, "{workers} workers: {report}");
-                } else {
-                    assert_eq!(report.race_count, 0, "{workers} workers: {report}");
-                }
-            }
-        }
+        crate::races::assert_clean_and_planted_found("nbody", n, &want);
         assert!(race_run(0).unwrap_err().contains("between 1"));
     }
 

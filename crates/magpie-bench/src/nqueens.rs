@@ -451,25 +451,7 @@ mod tests {
     fn race_checker_finds_no_race_unless_planted() {
         // 6 queens: 4 solutions, a few dozen tasks over the first three rows.
         let n = 6;
-        for workers in [1, 2, 4] {
-            for plant in [false, true] {
-                let (answer, report) = crate::races::check(
-                    "nqueens",
-                    n,
-                    workers,
-                    plant,
-                    magpie::race::Options::default(),
-                )
-                .unwrap();
-                assert_eq!(answer, super::answer(KNOWN[n as usize]));
-                if plant {
-                    assert!(report.race_count >= 1, "x{workers}, planted: {report}");
-                } else {
-                    assert_eq!(report.race_count, 0, "x{workers}: {report}");
-                    assert!(report.accesses > 0, "x{workers}: {report}");
-                }
-            }
-        }
+        crate::races::assert_clean_and_planted_found("nqueens", n, &answer(KNOWN[n as usize]));
         assert!(race_run(MAX_N + 1).unwrap_err().contains("invalid n"));
     }
 }

@@ -123,3 +123,22 @@ pub fn check_timed(
     let (answer, report) = out.map_err(|e| e.to_string())?;
     Ok((answer?, report, secs))
 }
+
+/// For the kernels' tests: `kernel` of size `n` at 1, 2 and 4 workers answers `want` as
+/// written and planted, declares accesses, is clean as written, and its planted race is found.
+#[cfg(test)]
+pub(crate) fn assert_clean_and_planted_found(kernel: &str, n: u64, want: &str) {
+    for workers in [1, 2, 4] {
+        for plant in [false, true] {
+            let what = format!("{kernel}({n}), {workers} workers, planted {plant}");
+            let (got, report) = check(kernel, n, workers, plant, Options::default()).unwrap();
+            assert_eq!(got, want, "{what}");
+            assert!(report.accesses > 0, "{what}: {report}");
+            if plant {
+                assert!(report.race_count >= 1, "{what}: {report}");
+            } else {
+                assert_eq!(report.race_count, 0, "{what}: {report}");
+            }
+        }
+    }
+}
