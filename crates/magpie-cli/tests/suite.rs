@@ -794,14 +794,14 @@ fn dist_option_embeds_the_simulated_collections() {
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
             .expect("results.json is JSON");
     let rows = json["dist"]["rows"].as_array().expect("rows");
-    assert_eq!(rows.len(), 10, "5 strategies at 4 and 16 ranks");
+    assert_eq!(rows.len(), 14, "7 strategies at 4 and 16 ranks");
     assert!(rows
         .iter()
         .all(|r| r["last_efficiency"].as_f64().is_some_and(|e| e > 0.0)));
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(html.contains("<section id=\"dist\">"));
     // The kernel's speedup chart, then a rank timeline per strategy at 16 ranks.
-    assert_eq!(html.matches("<svg").count(), 1 + 5);
+    assert_eq!(html.matches("<svg").count(), 1 + 7);
     let o = magpie_in(&dir, &["suite", "--size", "ci", "--dist", "uts"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("expected hf or tce"));
