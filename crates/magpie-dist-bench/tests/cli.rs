@@ -241,14 +241,14 @@ fn simulate_runs_the_grid_and_calibrates_from_a_report() {
     assert_eq!(v["verified"], true);
     assert!(v["model_from"].as_str().unwrap().contains("calibrated"));
     let rows = v["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 2 * 5);
+    assert_eq!(rows.len(), 2 * magpie_dist::collection::Strategy::ALL.len());
     for r in rows {
         for it in r["iterations"].as_array().unwrap() {
             assert_eq!(it["tasks"], 1600, "{r}");
         }
     }
     let svgs = std::fs::read_dir(&timelines).unwrap().count();
-    assert_eq!(svgs, 10);
+    assert_eq!(svgs, 2 * magpie_dist::collection::Strategy::ALL.len());
     let one = std::fs::read_to_string(timelines.join("tce-steal-3.svg")).unwrap();
     assert!(one.contains("iteration 0") && one.contains("iteration 2"));
     std::fs::remove_dir_all(&dir).unwrap();
