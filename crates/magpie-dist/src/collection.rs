@@ -88,8 +88,10 @@
 //! `+steal` strategies keep the balancer's placement between iterations and let a rank that
 //! runs out steal within one, as retentive stealing does: the placement removes most of the
 //! steals, stealing removes what the placement could not foresee. Stolen seeds are measured
-//! where they ran, and the next placement starts from there. The pure balancers stay, as the
-//! thesis has them, for dedicated machines and for comparison (`magpie-dist simulate`).
+//! where they ran, but the next placement starts from the last one, not from where the
+//! thieves took them: a steal repairs one iteration, and the balancer moves a task only when
+//! its estimates say the move pays. The pure balancers stay, as the thesis has them, for
+//! dedicated machines and for comparison (`magpie-dist simulate`).
 //!
 //! The ranks are a [`Comm`]: [`local::Cluster`] runs them as threads of one process (tests,
 //! and runs without `mpirun`); the MPI transport implements the same trait.
@@ -273,6 +275,9 @@ impl std::hash::Hasher for KeyHasher {
 /// A set of keys (see [`Entry`]).
 type Keys = HashSet<u64, std::hash::BuildHasherDefault<KeyHasher>>;
 
+/// The balancers' load estimates by key (see "Measurements").
+type Estimates = HashMap<u64, f64, std::hash::BuildHasherDefault<KeyHasher>>;
+
 /// The key of the `i`-th child spawned by the task whose key is `parent` (a bijective mix, so
 /// distinct inputs give distinct keys, and positions collide only as 64-bit hashes do).
 fn child_key(parent: u64, i: u64) -> u64 {
@@ -360,6 +365,13 @@ pub unsafe trait Comm<T: Copy> {
     fn all_gather<U>(&self, mine: U) -> Vec<U>
     where
         U: Serialize + DeserializeOwned + Clone + Send + 'static;
+    /// Collective: every rank's bytes, in rank order, on every rank. The balancers gather
+    /// every task's measurement through here, 16 bytes a task; the default goes through
+    /// [`Comm::all_gather`], and a transport that encodes what it gathers (MPI: JSON, three to
+    /// four characters a byte) should send the bytes as they are.
+    fn all_gather_bytes(&self, mine: Vec<u8>) -> Vec<Vec<u8>> {
+        self.all_gather(mine)
+    }
     /// Whether another rank has failed (panicked or died), so this one must stop rather than
     /// wait for it; the transport says which, in words. Called while this rank waits.
     fn failed(&self) -> Option<String>;
@@ -489,6 +501,9 @@ pub struct TaskCollection<T: Copy, C: Comm<Entry<T>>> {
     strategy: Strategy,
     /// The tasks `push` seeded (what `restore` reseeds under the non-retentive strategies).
     seed: Vec<Entry<T>>,
+    /// Under the balancers with stealing, this rank's seeds as the last placement put them
+    /// (the pushed ones until the first): what the next placement starts from.
+    base: Vec<Entry<T>>,
     /// Tasks a full deque gave back; run before the deque's.
     overflow: Vec<Entry<T>>,
     /// This iteration's seeds that this rank ran in the last `process`, with their time.
@@ -506,7 +521,7 @@ pub struct TaskCollection<T: Copy, C: Comm<Entry<T>>> {
     timeline: bool,
     /// Under the balancers, each of the collection's tasks' load estimate by key, the same on
     /// every rank (each computes it from the same gathered measurements; see "Measurements").
-    estimates: HashMap<u64, f64>,
+    estimates: Estimates,
     /// When the current `process` began (the timeline's zero).
     started: Instant,
 }
@@ -528,6 +543,7 @@ where
             own,
             strategy,
             seed: Vec::new(),
+            base: Vec::new(),
             overflow: Vec::new(),
             ran: Vec::new(),
             skip: Keys::default(),
@@ -538,7 +554,7 @@ where
             transport: Transport::OneSided,
             awaiting: None,
             timeline: false,
-            estimates: HashMap::new(),
+            estimates: Estimates::default(),
             started: Instant::now(),
         }
     }
@@ -579,6 +595,9 @@ where
             spawned: false,
         };
         self.seed.push(e);
+        if self.strategy.places() && self.strategy.steals() {
+            self.base.push(e);
+        }
         self.add_entry(e);
     }
 
@@ -853,17 +872,129 @@ where
             Strategy::PlbCentralized
             | Strategy::PlbHierarchical
             | Strategy::PlbCentralizedSteal
-            | Strategy::PlbHierarchicalSteal => {
-                let mut all: Vec<Vec<(Entry<T>, u64)>> = self.comm.all_gather(ran);
-                // Every rank computes the same estimates from the same gathered measurements,
-                // so they agree on the placement without a message.
-                estimate(&mut self.estimates, self.params.memory, &mut all);
-                placement(self.strategy, self.params, &all).swap_remove(self.comm.rank())
-            }
+            | Strategy::PlbHierarchicalSteal => self.rebalance(ran),
         };
         for e in next {
             self.add_entry(Entry { root: true, ..e });
         }
+    }
+
+    /// A persistence-based balancer's reseeding (collective): this rank's next seeds, from
+    /// `ran`, its seeds of the last `process` with their measured times.
+    ///
+    /// What is placed again is, for the pure balancers, the tasks where they ran (which is
+    /// where they were placed: nothing is stolen), and for the balancers with stealing, the
+    /// last placement (`base`): a task stolen in one iteration goes back to where the
+    /// balancer put it, and its measurement, taken where it ran, updates its estimate. Placing
+    /// again from where tasks ran after steals, as this first did, moved about half of hf's
+    /// tasks every iteration at 3 ranks: the thieves had taken their victims' oldest tasks
+    /// by the thousand, and the balancer sent the cheap ones back and forth; from the last
+    /// placement a task moves only when the estimates say the move gains (`Params::min_gain`).
+    ///
+    /// Every rank gathers every task's key and time, and under stealing every rank's placed
+    /// keys (16 and 8 bytes a task, as they are), computes the same estimates and the same
+    /// placement from them (so the ranks agree without another message), and then only the
+    /// tasks that change rank travel, as entries, in a second gather that every rank skips
+    /// when nothing moves. Gathering every entry as JSON, as this first did, took 9-18 ms an
+    /// iteration at 3 ranks with 7,500 tasks each.
+    fn rebalance(&mut self, ran: Vec<(Entry<T>, u64)>) -> Vec<Entry<T>> {
+        let me = self.comm.rank();
+        let residual = self.strategy.steals();
+        let mut bytes = Vec::with_capacity(8 + 16 * ran.len() + 8 * self.base.len());
+        bytes.extend_from_slice(&(ran.len() as u64).to_le_bytes());
+        for (e, ns) in &ran {
+            bytes.extend_from_slice(&e.key.to_le_bytes());
+            bytes.extend_from_slice(&ns.to_le_bytes());
+        }
+        if residual {
+            for e in &self.base {
+                bytes.extend_from_slice(&e.key.to_le_bytes());
+            }
+        }
+        let words = |b: &[u8]| -> Vec<u64> {
+            b.chunks_exact(8)
+                .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
+                .collect()
+        };
+        let gathered: Vec<Vec<u64>> = self
+            .comm
+            .all_gather_bytes(bytes)
+            .iter()
+            .map(|b| words(b))
+            .collect();
+        // Each rank's measurements, (key, time), and the rest of its words: its placed keys.
+        let split = |w: &Vec<u64>| (w[0] as usize * 2 + 1).min(w.len());
+        let mut measured: Vec<Vec<(u64, u64)>> = gathered
+            .iter()
+            .map(|w| {
+                w[1..split(w)]
+                    .chunks_exact(2)
+                    .map(|p| (p[0], p[1]))
+                    .collect()
+            })
+            .collect();
+        estimate(
+            &mut self.estimates,
+            self.params.memory,
+            &mut measured,
+            |&k| k,
+        );
+        let (mine, loads) = if residual {
+            let estimates = &self.estimates;
+            let loads: Vec<Vec<(u64, u64)>> = gathered
+                .iter()
+                .map(|w| {
+                    w[split(w)..]
+                        .iter()
+                        .map(|k| (*k, estimates.get(k).map_or(0, |l| l.round() as u64)))
+                        .collect()
+                })
+                .collect();
+            (std::mem::take(&mut self.base), loads)
+        } else {
+            (
+                ran.into_iter().map(|(e, _)| e).collect::<Vec<_>>(),
+                measured,
+            )
+        };
+        let placed = place(self.strategy, self.params, &loads);
+        let moves = placed
+            .iter()
+            .enumerate()
+            .any(|(r, ids)| ids.iter().any(|&(from, _)| from != r));
+        let mut arrived: HashMap<(usize, usize), Entry<T>> = HashMap::new();
+        if moves {
+            // (rank, index in this rank's list, entry) of each task this rank gives away.
+            let mine = &mine;
+            let leaving: Vec<(u32, u32, Entry<T>)> = placed
+                .iter()
+                .enumerate()
+                .filter(|&(r, _)| r != me)
+                .flat_map(|(r, ids)| {
+                    ids.iter()
+                        .filter(|&&(from, _)| from == me)
+                        .map(move |&(_, i)| (r as u32, i as u32, mine[i]))
+                })
+                .collect();
+            for (from, sent) in self.comm.all_gather(leaving).into_iter().enumerate() {
+                for (to, i, e) in sent {
+                    if to as usize == me {
+                        arrived.insert((from, i as usize), e);
+                    }
+                }
+            }
+        }
+        let next: Vec<Entry<T>> = placed[me]
+            .iter()
+            .map(|&(from, i)| match from == me {
+                true => mine[i],
+                false => arrived[&(from, i)],
+            })
+            .collect();
+        if residual {
+            self.base = next.clone();
+        }
+        next
     }
 }
 
@@ -878,20 +1009,20 @@ pub fn victim(rng: &mut u64, me: usize, p: usize) -> usize {
 }
 
 /// Replaces each measured time in `all` by the task's load estimate, which keeps `memory`
-/// (from 0 to 1) of its previous one in `estimates` (keyed by the task's key), and records the
+/// (from 0 to 1) of its previous one in `estimates` (by the task's key, `key`), and records the
 /// new ones (module doc, "Measurements").
-fn estimate<T: Copy>(
-    estimates: &mut HashMap<u64, f64>,
+fn estimate<X>(
+    estimates: &mut Estimates,
     memory: f64,
-    all: &mut [Vec<(Entry<T>, u64)>],
+    all: &mut [Vec<(X, u64)>],
+    key: impl Fn(&X) -> u64,
 ) {
     let m = memory.clamp(0.0, 1.0);
-    for (e, ns) in all.iter_mut().flatten() {
-        let est = match estimates.get(&e.key) {
-            Some(&prev) => m * prev + (1.0 - m) * *ns as f64,
-            None => *ns as f64,
-        };
-        estimates.insert(e.key, est);
+    for (x, ns) in all.iter_mut().flatten() {
+        let est = estimates
+            .entry(key(x))
+            .and_modify(|prev| *prev = m * *prev + (1.0 - m) * *ns as f64)
+            .or_insert(*ns as f64);
         *ns = est.round() as u64;
     }
 }
@@ -907,6 +1038,14 @@ pub fn placement<T: Copy>(
     params: Params,
     ran: &[Vec<(T, u64)>],
 ) -> Vec<Vec<T>> {
+    place(strategy, params, ran)
+        .iter()
+        .map(|ids| ids.iter().map(|&(r, i)| ran[r][i].0).collect())
+        .collect()
+}
+
+/// [`placement`] naming each task by where it is in `ran`: `(rank, index)`.
+fn place<X>(strategy: Strategy, params: Params, ran: &[Vec<(X, u64)>]) -> Vec<Vec<(usize, usize)>> {
     // Name each task by (rank, index) packed in the id.
     let measured: Vec<Vec<Measured>> = ran
         .iter()
@@ -921,24 +1060,19 @@ pub fn placement<T: Copy>(
                 .collect()
         })
         .collect();
-    let Some(balancer) = strategy.balancer() else {
-        return ran
-            .iter()
-            .map(|ts| ts.iter().map(|e| e.0).collect())
-            .collect();
-    };
-    let placed = balancer(&measured, params);
-    // A placement that gains too little to be told from measurement noise is not taken.
-    let placed = if balance::worth_moving(&measured, &placed, params.min_gain) {
-        placed
-    } else {
-        measured
+    let placed = match strategy.balancer() {
+        // A placement that gains too little to be told from measurement noise is not taken.
+        Some(balancer) => match balancer(&measured, params) {
+            placed if balance::worth_moving(&measured, &placed, params.min_gain) => placed,
+            _ => measured,
+        },
+        None => measured,
     };
     placed
         .iter()
         .map(|ms| {
             ms.iter()
-                .map(|m| ran[(m.id >> 40) as usize][(m.id & ((1 << 40) - 1)) as usize].0)
+                .map(|m| ((m.id >> 40) as usize, (m.id & ((1 << 40) - 1)) as usize))
                 .collect()
         })
         .collect()
@@ -1246,6 +1380,92 @@ mod tests {
         }
     }
 
+    /// Under a balancer with stealing, a task stolen in one iteration goes back to where the
+    /// placement put it: each iteration rank 1 steals from rank 0 (rank 0 waits, before it
+    /// starts, until rank 1 has run one of its tasks), and with a placement that never pays
+    /// (`min_gain` unreachable) each rank is reseeded with exactly its own tasks again. (The
+    /// balancer first placed again from where the tasks ran, so the stolen ones stayed with
+    /// the thief, and under noise half of hf's tasks moved every iteration.)
+    #[test]
+    fn stolen_tasks_go_back_to_their_placement() {
+        for strategy in [
+            Strategy::PlbCentralizedSteal,
+            Strategy::PlbHierarchicalSteal,
+        ] {
+            let stolen_ran = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+            let params = Params {
+                min_gain: f64::INFINITY,
+                ..Params::default()
+            };
+            let handles: Vec<_> = Cluster::ranks::<u32>(2, 256)
+                .into_iter()
+                .map(|rank| {
+                    let stolen_ran = stolen_ran.clone();
+                    std::thread::spawn(move || {
+                        use std::sync::atomic::Ordering::{Acquire, Release};
+                        let mut tc = TaskCollection::new(rank, strategy).with_params(params);
+                        let me = tc.comm().rank() as u32;
+                        (0..40).for_each(|t| tc.push(me * 1000 + t));
+                        let mut out = Vec::new();
+                        for it in 1..=4u32 {
+                            if me == 0 {
+                                // Rank 1 runs its own tasks, then steals from this rank's
+                                // deque, seeded and waiting (bounded, never reached on a
+                                // working machine).
+                                let t0 = Instant::now();
+                                while stolen_ran.load(Acquire) < it && t0.elapsed().as_secs() < 30 {
+                                    std::thread::yield_now();
+                                }
+                            }
+                            let mut stole = 0;
+                            let rep = tc.process(|t, _| {
+                                if me == 1 && t < 1000 {
+                                    stole += 1;
+                                    if stole == 1 {
+                                        stolen_ran.store(it, Release);
+                                    }
+                                }
+                                spin(20);
+                            });
+                            assert_eq!(rep.tasks(), 80);
+                            let ran: Vec<u32> = tc.last_ran().map(|(t, _)| t).collect();
+                            tc.restore();
+                            // This rank's seeds: its deque, emptied and refilled as it was
+                            // (newest first out, so back in reverse), while no rank runs (the
+                            // gather after it keeps the others from stealing meanwhile).
+                            let mut taken = Vec::new();
+                            while let Some(e) = tc.own.pop() {
+                                taken.push(e);
+                            }
+                            let mut seeds: Vec<u32> = taken.iter().map(|e| e.task).collect();
+                            taken.into_iter().rev().for_each(|e| tc.add_entry(e));
+                            tc.comm().all_gather(0u8);
+                            seeds.sort_unstable();
+                            out.push((stole, ran, seeds));
+                        }
+                        out
+                    })
+                })
+                .collect();
+            let all: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+            for (it, (stole, ran, seeds)) in all[1].iter().enumerate() {
+                assert!(
+                    *stole > 0,
+                    "{strategy:?}, iteration {it}: rank 1 stole nothing"
+                );
+                assert!(ran.iter().any(|&t| t < 1000), "{strategy:?}: {ran:?}");
+                assert_eq!(
+                    *seeds,
+                    (1000..1040).collect::<Vec<u32>>(),
+                    "{strategy:?}, {it}"
+                );
+            }
+            for (it, (_, _, seeds)) in all[0].iter().enumerate() {
+                assert_eq!(*seeds, (0..40).collect::<Vec<u32>>(), "{strategy:?}, {it}");
+            }
+        }
+    }
+
     #[test]
     fn every_task_runs_once_under_every_strategy() {
         for transport in [Transport::OneSided, Transport::ActiveMessage] {
@@ -1510,7 +1730,7 @@ mod tests {
         mut noise: impl FnMut(usize) -> f64,
         iterations: usize,
     ) -> Vec<(usize, f64)> {
-        let mut estimates = HashMap::new();
+        let mut estimates = Estimates::default();
         let mut now = start;
         let mut out = Vec::new();
         for _ in 0..iterations {
@@ -1523,7 +1743,7 @@ mod tests {
                         .collect()
                 })
                 .collect();
-            estimate(&mut estimates, params.memory, &mut all);
+            estimate(&mut estimates, params.memory, &mut all, |e| e.key);
             let next = placement(strategy, params, &all);
             let rank_of = |placed: &[Vec<Entry<u32>>], t: u32| {
                 placed.iter().position(|ts| ts.iter().any(|e| e.task == t))

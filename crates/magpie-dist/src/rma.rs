@@ -523,10 +523,16 @@ unsafe impl<T: Copy> crate::collection::Comm<T> for World<T> {
     where
         U: serde::Serialize + serde::de::DeserializeOwned + Clone + Send + 'static,
     {
+        let bytes = serde_json::to_vec(&mine).expect("a gathered value serialises");
+        self.all_gather_bytes(bytes)
+            .iter()
+            .map(|b| serde_json::from_slice(b).expect("a gathered value deserialises"))
+            .collect()
+    }
+    fn all_gather_bytes(&self, bytes: Vec<u8>) -> Vec<Vec<u8>> {
         use mpi::datatype::PartitionMut;
         use mpi::traits::{Communicator, CommunicatorCollectives};
         self.watched_barrier();
-        let bytes = serde_json::to_vec(&mine).expect("a gathered value serialises");
         let n = self.world.size() as usize;
         let mut counts = vec![0i32; n];
         self.world
@@ -547,8 +553,7 @@ unsafe impl<T: Copy> crate::collection::Comm<T> for World<T> {
         (0..n)
             .map(|r| {
                 let at = displs[r] as usize;
-                serde_json::from_slice(&all[at..at + counts[r] as usize])
-                    .expect("a gathered value deserialises")
+                all[at..at + counts[r] as usize].to_vec()
             })
             .collect()
     }
