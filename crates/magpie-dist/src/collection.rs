@@ -82,8 +82,8 @@
 //! thesis, §5.1: a rank that runs out early waits for the iteration's end). On a machine
 //! shared with other programs a rank's speed changes from one moment to the next, so however
 //! well the tasks are measured, the placement's ranks do not finish together: beside one busy
-//! process on 2 cores, the pure balancers held 0.72-0.89 efficiency where stealing held
-//! 0.86-0.99 and the original seeding 0.82-0.91, and the balancers with stealing 0.79-0.97
+//! process on 2 cores, the pure balancers held 0.74-0.93 efficiency where stealing held
+//! 0.85-0.98 and the original seeding 0.81-0.93, and the balancers with stealing 0.85-0.98
 //! (docs/results/distributed.md). The
 //! `+steal` strategies keep the balancer's placement between iterations and let a rank that
 //! runs out steal within one, as retentive stealing does: the placement removes most of the
