@@ -36,7 +36,9 @@ impl WorkerThread {
     pub(crate) fn steal_round(&self) -> Option<(Work, Took)> {
         let reg = &*self.registry;
         let n = reg.stealers.len();
-        if n > 1 {
+        // With places, a lone worker still has its place's mailbox or squad pool to look in
+        // (an inter-socket spawn in a one-worker pool with squads waited there forever).
+        if n > 1 || reg.places.is_some() {
             match &self.tiers {
                 // Random: every other worker, from a random one on.
                 None => {

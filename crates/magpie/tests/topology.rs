@@ -428,3 +428,36 @@ fn with_squad_hints_an_idle_squads_task_waits_for_its_own_head() {
         );
     }
 }
+
+/// A pool of one worker with places and squads: that worker is its squad's head and its
+/// place's only member, so what goes to its squad's pool or its mailbox is its to take (the
+/// steal round looked there only with another worker to steal from, and an inter-socket
+/// spawn waited forever).
+#[test]
+fn a_lone_worker_takes_its_own_squads_and_mailboxs_tasks() {
+    for squads in [false, true] {
+        let pool = Pool::builder()
+            .workers(1)
+            .places(true)
+            .squads(squads)
+            .build()
+            .unwrap();
+        let ran = std::sync::atomic::AtomicUsize::new(0);
+        pool.install(|| {
+            magpie::scope(|s| {
+                for _ in 0..3 {
+                    s.inter_spawn(|s| {
+                        ran.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        s.inter_spawn(|_| {
+                            ran.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        });
+                    });
+                    s.spawn_at(7, |_| {
+                        ran.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    });
+                }
+            })
+        });
+        assert_eq!(ran.into_inner(), 9, "squads {squads}");
+    }
+}
