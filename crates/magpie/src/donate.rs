@@ -133,7 +133,8 @@ where
 /// as [`join`](crate::join) does: the user-specified schedule of the thesis's §6.3.2
 /// (`designateAfterNextSpawn`). `b` is donated even if the pool's policy would have kept it, and
 /// even inside a region following a template that says otherwise; recording such a program
-/// (`schedule::record`) gives its template. When `worker` is the caller's own, this is `join`.
+/// (`schedule::record`) gives its template. When `worker` is the caller's own, or the pool
+/// checks for races ([`Builder::check_races`](crate::Builder::check_races)), this is `join`.
 /// Outside any pool, runs on the global pool.
 ///
 /// The caller waits for `b` at the end as for a stolen half: its fiber suspends, and its own
@@ -156,7 +157,9 @@ where
             join_positioned_to(wt, fl, cur, Some(w), a, b)
         });
     }
-    if w == wt.index {
+    // A pool that checks for races runs it as the join it is (`race`): where a half runs
+    // changes nothing of what the checker finds, and a join is what its tree models.
+    if w == wt.index || wt.checks {
         return crate::join(a, b);
     }
     // No region: the half goes to the worker's inbox, where items have no rank.

@@ -6,7 +6,7 @@
 //! core calls it at the points the trait names. A pool that uses no feature holds `None` and
 //! pays one test of that `Option` where the hook would be called, only on the paths named
 //! below, never on a join or spawn that runs in place (the race checker's [`Structure`] is
-//! the one whose test a published spawn pays).
+//! the one whose test a spawn without the join credit pays).
 //!
 //! * [`CoreSharing`]: programs side by side share the machine's cores (DWS and EP, `dws/`).
 //!   Called when a worker starts, on the idle path (a worker that finds nothing to run), when
@@ -30,12 +30,13 @@
 //!   such install and once at the end.
 //! * [`Structure`]: the program's fork/join structure as it unfolds (the race checker's tree,
 //!   `race/`), held in the extensions as a [`StructureHook`]. A pool that has one never grants
-//!   the join credit, so every join reaches the out-of-line `join_cold`, and runs no spawn in
-//!   place, so every spawn's child is wrapped in `Scope::task`; both make the child's context
-//!   there, and a scope tells the hook of its start and end. A pool without one pays a test
-//!   of the worker's `checks` flag in `join_cold` and at a scope's start and end, and a
-//!   thread-local read in `Scope::task` (a published spawn); nothing on a join or spawn that
-//!   runs in place.
+//!   the join credit, so every join reaches the out-of-line `join_cold` and every spawn
+//!   `Scope::spawn_checked` (boxed, out of line); both make the child's context there, and a
+//!   scope tells the hook of its start and end. A pool without one pays a test of the
+//!   worker's `checks` flag in `join_cold`, in a spawn without the credit, and at a scope's
+//!   start and end; nothing on a join or spawn on the credit, and its tasks carry nothing.
+//!   (The child's context first rode on every published task: 16 bytes and a thread-local
+//!   read, which made pdfs 1.10-1.15x slower in a pool without the checker.)
 //! * [`Extensions`]: state a feature keeps per pool that the core never reads (the cache
 //!   model's leaf log, the topology, the trace recorder). The builder puts it in; the feature
 //!   finds its own by type. An empty store costs a feature one length test.

@@ -19,7 +19,7 @@
 
 use crate::deque::Item;
 use crate::hooks::Mailboxes;
-use crate::job::{HeapJob, Tag, Work};
+use crate::job::{Tag, Work};
 use crate::policy::Policy;
 use crate::registry::Registry;
 use crate::scope::{Scope, SendPtr};
@@ -250,10 +250,7 @@ impl<'scope> Scope<'scope> {
             tag
         });
         self.count.increment();
-        let job = HeapJob::into_job_ref(
-            self.task(f),
-            reg.config.trace.then(|| tag.unwrap_or(Tag::NONE)),
-        );
+        let job = self.job(f, reg.config.trace.then(|| tag.unwrap_or(Tag::NONE)));
         pl.send(
             p,
             Work::Task {
@@ -313,7 +310,7 @@ impl<'scope> Scope<'scope> {
         });
         self.count.increment();
         let sp = SendPtr(reg as *const Registry);
-        let task = self.task(move |s: &Scope<'scope>| {
+        let task = move |s: &Scope<'scope>| {
             /// Frees the squad that runs the task when it ends, even by a panic.
             struct Done(*const Registry, usize);
             impl Drop for Done {
@@ -334,8 +331,8 @@ impl<'scope> Scope<'scope> {
             let sp = sp;
             let _done = Done(sp.0, crate::place_index().unwrap_or(0));
             f(s)
-        });
-        let job = HeapJob::into_job_ref(task, reg.config.trace.then(|| tag.unwrap_or(Tag::NONE)));
+        };
+        let job = self.job(task, reg.config.trace.then(|| tag.unwrap_or(Tag::NONE)));
         pl.send(
             home,
             Work::Task {

@@ -291,7 +291,30 @@ impl<'scope> Scope<'scope> {
             self.run_in_place(fl, depth, f);
             return;
         }
+        if wt.checks {
+            // A pool that checks for races grants no credit, so its spawns all come here.
+            return self.spawn_checked(wt, fl, depth, policy, Box::new(f));
+        }
         self.spawn_slow(wt, fl, depth, policy, f)
+    }
+
+    /// A spawn in a pool that checks for races: the child carries its place in the program's
+    /// tree, made now, in the spawner's (`hooks::Structure`), and runs in it wherever it runs.
+    /// Boxed and out of line, so that one instance serves every closure type and a pool that
+    /// does not check keeps its spawn's code and its tasks' size: carried by every published
+    /// task (16 bytes and a thread-local read), the context made pdfs 1.10x slower at 1 worker
+    /// and 1.15x at 2 in a pool without the checker; this way it runs at its old speed.
+    #[cold]
+    #[inline(never)]
+    fn spawn_checked(
+        &self,
+        wt: &WorkerThread,
+        fl: &FiberLocal,
+        depth: u32,
+        policy: Policy,
+        f: BoxedChild<'scope>,
+    ) {
+        self.spawn_slow(wt, fl, depth, policy, with_checked_child(f))
     }
 
     /// The rest of [`spawn_with`](Self::spawn_with) for a worker without credit. Inlined: pdfs
@@ -431,7 +454,11 @@ impl<'scope> Scope<'scope> {
         if w == wt.index && !only_there {
             return self.spawn(f);
         }
-        let it = self.heap_item(wt, depth, holding(Ticket::for_spawn(fl), f));
+        let f = holding(Ticket::for_spawn(fl), f);
+        let it = match wt.checks {
+            true => self.heap_item(wt, depth, with_checked_child(Box::new(f))),
+            false => self.heap_item(wt, depth, f),
+        };
         wt.registry.deliver(w, it);
     }
 
@@ -448,6 +475,19 @@ impl<'scope> Scope<'scope> {
             continuation: false,
         }
         .encode()
+    }
+
+    /// `f` as a heap job of this scope ([`task`](Self::task)), carrying its place in the
+    /// program's tree in a pool that checks for races: for the spawns to another place or
+    /// squad, which do not pass through [`spawn_checked`](Self::spawn_checked).
+    pub(crate) fn job<F>(&self, f: F, tag: Option<Tag>) -> JobRef
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        match worker::current().is_some_and(|wt| wt.checks) {
+            true => HeapJob::into_job_ref(self.task(with_checked_child(Box::new(f))), tag),
+            false => HeapJob::into_job_ref(self.task(f), tag),
+        }
     }
 
     /// The spawn of a child that needs no position of its own (see `spawn_slow`); `COUNTED`:
@@ -622,11 +662,6 @@ impl<'scope> Scope<'scope> {
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
         let sp = SendPtr(self as *const Scope<'scope>);
-        // In a pool that checks for races, the child's place in the program's tree, made now,
-        // in the spawner's (`hooks::Structure`; such a pool publishes every spawn, so every
-        // checked child passes here). It costs every published task a thread-local read and
-        // 16 bytes: pdfs at 1 worker 1.10x its time before (docs/results/races.md).
-        let checked = worker::checked_child();
         move || {
             let sp = sp;
             // SAFETY: the scope waits for this task before it is dropped.
@@ -634,11 +669,7 @@ impl<'scope> Scope<'scope> {
             if let Some(wt) = worker::current() {
                 wt.flush_finished_unless(&s.count);
             }
-            let run = AssertUnwindSafe(|| match checked {
-                Some(c) => worker::run_in(c, || f(s)),
-                None => f(s),
-            });
-            if let Err(p) = panic::catch_unwind(run) {
+            if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(s))) {
                 s.record_panic(p);
             }
             // The task may have moved to another worker: count it where it finished.
@@ -693,6 +724,19 @@ impl<'scope> Scope<'scope> {
     /// The sync point: see [`wait_for_count`].
     fn wait(&self, fl: &FiberLocal, mark: &SyncMark) {
         wait_for_count(&self.count, fl, mark, self.sync_tag);
+    }
+}
+
+/// A spawned closure, boxed: what a pool that checks for races spawns.
+type BoxedChild<'scope> = Box<dyn FnOnce(&Scope<'scope>) + Send + 'scope>;
+
+/// `f` as a child in a pool that checks for races: with the context the pool's structure
+/// (`hooks::Structure`) gives the spawner's child, made now, and run in it wherever it runs;
+/// `f` itself where there is none (no worker, or no pool that checks).
+fn with_checked_child(f: BoxedChild<'_>) -> BoxedChild<'_> {
+    match worker::checked_child() {
+        Some(c) => Box::new(move |s: &Scope<'_>| worker::run_in(c, || f(s))),
+        None => f,
     }
 }
 

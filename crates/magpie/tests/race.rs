@@ -236,3 +236,66 @@ fn a_panicking_half_caught_by_its_joiner_leaves_the_tree_whole() {
         assert_eq!(report.races[0].addr, at.p(3) as usize);
     }
 }
+
+/// Work sent to a named worker, place or squad is checked as the spawn or join it is: a
+/// designated child races with its siblings and the scope's other tasks, and is ordered
+/// before what follows its scope, in pools with places and squads too.
+#[test]
+fn designated_and_placed_work_is_checked_like_any_spawn() {
+    let v = vec![0u64; 4];
+    let at = At::of(&v);
+    for w in workers() {
+        for (places, squads) in [(false, false), (true, false), (true, true)] {
+            let pool = Pool::builder()
+                .workers(w)
+                .places(places)
+                .squads(squads)
+                .check_races(true)
+                .build()
+                .unwrap();
+            let what = format!("{w} workers, places {places}, squads {squads}");
+            // Each kind of spawn beside a plain spawn writing the same word: one race each.
+            let ((), raced) = race::check(&pool, || {
+                scope(|s| {
+                    s.spawn_designated(w - 1, move |_| race::write_raw(at.p(0), 1));
+                    s.spawn(move |_| race::write_raw(at.p(0), 1));
+                });
+                scope(|s| {
+                    s.spawn_at(1, move |_| race::write_raw(at.p(1), 1));
+                    s.spawn(move |_| race::write_raw(at.p(1), 1));
+                });
+                scope(|s| {
+                    s.inter_spawn(move |_| race::write_raw(at.p(2), 1));
+                    s.spawn(move |_| race::write_raw(at.p(2), 1));
+                });
+                magpie::join_designated(
+                    w - 1,
+                    move || race::write_raw(at.p(3), 1),
+                    move || race::write_raw(at.p(3), 1),
+                );
+            })
+            .unwrap();
+            assert_eq!(raced.race_count, 4, "{what}: {raced}");
+            let mut addrs: Vec<usize> = raced.races.iter().map(|r| r.addr).collect();
+            addrs.sort_unstable();
+            assert_eq!(addrs, (0..4).map(|i| at.p(i) as usize).collect::<Vec<_>>());
+            // The same children on disjoint words, each word written again after its scope
+            // or join: clean.
+            let ((), clean) = race::check(&pool, || {
+                scope(|s| {
+                    s.spawn_designated(w - 1, move |_| race::write_raw(at.p(0), 1));
+                    s.spawn_at(1, move |_| race::write_raw(at.p(1), 1));
+                    s.inter_spawn(move |_| race::write_raw(at.p(2), 1));
+                });
+                magpie::join_designated(
+                    w - 1,
+                    move || race::write_raw(at.p(3), 1),
+                    move || race::read_raw(at.p(0), 3),
+                );
+                race::write_raw(at.p(0), 4);
+            })
+            .unwrap();
+            assert_eq!(clean.race_count, 0, "{what}: {clean}");
+        }
+    }
+}

@@ -39,12 +39,14 @@
 //! # What is modelled
 //!
 //! `join` (and what is built on it, such as magpie-iter's iterators), `scope` and
-//! `in_place_scope` with their spawns: each task's place in the tree is kept in its fiber's
-//! record, so a task that suspends and resumes keeps it. A pool that checks never runs a join
-//! or spawn on the join credit (so every one of them reaches the checked paths); its schedule is
-//! otherwise the pool's own. Not modelled: tasks started outside [`check`] (their accesses are
-//! not checked), `spawn_at`/`inter_spawn`/`join_designated` and fire-and-forget `spawn` (a task
-//! they start runs in its parent's step), and a spawn into an enclosing scope from inside an
+//! `in_place_scope` with their spawns, including those sent to a named worker, place or squad
+//! (`spawn_designated`, `spawn_at`, `inter_spawn`; `join_designated` runs as a plain `join` in
+//! a pool that checks, since where a half runs changes nothing the checker finds): each task's
+//! place in the tree is kept in its fiber's record, so a task that suspends and resumes keeps
+//! it. A pool that checks never runs a join or spawn on the join credit (so every one of them
+//! reaches the checked paths); its schedule is otherwise the pool's own. Not modelled: tasks
+//! started outside [`check`] (their accesses are not checked), fire-and-forget `spawn` (its
+//! task is outside the tree, unchecked), and a spawn into an enclosing scope from inside an
 //! inner one, which is taken as a spawn into the inner one (the tree has no node for a task
 //! that outlives the finish it was started in).
 //!
