@@ -259,6 +259,9 @@ struct Sim {
     steals: bool,
     /// Spans are kept for this iteration.
     record: bool,
+    /// Under the balancers with stealing, every rank's tasks as the last placement put them
+    /// (the seed until the first): what the next placement starts from.
+    placed: Option<Vec<Vec<u64>>>,
 }
 
 impl Sim {
@@ -468,11 +471,24 @@ impl Sim {
                 .into_iter()
                 .map(|ts| ts.into_iter().map(|(t, _)| t).collect())
                 .collect(),
-            Strategy::PlbCentralized
-            | Strategy::PlbHierarchical
-            | Strategy::PlbCentralizedSteal
-            | Strategy::PlbHierarchicalSteal => {
+            Strategy::PlbCentralized | Strategy::PlbHierarchical => {
                 collection::placement(self.cfg.strategy, self.cfg.params, &ran)
+            }
+            Strategy::PlbCentralizedSteal | Strategy::PlbHierarchicalSteal => {
+                // A stolen task goes back to its placement; its time, measured where it ran,
+                // is its load (the collection's `rebalance`).
+                let mut ns = vec![0u64; self.seen.len()];
+                for &(t, d) in ran.iter().flatten() {
+                    ns[t as usize] = d;
+                }
+                let placed = self.placed.take().unwrap_or_else(|| seed.to_vec());
+                let loads: Vec<Vec<(u64, u64)>> = placed
+                    .iter()
+                    .map(|ts| ts.iter().map(|&t| (t, ns[t as usize])).collect())
+                    .collect();
+                let next = collection::placement(self.cfg.strategy, self.cfg.params, &loads);
+                self.placed = Some(next.clone());
+                next
             }
         };
         for (n, ts) in self.ranks.iter_mut().zip(next) {
@@ -524,6 +540,7 @@ pub fn simulate(cfg: Config) -> Result<Outcome, String> {
         seen: vec![false; n as usize],
         steals: cfg.strategy.steals() && p > 1,
         record: true,
+        placed: None,
     };
     let seed: Vec<Vec<u64>> = (0..p as u64)
         .map(|r| (r * n / p as u64..(r + 1) * n / p as u64).collect())
