@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs magpie's whole test suite: clippy and rustdoc with warnings as errors; a reason for every
-# atomic ordering (scripts/check-orderings.sh); the core's layering (scripts/import-circles.py); unit, integration, stress and doc tests of every crate;
+# atomic ordering (scripts/check-orderings.sh); the core's layering (scripts/import-circles.py); the
+# instructions of a join nobody steals against their budget (scripts/join-instructions.sh); unit, integration, stress and doc tests of every crate;
 # magpie's rayon-core (its tests, rayon's and rayon-core's own suites against it, a downstream
 # rayon and ndarray crate on it); the suite's HTML report rendered in headless Chromium
 # (scripts/check-report.sh); the tests of the optional hwloc feature (when hwloc can be
@@ -62,6 +63,12 @@ echo "== the core's layering: scripts/import-circles.py --max-circle 4 --no-core
 # No import circle in the runtime crate larger than rayon-core's (4 modules), and no import
 # from the scheduler's core into a feature (docs/DESIGN.md, "Layering").
 python3 scripts/import-circles.py --max-circle 4 --no-core-imports
+
+echo "== the join's instruction budget: scripts/join-instructions.sh"
+# A join nobody steals, counted under callgrind (fib without a cutoff on a one-worker pool, and
+# on one worker of two with and without oldest-first hand-over), against the budget written in
+# scripts/join-instructions.budget: a feature that adds work to the join path fails here.
+bash scripts/join-instructions.sh
 
 echo "== cargo test --workspace"
 cargo test --workspace --locked

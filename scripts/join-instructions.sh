@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Counts the instructions of a join nobody steals, and fails when a count grows past its budget
+# (scripts/join-instructions.budget). The program is crates/magpie/examples/join_instructions.rs:
+# fib(N) without a cutoff, one join per call, run under callgrind, which counts only the
+# computation itself (`--toggle-collect` on its one function), on the thread that runs it.
+# For each pool it prints the instructions per join above the serial twin's per call:
+#
+#   one        a one-worker pool: the plain in-place join
+#   two        a two-worker pool whose other worker is held blocked, with oldest-first
+#              hand-over (the default): the in-place join that records its pending half
+#   two-plain  the same pool with `oldest_first(false)`
+#
+# The counts are deterministic for one compiler and one target; the budget leaves a few
+# instructions of slack for a newer compiler's choices, not for a feature's new test.
+#
+#   bash scripts/join-instructions.sh [N]          (N: default 20)
+#
+# Installs valgrind (scripts/install-valgrind.sh); when it cannot, warns and exits 0, except
+# under CI=true, where a check that cannot run fails the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${1:-20}
+case $n in
+'' | *[!0-9]*) echo "error: N must be a whole number, not '$n'" >&2; exit 2 ;;
+esac
+if ! bash scripts/install-valgrind.sh >/dev/null; then
+    if [ "${CI:-}" = true ]; then
+        echo "error: valgrind could not be installed; the join's instruction budget is not checked" >&2
+        exit 1
+    fi
+    echo "warning: valgrind could not be installed; the join's instruction budget is not checked" >&2
+    exit 0
+fi
+cargo build --locked --release -q -p magpie --example join_instructions
+bin=target/release/examples/join_instructions
+out=$(mktemp -d "${TMPDIR:-/tmp}/magpie-join-ir.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+
+# Ir of `counted` in MODE: prints "IR JOINS".
+count() {
+    local mode=$1 log
+    log=$(valgrind --tool=callgrind --callgrind-out-file="$out/$mode.cg" \
+        --toggle-collect='*join_instructions*counted*' "$bin" "$mode" "$n" 2>&1) || {
+        echo "error: join_instructions $mode failed:" >&2
+        echo "$log" >&2
+        exit 1
+    }
+    local ir joins
+    ir=$(grep -E '^(summary|totals):' "$out/$mode.cg" | head -1 | awk '{print $2}')
+    joins=$(echo "$log" | sed -n 's/.*joins: \([0-9]*\).*/\1/p')
+    if [ -z "$ir" ] || [ -z "$joins" ] || [ "$ir" -eq 0 ]; then
+        echo "error: no count for $mode (callgrind did not see the counted function)" >&2
+        echo "$log" >&2
+        exit 1
+    fi
+    echo "$ir $joins"
+}
+
+read -r serial_ir joins <<<"$(count serial)"
+echo "fib($n) without a cutoff: $joins joins; serial twin $serial_ir instructions ($(awk -v a="$serial_ir" -v j="$joins" 'BEGIN { printf "%.1f", a / j }') per join's worth of calls)"
+status=0
+while read -r mode budget _; do
+    case $mode in '' | '#'*) continue ;; esac
+    read -r ir _ <<<"$(count "$mode")"
+    per=$(awk -v a="$ir" -v s="$serial_ir" -v j="$joins" 'BEGIN { printf "%.1f", (a - s) / j }')
+    if awk -v p="$per" -v b="$budget" 'BEGIN { exit !(p > b) }'; then
+        echo "FAIL $mode: $per instructions per join above the serial twin (budget $budget)"
+        status=1
+    else
+        echo "ok   $mode: $per instructions per join above the serial twin (budget $budget)"
+    fi
+done <scripts/join-instructions.budget
+exit $status
