@@ -8,14 +8,15 @@
 //! - CAB (Chen et al., ICPP 2011) and DWS: nqueens, heat, ge, mergesort, fft, cholesky.
 //! - Friendly Barriers: uts, jacobi, cilksort, barnes-hut, lud.
 //! - Lifflander's thesis: strassen, nbody, floyd-warshall, fdtd-2d, prefix-scan.
+//! - chili's and Spice's published benchmark: tree-sum.
 //! - Ordinary rayon programs ([`programs`]): mandelbrot, par-sort-unstable, par-sort-by-key,
 //!   nbody-step, word-count, fine-sum, spmv — one source compiled against `magpie_iter::prelude` and
 //!   `rayon::prelude`, the rayon build being their peer ([`Peer::RayonIter`]).
 //!
 //! The kernels from sor on are [`workload::Workload`]s: written once over [`fork::Fork`], so the
 //! serial twin, magpie, rayon and chili run the same code, with a grain parameter. The earlier
-//! ones have their versions written out; of them, fib, uts, sort, matmul, heat, jacobi and nqueens
-//! take a grain too ([`Kernel::check_grain`]).
+//! ones and tree-sum have their versions written out; of them, fib, uts, sort, matmul, heat,
+//! jacobi and nqueens take a grain too ([`Kernel::check_grain`]).
 //!
 //! ```
 //! use magpie_bench::{runner::{self, Case}, Kernel, Size};
@@ -60,6 +61,7 @@ pub mod runner;
 pub mod sor;
 pub mod sort;
 pub mod strassen;
+pub mod tree_sum;
 pub mod uts;
 pub mod workload;
 
@@ -122,6 +124,9 @@ pub enum Kernel {
     BarnesHut,
     /// Strassen matrix multiplication, the seven products in parallel ([`strassen`]).
     Strassen,
+    /// The sum of a full binary tree of boxed nodes, depth `n`, `join` at every inner node
+    /// ([`tree_sum`]).
+    TreeSum,
     /// The sum of an `n`×`n` Mandelbrot image's escape iterations, `into_par_iter().map().sum()`
     /// ([`programs`]).
     Mandelbrot,
@@ -141,7 +146,7 @@ pub enum Kernel {
 
 impl Kernel {
     /// Every kernel, in report order.
-    pub const ALL: [Kernel; 33] = [
+    pub const ALL: [Kernel; 34] = [
         Kernel::Fib,
         Kernel::Fj,
         Kernel::FjRec,
@@ -168,6 +173,7 @@ impl Kernel {
         Kernel::FloydWarshall,
         Kernel::Fdtd2d,
         Kernel::PrefixScan,
+        Kernel::TreeSum,
         Kernel::Mandelbrot,
         Kernel::ParSortUnstable,
         Kernel::ParSortByKey,
@@ -315,6 +321,7 @@ impl Kernel {
             Kernel::Matmul => "matmul",
             Kernel::Heat => "heat",
             Kernel::Jacobi => "jacobi",
+            Kernel::TreeSum => "tree-sum",
             _ => unreachable!("a workload kernel"),
         }
     }
@@ -336,6 +343,7 @@ impl Kernel {
             Kernel::Sort => "keys",
             Kernel::Matmul => "matrix side, a power of two",
             Kernel::Heat | Kernel::Jacobi => "grid side",
+            Kernel::TreeSum => "tree depth (2^n - 1 nodes)",
             _ => unreachable!("a workload kernel"),
         }
     }
@@ -357,6 +365,7 @@ impl Kernel {
             Kernel::Matmul => (matmul::CI, matmul::DEFAULT, matmul::PAPER),
             Kernel::Heat => (heat::CI, heat::DEFAULT, heat::PAPER),
             Kernel::Jacobi => (jacobi::CI, jacobi::DEFAULT, jacobi::PAPER),
+            Kernel::TreeSum => (tree_sum::CI, tree_sum::DEFAULT, tree_sum::PAPER),
             _ => unreachable!("a workload kernel"),
         };
         match size {
@@ -384,6 +393,7 @@ impl Kernel {
             Kernel::Matmul => matmul::MAX_N,
             Kernel::Heat => heat::MAX_N,
             Kernel::Jacobi => jacobi::MAX_N,
+            Kernel::TreeSum => tree_sum::MAX_N,
             _ => unreachable!("a workload kernel"),
         }
     }
@@ -430,7 +440,7 @@ impl Kernel {
             Kernel::Sort | Kernel::Matmul | Kernel::Heat => {
                 &[Peer::RayonJoin, Peer::ChiliJoin, Peer::Tbb, Peer::OpenMp]
             }
-            Kernel::Jacobi => &[Peer::RayonJoin, Peer::ChiliJoin],
+            Kernel::Jacobi | Kernel::TreeSum => &[Peer::RayonJoin, Peer::ChiliJoin],
             Kernel::FjRec | Kernel::Pdfs => &[],
             // The same program source compiled against rayon's prelude.
             _ if self.program().is_some() => &[Peer::RayonIter],
@@ -531,14 +541,14 @@ impl FromStr for Size {
 /// A peer runtime's version of a kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Peer {
-    /// Fib, sort, matmul, heat and jacobi on `rayon::join`.
+    /// Fib, sort, matmul, heat, jacobi and tree-sum on `rayon::join`.
     RayonJoin,
     /// FJ, nqueens and UTS on `rayon::scope` + `Scope::spawn`.
     RayonScope,
     /// The ordinary rayon programs ([`programs`]) on rayon's parallel iterators: the same source
     /// as magpie's, compiled against `rayon::prelude`.
     RayonIter,
-    /// Fib, nqueens, UTS, sort, matmul, heat and jacobi on `chili::Scope::join`.
+    /// Fib, nqueens, UTS, sort, matmul, heat, jacobi and tree-sum on `chili::Scope::join`.
     ChiliJoin,
     /// Fib, FJ, nqueens, UTS, sort, matmul and heat on Intel oneTBB's `task_group` (C++,
     /// `peers/`; see [`native`]).

@@ -5,7 +5,8 @@
 
 use crate::harness::{self, answered, measure, Measured, RunError};
 use crate::{
-    fib, fj, heat, jacobi, matmul, nqueens, pdfs, programs, sort, uts, workload, Kernel, Peer,
+    fib, fj, heat, jacobi, matmul, nqueens, pdfs, programs, sort, tree_sum, uts, workload, Kernel,
+    Peer,
 };
 use serde::{Deserialize, Serialize};
 use std::num::NonZero;
@@ -185,6 +186,23 @@ fn measure_stencil(
     }
 }
 
+/// Times `sum` over the tree of depth `n`, which is built once (outside the timed region) and
+/// kept for the next measurement of the same depth ([`workload::cached`]): only the sum is timed.
+fn measure_tree_sum(
+    n: u64,
+    runs: usize,
+    mut sum: impl FnMut(&tree_sum::Node) -> i64,
+) -> Result<Measured, RunError> {
+    let tree = workload::cached(("tree-sum-tree", n), || tree_sum::build(n));
+    let tree: &tree_sum::Node = &tree;
+    measure(
+        runs,
+        || (),
+        |_| sum(tree),
+        |_, r| answered(tree_sum::verify(n, r), || tree_sum::answer(n, r)),
+    )
+}
+
 /// The grain a case of a kernel with a default grain runs at: the case's, else the default.
 fn grain_or_default(kernel: Kernel, grain: Option<u64>) -> usize {
     grain
@@ -227,6 +245,7 @@ pub fn run_serial(case: &Case, runs: usize) -> Result<Measured, RunError> {
             |_| fib::serial(n),
             |_, r| answered(fib::verify(n, r), || fib::answer(n, r)),
         ),
+        Kernel::TreeSum => measure_tree_sum(n, runs, tree_sum::serial),
         // The serial twin places no tasks, so nqueens's grain does not apply to it (like fib's).
         Kernel::NQueens => measure(
             runs,
@@ -338,6 +357,7 @@ pub fn run_magpie_with_stats(
             },
             |_, r| answered(fib::verify(n, r), || fib::answer(n, r)),
         ),
+        Kernel::TreeSum => measure_tree_sum(n, runs, |t| pool.install(|| tree_sum::parallel(t))),
         Kernel::NQueens => {
             let g = nqueens_rows(grain);
             measure(
@@ -534,6 +554,9 @@ pub fn run_peer(
                     },
                     |_, r| answered(fib::verify(n, r), || fib::answer(n, r)),
                 ),
+                (Peer::RayonJoin, Kernel::TreeSum) => {
+                    measure_tree_sum(n, runs, |t| pool.install(|| tree_sum::rayon_join(t)))
+                }
                 (Peer::RayonJoin, Kernel::Heat | Kernel::Jacobi) => measure_stencil(
                     kernel,
                     n,
@@ -608,6 +631,7 @@ pub fn run_peer(
                     | Kernel::Matmul
                     | Kernel::Heat
                     | Kernel::Jacobi
+                    | Kernel::TreeSum
             ) {
                 return unsupported();
             }
@@ -626,6 +650,9 @@ pub fn run_peer(
                     |g, gr| heat::chili_join_grain(&mut scope.borrow_mut(), n, g, gr),
                     |p, gr| jacobi::chili_join_grain(&mut scope.borrow_mut(), n, p, gr),
                 );
+            }
+            if kernel == Kernel::TreeSum {
+                return measure_tree_sum(n, runs, |t| tree_sum::chili_join(&mut scope, t));
             }
             if kernel == Kernel::Sort {
                 let g = grain_or_default(kernel, grain);
@@ -1201,9 +1228,9 @@ mod tests {
         }
     }
 
-    /// The answers of kernels with a known one: fib(20), the 8-queens solutions, the T1XS tree
-    /// (the T1 family at depth 6), FJ's tasks, the torus's vertices, the word count's words;
-    /// on the serial twin and on magpie alike.
+    /// The answers of kernels with a known one: fib(20), the tree sum of depth 10 (1 + ... +
+    /// 1023), the 8-queens solutions, the T1XS tree (the T1 family at depth 6), FJ's tasks, the
+    /// torus's vertices, the word count's words; on the serial twin and on magpie alike.
     #[test]
     fn kernels_answer_known_values() {
         let pool = Pool::builder().workers(2).build().unwrap();
@@ -1211,6 +1238,7 @@ mod tests {
         let pdfs_nodes = pdfs::CI * pdfs::CI;
         for (kernel, n, want) in [
             (Kernel::Fib, 20, "fib(20) = 6765".to_string()),
+            (Kernel::TreeSum, 10, "sum of 1023 nodes = 523776".into()),
             (Kernel::NQueens, 8, "92 solutions".into()),
             (Kernel::NQueens, 10, "724 solutions".into()),
             (Kernel::Uts, 6, "16000 nodes, ".into()),

@@ -8,8 +8,9 @@ use magpie_bench::{Kernel, Peer, Size};
 use std::path::PathBuf;
 
 /// Benchmarks of the magpie work-stealing runtime: 26 kernels from the SLAW, CAB, DWS and
-/// Friendly Barriers papers and Lifflander's thesis, and 7 ordinary rayon programs (one source
-/// compiled against magpie's prelude and rayon's), timed against their serial twins and peers.
+/// Friendly Barriers papers and Lifflander's thesis, chili's and Spice's tree sum, and 7 ordinary
+/// rayon programs (one source compiled against magpie's prelude and rayon's), timed against their
+/// serial twins and peers.
 #[derive(Parser, Debug)]
 #[command(
     name = "magpie",

@@ -639,7 +639,7 @@ fn every_kernel_answers() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let kernels = v["kernels"].as_array().unwrap();
-    assert_eq!(kernels.len(), 33);
+    assert_eq!(kernels.len(), 34);
     let rows = v["rows"].as_array().unwrap();
     assert_eq!(
         rows.len(),
