@@ -90,14 +90,6 @@ fn on_worker_or_global() -> Option<usize> {
     me
 }
 
-/// [`on_worker_or_global`] out of line, for the calls a worker makes most ([`join`]): on a
-/// worker they test one thread-local and call nothing.
-#[cold]
-#[inline(never)]
-fn on_worker_or_global_cold() {
-    on_worker_or_global();
-}
-
 /// The most threads a pool may have: magpie's limit. A larger `num_threads` (or
 /// `RAYON_NUM_THREADS`) is reduced to it, as rayon does with its own.
 pub fn max_num_threads() -> usize {
@@ -151,10 +143,12 @@ where
     RA: Send,
     RB: Send,
 {
-    if !magpie::on_worker() {
-        on_worker_or_global_cold();
-    }
-    magpie::join(oper_a, oper_b)
+    // On a worker, magpie's join with its one test; from outside, the global pool is made
+    // ready (with rayon's settings) first.
+    magpie::join_or_else(oper_a, oper_b, |a, b| {
+        on_worker_or_global();
+        magpie::join(a, b)
+    })
 }
 
 /// [`join`], where each closure learns whether it migrated ([`FnContext::migrated`]).

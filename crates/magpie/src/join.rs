@@ -88,16 +88,65 @@ where
     RB: Send,
 {
     match worker::current_at_entry() {
-        // One byte says the in-place order and whether oldest-first hand-over (`promote.rs`) is
-        // on, which has instances of its own: a pool without it runs the plain join's frame,
-        // and the dispatch reads one byte as it read the policy's.
-        Some(wt) => match wt.join_mode {
-            JoinMode::WorkFirstOrder => join_in::<false, false, A, B, RA, RB>(wt, a, b),
-            JoinMode::HelpFirstOrder => join_in::<true, false, A, B, RA, RB>(wt, a, b),
-            JoinMode::WorkFirstPromoting => join_in::<false, true, A, B, RA, RB>(wt, a, b),
-            JoinMode::HelpFirstPromoting => join_in::<true, true, A, B, RA, RB>(wt, a, b),
-        },
+        Some(wt) => join_on(wt, a, b),
         None => join_global(a, b),
+    }
+}
+
+/// [`join`], except that a call from outside every pool runs `outside(a, b)` instead of joining
+/// on the global pool. For a library built on magpie that must prepare something before work
+/// from a plain thread starts (rayon-core builds the global pool with rayon's settings): on a
+/// worker it is `join`, with the same one test of the thread's worker, so the library's join
+/// costs what magpie's does. A wrapper that made that test itself before calling `join` paid it
+/// twice, and the caller's recursive function, one test larger, was no longer inlined into the
+/// join's closures: fib without a cutoff through rayon-core took 1.26-1.32x `join`'s time at 1
+/// worker (docs/results/join-path.md).
+///
+/// ```
+/// let pool = magpie::Pool::builder().workers(2).build().unwrap();
+/// let inside = pool.install(|| magpie::join_or_else(|| 1, || 2, |_, _| unreachable!()));
+/// assert_eq!(inside, (1, 2));
+/// let outside = magpie::join_or_else(|| 1, || 2, |a, b| (a() * 10, b() * 10));
+/// assert_eq!(outside, (10, 20));
+/// ```
+#[inline(never)]
+pub fn join_or_else<A, B, RA, RB, O>(a: A, b: B, outside: O) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+    O: FnOnce(A, B) -> (RA, RB),
+{
+    match worker::current_at_entry() {
+        Some(wt) => join_on(wt, a, b),
+        None => join_outside(outside, a, b),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn join_outside<A, B, RA, RB, O: FnOnce(A, B) -> (RA, RB)>(outside: O, a: A, b: B) -> (RA, RB) {
+    outside(a, b)
+}
+
+/// The dispatch of a join on worker `wt`, by tail calls. One byte says the in-place order and
+/// whether oldest-first hand-over (`promote.rs`) is on, which has instances of its own: a pool
+/// without it runs the plain join's frame, and the dispatch reads one byte as it read the
+/// policy's.
+#[inline(always)]
+fn join_on<A, B, RA, RB>(wt: &WorkerThread, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    match wt.join_mode {
+        JoinMode::WorkFirstOrder => join_in::<false, false, A, B, RA, RB>(wt, a, b),
+        JoinMode::HelpFirstOrder => join_in::<true, false, A, B, RA, RB>(wt, a, b),
+        JoinMode::WorkFirstPromoting => join_in::<false, true, A, B, RA, RB>(wt, a, b),
+        JoinMode::HelpFirstPromoting => join_in::<true, true, A, B, RA, RB>(wt, a, b),
     }
 }
 

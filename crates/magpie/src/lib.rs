@@ -206,7 +206,7 @@ pub use donate::join_designated;
 #[cfg(not(loom))]
 pub use error::Error;
 #[cfg(not(loom))]
-pub use join::join;
+pub use join::{join, join_or_else};
 #[cfg(not(loom))]
 pub use policy::Policy;
 #[cfg(not(loom))]
