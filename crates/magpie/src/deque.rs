@@ -293,6 +293,14 @@ impl Deque {
         self.inner.wanted.load(Ordering::Relaxed)
     }
 
+    /// The address of the `wanted` flag, for a reader that holds it instead of the deque (a
+    /// fiber's record: `FiberLocal::thief_asked`). It stays valid as long as the deque: the flag
+    /// lives in the shared part, which the deque's owner keeps alive.
+    #[inline(always)]
+    pub(crate) fn wanted_flag(&self) -> *const AtomicBool {
+        &self.inner.wanted.0
+    }
+
     /// The owner-side index the next push will use; a sync point remembers it to know which items
     /// were pushed after it.
     #[inline(always)]

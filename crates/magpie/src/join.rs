@@ -417,19 +417,30 @@ where
         wt.promote_for_thieves();
     }
     fl.depth.set(depth + 1);
+    // After `first` only the fiber's record is used (the flag through it, the worker looked up
+    // again on the cold paths): a worker kept across the call took one more saved register.
     let r = match panic::catch_unwind(AssertUnwindSafe(first)) {
         Ok(rx) => {
-            if wt.deque.wanted() {
-                wt.promote_for_thieves();
+            if fl.thief_asked() {
+                promote_on_the_way_out();
             }
             // SAFETY: as above; this is `rec`'s one `finish`.
-            (rx, unsafe { rec.finish(wt, fl) })
+            (rx, unsafe { rec.finish(fl) })
         }
         // SAFETY: as above; the cold path makes `rec`'s one `finish`.
-        Err(p) => unsafe { finish_pending_after_panic(wt, fl, &rec, p) },
+        Err(p) => unsafe { finish_pending_after_panic(fl, &rec, p) },
     };
     fl.depth.set(depth);
     r
+}
+
+/// A thief asked while the first half of an in-place join ran: hands it the oldest pending half.
+#[cold]
+#[inline(never)]
+fn promote_on_the_way_out() {
+    if let Some(wt) = worker::current() {
+        wt.promote_for_thieves();
+    }
 }
 
 /// `in_place_pending`'s first half panicked: its second half still runs (or its thief is
@@ -441,7 +452,6 @@ where
 #[cold]
 #[inline(never)]
 unsafe fn finish_pending_after_panic<F, R, RX>(
-    wt: &WorkerThread,
     fl: &FiberLocal,
     rec: &PendingJob<F, R>,
     p: crate::job::Panic,
@@ -451,7 +461,7 @@ where
     R: Send,
 {
     // SAFETY: the caller's obligation.
-    let _ = panic::catch_unwind(AssertUnwindSafe(|| unsafe { rec.finish(wt, fl) }));
+    let _ = panic::catch_unwind(AssertUnwindSafe(|| unsafe { rec.finish(fl) }));
     panic::resume_unwind(p)
 }
 

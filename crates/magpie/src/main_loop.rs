@@ -51,12 +51,14 @@ pub(crate) fn fiber_main(
         track: Cell::new(crate::position::Track::NONE),
         parked_at: Cell::new(0),
         checked: Cell::new(std::ptr::null_mut()),
+        wanted: Cell::new(std::ptr::null()),
     };
     let r = panic::catch_unwind(AssertUnwindSafe(|| {
         let mut cmd = first;
         loop {
             let wt = current().expect("fiber outside a worker");
             wt.fiber.set(&fl);
+            fl.wanted.set(wt.deque.wanted_flag());
             wt.switch_landed();
             match cmd {
                 Cmd::Exit => return,

@@ -19,9 +19,13 @@
 //! migration) keeps a [`PendingJob`] in its own frame: a two-word [`Pending`](crate::fiber::Pending) header and the
 //! closure of the half it runs second. It links the header in front of its fiber's list
 //! (`FiberLocal::pending`, youngest first) and runs its first half. When that returns, it
-//! unlinks the header and, unless the half was promoted meanwhile, calls the closure. A join
-//! nobody asks for thus writes three words and its closure, and reads one word back: the job
-//! a thief could run (latch, result slot) is built only when the half is promoted. On fib
+//! reads the deque's `wanted` flag through the fiber's record (a thief asked while the first
+//! half ran: promote now), unlinks the header and, unless the half was promoted meanwhile
+//! (promotion clears the header's promotion function), calls the closure. A join nobody asks
+//! for thus writes three words and its closure and reads three back, and keeps nothing but the
+//! fiber's record across its first half: the job a thief could run (latch, result slot) is
+//! built only when the half is promoted. `scripts/join-instructions.sh` counts what that costs:
+//! 17 instructions a join above the plain in-place join's. On fib
 //! without a cutoff, the finest-grained join there is, that is what this hand-over costs (see
 //! `Builder::oldest_first`).
 //!
@@ -117,10 +121,6 @@ use std::cell::{Cell, UnsafeCell};
 use std::mem::{ManuallyDrop, MaybeUninit};
 use std::panic;
 
-/// `Pending::link`'s flag: the half was promoted. Headers are word-aligned, so the address
-/// never has this bit.
-const PROMOTED: usize = 1;
-
 /// A pending join's header with the half it runs second. The half waits as a bare closure; the
 /// job a thief can run is built from it only when it is promoted, so a join nobody asks for
 /// writes the header and the closure and nothing else. `repr(C)` with the header first, so a
@@ -135,7 +135,7 @@ pub(crate) struct PendingJob<F, R> {
     head: Pending,
     /// The half, until it runs inline or moves into `job` (promotion).
     func: UnsafeCell<ManuallyDrop<F>>,
-    /// Written by promotion, with `mark`; initialized exactly when `head.link` has `PROMOTED`.
+    /// Written by promotion, with `mark`; initialized exactly when `head.promote` is `None`.
     job: UnsafeCell<MaybeUninit<StackJob<F, R>>>,
     mark: UnsafeCell<MaybeUninit<SyncMark>>,
 }
@@ -147,8 +147,8 @@ impl<F: FnOnce() -> R + Send, R: Send> PendingJob<F, R> {
     pub(crate) fn new(f: F) -> Self {
         PendingJob {
             head: Pending {
-                link: Cell::new(0),
-                promote: Self::promote,
+                link: Cell::new(std::ptr::null()),
+                promote: Cell::new(Some(Self::promote)),
             },
             func: UnsafeCell::new(ManuallyDrop::new(f)),
             job: UnsafeCell::new(MaybeUninit::uninit()),
@@ -165,7 +165,7 @@ impl<F: FnOnce() -> R + Send, R: Send> PendingJob<F, R> {
     /// the record in between: until then the list holds its address.
     #[inline(always)]
     pub(crate) unsafe fn enter(&self, fl: &FiberLocal) {
-        self.head.link.set(fl.pending.get() as usize);
+        self.head.link.set(fl.pending.get());
         // The whole record's address (not the header field's), so `promote` may reach all of it.
         fl.pending.set(self as *const Self as *const Pending);
     }
@@ -179,10 +179,9 @@ impl<F: FnOnce() -> R + Send, R: Send> PendingJob<F, R> {
     /// Called once, after [`enter`](Self::enter), on the fiber that entered the record, with
     /// every record entered after this one finished.
     #[inline(always)]
-    pub(crate) unsafe fn finish(&self, wt: &WorkerThread, fl: &FiberLocal) -> R {
-        let link = self.head.link.get();
-        fl.pending.set((link & !PROMOTED) as *const Pending);
-        if link & PROMOTED == 0 {
+    pub(crate) unsafe fn finish(&self, fl: &FiberLocal) -> R {
+        fl.pending.set(self.head.link.get());
+        if self.head.promote.get().is_some() {
             // SAFETY: not promoted, so `func` still holds the half; it is taken once (the
             // caller's obligation) and nothing else can reach the record now that it is
             // unlinked.
@@ -190,7 +189,7 @@ impl<F: FnOnce() -> R + Send, R: Send> PendingJob<F, R> {
             return f();
         }
         // SAFETY: promoted, and finished once (the caller's obligation).
-        match unsafe { self.finish_promoted(wt, fl) } {
+        match unsafe { self.finish_promoted(fl) } {
             Ok(r) => r,
             Err(p) => panic::resume_unwind(p),
         }
@@ -203,7 +202,10 @@ impl<F: FnOnce() -> R + Send, R: Send> PendingJob<F, R> {
     ///
     /// The record was promoted, and this is its one `finish`.
     #[inline(never)]
-    unsafe fn finish_promoted(&self, wt: &WorkerThread, fl: &FiberLocal) -> std::thread::Result<R> {
+    unsafe fn finish_promoted(&self, fl: &FiberLocal) -> std::thread::Result<R> {
+        // The fiber runs on a worker (it entered the record there and never migrates: pools
+        // that promote do not allow migration).
+        let wt = crate::worker::current().expect("a promoted half is finished on a worker");
         // SAFETY: promoted, so `promote` wrote `job` and `mark` before pushing the job; the
         // owner only reads them (the thief reaches the job only through its `JobRef`, whose
         // fields are cells). The sync consumes the job (run inline, or its result taken after
@@ -232,7 +234,7 @@ impl<F: FnOnce() -> R + Send, R: Send> PendingJob<F, R> {
             let f = ManuallyDrop::take(&mut *me.func.get());
             let job = (*me.job.get()).write(StackJob::new(f));
             (*me.mark.get()).write(SyncMark::new(wt, fl));
-            me.head.link.set(me.head.link.get() | PROMOTED);
+            me.head.promote.set(None);
             wt.stats().promotions.bump();
             wt.push(Work::Task {
                 job: job.as_job_ref(),
@@ -247,24 +249,24 @@ impl<F: FnOnce() -> R + Send, R: Send> PendingJob<F, R> {
 pub(crate) fn promote_oldest(wt: &WorkerThread, fl: &FiberLocal) -> bool {
     let mut p = fl.pending.get();
     let mut oldest: *const Pending = std::ptr::null();
+    let mut promote = None;
     // SAFETY: every linked header lives in the frame of a join on this fiber that has not
-    // unlinked it yet (`enter`/`leave`), so it is alive while we run on the fiber.
+    // unlinked it yet (`enter`/`finish`), so it is alive while we run on the fiber.
     while let Some(h) = unsafe { p.as_ref() } {
-        let link = h.link.get();
-        if link & PROMOTED != 0 {
+        let Some(f) = h.promote.get() else {
             // The promoted ones are the oldest: none older is unpromoted.
             break;
-        }
+        };
         oldest = p;
-        p = link as *const Pending;
+        promote = Some(f);
+        p = h.link.get();
     }
-    // SAFETY: as above.
-    match unsafe { oldest.as_ref() } {
-        Some(h) => {
+    match promote {
+        Some(f) => {
             // SAFETY: `oldest` is a live, linked, unpromoted header of this fiber (the walk
-            // above), we run on its worker, and `promote` is the function its record was made
-            // with, for its own type.
-            unsafe { (h.promote)(oldest, wt, fl) };
+            // above), we run on its worker, and `f` is the function its record was made with,
+            // for its own type.
+            unsafe { f(oldest, wt, fl) };
             true
         }
         None => false,

@@ -225,6 +225,11 @@ pub(crate) struct FiberLocal {
     /// The race checker's context of the task running on this fiber (`hooks::Structure`);
     /// null when the pool does not check or the task began outside a checked call.
     pub(crate) checked: Cell<*mut ()>,
+    /// The `wanted` flag of the deque of the worker running this fiber (`Deque::wanted_flag`),
+    /// set whenever the fiber starts a task or resumes: read by the in-place join that records
+    /// its pending half (`join::in_place_pending`), which then need not keep its worker in a
+    /// register across the first half.
+    pub(crate) wanted: Cell<*const crate::sync::atomic::AtomicBool>,
 }
 
 impl FiberLocal {
@@ -274,6 +279,18 @@ impl FiberLocal {
 }
 
 impl FiberLocal {
+    /// Whether a thief has asked this fiber's worker for work (its deque's `wanted` flag).
+    #[inline(always)]
+    pub(crate) fn thief_asked(&self) -> bool {
+        // SAFETY: `wanted` is set to the flag of the deque of the worker running this fiber
+        // whenever the fiber starts a task (`main_loop::fiber_main`) or resumes (`suspend`), so
+        // while a task runs it is its worker's, and a worker's deque outlives every task it
+        // runs.
+        let flag = unsafe { &*self.wanted.get() };
+        // Relaxed: a request carries no data (deque.rs, "Hints").
+        flag.load(crate::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Whether at least `STACK_RESERVE` bytes are left below the caller's frame: `stack_left() >=
     /// STACK_RESERVE` as one add and one compare (on the spawn fast path, the subtraction with
     /// saturation cost fib(36) 7% at one worker).
@@ -296,13 +313,16 @@ impl FiberLocal {
 /// reads it; it is declared here, with the chain it forms, so the fiber's record names no
 /// module above it.
 pub(crate) struct Pending {
-    /// The address of the next older pending join on the same fiber (0 for none), with
-    /// `promote::PROMOTED` set once `promote::promote_oldest` has pushed this one's half for thieves: one word,
-    /// so a join nobody asks for writes and reads it once.
-    pub(crate) link: Cell<usize>,
-    /// Pushes the half; `this` is the header's own address.
-    pub(crate) promote: unsafe fn(this: *const Pending, wt: &WorkerThread, fl: &FiberLocal),
+    /// The next older pending join on the same fiber (null for none).
+    pub(crate) link: Cell<*const Pending>,
+    /// Pushes the half (`this` is the header's own address); `None` once
+    /// `promote::promote_oldest` has pushed it for thieves. A join nobody asks for thus tests
+    /// the word it wrote, and unlinks itself with the link as it is, no flag to mask off.
+    pub(crate) promote: Cell<Option<PromoteFn>>,
 }
+
+/// How a [`Pending`] header's half is pushed for thieves.
+pub(crate) type PromoteFn = unsafe fn(this: *const Pending, wt: &WorkerThread, fl: &FiberLocal);
 
 /// What a new fiber's stack runs: the yielder, the first command, the stack's guard address and
 /// its usable limit (`main_loop::fiber_main`).
@@ -432,6 +452,7 @@ pub(crate) fn suspend(action: Action) -> Cmd {
     fl.resumed.set(fl.resumed.get() + 1);
     let wt = current().expect("magpie: resumed outside a worker");
     wt.fiber.set(fl);
+    fl.wanted.set(wt.deque.wanted_flag());
     wt.switch_landed();
     cmd
 }
