@@ -47,16 +47,6 @@ fn expected(n: u64) -> u64 {
     a
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    }
-}
-
 fn arg(i: usize, default: u64, what: &str) -> u64 {
     match std::env::args().nth(i) {
         None => default,
@@ -141,23 +131,16 @@ fn main() {
             }),
         ),
     ];
-    let mut times = vec![Vec::with_capacity(runs); versions.len()];
-    // One warm-up of each, then the timed runs, round robin.
-    for round in 0..=runs {
-        for (i, (name, f)) in versions.iter().enumerate() {
-            let t = Instant::now();
-            let got = f();
-            let s = t.elapsed().as_secs_f64();
-            if got != want {
-                eprintln!("error: {name}: fib({n}) = {got}, expected {want}");
-                std::process::exit(1);
-            }
-            if round > 0 {
-                times[i].push(s);
-            }
+    let med = magpie_downstream::round_robin(versions.len(), runs, |i| {
+        let (name, f) = &versions[i];
+        let t = Instant::now();
+        let got = f();
+        let s = t.elapsed().as_secs_f64();
+        if got != want {
+            return Err(format!("{name}: fib({n}) = {got}, expected {want}"));
         }
-    }
-    let med: Vec<f64> = times.iter_mut().map(|t| median(t)).collect();
+        Ok(s)
+    });
     println!("fib({n}) = {want}, verified on every run; medians of {runs} runs");
     for ((name, _), m) in versions.iter().zip(&med) {
         println!("  {name:<9} {:>9.1} ms", m * 1e3);

@@ -85,16 +85,6 @@ fn chili_sum(s: &mut chili::Scope<'_>, n: &Node) -> u64 {
     serial(n)
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    }
-}
-
 fn usage(msg: &str) -> ! {
     eprintln!("error: {msg}");
     eprintln!(
@@ -108,22 +98,18 @@ type Run<'a> = Box<dyn Fn(&Node, usize) -> u64 + 'a>;
 /// Times each version RUNS times round robin (after one warm-up each); each sample makes
 /// `reps` sums and checks every one. Returns the median seconds per sum of each version.
 fn measure(versions: &[(&str, Run)], tree: &Node, reps: usize, runs: usize, want: u64) -> Vec<f64> {
-    let mut times = vec![Vec::with_capacity(runs); versions.len()];
-    for round in 0..=runs {
-        for (i, (name, f)) in versions.iter().enumerate() {
-            let t = Instant::now();
-            let got = f(tree, reps);
-            let s = t.elapsed().as_secs_f64();
-            if got != want.wrapping_mul(reps as u64) {
-                eprintln!("error: {name}: {reps} sums gave {got}, expected {reps} × {want}");
-                std::process::exit(1);
-            }
-            if round > 0 {
-                times[i].push(s / reps as f64);
-            }
+    magpie_downstream::round_robin(versions.len(), runs, |i| {
+        let (name, f) = &versions[i];
+        let t = Instant::now();
+        let got = f(tree, reps);
+        let s = t.elapsed().as_secs_f64();
+        if got != want.wrapping_mul(reps as u64) {
+            return Err(format!(
+                "{name}: {reps} sums gave {got}, expected {reps} × {want}"
+            ));
         }
-    }
-    times.iter_mut().map(|t| median(t)).collect()
+        Ok(s / reps as f64)
+    })
 }
 
 fn main() {
