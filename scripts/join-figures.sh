@@ -9,7 +9,9 @@
 #      in µs and × serial (downstream/src/bin/tree_sum.rs);
 #   3. the same fib and tree sum written with `rayon::join` on magpie's rayon-core against
 #      `magpie::join` (downstream-rayon/src/bin/join_figures.rs);
-#   4. the instructions of a join nobody steals (scripts/join-instructions.sh).
+#   4. fib(32) at 2 workers with oldest-first hand-over on and off
+#      (downstream/src/bin/hand_over.rs);
+#   5. the instructions of a join nobody steals (scripts/join-instructions.sh).
 #
 # The crates are copied out of this repository and built with cargo's default release profile
 # (no LTO, 16 codegen units) and none of the workspace's `.cargo/config.toml` flags.
@@ -52,6 +54,9 @@ echo "== tree sum"
 echo
 echo "== rayon::join on magpie's rayon-core against magpie::join"
 "$repo/target/downstream-rayon/release/join_figures" 30 20 "$runs"
+echo
+echo "== oldest-first hand-over on and off"
+"$repo/target/downstream/release/hand_over" 32 "$((runs * 2))"
 echo
 echo "== instructions of a join nobody steals"
 bash scripts/join-instructions.sh
