@@ -35,3 +35,74 @@ pub fn round_robin(
     }
     times.iter_mut().map(|t| median(t)).collect()
 }
+
+/// A pool of 1 and one of 2 workers of each runtime the programs compare.
+pub struct Pools {
+    pub magpie1: magpie::Pool,
+    pub magpie2: magpie::Pool,
+    pub rayon1: rayon::ThreadPool,
+    pub rayon2: rayon::ThreadPool,
+    pub chili1: chili::ThreadPool,
+    pub chili2: chili::ThreadPool,
+}
+
+impl Pools {
+    pub fn new() -> Pools {
+        let magpie = |w| {
+            magpie::Pool::builder()
+                .workers(w)
+                .build()
+                .expect("magpie pool")
+        };
+        let rayon = |w| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(w)
+                .build()
+                .expect("rayon pool")
+        };
+        // chili's thread count includes the calling thread.
+        let chili = |w| {
+            chili::ThreadPool::with_config(chili::Config {
+                thread_count: std::num::NonZero::new(w),
+                ..Default::default()
+            })
+        };
+        Pools {
+            magpie1: magpie(1),
+            magpie2: magpie(2),
+            rayon1: rayon(1),
+            rayon2: rayon(2),
+            chili1: chili(1),
+            chili2: chili(2),
+        }
+    }
+}
+
+impl Default for Pools {
+    fn default() -> Self {
+        Pools::new()
+    }
+}
+
+/// fib(n) by iteration: the known answer.
+pub fn fib_expected(n: u64) -> u64 {
+    let (mut a, mut b) = (0u64, 1u64);
+    for _ in 0..n {
+        (a, b) = (b, a.wrapping_add(b));
+    }
+    a
+}
+
+/// The whole-number argument `i` (from 1), `default` when absent; a value outside `lo..=hi`, or
+/// not a number, is an error that names `what` and prints `usage`, with exit status 2.
+pub fn arg(i: usize, default: u64, lo: u64, hi: u64, what: &str, usage: &str) -> u64 {
+    match std::env::args().nth(i).map(|s| (s.parse::<u64>(), s)) {
+        None => default,
+        Some((Ok(v), _)) if (lo..=hi).contains(&v) => v,
+        Some((_, s)) => {
+            eprintln!("error: {what} must be a whole number from {lo} to {hi}, not '{s}'");
+            eprintln!("usage: {usage}");
+            std::process::exit(2);
+        }
+    }
+}

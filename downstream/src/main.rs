@@ -39,56 +39,19 @@ fn chili_fib(s: &mut chili::Scope<'_>, n: u64) -> u64 {
     a + b
 }
 
-fn expected(n: u64) -> u64 {
-    let (mut a, mut b) = (0u64, 1u64);
-    for _ in 0..n {
-        (a, b) = (b, a.wrapping_add(b));
-    }
-    a
-}
-
-fn arg(i: usize, default: u64, what: &str) -> u64 {
-    match std::env::args().nth(i) {
-        None => default,
-        Some(s) => match s.parse::<u64>() {
-            Ok(v) if v >= 1 && (i != 1 || v <= 60) => v,
-            _ => {
-                eprintln!("error: {what} must be a whole number (N between 1 and 60, RUNS at least 1), not '{s}'");
-                eprintln!("usage: magpie-downstream [N] [RUNS]");
-                std::process::exit(2);
-            }
-        },
-    }
-}
-
 fn main() {
-    let n = arg(1, 36, "N");
-    let runs = arg(2, 7, "RUNS") as usize;
-    let want = expected(n);
-    let magpie1 = magpie::Pool::builder()
-        .workers(1)
-        .build()
-        .expect("magpie pool");
-    let magpie2 = magpie::Pool::builder()
-        .workers(2)
-        .build()
-        .expect("magpie pool");
-    let rayon1 = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .expect("rayon pool");
-    let rayon2 = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build()
-        .expect("rayon pool");
-    let chili1 = chili::ThreadPool::with_config(chili::Config {
-        thread_count: std::num::NonZero::new(1),
-        ..Default::default()
-    });
-    let chili2 = chili::ThreadPool::with_config(chili::Config {
-        thread_count: std::num::NonZero::new(2),
-        ..Default::default()
-    });
+    let usage = "magpie-downstream [N] [RUNS]";
+    let n = magpie_downstream::arg(1, 36, 1, 60, "N", usage);
+    let runs = magpie_downstream::arg(2, 7, 1, u64::MAX, "RUNS", usage) as usize;
+    let want = magpie_downstream::fib_expected(n);
+    let magpie_downstream::Pools {
+        magpie1,
+        magpie2,
+        rayon1,
+        rayon2,
+        chili1,
+        chili2,
+    } = magpie_downstream::Pools::new();
     use magpie::schedule::{self, Constraint};
     let (_, template) = magpie2.install(|| schedule::record(|| magpie_fib(n)));
     type Run<'a> = Box<dyn Fn() -> u64 + 'a>;

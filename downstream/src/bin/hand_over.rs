@@ -15,30 +15,11 @@ fn fib(n: u64) -> u64 {
     a + b
 }
 
-fn expected(n: u64) -> u64 {
-    let (mut a, mut b) = (0u64, 1u64);
-    for _ in 0..n {
-        (a, b) = (b, a + b);
-    }
-    a
-}
-
-fn arg(i: usize, default: u64, lo: u64, hi: u64, what: &str) -> u64 {
-    match std::env::args().nth(i).map(|s| (s.parse::<u64>(), s)) {
-        None => default,
-        Some((Ok(v), _)) if (lo..=hi).contains(&v) => v,
-        Some((_, s)) => {
-            eprintln!("error: {what} must be a whole number from {lo} to {hi}, not '{s}'");
-            eprintln!("usage: hand_over [N] [RUNS]");
-            std::process::exit(2);
-        }
-    }
-}
-
 fn main() {
-    let n = arg(1, 32, 2, 45, "N");
-    let runs = arg(2, 15, 1, 1000, "RUNS") as usize;
-    let want = expected(n);
+    let usage = "hand_over [N] [RUNS]";
+    let n = magpie_downstream::arg(1, 32, 2, 45, "N", usage);
+    let runs = magpie_downstream::arg(2, 15, 1, 1000, "RUNS", usage) as usize;
+    let want = magpie_downstream::fib_expected(n);
     let pool = |on| {
         magpie::Pool::builder()
             .workers(2)

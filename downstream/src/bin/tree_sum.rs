@@ -130,29 +130,14 @@ fn main() {
         Some(Ok(r)) if r >= 1 => r,
         Some(_) => usage("RUNS must be a whole number, at least 1"),
     };
-    let magpie1 = magpie::Pool::builder()
-        .workers(1)
-        .build()
-        .expect("magpie pool");
-    let magpie2 = magpie::Pool::builder()
-        .workers(2)
-        .build()
-        .expect("magpie pool");
-    let rayon1 = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .expect("rayon pool");
-    let rayon2 = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build()
-        .expect("rayon pool");
-    let chili_pool = |n| {
-        chili::ThreadPool::with_config(chili::Config {
-            thread_count: std::num::NonZero::new(n),
-            ..Default::default()
-        })
-    };
-    let (chili1, chili2) = (chili_pool(1), chili_pool(2));
+    let magpie_downstream::Pools {
+        magpie1,
+        magpie2,
+        rayon1,
+        rayon2,
+        chili1,
+        chili2,
+    } = magpie_downstream::Pools::new();
 
     println!(
         "tree sum, one join per node; medians of {runs} runs; every sum checked against N(N+1)/2"
