@@ -71,6 +71,15 @@ impl WorkerThread {
             // The pool's shutdown flag is part of the re-check, and shutdown wakes every
             // sleeper: nothing else ends a sleep (`done` is never true).
             self.stats().sleeps.bump();
+            if !self.guest.get().is_null() {
+                // A caller holding this seat sleeps in the seat's slot, as a guest.
+                reg.sleep
+                    .sleep_lent(self.index, || reg.has_visible_work(self.index));
+                return false;
+            }
+            // With nothing of its own thread in flight, the seat may be lent while it sleeps.
+            reg.sleep
+                .set_lendable(self.index, reg.lends_seats && self.suspended.get() == 0);
             reg.sleep.sleep(
                 self.index,
                 || reg.has_visible_work(self.index),

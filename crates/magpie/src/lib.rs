@@ -105,6 +105,8 @@ pub(crate) mod sleep;
 pub(crate) mod sync;
 
 #[cfg(not(loom))]
+mod borrowed_seat;
+#[cfg(not(loom))]
 mod builder;
 #[cfg(not(loom))]
 pub mod cachemodel;

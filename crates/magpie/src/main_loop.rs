@@ -224,6 +224,8 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
             {
                 return LoopExit::Exit
             }
+            // So does a caller holding a sleeping worker's seat (`borrowed_seat.rs`).
+            None if crate::borrowed_seat::may_leave(wt) => return LoopExit::Exit,
             None => {
                 if wt.sleep_if_core_lost() {
                     idle = 0;
@@ -313,15 +315,24 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
     }
     let wt = WorkerThread::new(registry, index, deque);
     set_current(&wt);
+    // Release: a guest that takes this seat reads the record after its CAS on the sleep slot,
+    // which this thread's later announcement of its sleep publishes anyway.
+    wt.registry.seats[index].store(
+        &wt as *const WorkerThread as *mut WorkerThread,
+        std::sync::atomic::Ordering::Release,
+    );
     if let Some(s) = wt.dws() {
         if s.starts_asleep(index) {
             wt.dws_sleep(s);
         }
     }
-    // A worker of its own thread never leaves the dispatcher before shutdown, so nobody reads
-    // how many of its fibers are suspended.
-    dispatch(&wt, &Cell::new(0));
+    // The count of suspended fibers tells the idle path whether the seat may be lent.
+    dispatch(&wt, &wt.suspended);
     wt.exit_spares();
+    // No guest holds the seat: a lent seat's thread does not leave its sleep at shutdown
+    // until the seat is given back, and takes it out of the sleep as it leaves (`sleep.rs`).
+    // Release: as the store above; nobody reads the null but a bug.
+    wt.registry.seats[index].store(std::ptr::null_mut(), std::sync::atomic::Ordering::Release);
     set_current(std::ptr::null());
 }
 

@@ -156,6 +156,14 @@ impl Pool {
                     Ok(r) => return r,
                     Err(op) => op,
                 };
+                // A sleeping worker's seat, taken by this thread for the call: no hand-off.
+                let op = match home {
+                    None => match crate::borrowed_seat::run_in(&self.registry, op) {
+                        Ok(r) => return r,
+                        Err(op) => op,
+                    },
+                    Some(_) => op,
+                };
                 let job = BlockingJob {
                     tag: self.registry.install_tag(),
                     once: RunOnce::new(op),

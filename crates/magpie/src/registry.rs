@@ -57,6 +57,13 @@ pub(crate) struct Registry {
     /// Whether the thread lent as worker 0 (`caller_worker.rs`) is inside the pool now, and
     /// whether the pool is closing to it.
     pub(crate) lent: crate::caller_worker::closing::LentState,
+    /// Per worker, its record while its thread runs it (null before and after), for a caller
+    /// that takes the seat of a sleeping worker (`borrowed_seat.rs`).
+    pub(crate) seats: Vec<std::sync::atomic::AtomicPtr<crate::worker::WorkerThread>>,
+    /// Whether a caller from outside may take a sleeping worker's seat (`borrowed_seat.rs`):
+    /// a plain pool, with none of the features that tie a worker to its thread or watch every
+    /// task start, whose threads the user neither named nor started.
+    pub(crate) lends_seats: bool,
 }
 
 /// One worker of a pool being built, handed to the thread-start function of
@@ -136,7 +143,24 @@ impl Registry {
                 _ => Deque::new(256),
             })
             .collect();
+        let lends_seats = !config.trace
+            && !config.never_block
+            && !config.migrate
+            && !config.lent
+            && config.pin_cpus.is_none()
+            // Threads the user named or started are ones the user may look for in the call.
+            && config.thread_names.is_none()
+            && spawn.is_none()
+            && sharing.is_none()
+            && places.is_none()
+            && extensions
+                .get::<crate::hooks::StructureHook>()
+                .is_none();
         let reg = Arc::new(Registry {
+            seats: (0..n)
+                .map(|_| std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()))
+                .collect(),
+            lends_seats,
             stealers: deques.iter().map(|d| d.stealer()).collect(),
             stats: (0..n).map(|_| CachePadded::default()).collect(),
             injector: Mutex::new(VecDeque::new()),

@@ -30,6 +30,25 @@
 //!   if that fails it puts the sleeper back to `ASLEEP`, and the sleeper sleeps on; if it
 //!   succeeds it stores `ACTIVE` and notifies under the slot's lock.
 //!
+//! **A seat lent to a caller** (`borrowed_seat.rs`). A worker that sleeps with nothing of its
+//! own in flight (no task suspended on its thread) announces its sleep *lendable*
+//! (`ASLEEP_LENDABLE`, which wakers treat as `ASLEEP`). A thread from outside the pool may then
+//! take its seat: one CAS from `ASLEEP_LENDABLE` to `LENT`, which no waker can win at the same
+//! time, takes the sleeper out of the count. The worker's thread stays in its wait, which ends
+//! only at `ACTIVE`: while its seat is lent, nobody can wake it, and at shutdown it waits for
+//! the seat to come back (and, leaving, takes its slot out of the sleep with a CAS, so no guest
+//! takes the seat of a running thread). The guest runs as that worker and sleeps in the same
+//! slot when it finds nothing (`LENT_ASLEEP`, woken back to `LENT` by any waker, with
+//! `notify_all`, since the worker's own thread waits on the same condition variable). When it
+//! leaves it gives the seat back as the worker would have gone to sleep: it stores
+//! `ASLEEP_LENDABLE`, fences, re-checks for work and wakes the worker if it finds some.
+//!
+//! ```text
+//!   ASLEEP_LENDABLE ──lend(): CAS──▶ LENT ◀──────────── activate(): CAS ───┐
+//!     ▲                               │  └── sleep_lent() ──▶ LENT_ASLEEP ───┘
+//!     └────────── give_back() ────────┘
+//! ```
+//!
 //! No wake-up is lost. The sleeper's announcement and re-check and the waker's publication and
 //! read are Dekker's handshake: each side stores, fences, then loads what the other stored, so
 //! one of the two sees the other (the re-check sees the work, or the waker sees `ASLEEP`). The
@@ -42,17 +61,27 @@
 //! the woken worker steals, fails a few rounds and sleeps again. The loom models below check
 //! these claims, for both kinds of `hold`.
 
-use crate::sync::atomic::{fence, AtomicU8, AtomicUsize, Ordering};
+use crate::sync::atomic::{fence, AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use crate::sync::{lock, CachePadded, Condvar, Mutex};
 
 const ACTIVE: u8 = 0;
 const ASLEEP: u8 = 1;
 /// A waker chose this sleeper and is obtaining its core.
 const WAKING: u8 = 2;
+/// A thread from outside holds this sleeper's seat and runs as its worker; the worker's own
+/// thread stays asleep.
+const LENT: u8 = 3;
+/// The guest holding this seat sleeps, its own thread in the same wait.
+const LENT_ASLEEP: u8 = 4;
+/// Asleep, with nothing of the worker's own in flight: its seat may be lent.
+const ASLEEP_LENDABLE: u8 = 5;
 
 /// One worker's place to sleep.
 struct Slot {
     state: AtomicU8,
+    /// Whether the worker's next sleep is announced lendable (`ASLEEP_LENDABLE`); read only by
+    /// its own thread.
+    lendable: AtomicBool,
     lock: Mutex<()>,
     cv: Condvar,
 }
@@ -80,6 +109,7 @@ impl Sleep {
                 .map(|_| {
                     CachePadded(Slot {
                         state: AtomicU8::new(ACTIVE),
+                        lendable: AtomicBool::new(false),
                         lock: Mutex::new(()),
                         cv: Condvar::new(),
                     })
@@ -101,7 +131,81 @@ impl Sleep {
     #[inline]
     pub(crate) fn is_asleep(&self, w: usize) -> bool {
         // SeqCst: the waker's side of the handshake (after its fence).
-        self.slots[w].state.load(Ordering::SeqCst) == ASLEEP
+        matches!(
+            self.slots[w].state.load(Ordering::SeqCst),
+            ASLEEP | ASLEEP_LENDABLE | LENT_ASLEEP
+        )
+    }
+
+    /// Whether worker `w`'s next sleep may lend its seat (see the module doc). Called by the
+    /// worker before [`sleep`](Sleep::sleep).
+    #[inline]
+    pub(crate) fn set_lendable(&self, w: usize, on: bool) {
+        // Relaxed: read only by the worker's own thread, in `sleep`.
+        self.slots[w].lendable.store(on, Ordering::Relaxed);
+    }
+
+    /// Takes sleeping worker `w`'s seat for a thread from outside, if `w` sleeps and lent it;
+    /// true if taken. Its thread stays asleep until [`give_back`](Sleep::give_back).
+    pub(crate) fn lend(&self, w: usize) -> bool {
+        let slot = &self.slots[w];
+        // SeqCst: as every access to the state. A successful CAS reads the sleeper's
+        // announcement (or the last guest's give-back), after which nothing of the worker
+        // changes until the seat is given back.
+        if slot.state.load(Ordering::SeqCst) != ASLEEP_LENDABLE
+            || slot
+                .state
+                .compare_exchange(ASLEEP_LENDABLE, LENT, Ordering::SeqCst, Ordering::SeqCst)
+                .is_err()
+        {
+            return false;
+        }
+        // SeqCst: as every write of the count.
+        self.asleep.fetch_sub(1, Ordering::SeqCst);
+        true
+    }
+
+    /// The guest holding `w`'s seat sleeps until a waker wakes it (the sleeper's side of the
+    /// handshake, as in [`sleep`](Sleep::sleep), with `LENT_ASLEEP` for `ASLEEP`).
+    pub(crate) fn sleep_lent(&self, w: usize, has_work: impl Fn() -> bool) {
+        let slot = &self.slots[w];
+        // SeqCst: the announcement, as in `sleep`.
+        slot.state.store(LENT_ASLEEP, Ordering::SeqCst);
+        self.asleep.fetch_add(1, Ordering::SeqCst);
+        // SeqCst fence: as in `sleep`.
+        fence(Ordering::SeqCst);
+        if has_work() && self.activate(w, always) {
+            return;
+        }
+        let mut g = lock(&slot.lock);
+        // SeqCst: read under the lock the waker notifies under.
+        while slot.state.load(Ordering::SeqCst) != LENT {
+            g = match slot.cv.wait(g) {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+        }
+    }
+
+    /// The guest gives `w`'s seat back: `w` sleeps again as if it had just announced its sleep,
+    /// and is woken if `has_work()` finds work or `done()` (the pool's shutdown) holds.
+    pub(crate) fn give_back(&self, w: usize, has_work: impl Fn() -> bool, done: impl Fn() -> bool) {
+        let slot = &self.slots[w];
+        // SeqCst: the announcement, as in `sleep`; it is also what the worker's thread reads
+        // to leave its wait, after the guest's last touch of its seat.
+        slot.state.store(ASLEEP_LENDABLE, Ordering::SeqCst);
+        self.asleep.fetch_add(1, Ordering::SeqCst);
+        // SeqCst fence: as in `sleep`.
+        fence(Ordering::SeqCst);
+        if has_work() && self.activate(w, always) {
+            return;
+        }
+        if done() {
+            // Shutdown notified every slot while the seat was lent; the worker's thread saw
+            // `LENT` and waited on. Now it may leave.
+            let _g = lock(&slot.lock);
+            slot.cv.notify_all();
+        }
     }
 
     /// Worker `w` sleeps until a waker activates it, or until `done()` (the pool's shutdown).
@@ -116,8 +220,14 @@ impl Sleep {
         done: impl Fn() -> bool,
     ) -> bool {
         let slot = &self.slots[w];
+        // Relaxed: this thread's own choice (`set_lendable`).
+        let asleep = if slot.lendable.load(Ordering::Relaxed) {
+            ASLEEP_LENDABLE
+        } else {
+            ASLEEP
+        };
         // SeqCst: the announcement, state and count (see the module doc); these two lines.
-        slot.state.store(ASLEEP, Ordering::SeqCst);
+        slot.state.store(asleep, Ordering::SeqCst);
         self.asleep.fetch_add(1, Ordering::SeqCst);
         // SeqCst fence: orders the announcement before the re-check, whatever orderings the
         // re-check's loads use; pairs with the waker's fence in `wake` and `notify_*` (and the
@@ -127,8 +237,36 @@ impl Sleep {
             return false;
         }
         let mut g = lock(&slot.lock);
-        // SeqCst: as every access to the state; read under the lock the waker notifies under.
-        while slot.state.load(Ordering::SeqCst) != ACTIVE && !done() {
+        loop {
+            // SeqCst: as every access to the state; read under the lock the waker notifies under.
+            let st = slot.state.load(Ordering::SeqCst);
+            if st == ACTIVE {
+                break;
+            }
+            if done() {
+                match st {
+                    // Leaving at shutdown, the worker takes its slot out of the sleep first, so
+                    // that no guest can take its seat once it runs again.
+                    ASLEEP | ASLEEP_LENDABLE => {
+                        // SeqCst: as every access to the state and the count; the CAS loses
+                        // to a guest's `lend` or a waker's claim, and then the loop looks again.
+                        if slot
+                            .state
+                            .compare_exchange(st, ACTIVE, Ordering::SeqCst, Ordering::SeqCst)
+                            .is_ok()
+                        {
+                            // SeqCst: as every write of the count.
+                            self.asleep.fetch_sub(1, Ordering::SeqCst);
+                            break;
+                        }
+                        continue;
+                    }
+                    // A lent seat is not left until the guest has given it back.
+                    LENT | LENT_ASLEEP => {}
+                    // A waker holds it and will store `ACTIVE`.
+                    _ => break,
+                }
+            }
             g = match slot.cv.wait(g) {
                 Ok(g) => g,
                 Err(p) => p.into_inner(),
@@ -141,19 +279,38 @@ impl Sleep {
     /// core; true if it was woken here.
     pub(crate) fn activate(&self, w: usize, hold: impl FnOnce() -> bool) -> bool {
         let slot = &self.slots[w];
-        if slot
-            .state
-            // SeqCst both ways: one CAS decides which waker owns this wake-up, ordered with
-            // every other access to the state; a failure only says another waker holds it or
-            // it is awake.
-            .compare_exchange(ASLEEP, WAKING, Ordering::SeqCst, Ordering::SeqCst)
-            .is_err()
+        // SeqCst, the load and both CASes: one CAS decides which waker owns this wake-up,
+        // ordered with every other access to the state; a failure only says another waker (or
+        // a guest taking the seat) holds it or it is awake.
+        let asleep = slot.state.load(Ordering::SeqCst);
+        if asleep == LENT_ASLEEP {
+            // The guest in this seat sleeps: wake it, not the seat's own thread (which waits
+            // for `ACTIVE`, so `notify_all` only makes it look again). SeqCst: as above.
+            if slot
+                .state
+                .compare_exchange(LENT_ASLEEP, LENT, Ordering::SeqCst, Ordering::SeqCst)
+                .is_err()
+            {
+                return false;
+            }
+            // SeqCst: as every write of the count.
+            self.asleep.fetch_sub(1, Ordering::SeqCst);
+            let _g = lock(&slot.lock);
+            slot.cv.notify_all();
+            return true;
+        }
+        // SeqCst: the claim, as above.
+        if (asleep != ASLEEP && asleep != ASLEEP_LENDABLE)
+            || slot
+                .state
+                .compare_exchange(asleep, WAKING, Ordering::SeqCst, Ordering::SeqCst)
+                .is_err()
         {
             return false;
         }
         if !hold() {
-            // SeqCst: hands the sleeper back to later wakers.
-            slot.state.store(ASLEEP, Ordering::SeqCst);
+            // SeqCst: hands the sleeper back to later wakers (and guests).
+            slot.state.store(asleep, Ordering::SeqCst);
             return false;
         }
         // SeqCst: as every write of the count, which producers read after their fence; the
@@ -380,6 +537,134 @@ mod loom_tests {
             s.wake(0, || false);
             worker.join().unwrap();
             coordinator.join().unwrap();
+        });
+    }
+    /// A worker sleeping with its seat lendable; a thread from outside takes the seat if it can,
+    /// and while it holds it an item arrives for the worker (with its wake-up, which finds the
+    /// seat lent). The guest gives the seat back: the worker always ends up awake with the item,
+    /// and never runs while the guest holds its seat. Without a guest, the item's own wake-up
+    /// reaches the worker.
+    #[test]
+    fn a_lent_seat_comes_back_and_what_arrived_meanwhile_wakes_its_worker() {
+        loom::model(|| {
+            let s = Arc::new(Sleep::new(1));
+            let item = Arc::new(AtomicBool::new(false));
+            let lent = Arc::new(AtomicBool::new(false));
+            let worker = {
+                let (s, item, lent) = (s.clone(), item.clone(), lent.clone());
+                thread::spawn(move || {
+                    while !item.load(Ordering::SeqCst) {
+                        s.set_lendable(0, true);
+                        s.sleep(0, || item.load(Ordering::SeqCst), always, || false);
+                        assert!(!lent.load(Ordering::SeqCst), "woke while its seat was lent");
+                    }
+                })
+            };
+            if s.lend(0) {
+                lent.store(true, Ordering::SeqCst);
+                item.store(true, Ordering::SeqCst);
+                assert!(!s.wake(0, always), "a lent seat's thread was woken");
+                lent.store(false, Ordering::SeqCst);
+                s.give_back(0, || item.load(Ordering::SeqCst), || false);
+            } else {
+                item.store(true, Ordering::SeqCst);
+                s.wake(0, always);
+            }
+            worker.join().unwrap();
+            assert_eq!(s.sleepers(), 0);
+        });
+    }
+
+    /// A guest holding a lent seat sleeps there; a producer's wake-up reaches the guest, and the
+    /// seat's own thread sleeps on until the guest gives the seat back.
+    #[test]
+    fn a_guest_asleep_in_a_lent_seat_is_woken_and_the_seats_thread_is_not() {
+        // Three threads: every interleaving with up to 2 preemptions.
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(2);
+        model.check(|| {
+            let s = Arc::new(Sleep::new(1));
+            let lent = Arc::new(AtomicBool::new(false));
+            let stop = Arc::new(AtomicBool::new(false));
+            // The seat's thread, asleep with its seat lendable (as it announced it).
+            s.set_lendable(0, true);
+            s.slots[0].state.store(ASLEEP_LENDABLE, Ordering::SeqCst);
+            s.asleep.fetch_add(1, Ordering::SeqCst);
+            let worker = {
+                let (s, lent, stop) = (s.clone(), lent.clone(), stop.clone());
+                thread::spawn(move || {
+                    let mut g = lock(&s.slots[0].lock);
+                    while s.slots[0].state.load(Ordering::SeqCst) != ACTIVE {
+                        g = s.slots[0].cv.wait(g).unwrap();
+                    }
+                    drop(g);
+                    assert!(!lent.load(Ordering::SeqCst), "woke while its seat was lent");
+                    while !stop.load(Ordering::SeqCst) {
+                        s.set_lendable(0, true);
+                        s.sleep(0, || stop.load(Ordering::SeqCst), always, || false);
+                    }
+                })
+            };
+            assert!(s.lend(0), "the seat was lendable and nobody else took it");
+            lent.store(true, Ordering::SeqCst);
+            let work = Arc::new(AtomicBool::new(false));
+            let producer = {
+                let (s, work) = (s.clone(), work.clone());
+                thread::spawn(move || {
+                    work.store(true, Ordering::SeqCst);
+                    s.wake(0, always);
+                })
+            };
+            while !work.load(Ordering::SeqCst) {
+                s.sleep_lent(0, || work.load(Ordering::SeqCst));
+            }
+            producer.join().unwrap();
+            lent.store(false, Ordering::SeqCst);
+            stop.store(true, Ordering::SeqCst);
+            s.give_back(0, || stop.load(Ordering::SeqCst), || false);
+            worker.join().unwrap();
+        });
+    }
+
+    /// Shutdown while a seat may be lent: the seat's thread leaves its sleep only once the seat
+    /// is back, and once it has left, no guest can take the seat. (The thread that shuts the
+    /// pool down is the guest too, which keeps the model to two threads.)
+    #[test]
+    fn a_lent_seat_is_not_left_at_shutdown_before_it_comes_back() {
+        // Every interleaving with up to 3 preemptions.
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
+            let s = Arc::new(Sleep::new(1));
+            let lent = Arc::new(AtomicBool::new(false));
+            let stop = Arc::new(AtomicBool::new(false));
+            let worker = {
+                let (s, lent, stop) = (s.clone(), lent.clone(), stop.clone());
+                thread::spawn(move || {
+                    while !stop.load(Ordering::SeqCst) {
+                        s.set_lendable(0, true);
+                        s.sleep(
+                            0,
+                            || stop.load(Ordering::SeqCst),
+                            always,
+                            || stop.load(Ordering::SeqCst),
+                        );
+                        assert!(!lent.load(Ordering::SeqCst), "ran while its seat was lent");
+                    }
+                })
+            };
+            stop.store(true, Ordering::SeqCst);
+            if s.lend(0) {
+                lent.store(true, Ordering::SeqCst);
+                lent.store(false, Ordering::SeqCst);
+                s.give_back(
+                    0,
+                    || stop.load(Ordering::SeqCst),
+                    || stop.load(Ordering::SeqCst),
+                );
+            }
+            s.notify_all();
+            worker.join().unwrap();
         });
     }
 }

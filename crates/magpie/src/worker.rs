@@ -114,6 +114,12 @@ pub(crate) struct WorkerThread {
     pub(crate) spares: RefCell<Vec<Box<Fiber>>>,
     /// The victim of this worker's last successful steal.
     pub(crate) last_victim: Cell<usize>,
+    /// Fibers of this worker's own thread suspended in a task (kept by the dispatcher): its
+    /// seat may be lent only while there are none (`borrowed_seat.rs`).
+    pub(crate) suspended: Cell<usize>,
+    /// The caller holding this seat, if a thread from outside runs as this worker now
+    /// (`borrowed_seat.rs`); null while the worker's own thread runs it.
+    pub(crate) guest: Cell<*const crate::borrowed_seat::Guest>,
 }
 
 thread_local! {
@@ -528,6 +534,8 @@ impl WorkerThread {
             ),
             spares: RefCell::new(Vec::new()),
             last_victim: Cell::new(0),
+            suspended: Cell::new(0),
+            guest: Cell::new(std::ptr::null()),
             tracing: registry_traces,
             tiers,
             serial_cont: Cell::new(None),

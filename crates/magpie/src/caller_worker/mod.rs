@@ -244,16 +244,48 @@ pub(crate) fn close(registry: &Registry) {
     }
 }
 
-/// The root job of one entry: the caller's closure, run by worker 0 on this thread.
+/// The root job of one entry: the caller's closure, run by worker 0 on this thread (and by a
+/// caller holding a sleeping worker's seat: `borrowed_seat.rs`).
 #[repr(C, align(8))]
-struct RootJob<'a, F, R> {
+pub(crate) struct RootJob<'a, F, R> {
     /// First, as every job that may be asked for its tag (never read: tracing is refused).
     tag: Tag,
     once: RunOnce<F, R>,
     done: &'a Cell<bool>,
 }
 
-impl<F: FnOnce() -> R, R> RootJob<'_, F, R> {
+impl<'a, F: FnOnce() -> R, R> RootJob<'a, F, R> {
+    /// The job of `op`, which sets `done` once it has run.
+    pub(crate) fn new(op: F, done: &'a Cell<bool>) -> Self {
+        RootJob {
+            tag: Tag::NONE,
+            once: RunOnce::new(op),
+            done,
+        }
+    }
+
+    /// The job's item, for the inbox of the worker that runs it.
+    ///
+    /// # Safety
+    /// The job stays where it is until it has run, and only the calling thread runs it.
+    pub(crate) unsafe fn item(&self) -> crate::deque::Item {
+        Work::Task {
+            // SAFETY: the caller's promise keeps `self` alive and in place for the run.
+            job: unsafe { JobRef::new(self as *const Self as *const (), RootJob::<F, R>::entry) },
+            continuation: false,
+        }
+        .encode()
+    }
+
+    /// The closure's result (a panic in it as `Err`).
+    ///
+    /// # Safety
+    /// The job has run (`done` is set).
+    pub(crate) unsafe fn take_result(&self) -> std::thread::Result<R> {
+        // SAFETY: the caller's promise: the one run has finished.
+        unsafe { self.once.take_result() }
+    }
+
     /// # Safety
     /// `data` points at a live `RootJob<F, R>`, and this is its one run, on the thread that
     /// made it.

@@ -80,6 +80,50 @@ const MAX_TRIMMED_SPARES: usize = 1024;
 /// the switch itself (`Yielder::suspend`), which lie below the mark.
 const TRIM_MARGIN: usize = 16 * 1024;
 
+/// Stacks of finished fibers kept by the thread that dropped them, for the next fiber it makes.
+///
+/// A fiber whose coroutine has returned has no frames left on its stack, so the stack is plain
+/// memory: it may serve a new coroutine on any thread. Workers keep whole fibers as spares
+/// ([`WorkerThread::park`]); what ends here is the loop fiber of a call that runs its work on
+/// the calling thread (`caller_worker.rs`, `borrowed_seat.rs`), which returns when the call
+/// leaves the pool. Without the cache every such call mapped a stack, protected its guard page
+/// and unmapped it again: three system calls, most of the cost of a call on a small input.
+mod stack_cache {
+    use corosensei::stack::DefaultStack;
+    use std::cell::RefCell;
+
+    /// Stacks a thread keeps: a call suspended at a few joins at once needs a few.
+    const KEEP: usize = 8;
+
+    thread_local! {
+        /// Each stack with the size it was asked for.
+        static STACKS: RefCell<Vec<(usize, DefaultStack)>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// A kept stack made for `size`, if this thread has one.
+    pub(super) fn take(size: usize) -> Option<DefaultStack> {
+        STACKS
+            .try_with(|s| {
+                let mut s = s.borrow_mut();
+                let i = s.iter().rposition(|(n, _)| *n == size)?;
+                Some(s.swap_remove(i).1)
+            })
+            .ok()
+            .flatten()
+    }
+
+    /// Keeps `stack`, made for `size` and whose coroutine has returned, for this thread's next
+    /// fiber, or unmaps it.
+    pub(super) fn give(size: usize, stack: DefaultStack) {
+        let _ = STACKS.try_with(|s| {
+            let mut s = s.borrow_mut();
+            if s.len() < KEEP {
+                s.push((size, stack));
+            }
+        });
+    }
+}
+
 /// Bytes that must be left on a fiber's stack for a spawn to run its child inline.
 pub(crate) const STACK_RESERVE: usize = 64 * 1024;
 
@@ -109,7 +153,8 @@ pub(crate) enum Action {
 /// A stackful coroutine with its own stack, owned by whoever holds the box: the dispatcher while it
 /// runs, a latch while it waits, a deque item while it is ready.
 pub(crate) struct Fiber {
-    pub(crate) co: Co,
+    /// Taken out only when the fiber is dropped (see [`stack_cache`]).
+    pub(crate) co: std::mem::ManuallyDrop<Co>,
     /// Lowest address of the stack's mapping (its guard page starts here).
     guard_low: usize,
     pub(crate) registry: *const Registry,
@@ -173,9 +218,14 @@ impl FiberPtr {
 
 impl Drop for Fiber {
     fn drop(&mut self) {
+        // SAFETY: `co` is taken once, here, and the fiber is not used again.
+        let co = unsafe { std::mem::ManuallyDrop::take(&mut self.co) };
         // SAFETY: the registry outlives its fibers (fibers are dropped by its worker threads).
-        unsafe { &*self.registry }
-            .live_fibers
+        let reg = unsafe { &*self.registry };
+        if co.done() {
+            stack_cache::give(reg.config.stack_size, co.into_stack());
+        }
+        reg.live_fibers
             // Relaxed: a count for a soft limit (`fiber_limit_reached`); it publishes nothing.
             .fetch_sub(1, Ordering::Relaxed);
     }
@@ -336,8 +386,11 @@ impl Fiber {
         home: usize,
         entry: FiberEntry,
     ) -> Result<Box<Fiber>, Error> {
-        let stack = DefaultStack::new(reg.config.stack_size)
-            .map_err(|e| Error::Os(format!("cannot map a fiber stack: {e}")))?;
+        let stack = match stack_cache::take(reg.config.stack_size) {
+            Some(s) => s,
+            None => DefaultStack::new(reg.config.stack_size)
+                .map_err(|e| Error::Os(format!("cannot map a fiber stack: {e}")))?,
+        };
         // The limit includes the guard page; keep one more page of slack.
         let guard_low = stack.limit().get();
         let limit = guard_low + 2 * 4096;
@@ -347,7 +400,7 @@ impl Fiber {
         // Relaxed: a count for a soft limit (`fiber_limit_reached`); it publishes nothing.
         reg.live_fibers.fetch_add(1, Ordering::Relaxed);
         Ok(Box::new(Fiber {
-            co,
+            co: std::mem::ManuallyDrop::new(co),
             guard_low,
             registry: Arc::as_ptr(reg),
             home,

@@ -1,0 +1,121 @@
+//! A borrowed seat: a call made from outside the pool runs on the calling thread, in the seat of
+//! a worker that sleeps.
+//!
+//! Handing a call to a worker costs a wake-up and a wait on both sides: tens of microseconds on
+//! a loaded machine, where a small input's whole work may take one or two. When a worker of the
+//! pool sleeps with nothing of its own in flight, its seat (its deque, inbox, index and record)
+//! is idle, and the caller's thread can fill it: the caller becomes that worker for the length
+//! of the call, runs the call on a fiber of its own, and gives the seat back before it returns.
+//! Nobody is woken unless the call publishes work that a thief takes (the worker's ordinary
+//! wake-ups), so a small input costs what its joins cost.
+//!
+//! **Taking the seat.** A worker going to sleep marks its sleep *lendable* when no fiber of its
+//! thread is suspended in a task (the dispatcher counts them in `WorkerThread::suspended`):
+//! then its deque, ready list and work-first parent are empty, and nothing in any latch or
+//! inbox will ever ask its thread to resume a fiber. The caller takes the seat with one CAS on
+//! the worker's sleep slot (`Sleep::lend`, in `sleep.rs`, which also states the states and the
+//! handshake). From that CAS until the seat is given back, the worker's thread stays blocked in
+//! its wait: nothing ends it but `ACTIVE`, which only a wake-up after the give-back can store.
+//! The thread's record (`Registry::seats`) is therefore touched by one thread at a time: the
+//! CAS acquires the sleeper's announcement, which followed everything the worker wrote, and the
+//! give-back's store releases everything the guest wrote to the next wake-up's CAS. The record
+//! is `!Sync`; it is shared by turns, never at once.
+//!
+//! **Running as the worker.** The guest keeps the worker's own fibers aside (its spare stacks
+//! ran on the worker's thread, and a stack never runs on two threads) and starts with none: its
+//! fibers are made on its own thread, from stacks its thread keeps (`fiber/mod.rs`,
+//! `stack_cache`). The call goes into the seat's inbox as a root job, and the guest runs the
+//! dispatcher as a worker thread does: it runs what the seat's deque and inbox hold, steals
+//! while a join waits, and sleeps in the seat's slot (`Sleep::sleep_lent`) when idle. Anything
+//! delivered to the seat while the guest holds it (a broadcast call, a designated spawn, the
+//! resumption of the guest's own waiting fiber) is the seat's work, run by the guest.
+//!
+//! **Leaving.** As a thread lent to its pool (`caller_worker.rs`), the guest leaves when it finds
+//! no work of its own, its root job has finished and none of its fibers is suspended: nothing
+//! of it is left in the seat. It ends its spare fibers, puts the worker's back, and gives the
+//! seat back as if the worker had just announced its sleep: a re-check that wakes the worker if
+//! anything arrived for it meanwhile (`Sleep::give_back`). The pool cannot stop meanwhile: the
+//! call holds the pool, and a lent seat's thread waits for the give-back even at shutdown.
+//!
+//! **Where it applies.** A plain pool: no trace, no race checker, no core sharing, no places or
+//! squads, no pinned workers, no migration, no thread lent with `use_current_thread` (its
+//! worker 0 is the caller's already), no threads the user named (`thread_name`) or started
+//! (`build_with`), whose identity a call may look for, and no schedule region in progress. Elsewhere, and when
+//! no worker sleeps lendably, the call goes to the workers as before.
+
+use crate::caller_worker::RootJob;
+use crate::registry::Registry;
+use crate::worker::{self, WorkerThread};
+use std::cell::Cell;
+use std::panic;
+use std::sync::atomic::Ordering;
+
+/// A caller holding a seat: what decides when it may leave.
+pub(crate) struct Guest {
+    /// The guest's fibers suspended in a task (kept by the dispatcher).
+    suspended: Cell<usize>,
+    /// Whether the call's root job has finished.
+    root_done: Cell<bool>,
+}
+
+/// Whether `wt`, which has just found no work of its own, is held by a guest that may leave
+/// (module doc, "Leaving").
+pub(crate) fn may_leave(wt: &WorkerThread) -> bool {
+    let g = wt.guest.get();
+    // SAFETY: a non-null `guest` points at the `Guest` on the frame of `run_in` below, which
+    // clears it before that frame ends; only the guest's thread runs this worker meanwhile.
+    !g.is_null() && unsafe { (*g).root_done.get() && (*g).suspended.get() == 0 }
+}
+
+/// Runs `op` on the calling thread in the seat of a sleeping worker of `reg`'s pool, and
+/// returns its result (a panic in it resumes here); hands `op` back if the pool does not lend
+/// seats or no worker sleeps lendably. The caller is a thread outside every pool.
+pub(crate) fn run_in<R, OP: FnOnce() -> R>(reg: &Registry, op: OP) -> Result<R, OP> {
+    if !reg.lends_seats || reg.region.get().is_some() {
+        return Err(op);
+    }
+    debug_assert!(worker::current().is_none(), "a guest is a plain thread");
+    let Some(w) = (0..reg.config.workers).find(|&w| reg.sleep.lend(w)) else {
+        return Err(op);
+    };
+    // Acquire: pairs with the worker's store of its record (its sleep's announcement, which the
+    // CAS in `lend` read, came later on its thread anyway).
+    let p = reg.seats[w].load(Ordering::Acquire);
+    // SAFETY: the seat was lent, so its thread sleeps inside its dispatcher with its record
+    // published (it clears it only after leaving its sleep, which it cannot do before the
+    // give-back below), and nobody else touches the record until then (module doc).
+    let wt: &WorkerThread = unsafe { &*p };
+    let guest = Guest {
+        suspended: Cell::new(0),
+        root_done: Cell::new(false),
+    };
+    let own_fiber = wt.fiber.get();
+    let own_spares = std::mem::take(&mut *wt.spares.borrow_mut());
+    wt.guest.set(&guest);
+    let job = RootJob::new(op, &guest.root_done);
+    // SAFETY: `job` stays on this frame until the dispatcher below has returned, which it does
+    // only after the job has run (`may_leave`); only this thread runs the seat meanwhile.
+    reg.inboxes[w].push(unsafe { job.item() });
+    worker::set_current(wt);
+    crate::main_loop::dispatch(wt, &guest.suspended);
+    // The guest's spare fibers end here, on the thread whose stacks they are, with the seat's
+    // record current as their loop expects.
+    wt.exit_spares();
+    worker::set_current(std::ptr::null());
+    debug_assert!(wt.ready.borrow().is_empty() && wt.pending_cont.get().is_none());
+    wt.settle_credit();
+    wt.guest.set(std::ptr::null());
+    wt.fiber.set(own_fiber);
+    *wt.spares.borrow_mut() = own_spares;
+    reg.sleep.give_back(
+        w,
+        || reg.has_visible_work(w),
+        // SeqCst: as every read of the flag on the sleep paths.
+        || reg.terminate.load(Ordering::SeqCst),
+    );
+    // SAFETY: the dispatcher returned, which `may_leave` allows only after the job's one run.
+    match unsafe { job.take_result() } {
+        Ok(r) => Ok(r),
+        Err(p) => panic::resume_unwind(p),
+    }
+}
