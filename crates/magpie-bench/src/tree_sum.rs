@@ -144,6 +144,135 @@ pub fn verify(n: u64, got: i64) -> Result<(), String> {
     }
 }
 
+/// The depth of the small input: 1,023 nodes, about a microsecond or two of serial work.
+pub const SMALL: u64 = CI;
+
+/// One runtime's time for one call on the small input from outside its pool.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct SmallInputRow {
+    /// `magpie`, `rayon` or `chili`.
+    pub runtime: String,
+    /// The pool's threads.
+    pub workers: usize,
+    /// Median microseconds per call.
+    pub us: f64,
+    /// `us` ÷ the serial twin's.
+    pub x_serial: f64,
+}
+
+/// A library's parallel function called on a small input from a thread outside any pool: the
+/// tree of [`SMALL`] levels summed once per entry into the pool (`Pool::install`, rayon's
+/// `ThreadPool::install`, chili's `ThreadPool::scope`), against the serial twin.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct SmallInput {
+    /// Nodes in the tree.
+    pub nodes: u64,
+    /// The sum every call returned (checked against N(N+1)/2).
+    pub answer: String,
+    /// Median microseconds per serial call.
+    pub serial_us: f64,
+    /// Timed runs of each version.
+    pub runs: usize,
+    /// Every runtime at every worker count.
+    pub rows: Vec<SmallInputRow>,
+}
+
+/// Measures [`SmallInput`] at each of `workers`: each version makes a batch of calls per run
+/// (every sum checked), the versions alternated round robin `runs` times so that drifting load
+/// hits all alike; the figure is the median per call.
+pub fn small_input(workers: &[usize], runs: usize) -> Result<SmallInput, String> {
+    let runs = runs.max(1);
+    let tree = build(SMALL);
+    let want = expected(SMALL);
+    // About 10 ms of serial work per batch.
+    let calls = 5000usize;
+    type Call<'a> = Box<dyn Fn(&Node) -> i64 + 'a>;
+    let mut versions: Vec<(String, usize, Call)> = vec![(
+        "serial".into(),
+        0,
+        Box::new(|t| serial(std::hint::black_box(t))),
+    )];
+    for &w in workers {
+        let m = magpie::Pool::builder()
+            .workers(w)
+            .build()
+            .map_err(|e| format!("cannot build a magpie pool of {w}: {e}"))?;
+        versions.push((
+            "magpie".into(),
+            w,
+            Box::new(move |t| m.install(|| parallel(t))),
+        ));
+        let r = rayon::ThreadPoolBuilder::new()
+            .num_threads(w)
+            .build()
+            .map_err(|e| format!("cannot build a rayon pool of {w}: {e}"))?;
+        versions.push((
+            "rayon".into(),
+            w,
+            Box::new(move |t| r.install(|| rayon_join(t))),
+        ));
+        let c = chili::ThreadPool::with_config(chili::Config {
+            thread_count: std::num::NonZero::new(w),
+            ..Default::default()
+        });
+        versions.push((
+            "chili".into(),
+            w,
+            Box::new(move |t| chili_join(&mut c.scope(), t)),
+        ));
+    }
+    let mut times: Vec<Vec<f64>> = vec![vec![]; versions.len()];
+    for round in 0..=runs {
+        for (i, (name, w, call)) in versions.iter().enumerate() {
+            let t0 = std::time::Instant::now();
+            let mut sum = 0i64;
+            for _ in 0..calls {
+                sum = sum.wrapping_add(call(&tree));
+            }
+            let us = t0.elapsed().as_secs_f64() * 1e6 / calls as f64;
+            if sum != want.wrapping_mul(calls as i64) {
+                return Err(format!(
+                    "{name} at {w} workers: {calls} sums of the small tree gave {sum}, \
+                     expected {calls} × {want}"
+                ));
+            }
+            // The first round warms every version up and is not counted.
+            if round > 0 {
+                times[i].push(us);
+            }
+        }
+    }
+    let median = |v: &[f64]| {
+        crate::harness::Timing {
+            times_s: v.to_vec(),
+        }
+        .median()
+        .unwrap_or(f64::NAN)
+    };
+    let serial_us = median(&times[0]);
+    let rows = versions
+        .iter()
+        .zip(&times)
+        .skip(1)
+        .map(|((name, w, _), t)| {
+            let us = median(t);
+            SmallInputRow {
+                runtime: name.clone(),
+                workers: *w,
+                us,
+                x_serial: us / serial_us,
+            }
+        })
+        .collect();
+    Ok(SmallInput {
+        nodes: nodes(SMALL),
+        answer: answer(SMALL, want),
+        serial_us,
+        runs,
+        rows,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,6 +307,30 @@ mod tests {
             assert_eq!(t.value, 1);
             assert_eq!(check(&t, 1, n), nodes(n));
         }
+    }
+
+    #[test]
+    fn the_small_input_figure_has_every_runtime_at_every_width() {
+        let f = small_input(&[1, 2], 1).expect("every sum checks");
+        assert_eq!(f.nodes, 1023);
+        assert_eq!(f.answer, "sum of 1023 nodes = 523776");
+        let got: Vec<(&str, usize)> = f
+            .rows
+            .iter()
+            .map(|r| (r.runtime.as_str(), r.workers))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("magpie", 1),
+                ("rayon", 1),
+                ("chili", 1),
+                ("magpie", 2),
+                ("rayon", 2),
+                ("chili", 2)
+            ]
+        );
+        assert!(f.serial_us > 0.0 && f.rows.iter().all(|r| r.us > 0.0 && r.x_serial > 0.0));
     }
 
     #[test]

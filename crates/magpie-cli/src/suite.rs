@@ -277,6 +277,20 @@ pub struct Results {
     /// magpie-dist's collections, simulated (`--dist`); absent without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dist: Option<crate::dist::DistInfo>,
+    /// A small input entered from outside the pool, every runtime (with tree-sum); absent
+    /// without tree-sum.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub small_input: Option<SmallInputInfo>,
+}
+
+/// The small-input figure: the 1,023-node tree sum called once per entry into each runtime's
+/// pool from a thread outside it (`magpie_bench::tree_sum::small_input`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SmallInputInfo {
+    /// The figure; `null` when it failed.
+    pub figure: Option<magpie_bench::tree_sum::SmallInput>,
+    /// What went wrong, in one line; `null` when nothing did.
+    pub error: Option<String>,
 }
 
 impl Results {
@@ -309,6 +323,7 @@ impl Results {
             splice: vec![],
             corun: None,
             dist: None,
+            small_input: None,
         };
         res.headline = crate::headline::headline(&res);
         res
@@ -1290,6 +1305,39 @@ pub fn kernel_heading(res: &Results, kernel: &str) -> String {
 }
 
 /// The table printed at the end (and shown in index.html).
+/// The small-input figure as text: µs per call and × the serial twin, per runtime and width.
+fn small_input_table(o: &mut String, si: &SmallInputInfo) {
+    let f = match (&si.figure, &si.error) {
+        (Some(f), _) => f,
+        (None, e) => {
+            let _ = writeln!(
+                o,
+                "\nsmall input from outside the pool: failed: {}",
+                e.as_deref().unwrap_or("unknown")
+            );
+            return;
+        }
+    };
+    let _ = writeln!(
+        o,
+        "\nsmall input from outside the pool: the {}-node tree sum, one entry into the pool per \
+         call, medians of {} runs ({}; serial {:.2} µs)",
+        f.nodes, f.runs, f.answer, f.serial_us
+    );
+    let _ = writeln!(
+        o,
+        "  {:<8} {:>7} {:>10} {:>8}",
+        "runtime", "workers", "µs/call", "×serial"
+    );
+    for r in &f.rows {
+        let _ = writeln!(
+            o,
+            "  {:<8} {:>7} {:>10.2} {:>8.2}",
+            r.runtime, r.workers, r.us, r.x_serial
+        );
+    }
+}
+
 pub fn table(res: &Results) -> String {
     let mut o = String::new();
     let _ = writeln!(
@@ -1350,6 +1398,9 @@ pub fn table(res: &Results) -> String {
         for nm in res.not_measured.iter().filter(|x| x.kernel == *k) {
             let _ = writeln!(o, "  not measured: {}: {}", nm.runtime, nm.reason);
         }
+    }
+    if let Some(si) = &res.small_input {
+        small_input_table(&mut o, si);
     }
     if !res.splice.is_empty() {
         let _ = writeln!(
@@ -1527,7 +1578,21 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
         .corun
         .map(|p| corunning(p, plan.trace_workers(), plan.size, plan.runs));
     let dist = plan.dist.map(|d| crate::dist::simulated(d, plan.size));
+    let small_input = plan.kernels.contains(&Kernel::TreeSum).then(|| {
+        eprintln!("small input: the 1,023-node tree sum entered from outside each pool");
+        match magpie_bench::tree_sum::small_input(&plan.workers, plan.runs) {
+            Ok(f) => SmallInputInfo {
+                figure: Some(f),
+                error: None,
+            },
+            Err(e) => SmallInputInfo {
+                figure: None,
+                error: Some(e),
+            },
+        }
+    });
     let res = Results {
+        small_input,
         traces,
         locality,
         splice,
@@ -1596,6 +1661,12 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
                 .iter()
                 .filter(|c| c.error.is_some())
                 .map(|_| "the co-run".to_string()),
+        )
+        .chain(
+            res.small_input
+                .iter()
+                .filter(|c| c.error.is_some())
+                .map(|_| "the small-input figure".to_string()),
         )
         .chain(
             res.dist

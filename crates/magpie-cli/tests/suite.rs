@@ -807,3 +807,51 @@ fn dist_option_embeds_the_simulated_collections() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("expected hf or tce"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn tree_sum_brings_the_small_input_figure_and_other_kernels_do_not() {
+    let dir = scratch("small-input");
+    let o = quick_suite(
+        &dir,
+        &[
+            "--kernels",
+            "tree-sum",
+            "--workers",
+            "1,2",
+            "--policies",
+            "adaptive",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let s = &v["small_input"];
+    assert_eq!(s["error"], serde_json::Value::Null);
+    let f = &s["figure"];
+    assert_eq!(f["nodes"], 1023);
+    assert_eq!(f["answer"], "sum of 1023 nodes = 523776");
+    let rows: Vec<(String, u64)> = f["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["runtime"].as_str().unwrap().to_string(),
+                r["workers"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, u64)> = [1, 2]
+        .iter()
+        .flat_map(|&w| ["magpie", "rayon", "chili"].map(|r| (r.to_string(), w)))
+        .collect();
+    assert_eq!(rows, want);
+    let html = std::fs::read_to_string(dir.join("magpie-report/index.html")).unwrap();
+    assert!(html.contains("id=\"small-input\"") && html.contains("× serial"));
+
+    let dir = scratch("no-small-input");
+    let o = quick_suite(&dir, &["--kernels", "fib", "--workers", "1", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.get("small_input").is_none());
+}
