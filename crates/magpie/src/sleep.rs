@@ -38,8 +38,8 @@
 //! only at `ACTIVE`: while its seat is lent, nobody can wake it, and at shutdown it waits for
 //! the seat to come back (and, leaving, takes its slot out of the sleep with a CAS, so no guest
 //! takes the seat of a running thread). The guest runs as that worker and sleeps in the same
-//! slot when it finds nothing (`LENT_ASLEEP`, woken back to `LENT` by any waker, with
-//! `notify_all`, since the worker's own thread waits on the same condition variable). When it
+//! slot when it finds nothing (`LENT_ASLEEP`, woken back to `LENT` by any waker, on a condition
+//! variable of its own, so that the seat's thread is not woken with it). When it
 //! leaves it gives the seat back as the worker would have gone to sleep: it stores
 //! `ASLEEP_LENDABLE`, fences, re-checks for work and wakes the worker if it finds some.
 //!
@@ -79,6 +79,9 @@ const ASLEEP_LENDABLE: u8 = 5;
 /// One worker's place to sleep.
 struct Slot {
     state: AtomicU8,
+    /// Where a guest holding this worker's seat waits (`sleep_lent`), under the same lock: apart
+    /// from `cv`, so that waking the guest does not wake the seat's own thread.
+    guest_cv: Condvar,
     /// Whether the worker's next sleep is announced lendable (`ASLEEP_LENDABLE`); read only by
     /// its own thread.
     lendable: AtomicBool,
@@ -109,6 +112,7 @@ impl Sleep {
                 .map(|_| {
                     CachePadded(Slot {
                         state: AtomicU8::new(ACTIVE),
+                        guest_cv: Condvar::new(),
                         lendable: AtomicBool::new(false),
                         lock: Mutex::new(()),
                         cv: Condvar::new(),
@@ -180,7 +184,7 @@ impl Sleep {
         let mut g = lock(&slot.lock);
         // SeqCst: read under the lock the waker notifies under.
         while slot.state.load(Ordering::SeqCst) != LENT {
-            g = match slot.cv.wait(g) {
+            g = match slot.guest_cv.wait(g) {
                 Ok(g) => g,
                 Err(p) => p.into_inner(),
             };
@@ -284,8 +288,8 @@ impl Sleep {
         // a guest taking the seat) holds it or it is awake.
         let asleep = slot.state.load(Ordering::SeqCst);
         if asleep == LENT_ASLEEP {
-            // The guest in this seat sleeps: wake it, not the seat's own thread (which waits
-            // for `ACTIVE`, so `notify_all` only makes it look again). SeqCst: as above.
+            // The guest in this seat sleeps: wake it, on its own condition variable, not the
+            // seat's own thread. SeqCst: as above.
             if slot
                 .state
                 .compare_exchange(LENT_ASLEEP, LENT, Ordering::SeqCst, Ordering::SeqCst)
@@ -296,7 +300,7 @@ impl Sleep {
             // SeqCst: as every write of the count.
             self.asleep.fetch_sub(1, Ordering::SeqCst);
             let _g = lock(&slot.lock);
-            slot.cv.notify_all();
+            slot.guest_cv.notify_one();
             return true;
         }
         // SeqCst: the claim, as above.
