@@ -22,8 +22,9 @@
 //! is `!Sync`; it is shared by turns, never at once.
 //!
 //! **Running as the worker.** The guest keeps the worker's own fibers aside (its spare stacks
-//! ran on the worker's thread, and a stack never runs on two threads) and starts with none: its
-//! fibers are made on its own thread, from stacks its thread keeps (`fiber/mod.rs`,
+//! ran on the worker's thread, and a stack never runs on two threads) and puts in its own: the
+//! spares its thread kept from its last call into the same pool (re-homed to this seat), or
+//! none. New fibers are made on its thread, from stacks its thread keeps (`fiber/mod.rs`,
 //! `stack_cache`). The call goes into the seat's inbox as a root job, and the guest runs the
 //! dispatcher as a worker thread does: it runs what the seat's deque and inbox hold, steals
 //! while a join waits, and sleeps in the seat's slot (`Sleep::sleep_lent`) when idle. Anything
@@ -32,7 +33,8 @@
 //!
 //! **Leaving.** As a thread lent to its pool (`caller_worker.rs`), the guest leaves when it finds
 //! no work of its own, its root job has finished and none of its fibers is suspended: nothing
-//! of it is left in the seat. It ends its spare fibers, puts the worker's back, and gives the
+//! of it is left in the seat. It keeps its spare fibers for its thread's next call (a call into
+//! another pool, or the thread's exit, ends them), puts the worker's back, and gives the
 //! seat back as if the worker had just announced its sleep: a re-check that wakes the worker if
 //! anything arrived for it meanwhile (`Sleep::give_back`). The pool cannot stop meanwhile: the
 //! call holds the pool, and a lent seat's thread waits for the give-back even at shutdown.
@@ -44,11 +46,87 @@
 //! no worker sleeps lendably, the call goes to the workers as before.
 
 use crate::caller_worker::RootJob;
+use crate::fiber::{Cmd, Fiber};
 use crate::registry::Registry;
 use crate::worker::{self, WorkerThread};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::panic;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// The spare fibers a thread kept from its last call in a borrowed seat, for its next call into
+/// the same pool: a call that suspends many tasks at once (a left-deep chain of joins under
+/// help-first) would otherwise make them all again each time. They ran only on this thread.
+struct KeptSpares {
+    /// Their pool, kept alive while they are: a fiber counts itself out of its registry when
+    /// it ends.
+    reg: Arc<Registry>,
+    #[allow(clippy::vec_box)]
+    spares: Vec<Box<Fiber>>,
+}
+
+impl Drop for KeptSpares {
+    fn drop(&mut self) {
+        // Each is parked in its scheduling loop, which returns at `Exit` without touching a
+        // worker (`main_loop::fiber_main`), so this may run at the thread's exit.
+        for mut f in self.spares.drain(..) {
+            let _ = f.co.resume(Cmd::Exit);
+        }
+    }
+}
+
+/// Pools a thread keeps spares for: a thread that calls into a few pools in turn reuses each
+/// one's; the least recently used pool's end when a further pool is entered.
+const KEPT_POOLS: usize = 4;
+
+thread_local! {
+    /// Least recently used first.
+    static KEPT: RefCell<Vec<KeptSpares>> = const { RefCell::new(Vec::new()) };
+}
+
+/// This thread's kept spares for `reg`'s pool, re-homed to seat `w` (none if it has none).
+#[allow(clippy::vec_box)]
+fn take_kept(reg: &Arc<Registry>, w: usize) -> Vec<Box<Fiber>> {
+    let mut spares = KEPT
+        .try_with(|k| {
+            let mut k = k.borrow_mut();
+            let i = k.iter().position(|s| Arc::ptr_eq(&s.reg, reg))?;
+            Some(std::mem::take(&mut k[i].spares))
+        })
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    for f in &mut spares {
+        f.home = w;
+    }
+    spares
+}
+
+/// Keeps `spares` of `reg`'s pool for this thread's next call into it (or ends them if the
+/// thread is exiting).
+#[allow(clippy::vec_box)]
+fn keep(reg: &Arc<Registry>, spares: Vec<Box<Fiber>>) {
+    let k = KeptSpares {
+        reg: reg.clone(),
+        spares,
+    };
+    // At the thread's exit the closure, and `k` in it, is dropped unrun, ending the spares.
+    let _ = KEPT.try_with(move |cell| {
+        let evicted = {
+            let mut kept = cell.borrow_mut();
+            // The pool's own entry, emptied by `take_kept`, makes way for the new one.
+            let old = kept.iter().position(|s| Arc::ptr_eq(&s.reg, &k.reg));
+            let mut out = old.map(|i| kept.remove(i));
+            kept.push(k);
+            if kept.len() > KEPT_POOLS {
+                out = Some(kept.remove(0));
+            }
+            out
+        };
+        // Ended after the borrow is released.
+        drop(evicted);
+    });
+}
 
 /// A caller holding a seat: what decides when it may leave.
 pub(crate) struct Guest {
@@ -70,7 +148,7 @@ pub(crate) fn may_leave(wt: &WorkerThread) -> bool {
 /// Runs `op` on the calling thread in the seat of a sleeping worker of `reg`'s pool, and
 /// returns its result (a panic in it resumes here); hands `op` back if the pool does not lend
 /// seats or no worker sleeps lendably. The caller is a thread outside every pool.
-pub(crate) fn run_in<R, OP: FnOnce() -> R>(reg: &Registry, op: OP) -> Result<R, OP> {
+pub(crate) fn run_in<R, OP: FnOnce() -> R>(reg: &Arc<Registry>, op: OP) -> Result<R, OP> {
     if !reg.lends_seats || reg.region.get().is_some() {
         return Err(op);
     }
@@ -90,7 +168,7 @@ pub(crate) fn run_in<R, OP: FnOnce() -> R>(reg: &Registry, op: OP) -> Result<R, 
         root_done: Cell::new(false),
     };
     let own_fiber = wt.fiber.get();
-    let own_spares = std::mem::take(&mut *wt.spares.borrow_mut());
+    let own_spares = std::mem::replace(&mut *wt.spares.borrow_mut(), take_kept(reg, w));
     wt.guest.set(&guest);
     let job = RootJob::new(op, &guest.root_done);
     // SAFETY: `job` stays on this frame until the dispatcher below has returned, which it does
@@ -98,21 +176,20 @@ pub(crate) fn run_in<R, OP: FnOnce() -> R>(reg: &Registry, op: OP) -> Result<R, 
     reg.inboxes[w].push(unsafe { job.item() });
     worker::set_current(wt);
     crate::main_loop::dispatch(wt, &guest.suspended);
-    // The guest's spare fibers end here, on the thread whose stacks they are, with the seat's
-    // record current as their loop expects.
-    wt.exit_spares();
     worker::set_current(std::ptr::null());
     debug_assert!(wt.ready.borrow().is_empty() && wt.pending_cont.get().is_none());
     wt.settle_credit();
     wt.guest.set(std::ptr::null());
     wt.fiber.set(own_fiber);
-    *wt.spares.borrow_mut() = own_spares;
+    let mine = std::mem::replace(&mut *wt.spares.borrow_mut(), own_spares);
     reg.sleep.give_back(
         w,
         || reg.has_visible_work(w),
         // SeqCst: as every read of the flag on the sleep paths.
         || reg.terminate.load(Ordering::SeqCst),
     );
+    // After the give-back: ending spares of another pool kept before must not hold the seat.
+    keep(reg, mine);
     // SAFETY: the dispatcher returned, which `may_leave` allows only after the job's one run.
     match unsafe { job.take_result() } {
         Ok(r) => Ok(r),

@@ -56,6 +56,11 @@ pub(crate) fn fiber_main(
     let r = panic::catch_unwind(AssertUnwindSafe(|| {
         let mut cmd = first;
         loop {
+            // An exit touches no worker: a caller's kept spares end at its thread's exit, when
+            // no worker is current (`borrowed_seat.rs`).
+            if matches!(cmd, Cmd::Exit) {
+                return;
+            }
             let wt = current().expect("fiber outside a worker");
             wt.fiber.set(&fl);
             fl.wanted.set(wt.deque.wanted_flag());

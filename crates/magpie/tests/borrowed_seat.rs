@@ -257,3 +257,39 @@ fn fib_closed(n: u64) -> u64 {
     }
     a
 }
+
+/// A thread keeps its spare fibers for its next call into the same pool. Kept spares of a pool
+/// that has been dropped, of pools past the few a thread keeps, and at the thread's exit all end
+/// cleanly; the calls that suspend many tasks (which need spares) stay right throughout.
+#[test]
+fn kept_spares_outlive_their_pools_and_end_with_their_thread() {
+    /// A left-deep chain of joins: every right half is taken by the other worker while the
+    /// caller waits, so the caller's tasks suspend and need fibers.
+    fn chain(n: u64) -> u64 {
+        if n == 0 {
+            return 0;
+        }
+        let (a, b) = magpie::join(|| chain(n - 1), || n);
+        a + b
+    }
+    watchdog(120, "kept spares", || {
+        thread::spawn(|| {
+            for round in 0..3 {
+                // More pools than a thread keeps spares for, each entered twice in turn.
+                let pools: Vec<Pool> = (0..6).map(|_| pool(2)).collect();
+                for _ in 0..2 {
+                    for p in &pools {
+                        assert!(all_asleep(p), "round {round}");
+                        assert_eq!(p.install(|| chain(300)), 300 * 301 / 2);
+                    }
+                }
+                // Dropped while this thread still keeps spares of some of them.
+                drop(pools);
+            }
+            let last = pool(2);
+            assert_eq!(last.install(|| chain(200)), 200 * 201 / 2);
+        })
+        .join()
+        .expect("the caller thread");
+    });
+}
