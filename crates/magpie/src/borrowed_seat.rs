@@ -36,8 +36,11 @@
 //! of it is left in the seat. It keeps its spare fibers for its thread's next call (a call into
 //! another pool, or the thread's exit, ends them), puts the worker's back, and gives the
 //! seat back as if the worker had just announced its sleep: a re-check that wakes the worker if
-//! anything arrived for it meanwhile (`Sleep::give_back`). The pool cannot stop meanwhile: the
-//! call holds the pool, and a lent seat's thread waits for the give-back even at shutdown.
+//! anything arrived for it meanwhile (`Sleep::give_back`). A schedule region that began while
+//! the guest was inside keeps work for the worker where the re-check does not look, so then the
+//! worker's thread is woken to take up the region's protocol itself. The pool cannot stop
+//! meanwhile: the call holds the pool, and a lent seat's thread waits for the give-back even at
+//! shutdown.
 //!
 //! **Where it applies.** A plain pool: no trace, no race checker, no core sharing, no places or
 //! squads, no pinned workers, no migration, no thread lent with `use_current_thread` (its
@@ -48,7 +51,7 @@
 use crate::caller_worker::RootJob;
 use crate::fiber::{Cmd, Fiber};
 use crate::registry::Registry;
-use crate::worker::{self, WorkerThread};
+use crate::worker::{self, Guest, WorkerThread};
 use std::cell::{Cell, RefCell};
 use std::panic;
 use std::sync::atomic::Ordering;
@@ -128,14 +131,6 @@ fn keep(reg: &Arc<Registry>, spares: Vec<Box<Fiber>>) {
     });
 }
 
-/// A caller holding a seat: what decides when it may leave.
-pub(crate) struct Guest {
-    /// The guest's fibers suspended in a task (kept by the dispatcher).
-    suspended: Cell<usize>,
-    /// Whether the call's root job has finished.
-    root_done: Cell<bool>,
-}
-
 /// Whether `wt`, which has just found no work of its own, is held by a guest that may leave
 /// (module doc, "Leaving").
 pub(crate) fn may_leave(wt: &WorkerThread) -> bool {
@@ -162,7 +157,7 @@ pub(crate) fn run_in<R, OP: FnOnce() -> R>(reg: &Arc<Registry>, op: OP) -> Resul
     // SAFETY: the seat was lent, so its thread sleeps inside its dispatcher with its record
     // published (it clears it only after leaving its sleep, which it cannot do before the
     // give-back below), and nobody else touches the record until then (module doc).
-    let wt: &WorkerThread = unsafe { &*p };
+    let wt: &WorkerThread = unsafe { &*(p as *const WorkerThread) };
     let guest = Guest {
         suspended: Cell::new(0),
         root_done: Cell::new(false),
@@ -188,6 +183,13 @@ pub(crate) fn run_in<R, OP: FnOnce() -> R>(reg: &Arc<Registry>, op: OP) -> Resul
         // SeqCst: as every read of the flag on the sleep paths.
         || reg.terminate.load(Ordering::SeqCst),
     );
+    // A schedule region holds work for particular workers outside the deques and inboxes, which
+    // the give-back's re-check does not see, and its wake-ups of this worker found the seat
+    // lent. The worker's own thread takes up the region's protocol from its loop (its idle set,
+    // its held items), so it is woken whenever a region is in progress as the guest leaves.
+    if reg.region.get().is_some() {
+        reg.sleep.activate(w, crate::sleep::always);
+    }
     // After the give-back: ending spares of another pool kept before must not hold the seat.
     keep(reg, mine);
     // SAFETY: the dispatcher returned, which `may_leave` allows only after the job's one run.

@@ -323,7 +323,7 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
     // Release: a guest that takes this seat reads the record after its CAS on the sleep slot,
     // which this thread's later announcement of its sleep publishes anyway.
     wt.registry.seats[index].store(
-        &wt as *const WorkerThread as *mut WorkerThread,
+        &wt as *const WorkerThread as *mut (),
         std::sync::atomic::Ordering::Release,
     );
     if let Some(s) = wt.dws() {

@@ -57,9 +57,10 @@ pub(crate) struct Registry {
     /// Whether the thread lent as worker 0 (`caller_worker.rs`) is inside the pool now, and
     /// whether the pool is closing to it.
     pub(crate) lent: crate::caller_worker::closing::LentState,
-    /// Per worker, its record while its thread runs it (null before and after), for a caller
-    /// that takes the seat of a sleeping worker (`borrowed_seat.rs`).
-    pub(crate) seats: Vec<std::sync::atomic::AtomicPtr<crate::worker::WorkerThread>>,
+    /// Per worker, its record (a `WorkerThread`) while its thread runs it (null before and
+    /// after), for a caller that takes the seat of a sleeping worker (`borrowed_seat.rs`).
+    /// Untyped, so that the registry, which the record points to, does not name it.
+    pub(crate) seats: Vec<std::sync::atomic::AtomicPtr<()>>,
     /// Whether a caller from outside may take a sleeping worker's seat (`borrowed_seat.rs`):
     /// a plain pool, with none of the features that tie a worker to its thread or watch every
     /// task start, whose threads the user neither named nor started.

@@ -119,7 +119,16 @@ pub(crate) struct WorkerThread {
     pub(crate) suspended: Cell<usize>,
     /// The caller holding this seat, if a thread from outside runs as this worker now
     /// (`borrowed_seat.rs`); null while the worker's own thread runs it.
-    pub(crate) guest: Cell<*const crate::borrowed_seat::Guest>,
+    pub(crate) guest: Cell<*const Guest>,
+}
+
+/// A caller from outside holding a worker's seat (`borrowed_seat.rs`): what decides when it may
+/// leave. Kept on the frame of the call, pointed to by the seat's `WorkerThread::guest`.
+pub(crate) struct Guest {
+    /// The guest's fibers suspended in a task (kept by the dispatcher).
+    pub(crate) suspended: Cell<usize>,
+    /// Whether the call's root job has finished.
+    pub(crate) root_done: Cell<bool>,
 }
 
 thread_local! {
