@@ -42,7 +42,7 @@ fn chili_fib(s: &mut chili::Scope<'_>, n: u64) -> u64 {
 fn main() {
     let usage = "magpie-downstream [N] [RUNS]";
     let n = magpie_downstream::arg(1, 36, 1, 60, "N", usage);
-    let runs = magpie_downstream::arg(2, 7, 1, u64::MAX, "RUNS", usage) as usize;
+    let runs = magpie_downstream::arg(2, 7, 1, 1_000_000, "RUNS", usage) as usize;
     let want = magpie_downstream::fib_expected(n);
     let magpie_downstream::Pools {
         magpie1,

@@ -52,7 +52,7 @@ use crate::caller_worker::RootJob;
 use crate::fiber::{Cmd, Fiber};
 use crate::registry::Registry;
 use crate::worker::{self, Guest, WorkerThread};
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::panic;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -137,7 +137,7 @@ pub(crate) fn may_leave(wt: &WorkerThread) -> bool {
     let g = wt.guest.get();
     // SAFETY: a non-null `guest` points at the `Guest` on the frame of `run_in` below, which
     // clears it before that frame ends; only the guest's thread runs this worker meanwhile.
-    !g.is_null() && unsafe { (*g).root_done.get() && (*g).suspended.get() == 0 }
+    !g.is_null() && unsafe { (*g).done() }
 }
 
 /// Runs `op` on the calling thread in the seat of a sleeping worker of `reg`'s pool, and
@@ -158,10 +158,7 @@ pub(crate) fn run_in<R, OP: FnOnce() -> R>(reg: &Arc<Registry>, op: OP) -> Resul
     // published (it clears it only after leaving its sleep, which it cannot do before the
     // give-back below), and nobody else touches the record until then (module doc).
     let wt: &WorkerThread = unsafe { &*(p as *const WorkerThread) };
-    let guest = Guest {
-        suspended: Cell::new(0),
-        root_done: Cell::new(false),
-    };
+    let guest = Guest::new();
     let own_fiber = wt.fiber.get();
     let own_spares = std::mem::replace(&mut *wt.spares.borrow_mut(), take_kept(reg, w));
     wt.guest.set(&guest);

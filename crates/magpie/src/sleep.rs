@@ -173,12 +173,7 @@ impl Sleep {
     /// handshake, as in [`sleep`](Sleep::sleep), with `LENT_ASLEEP` for `ASLEEP`).
     pub(crate) fn sleep_lent(&self, w: usize, has_work: impl Fn() -> bool) {
         let slot = &self.slots[w];
-        // SeqCst: the announcement, as in `sleep`.
-        slot.state.store(LENT_ASLEEP, Ordering::SeqCst);
-        self.asleep.fetch_add(1, Ordering::SeqCst);
-        // SeqCst fence: as in `sleep`.
-        fence(Ordering::SeqCst);
-        if has_work() && self.activate(w, always) {
+        if self.announce(w, LENT_ASLEEP, has_work, always) {
             return;
         }
         let mut g = lock(&slot.lock);
@@ -194,22 +189,38 @@ impl Sleep {
     /// The guest gives `w`'s seat back: `w` sleeps again as if it had just announced its sleep,
     /// and is woken if `has_work()` finds work or `done()` (the pool's shutdown) holds.
     pub(crate) fn give_back(&self, w: usize, has_work: impl Fn() -> bool, done: impl Fn() -> bool) {
-        let slot = &self.slots[w];
-        // SeqCst: the announcement, as in `sleep`; it is also what the worker's thread reads
-        // to leave its wait, after the guest's last touch of its seat.
-        slot.state.store(ASLEEP_LENDABLE, Ordering::SeqCst);
-        self.asleep.fetch_add(1, Ordering::SeqCst);
-        // SeqCst fence: as in `sleep`.
-        fence(Ordering::SeqCst);
-        if has_work() && self.activate(w, always) {
+        // The announcement is also what the worker's thread reads to leave its wait, after the
+        // guest's last touch of its seat.
+        if self.announce(w, ASLEEP_LENDABLE, has_work, always) {
             return;
         }
         if done() {
+            let slot = &self.slots[w];
             // Shutdown notified every slot while the seat was lent; the worker's thread saw
             // `LENT` and waited on. Now it may leave.
             let _g = lock(&slot.lock);
             slot.cv.notify_all();
         }
+    }
+
+    /// The sleeper's side of the handshake (module doc): announces slot `w` asleep in state
+    /// `asleep`, counts it, fences, and re-checks for work; true if the re-check found some and
+    /// woke the slot again (with `hold`), so the caller must not wait.
+    fn announce(
+        &self,
+        w: usize,
+        asleep: u8,
+        has_work: impl Fn() -> bool,
+        hold: impl FnOnce() -> bool,
+    ) -> bool {
+        // SeqCst: the announcement, state and count (see the module doc); these two lines.
+        self.slots[w].state.store(asleep, Ordering::SeqCst);
+        self.asleep.fetch_add(1, Ordering::SeqCst);
+        // SeqCst fence: orders the announcement before the re-check, whatever orderings the
+        // re-check's loads use; pairs with the waker's fence in `wake` and `notify_*` (and the
+        // producers' fences before they read the count).
+        fence(Ordering::SeqCst);
+        has_work() && self.activate(w, hold)
     }
 
     /// Worker `w` sleeps until a waker activates it, or until `done()` (the pool's shutdown).
@@ -230,14 +241,7 @@ impl Sleep {
         } else {
             ASLEEP
         };
-        // SeqCst: the announcement, state and count (see the module doc); these two lines.
-        slot.state.store(asleep, Ordering::SeqCst);
-        self.asleep.fetch_add(1, Ordering::SeqCst);
-        // SeqCst fence: orders the announcement before the re-check, whatever orderings the
-        // re-check's loads use; pairs with the waker's fence in `wake` and `notify_*` (and the
-        // producers' fences before they read the count).
-        fence(Ordering::SeqCst);
-        if has_work() && self.activate(w, hold) {
+        if self.announce(w, asleep, has_work, hold) {
             return false;
         }
         let mut g = lock(&slot.lock);

@@ -122,13 +122,29 @@ pub(crate) struct WorkerThread {
     pub(crate) guest: Cell<*const Guest>,
 }
 
-/// A caller from outside holding a worker's seat (`borrowed_seat.rs`): what decides when it may
-/// leave. Kept on the frame of the call, pointed to by the seat's `WorkerThread::guest`.
+/// A call a thread from outside runs as a worker, in a seat lent to it while it sleeps
+/// (`borrowed_seat.rs`) or as the worker 0 it lent to its pool (`caller_worker.rs`): what
+/// decides when the thread may leave. A borrowed seat's `WorkerThread::guest` points at it.
 pub(crate) struct Guest {
-    /// The guest's fibers suspended in a task (kept by the dispatcher).
+    /// The thread's fibers suspended in a task (kept by the dispatcher).
     pub(crate) suspended: Cell<usize>,
     /// Whether the call's root job has finished.
     pub(crate) root_done: Cell<bool>,
+}
+
+impl Guest {
+    pub(crate) fn new() -> Guest {
+        Guest {
+            suspended: Cell::new(0),
+            root_done: Cell::new(false),
+        }
+    }
+
+    /// Whether nothing of the call is left in the worker: its root job has finished and none
+    /// of its fibers is suspended.
+    pub(crate) fn done(&self) -> bool {
+        self.root_done.get() && self.suspended.get() == 0
+    }
 }
 
 thread_local! {

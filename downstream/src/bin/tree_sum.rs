@@ -85,11 +85,12 @@ fn chili_sum(s: &mut chili::Scope<'_>, n: &Node) -> u64 {
     serial(n)
 }
 
+const USAGE: &str =
+    "tree_sum [DEPTHS] [RUNS]   (DEPTHS: comma-separated, 2 to 26; RUNS: at least 1)";
+
 fn usage(msg: &str) -> ! {
     eprintln!("error: {msg}");
-    eprintln!(
-        "usage: tree_sum [DEPTHS] [RUNS]   (DEPTHS: comma-separated, 2 to 26; RUNS: at least 1)"
-    );
+    eprintln!("usage: {USAGE}");
     std::process::exit(2);
 }
 
@@ -125,11 +126,7 @@ fn main() {
             })
             .collect(),
     };
-    let runs = match std::env::args().nth(2).map(|s| s.parse::<usize>()) {
-        None => 7,
-        Some(Ok(r)) if r >= 1 => r,
-        Some(_) => usage("RUNS must be a whole number, at least 1"),
-    };
+    let runs = magpie_downstream::arg(2, 7, 1, 1_000_000, "RUNS", USAGE) as usize;
     let magpie_downstream::Pools {
         magpie1,
         magpie2,

@@ -42,7 +42,7 @@ use crate::deque::Deque;
 use crate::error::Error;
 use crate::job::{JobRef, RunOnce, Tag, Work};
 use crate::registry::Registry;
-use crate::worker::{self, WorkerThread};
+use crate::worker::{self, Guest, WorkerThread};
 use std::cell::{Cell, RefCell};
 use std::panic;
 use std::sync::Arc;
@@ -53,10 +53,8 @@ pub(crate) mod closing;
 struct Lent {
     /// Boxed: `CURRENT` points at it while the thread is inside.
     wt: Box<WorkerThread>,
-    /// This worker's fibers suspended in a task (kept by the dispatcher).
-    suspended: Cell<usize>,
-    /// Whether the root job of the current entry has finished.
-    root_done: Cell<bool>,
+    /// The current entry's call (its suspended fibers, whether its root job has finished).
+    call: Guest,
 }
 
 impl Drop for Lent {
@@ -109,8 +107,7 @@ pub(crate) fn may_lend() -> Result<(), Error> {
 pub(crate) fn lend(registry: &Arc<Registry>, deque: Deque) {
     let lent = Lent {
         wt: Box::new(WorkerThread::new(registry.clone(), 0, deque)),
-        suspended: Cell::new(0),
-        root_done: Cell::new(false),
+        call: Guest::new(),
     };
     LENT.with(|cell| {
         let old = cell.borrow_mut().replace(lent);
@@ -166,33 +163,19 @@ fn enter<R, OP: FnOnce() -> R>(l: &Lent, op: &mut Option<OP>) -> Option<R> {
     }
     // Taken only once `try_enter` has let us in: from here on the call runs, and `exit`
     // below is always reached (a panic of the call is caught by the root job).
-    let job = RootJob {
-        tag: Tag::NONE,
-        once: RunOnce::new(op.take().expect("a call enters once")),
-        done: &l.root_done,
-    };
-    l.root_done.set(false);
-    let item = Work::Task {
-        // SAFETY: `job` lives on this frame until the dispatcher below has returned, which it
-        // does only after the root job has run (`may_leave`).
-        job: unsafe {
-            JobRef::new(
-                &job as *const RootJob<'_, OP, R> as *const (),
-                RootJob::<OP, R>::entry,
-            )
-        },
-        continuation: false,
-    }
-    .encode();
+    let job = RootJob::new(op.take().expect("a call enters once"), &l.call.root_done);
+    l.call.root_done.set(false);
     // Only worker 0 takes from its inbox, and it is not running: no wake-up is needed.
-    reg.inboxes[0].push(item);
+    // SAFETY: `job` lives on this frame until the dispatcher below has returned, which it does
+    // only after the root job has run (`may_leave`); only this thread runs worker 0.
+    reg.inboxes[0].push(unsafe { job.item() });
     worker::set_current(&*l.wt);
-    crate::main_loop::dispatch(&l.wt, &l.suspended);
+    crate::main_loop::dispatch(&l.wt, &l.call.suspended);
     worker::set_current(std::ptr::null());
     reg.lent.exit();
     // SAFETY: the dispatcher returned, which `may_leave` allows only after the root job's one
     // run has finished.
-    match unsafe { job.once.take_result() } {
+    match unsafe { job.take_result() } {
         Ok(r) => Some(r),
         Err(p) => panic::resume_unwind(p),
     }
@@ -202,9 +185,9 @@ fn enter<R, OP: FnOnce() -> R>(l: &Lent, op: &mut Option<OP>) -> Option<R> {
 /// caller (module doc, "Leaving").
 pub(crate) fn may_leave(wt: &WorkerThread) -> bool {
     LENT.try_with(|cell| {
-        cell.borrow().as_ref().is_some_and(|l| {
-            std::ptr::eq(&*l.wt, wt) && l.root_done.get() && l.suspended.get() == 0
-        })
+        cell.borrow()
+            .as_ref()
+            .is_some_and(|l| std::ptr::eq(&*l.wt, wt) && l.call.done())
     })
     .unwrap_or(false)
 }
