@@ -389,32 +389,32 @@ fn inter_spawn_at_fills_the_named_squads_pool_unless_hints_are_off() {
 #[test]
 fn with_squad_hints_an_idle_squads_task_waits_for_its_own_head() {
     // Three squads of one worker. In each round, squad 0 names one task for squad 1, then one
-    // for squad 2, and waits for both. Squad 2's head, idle, finds squad 1's task first, but
-    // squad 1 runs no inter-socket task, so the task is left to squad 1's own head.
-    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    // for squad 2, and waits for both in a scope of the round's own. Squad 2's head, idle, finds
+    // squad 1's task first, but squad 1 runs no inter-socket task, so the task is left to squad
+    // 1's own head. (The round's scope ends only after each task has freed its squad: a task
+    // that had only counted itself done could still hold its squad busy, and the next round's
+    // task for it would then be fair game for squad 2.)
     let pool = Pool::builder()
         .workers(3)
         .topology(Topology::parse("3x1:1MiB").unwrap())
         .squads(true)
         .build()
         .unwrap();
-    let (ran, done) = (Mutex::new(Vec::new()), AtomicUsize::new(0));
-    let (ran_ref, done_ref) = (&ran, &done);
+    let ran = Mutex::new(Vec::new());
+    let ran_ref = &ran;
     pool.install(|| {
         magpie::scope(|s| {
-            s.inter_spawn_at(0, move |s| {
+            s.inter_spawn_at(0, move |_| {
                 assert_eq!(magpie::place_index(), Some(0));
-                for round in 1..=20 {
-                    for sq in [1, 2] {
-                        s.inter_spawn_at(sq, move |_| {
-                            let at = magpie::place_index().unwrap();
-                            ran_ref.lock().unwrap().push((sq, at));
-                            done_ref.fetch_add(1, SeqCst);
-                        });
-                    }
-                    while done_ref.load(SeqCst) < 2 * round {
-                        std::thread::yield_now();
-                    }
+                for _round in 1..=20 {
+                    magpie::scope(|r| {
+                        for sq in [1, 2] {
+                            r.inter_spawn_at(sq, move |_| {
+                                let at = magpie::place_index().unwrap();
+                                ran_ref.lock().unwrap().push((sq, at));
+                            });
+                        }
+                    });
                 }
             });
         })
