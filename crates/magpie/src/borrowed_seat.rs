@@ -134,7 +134,7 @@ fn keep(reg: &Arc<Registry>, spares: Vec<Box<Fiber>>) {
 /// Whether `wt`, which has just found no work of its own, is held by a guest that may leave
 /// (module doc, "Leaving").
 pub(crate) fn may_leave(wt: &WorkerThread) -> bool {
-    let g = wt.guest.get();
+    let g = wt.seat.guest();
     // SAFETY: a non-null `guest` points at the `Guest` on the frame of `run_in` below, which
     // clears it before that frame ends; only the guest's thread runs this worker meanwhile.
     !g.is_null() && unsafe { (*g).done() }
@@ -159,9 +159,9 @@ pub(crate) fn run_in<R, OP: FnOnce() -> R>(reg: &Arc<Registry>, op: OP) -> Resul
     // give-back below), and nobody else touches the record until then (module doc).
     let wt: &WorkerThread = unsafe { &*(p as *const WorkerThread) };
     let guest = Guest::new();
-    let own_fiber = wt.fiber.get();
-    let own_spares = std::mem::replace(&mut *wt.spares.borrow_mut(), take_kept(reg, w));
-    wt.guest.set(&guest);
+    let own_fiber = wt.core.fiber.get();
+    let own_spares = wt.fibers.swap_spares(take_kept(reg, w));
+    wt.seat.set_guest(&guest);
     let job = RootJob::new(op, &guest.root_done);
     // SAFETY: `job` stays on this frame until the dispatcher below has returned, which it does
     // only after the job has run (`may_leave`); only this thread runs the seat meanwhile.
@@ -169,11 +169,11 @@ pub(crate) fn run_in<R, OP: FnOnce() -> R>(reg: &Arc<Registry>, op: OP) -> Resul
     worker::set_current(wt);
     crate::main_loop::dispatch(wt, &guest.suspended);
     worker::set_current(std::ptr::null());
-    debug_assert!(wt.ready.borrow().is_empty() && wt.pending_cont.get().is_none());
+    debug_assert!(wt.fibers.none_waiting());
     wt.settle_credit();
-    wt.guest.set(std::ptr::null());
-    wt.fiber.set(own_fiber);
-    let mine = std::mem::replace(&mut *wt.spares.borrow_mut(), own_spares);
+    wt.seat.set_guest(std::ptr::null());
+    wt.core.fiber.set(own_fiber);
+    let mine = wt.fibers.swap_spares(own_spares);
     reg.sleep.give_back(
         w,
         || reg.has_visible_work(w),

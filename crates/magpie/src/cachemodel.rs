@@ -56,8 +56,8 @@ pub fn leaf(reads: &[Range<u64>], writes: &[Range<u64>]) {
     let Some(wt) = crate::worker::current() else {
         return;
     };
-    if let Some(log) = wt.registry.extensions.get::<LeafLog>() {
-        log.record(wt.index, reads, writes, false);
+    if let Some(log) = wt.core.registry.extensions.get::<LeafLog>() {
+        log.record(wt.core.index, reads, writes, false);
     }
 }
 
@@ -68,15 +68,16 @@ pub fn first_touch(reads: &[Range<u64>], writes: &[Range<u64>]) {
     let Some(wt) = crate::worker::current() else {
         return;
     };
-    if let Some(log) = wt.registry.extensions.get::<LeafLog>() {
-        log.record(wt.index, reads, writes, true);
+    if let Some(log) = wt.core.registry.extensions.get::<LeafLog>() {
+        log.record(wt.core.index, reads, writes, true);
     }
 }
 
 /// Whether the current pool records leaves: a kernel whose declarations cost something to
 /// compute (a sparse kernel's scattered reads) computes them only then.
 pub fn recording() -> bool {
-    crate::worker::current().is_some_and(|wt| wt.registry.extensions.get::<LeafLog>().is_some())
+    crate::worker::current()
+        .is_some_and(|wt| wt.core.registry.extensions.get::<LeafLog>().is_some())
 }
 
 impl crate::Pool {

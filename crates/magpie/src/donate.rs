@@ -53,12 +53,12 @@ where
     let region = cur.region();
     let rules = region.rules();
     let (na, nb) = (rules.child(cur.node(), k), rules.child(cur.node(), k + 1));
-    let da = rules.donee(na, wt.index);
+    let da = rules.donee(na, wt.core.index);
     let db = match designated {
-        Some(w) if w != wt.index => Some((w, rules.designated_rank(nb, w))),
+        Some(w) if w != wt.core.index => Some((w, rules.designated_rank(nb, w))),
         // Designated to this worker: an ordinary child, which a thief may have taken when it
         // was recorded, so the template says where it goes.
-        _ => rules.donee(nb, wt.index),
+        _ => rules.donee(nb, wt.core.index),
     };
     let (sa, sb) = (cur.join_child(k, na), cur.join_child(k + 1, nb));
     let wa = move || position::run(sa, a);
@@ -98,8 +98,8 @@ where
         }
         .encode();
         match region {
-            Some(r) => r.rules().donate(&wt.registry, w, rank, it),
-            None => wt.registry.deliver(w, it),
+            Some(r) => r.rules().donate(&wt.core.registry, w, rank, it),
+            None => wt.core.registry.deliver(w, it),
         }
     };
     wt.count_spawn(false);
@@ -150,7 +150,7 @@ where
     let Some(wt) = current() else {
         return crate::pool::outside(|| join_designated(worker, a, b));
     };
-    let w = worker % wt.registry.config.workers;
+    let w = worker % wt.core.registry.config.workers;
     let fl = wt.fiber_local();
     if let Some(cur) = fl.cursor() {
         return cur.at(fl.depth.get(), |cur| {
@@ -159,7 +159,7 @@ where
     }
     // A pool that checks for races runs it as the join it is (`race`): where a half runs
     // changes nothing of what the checker finds, and a join is what its tree models.
-    if w == wt.index || wt.checks {
+    if w == wt.core.index || wt.core.checks {
         return crate::join(a, b);
     }
     // No region: the half goes to the worker's inbox, where items have no rank.

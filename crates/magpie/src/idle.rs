@@ -32,10 +32,10 @@ impl WorkerThread {
     pub(crate) fn idle(&self, rounds: &mut u32) -> bool {
         // Acquire: pairs with the SeqCst store in `Registry::shutdown`; the flag carries no data,
         // so this only needs to see it eventually (the sleep re-checks read it SeqCst).
-        if self.registry.terminate.load(Ordering::Acquire) {
+        if self.core.registry.terminate.load(Ordering::Acquire) {
             return true;
         }
-        if self.registry.config.never_block {
+        if self.core.registry.config.never_block {
             // ABP: a thief that found nothing yields its core, and never blocks.
             *rounds += 1;
             if *rounds >= SPIN_ROUNDS {
@@ -47,7 +47,7 @@ impl WorkerThread {
         }
         if let Some(s) = self.dws() {
             // Algorithm 1: failed steal attempts in a row, one per victim tried.
-            *rounds += (self.registry.config.workers as u32 - 1).max(1);
+            *rounds += (self.core.registry.config.workers as u32 - 1).max(1);
             if *rounds > s.sleep_after() {
                 *rounds = 0;
                 self.forget_where_work_lies();
@@ -67,22 +67,22 @@ impl WorkerThread {
         } else {
             *rounds = 0;
             self.forget_where_work_lies();
-            let reg = &self.registry;
+            let reg = &self.core.registry;
             // The pool's shutdown flag is part of the re-check, and shutdown wakes every
             // sleeper: nothing else ends a sleep (`done` is never true).
             self.stats().sleeps.bump();
-            if !self.guest.get().is_null() {
+            if self.seat.is_lent() {
                 // A caller holding this seat sleeps in the seat's slot, as a guest.
                 reg.sleep
-                    .sleep_lent(self.index, || reg.has_visible_work(self.index));
+                    .sleep_lent(self.core.index, || reg.has_visible_work(self.core.index));
                 return false;
             }
             // With nothing of its own thread in flight, the seat may be lent while it sleeps.
             reg.sleep
-                .set_lendable(self.index, reg.lends_seats && self.suspended.get() == 0);
+                .set_lendable(self.core.index, self.seat.lendable(reg.lends_seats));
             reg.sleep.sleep(
-                self.index,
-                || reg.has_visible_work(self.index),
+                self.core.index,
+                || reg.has_visible_work(self.core.index),
                 crate::sleep::always,
                 || false,
             );
@@ -94,14 +94,14 @@ impl WorkerThread {
     /// lies is likely over (`promote.rs`, "Spawns"): the next one learns afresh.
     fn forget_where_work_lies(&self) {
         self.set_shallow_spawns(0);
-        self.spawn_sizes.clear();
+        self.lessons.forget_sizes();
     }
 
     /// DWS: if the core this worker holds was taken back by its home program, give it up and
     /// sleep (the caller's own work is done: its deque is empty). True if it slept.
     pub(crate) fn sleep_if_core_lost(&self) -> bool {
         match self.dws() {
-            Some(s) if s.lost_core(self.index) => {
+            Some(s) if s.lost_core(self.core.index) => {
                 self.dws_sleep(s);
                 true
             }
@@ -112,7 +112,8 @@ impl WorkerThread {
     /// The pool's core sharing hook, when its idle workers give their cores back (DWS).
     #[inline]
     pub(crate) fn dws(&self) -> Option<&dyn CoreSharing> {
-        self.registry
+        self.core
+            .registry
             .sharing
             .as_deref()
             .filter(|s| s.sleeps_workers())
@@ -120,11 +121,11 @@ impl WorkerThread {
 
     /// DWS: gives the worker's core back and sleeps until the program may use a core for it.
     pub(crate) fn dws_sleep(&self, s: &dyn CoreSharing) {
-        let reg = &*self.registry;
+        let reg = &*self.core.registry;
         self.stats().sleeps.bump();
         s.sleep(
-            self.index,
-            &|| reg.has_visible_work(self.index),
+            self.core.index,
+            &|| reg.has_visible_work(self.core.index),
             // SeqCst: as every access to `terminate` on the sleep paths.
             &|| reg.terminate.load(Ordering::SeqCst),
         );

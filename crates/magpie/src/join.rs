@@ -142,7 +142,7 @@ where
     RA: Send,
     RB: Send,
 {
-    match wt.join_mode {
+    match wt.core.join_mode {
         JoinMode::WorkFirstOrder => join_in::<false, false, A, B, RA, RB>(wt, a, b),
         JoinMode::HelpFirstOrder => join_in::<true, false, A, B, RA, RB>(wt, a, b),
         JoinMode::WorkFirstPromoting => join_in::<false, true, A, B, RA, RB>(wt, a, b),
@@ -214,14 +214,14 @@ where
     RA: Send,
     RB: Send,
 {
-    if wt.checks {
+    if wt.core.checks {
         return join_checked(wt, fl, a, b);
     }
     let depth = fl.depth.get();
     if wt.grant_credit(depth) {
         return in_place_or_publish::<HF, PROMOTE, A, B, RA, RB>(wt, fl, depth, a, b);
     }
-    if PROMOTE && fl.cursor().is_none() && fl.has_reserve() && depth < wt.thresholds.stack {
+    if PROMOTE && fl.cursor().is_none() && fl.has_reserve() && depth < wt.core.thresholds.stack {
         // Thieves want work (or took what `grant_credit` promoted for them), but older halves
         // may still be pending on this fiber: publishing this join's own half would hand the
         // youngest out first. It waits in line instead, and what thieves get is promoted
@@ -235,7 +235,7 @@ where
             in_place_pending(wt, fl, depth, true, a, b)
         };
     }
-    join_publish(wt, fl, wt.deque.top(), a, b)
+    join_publish(wt, fl, wt.core.deque.top(), a, b)
 }
 
 /// A join in a pool that checks for races (`hooks::Structure`): the halves run in contexts of
@@ -250,11 +250,11 @@ where
     RA: Send,
     RB: Send,
 {
-    let (cur, Some(s)) = (fl.checked.get(), wt.registry.structure()) else {
-        return join_publish(wt, fl, wt.deque.top(), a, b);
+    let (cur, Some(s)) = (fl.checked.get(), wt.core.registry.structure()) else {
+        return join_publish(wt, fl, wt.core.deque.top(), a, b);
     };
     if cur.is_null() {
-        return join_publish(wt, fl, wt.deque.top(), a, b);
+        return join_publish(wt, fl, wt.core.deque.top(), a, b);
     }
     let cur = crate::hooks::Ctx(cur);
     let (ca, cb) = s.join(cur);
@@ -271,7 +271,7 @@ where
     join_publish(
         wt,
         fl,
-        wt.deque.top(),
+        wt.core.deque.top(),
         move || crate::worker::run_in(ca, a),
         move || crate::worker::run_in(cb, b),
     )
@@ -313,7 +313,7 @@ where
         }
         return in_place_in_order::<HF, A, B, RA, RB>(fl, depth, a, b);
     }
-    join_publish(wt, fl, wt.deque.top(), a, b)
+    join_publish(wt, fl, wt.core.deque.top(), a, b)
 }
 
 /// Where a join's halves lie behind their parent's next child index once the join took both
@@ -343,7 +343,7 @@ where
     RB: Send,
 {
     let Some(lv) = fl.level(depth) else {
-        return join_publish(wt, fl, wt.deque.top(), a, b);
+        return join_publish(wt, fl, wt.core.deque.top(), a, b);
     };
     wt.spend_credit();
     lv.take(2);
@@ -525,9 +525,9 @@ where
     RB: Send,
 {
     let depth = fl.depth.get();
-    let t = wt.deque.top();
+    let t = wt.core.deque.top();
     if wt.may_run_in_place(depth, t) && fl.has_reserve() {
-        wt.count_spawn(wt.policy != Policy::HelpFirst);
+        wt.count_spawn(wt.core.policy != Policy::HelpFirst);
         return in_place_at(wt, fl, a, b);
     }
     join_publish_plain(wt, fl, t, a, b)
@@ -542,7 +542,7 @@ where
     B: FnOnce() -> RB,
 {
     let depth = fl.depth.get();
-    if wt.policy == Policy::HelpFirst {
+    if wt.core.policy == Policy::HelpFirst {
         in_place_in_order::<true, A, B, RA, RB>(fl, depth, a, b)
     } else {
         in_place_in_order::<false, A, B, RA, RB>(fl, depth, a, b)
@@ -595,11 +595,11 @@ where
     // the work its parent would have run next, as work-first does (`promote.rs`). Help-first
     // here gave a thief the rest of a left-deep chain and made its owner wait for it at every
     // level.
-    let policy = match wt.policy {
-        Policy::Adaptive if wt.promotes => Policy::WorkFirst,
+    let policy = match wt.core.policy {
+        Policy::Adaptive if wt.core.promotes => Policy::WorkFirst,
         p => p,
     };
-    let wf = wt.decide(policy, depth, wt.deque.bottom() - t);
+    let wf = wt.decide(policy, depth, wt.core.deque.bottom() - t);
     let tag = wt.trace_tag(depth);
     wt.count_spawn(wf);
     if wf {
@@ -656,21 +656,24 @@ where
 {
     let fl = wt.fiber_local();
     let depth = fl.depth.get();
-    if wt.policy == Policy::WorkFirst {
+    if wt.core.policy == Policy::WorkFirst {
         if fl.stack_left() < STACK_RESERVE {
             panic::panic_any(Error::StackLimit {
                 what: format!(
                     "work-first join at frame depth {depth} with {} bytes of fiber stack left",
                     fl.stack_left()
                 ),
-                limit: format!("{} bytes per fiber stack", wt.registry.config.stack_size),
+                limit: format!(
+                    "{} bytes per fiber stack",
+                    wt.core.registry.config.stack_size
+                ),
             });
         }
         wt.decide(Policy::WorkFirst, depth, 0);
         let tag = wt.trace_tag(depth);
         wt.count_spawn(true);
         let job = StackJob::tagged(b, tag);
-        return fork(wt, fl, wt.deque.top(), &job, a, true);
+        return fork(wt, fl, wt.core.deque.top(), &job, a, true);
     }
     wt.decide(Policy::HelpFirst, depth, 0);
     let tag = wt.trace_tag(depth);

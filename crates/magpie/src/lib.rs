@@ -142,6 +142,8 @@ mod main_loop;
 #[cfg(not(loom))]
 mod overheads;
 #[cfg(not(loom))]
+mod owed;
+#[cfg(not(loom))]
 mod places;
 #[cfg(not(loom))]
 mod policy;
@@ -179,6 +181,8 @@ mod stats;
 mod steal;
 #[cfg(not(loom))]
 mod sync_point;
+#[cfg(not(loom))]
+mod thief;
 #[cfg(not(loom))]
 pub mod thread_pool;
 
@@ -233,7 +237,11 @@ pub use topology::{Detector, Topology, Victims};
 #[cfg(not(loom))]
 pub fn place_index() -> Option<usize> {
     let w = worker::current()?;
-    w.registry.places.as_ref().map(|p| p.place_of(w.index))
+    w.core
+        .registry
+        .places
+        .as_ref()
+        .map(|p| p.place_of(w.core.index))
 }
 
 /// CAB's boundary level (Eq. 4) for a divide-and-conquer computation over `data_bytes` that
@@ -246,11 +254,11 @@ pub fn boundary_level(data_bytes: u64, branching: u32) -> u32 {
     let Some(w) = worker::current() else {
         return 0;
     };
-    let c = &w.registry.config;
+    let c = &w.core.registry.config;
     if !c.squads {
         return 0;
     }
-    let topology = w.registry.extensions.get::<Topology>();
+    let topology = w.core.registry.extensions.get::<Topology>();
     c.boundary_level
         .unwrap_or_else(|| topology.map_or(0, |t| t.boundary_level(data_bytes, branching)))
 }
@@ -258,7 +266,7 @@ pub fn boundary_level(data_bytes: u64, branching: u32) -> u32 {
 /// Whether the caller runs in a pool with CAB's squads ([`Builder::squads`]).
 #[cfg(not(loom))]
 pub fn current_squads() -> bool {
-    worker::current().is_some_and(|w| w.registry.config.squads)
+    worker::current().is_some_and(|w| w.core.registry.config.squads)
 }
 
 /// CAB's bi-tier computation: runs `body(scope, BL)` in a new scope, with BL the
@@ -280,7 +288,7 @@ where
 #[cfg(not(loom))]
 pub fn current_places() -> usize {
     worker::current()
-        .and_then(|w| w.registry.places.as_ref().map(|p| p.count()))
+        .and_then(|w| w.core.registry.places.as_ref().map(|p| p.count()))
         .unwrap_or(1)
 }
 
@@ -303,7 +311,7 @@ pub fn on_worker() -> bool {
 #[cfg(not(loom))]
 #[inline]
 pub fn work_wanted() -> bool {
-    worker::current().is_some_and(|wt| wt.deque.wanted())
+    worker::current().is_some_and(|wt| wt.core.deque.wanted())
 }
 
 /// The index of the worker running the caller, if the caller runs on a worker; `Some(0)` also
@@ -314,7 +322,7 @@ pub fn work_wanted() -> bool {
 pub fn worker_index() -> Option<usize> {
     // Inlined for rayon-core/, which asks on every join: as in `on_worker`.
     match worker::current_at_entry() {
-        Some(w) => Some(w.index),
+        Some(w) => Some(w.core.index),
         None => lent_index(),
     }
 }

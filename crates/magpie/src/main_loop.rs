@@ -62,15 +62,15 @@ pub(crate) fn fiber_main(
                 return;
             }
             let wt = current().expect("fiber outside a worker");
-            wt.fiber.set(&fl);
-            fl.wanted.set(wt.deque.wanted_flag());
+            wt.core.fiber.set(&fl);
+            fl.wanted.set(wt.core.deque.wanted_flag());
             wt.switch_landed();
             match cmd {
                 Cmd::Exit => return,
                 Cmd::Continue => unreachable!("loop fiber resumed as a task"),
                 Cmd::Run(None) => fl.depth.set(0),
                 Cmd::Run(Some((job, cont, depth))) => {
-                    wt.pending_cont.set(Some(cont));
+                    wt.fibers.set_pending_cont(cont);
                     fl.depth.set(depth + 1);
                     // SAFETY: the dispatcher hands each work-first child to exactly one fiber.
                     unsafe { job.execute() };
@@ -78,8 +78,8 @@ pub(crate) fn fiber_main(
                     // The child returned here: its parent's continuation, if this worker pops it
                     // next, runs in the sequential order.
                     let wt = current().expect("fiber outside a worker");
-                    if wt.tracing {
-                        wt.serial_cont.set(Some(cont));
+                    if wt.core.tracing {
+                        wt.fibers.set_serial_cont(cont);
                     }
                 }
             }
@@ -117,7 +117,7 @@ pub(crate) fn run_one_stolen() -> bool {
     let Some(wt) = current() else {
         return false;
     };
-    if wt.tracing || wt.registry.region.get().is_some() {
+    if wt.core.tracing || wt.core.registry.region.get().is_some() {
         return false;
     }
     match wt.steal() {
@@ -130,8 +130,8 @@ pub(crate) fn run_one_stolen() -> bool {
         )) => {
             // SAFETY: a stolen item is run exactly once, by whoever took it.
             let wt = unsafe { run_here(wt, job) };
-            if wt.deque.poll_wanted() {
-                wt.registry.wake();
+            if wt.core.deque.poll_wanted() {
+                wt.core.registry.wake();
             }
             true
         }
@@ -173,10 +173,13 @@ pub(crate) fn run_one_delivered() -> bool {
     let Some(wt) = current() else {
         return false;
     };
-    if wt.tracing || wt.registry.region.get().is_some() {
+    if wt.core.tracing || wt.core.registry.region.get().is_some() {
         return false;
     }
-    match wt.registry.inboxes[wt.index].pop().map(Work::decode) {
+    match wt.core.registry.inboxes[wt.core.index]
+        .pop()
+        .map(Work::decode)
+    {
         Some(Work::Task {
             job,
             continuation: false,
@@ -186,7 +189,7 @@ pub(crate) fn run_one_delivered() -> bool {
             true
         }
         Some(w) => {
-            wt.registry.deliver(wt.index, w.encode());
+            wt.core.registry.deliver(wt.core.index, w.encode());
             false
         }
         None => false,
@@ -196,9 +199,9 @@ pub(crate) fn run_one_delivered() -> bool {
 impl WorkerThread {
     /// Whether this worker holds work it has not started: its deque, its inbox or ready fibers.
     pub(crate) fn has_pending(&self) -> bool {
-        self.deque.len() > 0
-            || !self.ready.borrow().is_empty()
-            || !self.registry.inboxes[self.index].is_empty()
+        self.core.deque.len() > 0
+            || self.fibers.has_ready()
+            || !self.core.registry.inboxes[self.core.index].is_empty()
     }
 }
 
@@ -210,21 +213,24 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
         // A schedule region: donations are taken after this worker's own work and before
         // stealing, which the strict constraints forbid; under `Ordered` the worker leaves the
         // stall check's idle set before it looks for anything (see `schedule/region.rs`).
-        let region = wt.registry.region.get();
+        let region = wt.core.registry.region.get();
         let ordered = region.as_ref().filter(|r| r.ordered());
         if let Some(r) = ordered {
-            r.idle_leave(wt.index);
+            r.idle_leave(wt.core.index);
         }
         // Fibers and items only this worker may run come first: a ready fiber is a task that
         // already holds a stack, and nobody else can take it.
-        let found = match wt.take_own().or_else(|| wt.deque.pop().map(Work::decode)) {
+        let found = match wt
+            .take_own()
+            .or_else(|| wt.core.deque.pop().map(Work::decode))
+        {
             Some(w) => Some((w, Took::Popped)),
             // Completions deferred here may be what a waiter needs; and they may make one ready.
             None if wt.flush_finished() => continue,
             // A worker lent by the thread that built the pool goes back to its caller once the
             // call it entered for has returned and nothing of it is left here.
-            None if wt.index == 0
-                && wt.registry.config.lent
+            None if wt.core.index == 0
+                && wt.core.registry.config.lent
                 && crate::caller_worker::may_leave(wt) =>
             {
                 return LoopExit::Exit
@@ -236,25 +242,26 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
                     idle = 0;
                     continue;
                 }
-                if wt.tracing {
+                if wt.core.tracing {
                     wt.trace_idle();
                 }
                 match &region {
-                    Some(r) if r.strict() => match r.take(wt.index) {
+                    Some(r) if r.strict() => match r.take(wt.core.index) {
                         Some(it) => Some((Work::decode(it), Took::Injected)),
                         None => wt
+                            .core
                             .registry
                             .take_injected()
                             .map(|it| (Work::decode(it), Took::Injected)),
                     },
-                    _ => match region.as_ref().and_then(|r| r.take(wt.index)) {
+                    _ => match region.as_ref().and_then(|r| r.take(wt.core.index)) {
                         Some(it) => Some((Work::decode(it), Took::Injected)),
                         None => match wt.steal() {
                             // A strict region began after this round read the slot (none, or
                             // one that has ended since), and what was stolen may be its work,
                             // which must not move: the victim gets it back.
-                            Some((w, Took::Stolen)) if wt.registry.region.strict_now() => {
-                                wt.registry.deliver(wt.last_victim.get(), w.encode());
+                            Some((w, Took::Stolen)) if wt.core.registry.region.strict_now() => {
+                                wt.core.registry.deliver(wt.thief.last_victim(), w.encode());
                                 continue;
                             }
                             found => found,
@@ -263,7 +270,7 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
                 }
             }
         };
-        if wt.tracing {
+        if wt.core.tracing {
             if let Some((w, took)) = found {
                 wt.trace_take(w, took);
             }
@@ -294,13 +301,13 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
                 // The job may have suspended; re-read the worker (with migration allowed, this
                 // fiber may now run on another one).
                 let wt = current().expect("loop outside a worker");
-                if wt.deque.poll_wanted() {
-                    wt.registry.wake();
+                if wt.core.deque.poll_wanted() {
+                    wt.core.registry.wake();
                 }
             }
             None => {
                 if let Some(r) = ordered {
-                    r.idle_enter(&wt.registry, wt.index);
+                    r.idle_enter(&wt.core.registry, wt.core.index);
                 }
                 drop(region);
                 if wt.idle(&mut idle) {
@@ -322,7 +329,7 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
     set_current(&wt);
     // Release: a guest that takes this seat reads the record after its CAS on the sleep slot,
     // which this thread's later announcement of its sleep publishes anyway.
-    wt.registry.seats[index].store(
+    wt.core.registry.seats[index].store(
         &wt as *const WorkerThread as *mut (),
         std::sync::atomic::Ordering::Release,
     );
@@ -332,12 +339,12 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
         }
     }
     // The count of suspended fibers tells the idle path whether the seat may be lent.
-    dispatch(&wt, &wt.suspended);
+    dispatch(&wt, wt.seat.suspended());
     wt.exit_spares();
     // No guest holds the seat: a lent seat's thread does not leave its sleep at shutdown
     // until the seat is given back, and takes it out of the sleep as it leaves (`sleep.rs`).
     // Release: as the store above; nobody reads the null but a bug.
-    wt.registry.seats[index].store(std::ptr::null_mut(), std::sync::atomic::Ordering::Release);
+    wt.core.registry.seats[index].store(std::ptr::null_mut(), std::sync::atomic::Ordering::Release);
     set_current(std::ptr::null());
 }
 

@@ -13,7 +13,7 @@ use std::time::Instant;
 impl WorkerThread {
     /// A steal round, timed when the pool measures overheads: what was found, and where.
     pub(crate) fn steal(&self) -> Option<(Work, Took)> {
-        if !self.registry.config.overheads {
+        if !self.core.registry.config.overheads {
             return self.steal_round();
         }
         let t = Instant::now();
@@ -29,8 +29,8 @@ impl WorkerThread {
     /// Starts timing a fiber switch that a victim pays for (with `Config::overheads`).
     #[inline]
     pub(crate) fn victim_switch_begins(&self) {
-        if self.registry.config.overheads {
-            self.switch_began.set(Some(Instant::now()));
+        if self.core.registry.config.overheads {
+            self.clock.start();
         }
     }
 
@@ -38,7 +38,7 @@ impl WorkerThread {
     /// by whatever fiber runs next on this worker.
     #[inline]
     pub(crate) fn switch_landed(&self) {
-        if let Some(t) = self.switch_began.take() {
+        if let Some(t) = self.clock.take() {
             self.stats().victim_ns.add(t.elapsed().as_nanos() as u64);
         }
     }
@@ -46,7 +46,7 @@ impl WorkerThread {
     /// Whether a victim's switch is being timed.
     #[inline]
     pub(crate) fn switch_began_is_set(&self) -> bool {
-        let t = self.switch_began.get();
+        let t = self.clock.started();
         t.is_some()
     }
 
@@ -61,6 +61,6 @@ impl WorkerThread {
     /// A clock reading when the pool measures overheads.
     #[inline]
     pub(crate) fn overhead_clock(&self) -> Option<Instant> {
-        self.registry.config.overheads.then(Instant::now)
+        self.core.registry.config.overheads.then(Instant::now)
     }
 }

@@ -191,6 +191,46 @@ pub(crate) const KEEP: isize = 3;
 /// The deepest frame depth below which spawns publish (see "Spawns" in `promote.rs`): it
 /// bounds the tasks published for a deep, narrow search to this many levels per fiber.
 pub(crate) const SHALLOW_MAX: u32 = 32;
+/// What a worker learned of its spawns (`WorkerThread::lessons`; `promote.rs`, "Spawns").
+pub(crate) struct Lessons {
+    /// An adaptive spawn at a spawn-tree level above this publishes its child instead of
+    /// running it in place. Learned from in-place children that made work of their own; back
+    /// to 0 (none) when the worker has been idle long enough to sleep (`idle.rs`).
+    shallow: Cell<u32>,
+    /// What this worker's measured spawns showed, per level.
+    sizes: SpawnSizes,
+}
+
+impl Lessons {
+    pub(crate) fn new() -> Lessons {
+        Lessons {
+            shallow: Cell::new(0),
+            sizes: SpawnSizes::new(),
+        }
+    }
+
+    /// The spawn-tree level above which adaptive spawns publish their children (0: none).
+    #[inline(always)]
+    pub(crate) fn shallow(&self) -> u32 {
+        self.shallow.get()
+    }
+
+    /// Publishes adaptive spawns down to spawn-tree level `level` from now on (0: none).
+    pub(crate) fn set_shallow(&self, level: u32) {
+        self.shallow.set(level);
+    }
+
+    /// Whether `big` more of the measured spawns at `level` showed work of their own; see
+    /// [`SpawnSizes::add`].
+    pub(crate) fn add_size(&self, level: u32, big: bool) -> bool {
+        self.sizes.add(level, big)
+    }
+
+    /// Forgets what the measured spawns showed (the worker was idle long enough to sleep).
+    pub(crate) fn forget_sizes(&self) {
+        self.sizes.clear();
+    }
+}
 
 /// What the measured spawns of one worker showed, per spawn-tree level within [`SHALLOW_MAX`]:
 /// how many were measured and how many of their children made more than `promote::WORK_BELOW`.

@@ -133,7 +133,7 @@ impl Pool {
         R: Send,
     {
         match worker::current() {
-            Some(wt) if Arc::ptr_eq(&wt.registry, &self.registry) => op(),
+            Some(wt) if Arc::ptr_eq(&wt.core.registry, &self.registry) => op(),
             Some(_) => {
                 // A worker of another pool: suspend its fiber rather than block its thread.
                 // No tag: in this pool's trace, work from another pool is `External`.
@@ -194,7 +194,7 @@ impl Drop for Pool {
         // Dropped by a task of its own (a spawned task that owned the pool): waiting here for
         // the spawned tasks would wait for this one, and the workers cannot be joined from one
         // of them. A thread of its own finishes the drop once this task has returned.
-        if worker::current().is_some_and(|wt| Arc::ptr_eq(&wt.registry, &self.registry)) {
+        if worker::current().is_some_and(|wt| Arc::ptr_eq(&wt.core.registry, &self.registry)) {
             let rest = Pool {
                 registry: self.registry.clone(),
                 installs: self.installs.take(),

@@ -555,7 +555,7 @@ impl Drop for Ticket {
 /// Runs `f` as the task `spec` describes (see the module doc).
 pub(crate) fn run<R>(spec: Spec, f: impl FnOnce() -> R) -> R {
     let wt = current().expect("magpie: a region's task outside a worker");
-    let me = wt.index;
+    let me = wt.core.index;
     let Spec {
         parent,
         index,
@@ -587,7 +587,7 @@ pub(crate) fn run<R>(spec: Spec, f: impl FnOnce() -> R) -> R {
     // below it, except under a strict constraint below every cut (nothing below is cut) and
     // in a one-worker pool where no template is looked up (no task runs on another worker
     // than its parent's, so nothing below can be a cut: recording there costs nothing).
-    let alone = tracked && wt.registry.config.workers == 1;
+    let alone = tracked && wt.core.registry.config.workers == 1;
     let positioned = (!strict || node.is_some()) && !alone;
     // Without a cursor the task is still the region's: its heap spawns take tickets.
     let saved_pos = fl.pos.replace(if positioned {

@@ -274,6 +274,15 @@ pub(crate) fn promote_oldest(wt: &WorkerThread, fl: &FiberLocal) -> bool {
 }
 
 impl WorkerThread {
+    /// Publishes adaptive spawns down to spawn-tree level `level` from now on (`promote.rs`,
+    /// "Spawns"; 0: none), and tells thieves so.
+    pub(crate) fn set_shallow_spawns(&self, level: u32) {
+        self.lessons.set_shallow(level);
+        // Relaxed: a hint a thief adopts with what it steals; no data is published by it.
+        self.core.registry.lessons[self.core.index]
+            .store(level, crate::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Oldest-first hand-over (`promote.rs`): while a thief asks or the deque keeps fewer than
     /// `keep` items, promotes the oldest pending in-place join half of the running fiber, if
     /// any. Not inside a schedule region, whose tasks are positioned.
@@ -302,12 +311,12 @@ impl WorkerThread {
         }
         // A thief that asked found the deque empty: refill it to twice `keep`, so that thieves
         // do not run dry again before this worker next looks.
-        let want = if self.deque.wanted() {
-            2 * self.keep
+        let want = if self.core.deque.wanted() {
+            2 * self.core.keep
         } else {
-            self.keep
+            self.core.keep
         };
-        while self.deque.bottom() - self.deque.top() < want && promote_oldest(self, fl) {}
+        while self.core.deque.bottom() - self.core.deque.top() < want && promote_oldest(self, fl) {}
     }
 }
 
@@ -339,7 +348,7 @@ impl AtLevel {
     /// learned from, rather than learning it again from its own samples.
     pub(crate) fn enter(level: u32, shallow: u32) -> AtLevel {
         let wt = crate::worker::current().expect("a scope task runs on a worker");
-        if shallow > wt.shallow_spawns.get() {
+        if shallow > wt.lessons.shallow() {
             wt.set_shallow_spawns(shallow);
         }
         let fl = wt.fiber_local();
@@ -432,7 +441,7 @@ impl Probe {
 #[inline(always)]
 pub(crate) fn spawn_may_hand_over(wt: &WorkerThread, fl: &FiberLocal, depth: u32) -> bool {
     let level = level(fl, depth);
-    level < wt.shallow_spawns.get() || sampled(level, wt.credit.get())
+    level < wt.lessons.shallow() || sampled(level, wt.credit_left())
 }
 
 /// Oldest-first hand-over's choice for a spawn on credit at frame depth `depth` (see "Spawns"
@@ -448,10 +457,10 @@ pub(crate) fn probe_spawn(wt: &WorkerThread, fl: &FiberLocal, depth: u32, policy
         return Probe::NONE;
     }
     let level = level(fl, depth);
-    if level < wt.shallow_spawns.get() {
+    if level < wt.lessons.shallow() {
         // Shallow enough to publish, but only while the deque is short (see "Spawns" in the
         // module doc).
-        if wt.deque.len() < SHALLOW_QUEUE {
+        if wt.core.deque.len() < SHALLOW_QUEUE {
             return Probe {
                 before: PUBLISH,
                 level,
@@ -459,7 +468,7 @@ pub(crate) fn probe_spawn(wt: &WorkerThread, fl: &FiberLocal, depth: u32, policy
         }
         return Probe::NONE;
     }
-    if sampled(level, wt.credit.get()) {
+    if sampled(level, wt.credit_left()) {
         return Probe {
             before: wt.ops_done(),
             level,
@@ -476,9 +485,9 @@ pub(crate) fn probe_spawn(wt: &WorkerThread, fl: &FiberLocal, depth: u32, policy
 pub(crate) fn after_measured_spawn(wt: &WorkerThread, probe: Probe) {
     // The spawn's own credit is in the count: more than WORK_BELOW.
     let big = wt.ops_done() - probe.before > WORK_BELOW;
-    if wt.spawn_sizes.add(probe.level, big) {
+    if wt.lessons.add_size(probe.level, big) {
         let d = probe.level + 1;
-        if d > wt.shallow_spawns.get() {
+        if d > wt.lessons.shallow() {
             wt.set_shallow_spawns(d);
         }
     }

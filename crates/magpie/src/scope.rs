@@ -108,7 +108,7 @@ fn scope_on<'scope, OP, R>(wt: &worker::WorkerThread, op: OP) -> R
 where
     OP: FnOnce(&Scope<'scope>) -> R,
 {
-    let sync_tag = if wt.tracing {
+    let sync_tag = if wt.core.tracing {
         wt.trace_scope_open(wt.fiber_local().depth.get())
     } else {
         Tag::NONE
@@ -117,14 +117,15 @@ where
         sync_tag,
         count: CountLatch::new(),
         panic: AtomicPtr::new(std::ptr::null_mut()),
-        policy: wt.registry.config.policy,
-        registry: std::sync::Arc::as_ptr(&wt.registry),
+        policy: wt.core.registry.config.policy,
+        registry: std::sync::Arc::as_ptr(&wt.core.registry),
         _marker: PhantomData,
     };
     let fl = wt.fiber_local();
     // A checked task's scope is a finish in its tree (`hooks::Structure`).
-    let checked = match wt.checks {
+    let checked = match wt.core.checks {
         true => wt
+            .core
             .registry
             .structure()
             .zip(Some(fl.checked.get()).filter(|c| !c.is_null())),
@@ -153,7 +154,7 @@ impl crate::Pool {
         OP: FnOnce(&crate::Scope<'scope>) -> R,
     {
         match worker::current() {
-            Some(wt) if std::sync::Arc::ptr_eq(&wt.registry, self.registry()) => {
+            Some(wt) if std::sync::Arc::ptr_eq(&wt.core.registry, self.registry()) => {
                 crate::in_place_scope(op)
             }
             Some(_) => scope_outside(self.registry(), op),
@@ -242,7 +243,7 @@ impl<'scope> Scope<'scope> {
         };
         let fl = wt.fiber_local();
         let depth = fl.depth.get();
-        if policy == wt.policy
+        if policy == wt.core.policy
             && policy != Policy::HelpFirst
             && (wt.has_credit(depth) || wt.grant_credit(depth))
             && fl.has_reserve()
@@ -264,7 +265,7 @@ impl<'scope> Scope<'scope> {
                 }
                 return self.spawn_slow(wt, fl, depth, policy, f);
             }
-            if wt.promotes && crate::promote::spawn_may_hand_over(wt, fl, depth) {
+            if wt.core.promotes && crate::promote::spawn_may_hand_over(wt, fl, depth) {
                 // Oldest-first hand-over (`promote.rs`, "Spawns"): a two-compare filter inline,
                 // then decided out of line and not generic; a spawn it publishes or measures
                 // goes type-erased to code that serves every closure type, so that a plain
@@ -291,7 +292,7 @@ impl<'scope> Scope<'scope> {
             self.run_in_place(fl, depth, f);
             return;
         }
-        if wt.checks {
+        if wt.core.checks {
             // A pool that checks for races grants no credit, so its spawns all come here.
             return self.spawn_checked(wt, fl, depth, policy, Box::new(f));
         }
@@ -377,17 +378,17 @@ impl<'scope> Scope<'scope> {
         let rules = region.rules();
         let node = rules.child(cur.node(), k);
         let to = match designated {
-            Some(w) if w != wt.index => Some((w, rules.designated_rank(node, w))),
+            Some(w) if w != wt.core.index => Some((w, rules.designated_rank(node, w))),
             // Designated to this worker: an ordinary child, which a thief may have taken
             // when it was recorded, so the template says where it goes.
-            _ => rules.donee(node, wt.index),
+            _ => rules.donee(node, wt.core.index),
         };
         let spec = cur.scope_child(k, node);
         let g = move |s: &Scope<'scope>| crate::position::run(spec, || f(s));
         match to {
             Some((w, rank)) => {
                 let it = self.heap_item(wt, depth, g);
-                rules.donate(&wt.registry, w, rank, it);
+                rules.donate(&wt.core.registry, w, rank, it);
             }
             // Under the strict constraints a child that stays here runs now, as a work-first
             // spawn would; a help-first one goes on the deque as when it was recorded (no
@@ -414,7 +415,7 @@ impl<'scope> Scope<'scope> {
 
     /// Whether the caller is a worker of the scope's pool.
     pub(crate) fn on_own_worker(&self) -> bool {
-        worker::current().is_some_and(|wt| std::ptr::eq(&*wt.registry, self.registry))
+        worker::current().is_some_and(|wt| std::ptr::eq(&*wt.core.registry, self.registry))
     }
 
     /// Runs `f` on worker `worker` (modulo the pool's size): the child is donated to that worker
@@ -435,7 +436,8 @@ impl<'scope> Scope<'scope> {
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
-        let Some(wt) = worker::current().filter(|wt| std::ptr::eq(&*wt.registry, self.registry))
+        let Some(wt) =
+            worker::current().filter(|wt| std::ptr::eq(&*wt.core.registry, self.registry))
         else {
             debug_assert!(
                 !only_there,
@@ -443,7 +445,7 @@ impl<'scope> Scope<'scope> {
             );
             return self.spawn(f);
         };
-        let w = worker % wt.registry.config.workers;
+        let w = worker % wt.core.registry.config.workers;
         let fl = wt.fiber_local();
         let depth = fl.depth.get();
         if let Some(cur) = fl.cursor() {
@@ -451,15 +453,15 @@ impl<'scope> Scope<'scope> {
                 self.spawn_positioned(wt, fl, cur, depth, self.policy, Some(w), f)
             });
         }
-        if w == wt.index && !only_there {
+        if w == wt.core.index && !only_there {
             return self.spawn(f);
         }
         let f = holding(Ticket::for_spawn(fl), f);
-        let it = match wt.checks {
+        let it = match wt.core.checks {
             true => self.heap_item(wt, depth, with_checked_child(Box::new(f))),
             false => self.heap_item(wt, depth, f),
         };
-        wt.registry.deliver(w, it);
+        wt.core.registry.deliver(w, it);
     }
 
     /// `f` as a heap task of this scope, counted, as an item for a deque, inbox or held queue.
@@ -467,7 +469,7 @@ impl<'scope> Scope<'scope> {
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
-        let tag = wt.tracing.then(|| wt.trace_tag(depth));
+        let tag = wt.core.tracing.then(|| wt.trace_tag(depth));
         wt.count_spawn(false);
         wt.count_spawned(&self.count);
         Work::Task {
@@ -484,7 +486,7 @@ impl<'scope> Scope<'scope> {
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
-        match worker::current().is_some_and(|wt| wt.checks) {
+        match worker::current().is_some_and(|wt| wt.core.checks) {
             true => HeapJob::into_job_ref(self.task(with_checked_child(Box::new(f))), tag),
             false => HeapJob::into_job_ref(self.task(f), tag),
         }
@@ -504,14 +506,14 @@ impl<'scope> Scope<'scope> {
     ) where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
-        let fresh = wt.deque.len() as isize;
+        let fresh = wt.core.deque.len() as isize;
         let wf = wt.decide(policy, depth, fresh);
         let stack_ok = fl.has_reserve();
-        let in_place = stack_ok && fresh >= wt.keep && !wt.deque.wanted();
+        let in_place = stack_ok && fresh >= wt.core.keep && !wt.core.deque.wanted();
         // Adaptive runs in place whenever thieves are satisfied and the stack condition allows:
         // its heuristic decides how to publish when work must be published (a thief raising
         // `wanted` is what tells it so), not whether to publish work nobody asked for.
-        let adaptive_in_place = policy == Policy::Adaptive && depth < wt.thresholds.stack;
+        let adaptive_in_place = policy == Policy::Adaptive && depth < wt.core.thresholds.stack;
         if (wf || adaptive_in_place) && in_place {
             wt.count_spawn(true);
             // Lazy publication (see `join`): thieves already have KEEP items and want no more,
@@ -521,8 +523,8 @@ impl<'scope> Scope<'scope> {
             self.run_in_place(fl, depth, f);
             return;
         }
-        let fresh_bound = policy == Policy::Adaptive && fresh >= wt.thresholds.fresh as isize;
-        if wf && stack_ok && fresh_bound && !wt.registry.config.migrate {
+        let fresh_bound = policy == Policy::Adaptive && fresh >= wt.core.thresholds.fresh as isize;
+        if wf && stack_ok && fresh_bound && !wt.core.registry.config.migrate {
             // SLAW's fresh-task condition (F tasks published): a work-first spawn, which keeps
             // the heap bounded. Without migration it is a plain call; a thief's request is
             // answered from the F tasks already in the deque.
@@ -537,7 +539,7 @@ impl<'scope> Scope<'scope> {
         // and a preempting spawn costs a fiber switch where publishing the child costs a push.
         let preempt = wf
             && (policy != Policy::Adaptive || fresh_bound)
-            && (wt.registry.config.migrate || !stack_ok);
+            && (wt.core.registry.config.migrate || !stack_ok);
         // Without migration a started stack never goes to a thief, so a work-first spawn that
         // cannot run its child in place with room on the stack publishes the child (a closure
         // that has not started) and the parent goes on: the thief that asked gets the child.
@@ -551,11 +553,11 @@ impl<'scope> Scope<'scope> {
                 panic::panic_any(Error::StackLimit {
                     what: format!(
                         "{} fibers in use for pending work-first continuations (frame depth {})",
-                        wt.registry.config.max_fibers, depth
+                        wt.core.registry.config.max_fibers, depth
                     ),
                     limit: format!(
                         "{} fibers of {} bytes",
-                        wt.registry.config.max_fibers, wt.registry.config.stack_size
+                        wt.core.registry.config.max_fibers, wt.core.registry.config.stack_size
                     ),
                 });
             }
@@ -579,7 +581,7 @@ impl<'scope> Scope<'scope> {
             // Resumed as a continuation: the child has moved the closure out of `frame`.
             return;
         }
-        let tag = wt.tracing.then(|| wt.trace_tag(depth));
+        let tag = wt.core.tracing.then(|| wt.trace_tag(depth));
         wt.count_spawn(false);
         wt.count_spawned(&self.count);
         if COUNTED {
@@ -630,7 +632,7 @@ impl<'scope> Scope<'scope> {
     ) {
         wt.count_spawn(false);
         wt.count_spawned(&self.count);
-        let shallow = wt.shallow_spawns.get();
+        let shallow = wt.lessons.shallow();
         let f = move |s: &Scope<'scope>| {
             let _at = crate::promote::AtLevel::enter(level, shallow);
             f(s)

@@ -74,7 +74,7 @@ const SEQUENTIAL_SORT: usize = 4096;
 /// How many levels a sort splits its work in parallel before it runs sequential sorts: enough
 /// for about two pieces per worker (as the iterators' eager halvings, see the module doc).
 fn sort_levels() -> u32 {
-    let w = crate::worker::current().map_or(1, |wt| wt.registry.config.workers);
+    let w = crate::worker::current().map_or(1, |wt| wt.core.registry.config.workers);
     usize::BITS - (w - 1).leading_zeros() + 1
 }
 

@@ -4,7 +4,39 @@
 
 use crate::sync::atomic::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 use std::ops::{Add, Sub};
+use std::time::Instant;
+
+/// The victim's clock (`WorkerThread::clock`), used with `Config::overheads` only.
+pub(crate) struct Clock {
+    /// When a fiber switch that a victim pays for began (a waiting task suspending, or a waiting
+    /// task being resumed); the fiber that runs next adds the time.
+    switch_began: Cell<Option<Instant>>,
+}
+
+impl Clock {
+    pub(crate) fn new() -> Clock {
+        Clock {
+            switch_began: Cell::new(None),
+        }
+    }
+
+    /// Starts the clock of a switch the victim pays for.
+    pub(crate) fn start(&self) {
+        self.switch_began.set(Some(Instant::now()));
+    }
+
+    /// Stops the clock: when the switch began, if it runs.
+    pub(crate) fn take(&self) -> Option<Instant> {
+        self.switch_began.take()
+    }
+
+    /// When the running switch began, if one does.
+    pub(crate) fn started(&self) -> Option<Instant> {
+        self.switch_began.get()
+    }
+}
 
 /// A snapshot of a pool's counters, summed over workers (maxima are maxima over workers).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -22,30 +22,26 @@ pub(crate) enum Took {
 }
 
 impl WorkerThread {
+    /// The next number of this worker's random stream.
+    #[inline]
     pub(crate) fn next_rand(&self) -> u64 {
-        // xorshift64*
-        let mut x = self.rng.get();
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng.set(x);
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        self.thief.next_rand()
     }
 
     /// One round over all other workers and the injector.
     pub(crate) fn steal_round(&self) -> Option<(Work, Took)> {
-        let reg = &*self.registry;
+        let reg = &*self.core.registry;
         let n = reg.stealers.len();
         // With places, a lone worker still has its place's mailbox or squad pool to look in
         // (an inter-socket spawn in a one-worker pool with squads waited there forever).
         if n > 1 || reg.places.is_some() {
-            match &self.tiers {
+            match self.thief.tiers() {
                 // Random: every other worker, from a random one on.
                 None => {
                     let start = (self.next_rand() % n as u64) as usize;
                     for k in 0..n {
                         let v = (start + k) % n;
-                        if v != self.index {
+                        if v != self.core.index {
                             if let Some(w) = self.steal_from(v) {
                                 return Some((w, Took::Stolen));
                             }
@@ -67,12 +63,16 @@ impl WorkerThread {
                             }
                         }
                         if let (0, Some(pl)) = (i, &reg.places) {
-                            if let Some(it) = pl.take_own(self.index, &|| self.next_rand()) {
+                            if let Some(it) = pl.take_own(self.core.index, &|| self.next_rand()) {
                                 return Some((Work::decode(it), Took::Injected));
                             }
                         }
                     }
-                    if let Some(it) = reg.places.as_ref().and_then(|pl| pl.take_other(self.index)) {
+                    if let Some(it) = reg
+                        .places
+                        .as_ref()
+                        .and_then(|pl| pl.take_other(self.core.index))
+                    {
                         return Some((Work::decode(it), Took::Injected));
                     }
                 }
@@ -84,19 +84,19 @@ impl WorkerThread {
 
     /// Up to four attempts on victim `v` (a lost race is retried; an empty deque is not).
     pub(crate) fn steal_from(&self, v: usize) -> Option<Work> {
-        let reg = &*self.registry;
+        let reg = &*self.core.registry;
         for _ in 0..4 {
             match reg.stealers[v].steal() {
                 Steal::Success(it) => {
                     reg.stats[v].note_stolen();
-                    self.last_victim.set(v);
-                    if self.promotes {
+                    self.thief.stole_from(v);
+                    if self.core.promotes {
                         // Oldest-first hand-over: where the victim learned work lies holds for
                         // the computation its work came from (`promote.rs`, "Spawns").
                         // Relaxed: a hint with no data (see `set_shallow_spawns`); a stale level
                         // only means an older lesson.
                         let lesson = reg.lessons[v].load(Ordering::Relaxed);
-                        if lesson > self.shallow_spawns.get() {
+                        if lesson > self.lessons.shallow() {
                             self.set_shallow_spawns(lesson);
                         }
                     }

@@ -30,7 +30,7 @@ where
     match mark.holds(fl).then(|| wt.pop_back()).flatten() {
         Some(it) if Work::decode(it).is_job(pushed.as_job_ref()) => pushed.run_inline(),
         Some(it) => {
-            wt.deque.push(it);
+            wt.core.deque.push(it);
             sync_slow(fl, mark, pushed)
         }
         None => sync_slow(fl, mark, pushed),
@@ -50,7 +50,7 @@ impl SyncMark {
     pub(crate) fn new(wt: &WorkerThread, fl: &FiberLocal) -> SyncMark {
         SyncMark {
             resumed: fl.resumed.get(),
-            bottom: wt.deque.bottom(),
+            bottom: wt.core.deque.bottom(),
         }
     }
     /// Whether the fiber is still on the worker where the mark was made, with nothing in between.
@@ -76,10 +76,10 @@ pub(crate) fn pop_above(fl: &FiberLocal, mark: &SyncMark, mine: Option<JobRef>) 
         return Popped::Stop;
     }
     let wt = worker::current().expect("sync point outside a worker");
-    if wt.deque.bottom() <= mark.bottom {
+    if wt.core.deque.bottom() <= mark.bottom {
         return Popped::Stop;
     }
-    let Some(it) = wt.deque.pop() else {
+    let Some(it) = wt.core.deque.pop() else {
         return Popped::Stop;
     };
     match Work::decode(it) {

@@ -64,7 +64,7 @@ fn spawn_to(reg: &Arc<Registry>, to: Option<usize>, f: impl FnOnce() + Send + 's
 /// The registry of the pool the caller runs on, or the global pool's.
 fn current_registry() -> Arc<Registry> {
     match worker::current() {
-        Some(wt) => wt.registry.clone(),
+        Some(wt) => wt.core.registry.clone(),
         None => crate::caller_worker::registry()
             .unwrap_or_else(|| crate::pool::global().registry().clone()),
     }
@@ -92,7 +92,7 @@ pub fn spawn<F: FnOnce() + Send + 'static>(f: F) {
 /// Worker threads of the pool the caller runs on (outside any pool, of the global pool).
 pub fn current_num_threads() -> usize {
     match worker::current() {
-        Some(wt) => wt.registry.config.workers,
+        Some(wt) => wt.core.registry.config.workers,
         None => crate::caller_worker::registry()
             .map_or_else(|| crate::pool::global().workers(), |r| r.config.workers),
     }
@@ -164,7 +164,7 @@ where
     R: Send,
 {
     let wt = worker::current().expect("a broadcast runs on a worker");
-    let (me, n) = (wt.index, wt.registry.config.workers);
+    let (me, n) = (wt.core.index, wt.core.registry.config.workers);
     let call = move |i: usize| {
         debug_assert_eq!(
             crate::worker_index(),
@@ -564,7 +564,9 @@ impl ThreadPool {
     /// The index of the worker running the caller if it is one of this pool's.
     pub fn current_thread_index(&self) -> Option<usize> {
         match worker::current() {
-            Some(wt) => Some(wt.index).filter(|_| Arc::ptr_eq(&wt.registry, self.pool.registry())),
+            Some(wt) => {
+                Some(wt.core.index).filter(|_| Arc::ptr_eq(&wt.core.registry, self.pool.registry()))
+            }
             None => crate::caller_worker::lent_to(self.pool.registry()).then_some(0),
         }
     }

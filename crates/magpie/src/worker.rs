@@ -8,23 +8,39 @@
 //! (lazy publication, see `join.rs`): [`WorkerThread::grant_credit`] looks at the deque once and
 //! grants [`CREDIT`] in-place joins, [`WorkerThread::settle_credit`] counts them in bulk.
 //!
-//! Around this core, other modules add `impl WorkerThread` blocks for their own concern: fibers
-//! and spares (`fiber/mod.rs`), stealing (`steal.rs`), oldest-first hand-over (`promote.rs`), the
-//! idle path (`idle.rs`), the overhead clocks (`overheads.rs`) and the trace hooks
-//! (`trace/hooks.rs`).
+//! # The record and its parts
+//!
+//! [`WorkerThread`] is built from sub-records, as a tokio worker's `Core` is. The [`Core`] holds
+//! what a join or spawn reads: the worker's identity and pool, its deque, counters, running
+//! fiber, join credit and a copy of the pool's settings (with the one byte, `join_mode`, that
+//! `join` dispatches on). Every other concern has a record of its own, whose fields only the
+//! module that defines it touches; the others call its methods:
+//!
+//! - `owed` (`owed.rs`): what the worker owes the scopes whose tasks ran on it;
+//! - `fibers` (`fiber/mod.rs`): ready fibers, the parent waiting for its child's frame, spares;
+//! - `thief` (`thief.rs`): the random stream, victim order and last victim of its steals;
+//! - `lessons` (`policy.rs`): what its measured spawns showed (oldest-first hand-over);
+//! - `seat` (this module, beside [`Guest`]): whether its seat may be lent, and to whom it is;
+//! - `clock` (`stats.rs`): the victim's clock of `Builder::measure_overheads`.
+//!
+//! The records hold data only; behaviour that needs the whole worker is written as
+//! `impl WorkerThread` blocks in the module of its concern: fibers and spares (`fiber/mod.rs`),
+//! stealing (`steal.rs`), oldest-first hand-over (`promote.rs`), the idle path (`idle.rs`),
+//! the overhead clocks (`overheads.rs`) and the trace hooks (`trace/hooks.rs`). Each record
+//! lives in a module the worker imported already or in one that imports nothing of the
+//! runtime's (`owed.rs`, `thief.rs`), so the parts add no import circle.
 
 use crate::deque::{Deque, Item, Pushed};
-use crate::fiber::{Cmd, Fiber, FiberLocal, FiberPtr};
+use crate::fiber::FiberLocal;
 use crate::job::Work;
 use crate::latch::CountLatch;
+use crate::owed::Owed;
 use crate::policy::{Adaptive, Policy, Thresholds};
 use crate::registry::Registry;
 use crate::stats::WorkerStats;
 use crate::sync::atomic::Ordering;
-use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::cell::Cell;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// In-place joins granted per look at the deque (`WorkerThread::grant_credit`): a steal of the
 /// items a worker keeps for thieves is noticed at most this many joins late (a thief that asks,
@@ -34,36 +50,40 @@ use std::time::Instant;
 /// than at 256 (74.5 against 65.6 ms).
 pub(crate) const CREDIT: u32 = 256;
 
-/// Counts a worker adds to a scope's count at once when a spawn into that scope takes the last
-/// count it owed the scope ([`WorkerThread::count_spawned`]).
-pub(crate) const SPAWN_RESERVE: usize = 32;
-
 /// A worker's thread-local state. Lives on the worker thread's native stack, read only by its
-/// own thread. The compiler orders its fields: a `repr(C)` order with the fields every join and
-/// spawn reads first made fj's in-place spawns about 25% slower at one worker (both of its
-/// per-process modes, 4.0 to 4.9 ms and 6.9 to 9.0 ms), with the same instructions; this order
-/// gives the old times back.
+/// own thread. It is built from sub-records, each owned by one module: the [`Core`] that every
+/// join and spawn reads (this module's), and one record for each concern around it, whose
+/// fields only its module touches.
 pub(crate) struct WorkerThread {
+    /// What the join and spawn paths read: the worker's identity, deque, counters, running
+    /// fiber, credit and the pool's settings.
+    pub(crate) core: Core,
+    /// What the worker owes the scopes whose tasks ran here (`owed.rs`).
+    pub(crate) owed: Owed,
+    /// Fibers made ready here, the parent waiting for its child's frame, and spares
+    /// (`fiber/mod.rs`).
+    pub(crate) fibers: crate::fiber::Fibers,
+    /// The thief's state: its random stream, victim order and last victim (`thief.rs`).
+    pub(crate) thief: crate::thief::Thief,
+    /// What the worker learned of its spawns (`promote.rs`, "Spawns").
+    pub(crate) lessons: crate::policy::Lessons,
+    /// Whether the worker's seat may be lent, and to whom it is (`borrowed_seat.rs`).
+    pub(crate) seat: Seat,
+    /// The victim's clock for `Builder::measure_overheads` (`overheads.rs`).
+    pub(crate) clock: crate::stats::Clock,
+}
+
+/// The part of a worker that the join and spawn paths read. The compiler orders its fields: a
+/// `repr(C)` order with the fields every join and spawn reads first made fj's in-place spawns
+/// about 25% slower at one worker (both of its per-process modes, 4.0 to 4.9 ms and 6.9 to 9.0
+/// ms), with the same instructions; this order gives the old times back.
+pub(crate) struct Core {
     /// The running fiber's record.
     pub(crate) fiber: Cell<*const FiberLocal>,
-    /// In-place joins this worker may still run before it looks at its deque again: lazy
-    /// publication's check, made once per [`CREDIT`] joins instead of on every join.
-    pub(crate) credit: Cell<u32>,
-    /// `credit` when last granted or counted: `granted - credit` in-place joins ran since and
-    /// are not yet in the stats.
-    pub(crate) granted: Cell<u32>,
-    /// One more than the deepest frame depth counted in `max_frames` by an in-place join (never
-    /// above S): an in-place join below it has nothing to update.
-    frames_hw: Cell<u32>,
-    /// In-place joins and spawns counted by `settle_credit` so far (`ops_done`).
-    settled: Cell<u64>,
-    /// Oldest-first hand-over for scope spawns (`promote.rs`, "Spawns"): an adaptive spawn at a
-    /// spawn-tree level above this publishes its child instead of running it in place. Learned from
-    /// in-place children that made work of their own; back to 0 (none) when the worker has
-    /// been idle long enough to sleep (`idle.rs`).
-    pub(crate) shallow_spawns: Cell<u32>,
-    /// What this worker's measured spawns showed, per level (`promote.rs`, "Spawns").
-    pub(crate) spawn_sizes: crate::policy::SpawnSizes,
+    /// The join credit: in-place joins this worker may still run before it looks at its deque.
+    credit: Credit,
+    /// `policy` and `promotes` as `join` dispatches on them (one byte).
+    pub join_mode: crate::policy::JoinMode,
     /// Copies of the pool's settings, read on every spawn.
     pub policy: Policy,
     /// Whether the pool traces (`registry.recorder` is set).
@@ -79,47 +99,28 @@ pub(crate) struct WorkerThread {
     /// every join reaches `join_cold`, which takes the checked path) and no spawn runs in
     /// place (so every spawn's child is made by `Scope::task`).
     pub(crate) checks: bool,
-    /// `policy` and `promotes` as `join` dispatches on them (one byte).
-    pub join_mode: crate::policy::JoinMode,
     /// This worker's counters (an entry of `registry.stats`).
     stats: *const WorkerStats,
     pub deque: Deque,
     pub thresholds: Thresholds,
     pub registry: Arc<Registry>,
     pub index: usize,
-    /// What this worker owes the scope counted by `finished_scope`: tasks of it that ran here, and
-    /// counts reserved for spawns (`count_spawned`), not yet subtracted from its count.
-    /// Consecutive tasks of one scope are thus counted with one atomic instead of one each, and
-    /// the count's cache line stays with its spawner.
-    finished_scope: Cell<*const CountLatch>,
-    finished: Cell<usize>,
     adaptive: Adaptive,
-    /// A work-first parent waiting to be made ready by the child's frame.
-    pub(crate) pending_cont: Cell<Option<FiberPtr>>,
-    /// Ready fibers of this worker made ready by this worker itself (a local delivery, which
-    /// needs no lock): taken before the inbox and the deque.
-    pub(crate) ready: RefCell<VecDeque<FiberPtr>>,
-    /// With `Config::overheads`: when a fiber switch that a victim pays for began (a waiting
-    /// task suspending, or a waiting task being resumed); the fiber that runs next adds the time.
-    pub(crate) switch_began: Cell<Option<Instant>>,
-    pub(crate) rng: Cell<u64>,
-    /// The other workers in the order a thief tries them (`steal::victim_tiers`); `None` for
-    /// random victims.
-    pub(crate) tiers: Option<[Vec<usize>; 3]>,
-    /// A work-first parent whose child has just returned on the fiber that ran it: popping its
-    /// continuation next is the sequential order, not an early resumption (tracing only).
-    pub(crate) serial_cont: Cell<Option<FiberPtr>>,
-    // Boxed: a fiber's address goes into latches and deque items, so it must not move.
-    #[allow(clippy::vec_box)]
-    pub(crate) spares: RefCell<Vec<Box<Fiber>>>,
-    /// The victim of this worker's last successful steal.
-    pub(crate) last_victim: Cell<usize>,
-    /// Fibers of this worker's own thread suspended in a task (kept by the dispatcher): its
-    /// seat may be lent only while there are none (`borrowed_seat.rs`).
-    pub(crate) suspended: Cell<usize>,
-    /// The caller holding this seat, if a thread from outside runs as this worker now
-    /// (`borrowed_seat.rs`); null while the worker's own thread runs it.
-    pub(crate) guest: Cell<*const Guest>,
+}
+
+/// The join credit (module doc): in-place joins a worker may still run before it looks at its
+/// deque again, made once per [`CREDIT`] joins instead of on every join.
+struct Credit {
+    /// In-place joins left.
+    left: Cell<u32>,
+    /// `left` when last granted or counted: `granted - left` in-place joins ran since and are
+    /// not yet in the stats.
+    granted: Cell<u32>,
+    /// One more than the deepest frame depth counted in `max_frames` by an in-place join (never
+    /// above S): an in-place join below it has nothing to update.
+    frames_hw: Cell<u32>,
+    /// In-place joins and spawns counted by `settle_credit` so far (`ops_done`).
+    settled: Cell<u64>,
 }
 
 /// A call a thread from outside runs as a worker, in a seat lent to it while it sleeps
@@ -144,6 +145,51 @@ impl Guest {
     /// of its fibers is suspended.
     pub(crate) fn done(&self) -> bool {
         self.root_done.get() && self.suspended.get() == 0
+    }
+}
+
+/// A worker's side of the lending of its seat (`WorkerThread::seat`, `borrowed_seat.rs`).
+pub(crate) struct Seat {
+    /// Fibers of this worker's own thread suspended in a task (kept by the dispatcher): its
+    /// seat may be lent only while there are none.
+    suspended: Cell<usize>,
+    /// The caller holding this seat, if a thread from outside runs as this worker now; null
+    /// while the worker's own thread runs it.
+    guest: Cell<*const Guest>,
+}
+
+impl Seat {
+    pub(crate) fn new() -> Seat {
+        Seat {
+            suspended: Cell::new(0),
+            guest: Cell::new(std::ptr::null()),
+        }
+    }
+
+    /// The count of the worker's own fibers suspended in a task, kept by its dispatcher.
+    pub(crate) fn suspended(&self) -> &Cell<usize> {
+        &self.suspended
+    }
+
+    /// Whether the seat may be lent now: the pool lends seats (`lends`) and none of the
+    /// worker's own fibers is suspended.
+    pub(crate) fn lendable(&self, lends: bool) -> bool {
+        lends && self.suspended.get() == 0
+    }
+
+    /// Hands the seat to `guest` (null: back to the worker's own thread).
+    pub(crate) fn set_guest(&self, guest: *const Guest) {
+        self.guest.set(guest);
+    }
+
+    /// The guest holding the seat; null while the worker's own thread does.
+    pub(crate) fn guest(&self) -> *const Guest {
+        self.guest.get()
+    }
+
+    /// Whether a thread from outside holds the seat now.
+    pub(crate) fn is_lent(&self) -> bool {
+        !self.guest.get().is_null()
     }
 }
 
@@ -172,7 +218,7 @@ pub(crate) fn guard_of_running_fiber() -> Option<(usize, usize)> {
     }
     // SAFETY: `wt` is this thread's live WorkerThread; its `fiber` is null or the running fiber's
     // record, which lives in that fiber's stack.
-    let fl = unsafe { (*wt).fiber.get() };
+    let fl = unsafe { (*wt).core.fiber.get() };
     if fl.is_null() {
         return None;
     }
@@ -197,7 +243,7 @@ impl WorkerThread {
     pub(crate) fn stats(&self) -> &WorkerStats {
         // SAFETY: points at this worker's entry of `registry.stats`, which lives as long as the
         // registry, which `self` keeps alive.
-        unsafe { &*self.stats }
+        unsafe { &*self.core.stats }
     }
 
     /// The record of the fiber running now. Valid while that fiber runs: a caller that may have
@@ -207,7 +253,7 @@ impl WorkerThread {
     pub(crate) fn fiber_local(&self) -> &'static FiberLocal {
         // SAFETY: set by the fiber itself whenever it (re)starts on this worker; the record lives
         // in that fiber's stack for the fiber's whole life.
-        unsafe { &*self.fiber.get() }
+        unsafe { &*self.core.fiber.get() }
     }
 
     /// Pops the newest item at a sync point that may take its own pushed half back. The deque
@@ -215,22 +261,22 @@ impl WorkerThread {
     #[inline(always)]
     pub(crate) fn pop_back(&self) -> Option<Item> {
         self.settle_credit();
-        self.deque.pop()
+        self.core.deque.pop()
     }
 
     /// Pushes work on this worker's deque, waking a sleeper if it became visible to thieves.
     #[inline(always)]
     pub(crate) fn push(&self, w: Work) {
-        let t = self.deque.top();
+        let t = self.core.deque.top();
         self.push_with_top(w, t);
     }
 
     /// `push` with a freshly read `top` (see `Deque::push_with_top`).
     #[inline(always)]
     pub(crate) fn push_with_top(&self, w: Work, t: isize) {
-        let len = (self.deque.bottom() - t + 1) as u64;
-        if self.deque.push_with_top(w.encode(), t) == Pushed::Released {
-            self.registry.wake();
+        let len = (self.core.deque.bottom() - t + 1) as u64;
+        if self.core.deque.push_with_top(w.encode(), t) == Pushed::Released {
+            self.core.registry.wake();
         }
         self.stats().max_fresh.max(len);
     }
@@ -247,7 +293,7 @@ impl WorkerThread {
             // In a schedule region the adaptive choice would make the order in which a worker
             // creates its cuts depend on run-time counters, which a followed schedule cannot
             // reproduce: there Adaptive spawns work-first (`schedule/region.rs`).
-            Policy::Adaptive if self.registry.region.active() => true,
+            Policy::Adaptive if self.core.registry.region.active() => true,
             Policy::Adaptive => self.decide_adaptive(depth, fresh),
         }
     }
@@ -264,48 +310,20 @@ impl WorkerThread {
     }
 
     /// Records that a task of the scope counted by `count` finished here; the count is subtracted
-    /// later, by `flush_finished`.
+    /// later, by `flush_finished` (`owed.rs`).
     #[inline]
     pub(crate) fn defer_finish(&self, count: &CountLatch) {
-        if !std::ptr::eq(self.finished_scope.get(), count) {
+        if !self.owed.is_to(count) {
             self.flush_finished();
-            self.finished_scope.set(count);
         }
-        self.finished.set(self.finished.get() + 1);
+        self.owed.add_finished(count);
     }
 
-    /// Counts one more task of the scope whose count is `count`, spawned by this worker, mostly
-    /// without touching the shared count. What the worker owes a scope (`finished`: completions
-    /// of its tasks that ran here, and counts reserved, not yet subtracted) can pay for a spawn
-    /// into that scope: the spawn takes one over instead of adding to the count, and when it
-    /// takes the last one it adds [`SPAWN_RESERVE`] at once and owes those. So the shared count
-    /// is always the scope's unfinished tasks plus what workers owe it: it stays above zero
-    /// until the last task is done and every worker has paid, and reaches zero through a
-    /// decrement as before.
-    ///
-    /// Only a worker that already owes the scope reserves, so reserving adds no new state: a
-    /// worker owes a scope only after running that scope's tasks (or while waiting for it), and
-    /// pays before it starts anything else, sleeps, steals or suspends (`flush_finished`). So
-    /// the counts it reserves are paid by the same flushes that pay its completions, and hold
-    /// the scope up no longer than they did. A worker owing nothing adds one, as before.
-    ///
-    /// Without this, pdfs's 3 million heap spawns at 2 workers each made a locked add on the one
-    /// line both workers' spawns and flushes write. Out of line: inlined into every spawn, it
-    /// made fj at 2 workers 15-60% slower (its loop spawns 1024 tasks in a row and never owes),
-    /// and the call costs pdfs nothing measurable.
-    #[inline(never)]
+    /// Counts one more task of the scope counted by `count`, spawned by this worker
+    /// ([`Owed::count_spawned`]).
+    #[inline(always)]
     pub(crate) fn count_spawned(&self, count: &CountLatch) {
-        let n = self.finished.get();
-        if n != 0 && std::ptr::eq(self.finished_scope.get(), count) {
-            if n == 1 {
-                count.increment_by(SPAWN_RESERVE);
-                self.finished.set(SPAWN_RESERVE);
-            } else {
-                self.finished.set(n - 1);
-            }
-        } else {
-            count.increment();
-        }
+        self.owed.count_spawned(count);
     }
 
     /// Subtracts the deferred completions from their scope's count (making its waiter ready if
@@ -315,14 +333,7 @@ impl WorkerThread {
     #[inline]
     pub(crate) fn flush_finished(&self) -> bool {
         self.settle_credit();
-        let n = self.finished.replace(0);
-        if n == 0 {
-            return false;
-        }
-        let count = self.finished_scope.replace(std::ptr::null());
-        // SAFETY: the scope cannot end (and free its count) while these completions are
-        // outstanding: its count stays above zero until they are subtracted, here.
-        match unsafe { &*count }.decrement_by(n) {
+        match self.owed.pay() {
             Some(w) => {
                 crate::fiber::make_ready(w);
                 true
@@ -334,7 +345,7 @@ impl WorkerThread {
     /// Flushes deferred completions unless they belong to the scope counted by `count`.
     #[inline]
     pub(crate) fn flush_finished_unless(&self, count: &CountLatch) {
-        if !std::ptr::eq(self.finished_scope.get(), count) {
+        if !self.owed.is_to(count) {
             self.flush_finished();
         }
     }
@@ -348,14 +359,16 @@ impl WorkerThread {
     /// however rare the spawns (nqueens spawns only in its top rows, between long searches).
     #[inline(always)]
     pub(crate) fn has_credit(&self, depth: u32) -> bool {
-        self.credit.get() != 0 && depth < self.frames_hw.get() && !self.deque.wanted()
+        let c = &self.core.credit;
+        c.left.get() != 0 && depth < c.frames_hw.get() && !self.core.deque.wanted()
     }
 
     /// Spends one credit: the in-place join is counted at the next
     /// [`settle_credit`](Self::settle_credit).
     #[inline(always)]
     pub(crate) fn spend_credit(&self) {
-        self.credit.set(self.credit.get() - 1);
+        let c = &self.core.credit;
+        c.left.set(c.left.get() - 1);
     }
 
     /// The look behind the credit: whether a `join` at frame depth `depth` may run in place
@@ -366,7 +379,7 @@ impl WorkerThread {
     #[inline(never)]
     pub(crate) fn grant_credit(&self, depth: u32) -> bool {
         self.settle_credit();
-        if self.checks {
+        if self.core.checks {
             // A checked pool: every join and spawn must reach the checked paths.
             return false;
         }
@@ -376,33 +389,39 @@ impl WorkerThread {
             // (`position.rs`). Below a tracked cursor the in-place paths keep positions.
             return false;
         }
-        if self.promotes && !self.fiber_local().pending.get().is_null() {
+        if self.core.promotes && !self.fiber_local().pending.get().is_null() {
             self.promote_for_thieves();
         }
-        if !self.may_run_in_place(depth, self.deque.top()) {
+        if !self.may_run_in_place(depth, self.core.deque.top()) {
             return false;
         }
-        if depth >= self.frames_hw.get() {
-            self.frames_hw.set(depth + 1);
+        let c = &self.core.credit;
+        if depth >= c.frames_hw.get() {
+            c.frames_hw.set(depth + 1);
             self.stats().max_frames.max(depth as u64 + 1);
         }
-        self.credit.set(CREDIT);
-        self.granted.set(CREDIT);
+        c.left.set(CREDIT);
+        c.granted.set(CREDIT);
         true
-    }
-
-    /// Publishes adaptive spawns down to spawn-tree level `level` from now on (`promote.rs`,
-    /// "Spawns"; 0: none), and tells thieves so.
-    pub(crate) fn set_shallow_spawns(&self, level: u32) {
-        self.shallow_spawns.set(level);
-        // Relaxed: a hint a thief adopts with what it steals; no data is published by it.
-        self.registry.lessons[self.index].store(level, crate::sync::atomic::Ordering::Relaxed);
     }
 
     /// In-place joins and spawns this worker has run on its credit so far, counted or not.
     #[inline(always)]
     pub(crate) fn ops_done(&self) -> u64 {
-        self.settled.get() + (self.granted.get() - self.credit.get()) as u64
+        self.core.credit.settled.get() + self.unsettled() as u64
+    }
+
+    /// In-place joins run on the credit since it was last settled, not yet in the stats.
+    #[inline(always)]
+    pub(crate) fn unsettled(&self) -> u32 {
+        let c = &self.core.credit;
+        c.granted.get() - c.left.get()
+    }
+
+    /// In-place joins left on the credit (a cheap pseudo-random sample for `promote.rs`).
+    #[inline(always)]
+    pub(crate) fn credit_left(&self) -> u32 {
+        self.core.credit.left.get()
     }
 
     /// Lazy publication's test: the deque (whose thieves' end was read as `top`) keeps `keep`
@@ -410,9 +429,9 @@ impl WorkerThread {
     /// `depth`. What the credit stands for, and what region tasks, which get none, ask directly.
     #[inline]
     pub(crate) fn may_run_in_place(&self, depth: u32, top: isize) -> bool {
-        self.deque.bottom() - top >= self.keep
-            && !self.deque.wanted()
-            && depth < self.thresholds.stack
+        self.core.deque.bottom() - top >= self.core.keep
+            && !self.core.deque.wanted()
+            && depth < self.core.thresholds.stack
     }
 
     /// Counts the in-place joins run on the credit (as spawns of the pool's policy: work-first
@@ -424,10 +443,11 @@ impl WorkerThread {
     /// `Pool::stats` after `install` counts every spawn.
     #[inline]
     pub(crate) fn settle_credit(&self) {
-        let n = self.granted.get() - self.credit.get();
-        self.credit.set(0);
-        self.granted.set(0);
-        self.settled.set(self.settled.get() + n as u64);
+        let c = &self.core.credit;
+        let n = c.granted.get() - c.left.get();
+        c.left.set(0);
+        c.granted.set(0);
+        c.settled.set(c.settled.get() + n as u64);
         if n != 0 {
             self.count_in_place(n);
         }
@@ -436,15 +456,16 @@ impl WorkerThread {
     #[cold]
     #[inline(never)]
     pub(crate) fn count_in_place(&self, n: u32) {
-        if self.policy == Policy::HelpFirst {
+        if self.core.policy == Policy::HelpFirst {
             self.stats().spawns_hf.add(n as u64);
         } else {
             self.stats().spawns_wf.add(n as u64);
         }
-        if self.policy == Policy::Adaptive
+        if self.core.policy == Policy::Adaptive
             && self
+                .core
                 .adaptive
-                .tick_by(&self.thresholds, n, || self.stats().stolen_from())
+                .tick_by(&self.core.thresholds, n, || self.stats().stolen_from())
         {
             self.stats().policy_switches.bump();
         }
@@ -453,8 +474,9 @@ impl WorkerThread {
     #[inline(always)]
     fn decide_adaptive(&self, depth: u32, fresh: isize) -> bool {
         let (wf, switched) =
-            self.adaptive
-                .decide(&self.thresholds, depth, fresh.max(0) as usize, || {
+            self.core
+                .adaptive
+                .decide(&self.core.thresholds, depth, fresh.max(0) as usize, || {
                     self.stats().stolen_from()
                 });
         if switched {
@@ -466,36 +488,14 @@ impl WorkerThread {
     /// Whether the stack condition holds for the running fiber: S frames, or too few bytes left.
     #[inline(always)]
     pub(crate) fn stack_full(&self, fl: &FiberLocal) -> bool {
-        fl.depth.get() >= self.thresholds.stack || !fl.has_reserve()
+        fl.depth.get() >= self.core.thresholds.stack || !fl.has_reserve()
     }
 
     /// Whether a work-first scope spawn may take one more fiber.
     pub(crate) fn fiber_limit_reached(&self) -> bool {
         // Relaxed: a soft limit; a stale count only misses the fibers made or freed meanwhile.
-        self.registry.live_fibers.load(Ordering::Relaxed) >= self.registry.config.max_fibers
-    }
-
-    /// Makes the pending work-first parent ready (called by the child's frame after it has
-    /// taken its closure out of the parent's stack): on this worker's own ready list, so only
-    /// this worker resumes it, or, when the pool allows migration, on its deque as a
-    /// continuation thieves may steal.
-    pub(crate) fn publish_continuation(&self) {
-        if let Some(c) = self.pending_cont.take() {
-            if self.registry.config.migrate {
-                self.push(Work::Resume(c));
-            } else {
-                self.ready.borrow_mut().push_back(c);
-            }
-        }
-    }
-
-    /// The next fiber or item only this worker may run: its own ready list, then its inbox.
-    #[inline]
-    pub(crate) fn take_own(&self) -> Option<Work> {
-        if let Some(f) = self.ready.borrow_mut().pop_front() {
-            return Some(Work::Resume(f));
-        }
-        self.registry.inboxes[self.index].pop().map(Work::decode)
+        self.core.registry.live_fibers.load(Ordering::Relaxed)
+            >= self.core.registry.config.max_fibers
     }
 }
 
@@ -525,53 +525,39 @@ impl WorkerThread {
             thresholds.fresh = u32::MAX;
         }
         WorkerThread {
-            index,
-            policy: registry.config.policy,
-            thresholds,
-            keep: if checks {
-                isize::MAX
-            } else if registry.config.workers > 1 {
-                crate::policy::KEEP
-            } else {
-                0
+            core: Core {
+                index,
+                policy: registry.config.policy,
+                thresholds,
+                keep: if checks {
+                    isize::MAX
+                } else if registry.config.workers > 1 {
+                    crate::policy::KEEP
+                } else {
+                    0
+                },
+                promotes,
+                checks,
+                join_mode: crate::policy::JoinMode::of(registry.config.policy, promotes),
+                stats: &*registry.stats[index] as *const WorkerStats,
+                tracing: registry_traces,
+                registry,
+                deque,
+                fiber: Cell::new(std::ptr::null()),
+                credit: Credit {
+                    left: Cell::new(0),
+                    granted: Cell::new(0),
+                    frames_hw: Cell::new(0),
+                    settled: Cell::new(0),
+                },
+                adaptive: Adaptive::new(),
             },
-            promotes,
-            checks,
-            join_mode: crate::policy::JoinMode::of(registry.config.policy, promotes),
-            stats: &*registry.stats[index] as *const WorkerStats,
-            registry,
-            deque,
-            fiber: Cell::new(std::ptr::null()),
-            credit: Cell::new(0),
-            granted: Cell::new(0),
-            frames_hw: Cell::new(0),
-            settled: Cell::new(0),
-            shallow_spawns: Cell::new(0),
-            spawn_sizes: crate::policy::SpawnSizes::new(),
-            pending_cont: Cell::new(None),
-            ready: RefCell::new(VecDeque::new()),
-            finished_scope: Cell::new(std::ptr::null()),
-            finished: Cell::new(0),
-            adaptive: Adaptive::new(),
-            switch_began: Cell::new(None),
-            rng: Cell::new(
-                0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
-            ),
-            spares: RefCell::new(Vec::new()),
-            last_victim: Cell::new(0),
-            suspended: Cell::new(0),
-            guest: Cell::new(std::ptr::null()),
-            tracing: registry_traces,
-            tiers,
-            serial_cont: Cell::new(None),
-        }
-    }
-
-    /// Ends this worker's spare fibers, each unwinding its scheduling loop. Called on the
-    /// worker's thread with `self` current, once nothing will run on this worker again.
-    pub(crate) fn exit_spares(&self) {
-        for mut f in self.spares.borrow_mut().drain(..) {
-            let _ = f.co.resume(Cmd::Exit);
+            owed: Owed::new(),
+            fibers: crate::fiber::Fibers::new(),
+            thief: crate::thief::Thief::new(index, tiers),
+            lessons: crate::policy::Lessons::new(),
+            seat: Seat::new(),
+            clock: crate::stats::Clock::new(),
         }
     }
 }
@@ -595,14 +581,14 @@ pub(crate) fn pin_thread(tid: i32, cpus: &[usize]) {
 /// (`hooks::Structure::spawn`), when the pool checks for races and the task is checked.
 pub(crate) fn checked_child() -> Option<crate::hooks::Ctx> {
     let wt = current()?;
-    if !wt.checks {
+    if !wt.core.checks {
         return None;
     }
     let cur = wt.fiber_local().checked.get();
     if cur.is_null() {
         return None;
     }
-    Some(wt.registry.structure()?.spawn(crate::hooks::Ctx(cur)))
+    Some(wt.core.registry.structure()?.spawn(crate::hooks::Ctx(cur)))
 }
 
 /// Runs `f`, a task whose context is `c` (`hooks::Structure`), as the running task of
@@ -613,12 +599,13 @@ pub(crate) fn checked_child() -> Option<crate::hooks::Ctx> {
 pub(crate) fn run_in<R>(c: crate::hooks::Ctx, f: impl FnOnce() -> R) -> R {
     let wt = current().expect("a checked task runs on a worker of its pool");
     let s = wt
+        .core
         .registry
         .structure()
         .expect("a checked task runs in a checked pool");
     let fl = wt.fiber_local();
     let prev = fl.checked.replace(c.0);
-    s.begin(c, wt.index);
+    s.begin(c, wt.core.index);
     /// Ends the task and puts the fiber's context back, on return or unwind.
     struct Back<'a> {
         s: &'a dyn crate::hooks::Structure,

@@ -82,7 +82,7 @@ fn with_lent<T>(f: impl FnOnce(&Lent) -> T) -> Option<T> {
         let closed = cell
             .borrow()
             .as_ref()
-            .is_some_and(|l| l.wt.registry.lent.is_closing());
+            .is_some_and(|l| l.wt.core.registry.lent.is_closing());
         if closed {
             // Taken out before it drops: its drop runs fibers, which must find `LENT` free.
             let stale = cell.borrow_mut().take();
@@ -117,12 +117,12 @@ pub(crate) fn lend(registry: &Arc<Registry>, deque: Deque) {
 
 /// Whether this thread is outside and lent to `registry`'s pool.
 pub(crate) fn lent_to(registry: &Registry) -> bool {
-    with_lent(|l| std::ptr::eq(&*l.wt.registry, registry)).unwrap_or(false)
+    with_lent(|l| std::ptr::eq(&*l.wt.core.registry, registry)).unwrap_or(false)
 }
 
 /// The pool this thread is lent to, if it is outside and the pool is live.
 pub(crate) fn registry() -> Option<Arc<Registry>> {
-    with_lent(|l| l.wt.registry.clone())
+    with_lent(|l| l.wt.core.registry.clone())
 }
 
 /// Whether this thread's lent worker holds work it has not started (only delivered work can
@@ -157,7 +157,7 @@ pub(crate) fn run_in<R, OP: FnOnce() -> R>(registry: &Registry, op: OP) -> Resul
 /// Enters `l`'s pool for `op` (module doc, "Inside"); `None`, leaving `op` in place, when the
 /// pool is closing.
 fn enter<R, OP: FnOnce() -> R>(l: &Lent, op: &mut Option<OP>) -> Option<R> {
-    let reg = &l.wt.registry;
+    let reg = &l.wt.core.registry;
     if !reg.lent.try_enter() {
         return None;
     }

@@ -58,8 +58,69 @@ use crate::sync::atomic::Ordering;
 use crate::worker::{current, WorkerThread};
 use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::sync::Arc;
+
+/// A worker's fibers other than the one running (`WorkerThread::fibers`).
+pub(crate) struct Fibers {
+    /// A work-first parent waiting to be made ready by the child's frame.
+    pending_cont: Cell<Option<FiberPtr>>,
+    /// Ready fibers of this worker made ready by this worker itself (a local delivery, which
+    /// needs no lock): taken before the inbox and the deque.
+    ready: RefCell<VecDeque<FiberPtr>>,
+    /// Fibers kept for reuse. Boxed: a fiber's address goes into latches and deque items, so
+    /// it must not move.
+    #[allow(clippy::vec_box)]
+    spares: RefCell<Vec<Box<Fiber>>>,
+    /// A work-first parent whose child has just returned on the fiber that ran it: popping its
+    /// continuation next is the sequential order, not an early resumption (tracing only).
+    serial_cont: Cell<Option<FiberPtr>>,
+}
+
+impl Fibers {
+    pub(crate) fn new() -> Fibers {
+        Fibers {
+            pending_cont: Cell::new(None),
+            ready: RefCell::new(VecDeque::new()),
+            spares: RefCell::new(Vec::new()),
+            serial_cont: Cell::new(None),
+        }
+    }
+
+    /// Sets the work-first parent that the child's frame makes ready
+    /// (`WorkerThread::publish_continuation`).
+    pub(crate) fn set_pending_cont(&self, f: FiberPtr) {
+        self.pending_cont.set(Some(f));
+    }
+
+    /// Marks `f`, a work-first parent whose child has just returned on the fiber that ran it,
+    /// as the sequential order's next step (tracing only).
+    pub(crate) fn set_serial_cont(&self, f: FiberPtr) {
+        self.serial_cont.set(Some(f));
+    }
+
+    /// Takes the mark `set_serial_cont` left, if any.
+    pub(crate) fn take_serial_cont(&self) -> Option<FiberPtr> {
+        self.serial_cont.take()
+    }
+
+    /// Whether a fiber made ready here waits to run.
+    pub(crate) fn has_ready(&self) -> bool {
+        !self.ready.borrow().is_empty()
+    }
+
+    /// Whether nothing of this worker's fibers waits: none ready, no parent pending.
+    pub(crate) fn none_waiting(&self) -> bool {
+        !self.has_ready() && self.pending_cont.get().is_none()
+    }
+
+    /// Puts `spares` in place of the worker's spare fibers and returns those.
+    #[allow(clippy::vec_box)]
+    pub(crate) fn swap_spares(&self, spares: Vec<Box<Fiber>>) -> Vec<Box<Fiber>> {
+        std::mem::replace(&mut *self.spares.borrow_mut(), spares)
+    }
+}
 
 /// Spare loop fibers a worker keeps whole for reuse.
 const MAX_SPARES: usize = 32;
@@ -412,12 +473,43 @@ impl Fiber {
 }
 
 impl WorkerThread {
+    /// Makes the pending work-first parent ready (called by the child's frame after it has
+    /// taken its closure out of the parent's stack): on this worker's own ready list, so only
+    /// this worker resumes it, or, when the pool allows migration, on its deque as a
+    /// continuation thieves may steal.
+    pub(crate) fn publish_continuation(&self) {
+        if let Some(c) = self.fibers.pending_cont.take() {
+            if self.core.registry.config.migrate {
+                self.push(Work::Resume(c));
+            } else {
+                self.fibers.ready.borrow_mut().push_back(c);
+            }
+        }
+    }
+
+    /// The next fiber or item only this worker may run: its own ready list, then its inbox.
+    #[inline]
+    pub(crate) fn take_own(&self) -> Option<Work> {
+        if let Some(f) = self.fibers.ready.borrow_mut().pop_front() {
+            return Some(Work::Resume(f));
+        }
+        self.core.registry.inboxes[self.core.index]
+            .pop()
+            .map(Work::decode)
+    }
+    /// Ends this worker's spare fibers, each unwinding its scheduling loop. Called on the
+    /// worker's thread with `self` current, once nothing will run on this worker again.
+    pub(crate) fn exit_spares(&self) {
+        for mut f in self.fibers.spares.borrow_mut().drain(..) {
+            let _ = f.co.resume(Cmd::Exit);
+        }
+    }
     /// A spare fiber of this worker, or a new one whose stack runs `entry`.
     pub(crate) fn take_fiber(&self, entry: FiberEntry) -> Box<Fiber> {
-        if let Some(f) = self.spares.borrow_mut().pop() {
+        if let Some(f) = self.fibers.spares.borrow_mut().pop() {
             return f;
         }
-        match Fiber::new(&self.registry, self.index, entry) {
+        match Fiber::new(&self.core.registry, self.core.index, entry) {
             Ok(f) => {
                 self.stats().fibers_created.bump();
                 f
@@ -436,7 +528,7 @@ impl WorkerThread {
     /// scheduling loop (its tasks' frames have all returned), and `None` for a fiber that never
     /// ran or is parked where it was when taken. Past [`MAX_SPARES`] such a fiber is trimmed.
     pub(crate) fn park(&self, mut f: Box<Fiber>, parked_at: Option<usize>) {
-        let mut s = self.spares.borrow_mut();
+        let mut s = self.fibers.spares.borrow_mut();
         if s.len() < MAX_SPARES {
             s.push(f);
         } else if s.len() < self.most_spares() {
@@ -460,7 +552,7 @@ impl WorkerThread {
     /// half the pool's `max_fibers` (spares are live fibers, and a work-first spawn that needs a
     /// fresh one must not find the budget taken by spares), and never fewer than [`MAX_SPARES`].
     fn most_spares(&self) -> usize {
-        let c = &self.registry.config;
+        let c = &self.core.registry.config;
         (c.max_fibers / (2 * c.workers.max(1))).clamp(MAX_SPARES, MAX_TRIMMED_SPARES)
     }
 }
@@ -504,8 +596,8 @@ pub(crate) fn suspend(action: Action) -> Cmd {
     let cmd = unsafe { &*fl.yielder }.suspend(action);
     fl.resumed.set(fl.resumed.get() + 1);
     let wt = current().expect("magpie: resumed outside a worker");
-    wt.fiber.set(fl);
-    fl.wanted.set(wt.deque.wanted_flag());
+    wt.core.fiber.set(fl);
+    fl.wanted.set(wt.core.deque.wanted_flag());
     wt.switch_landed();
     cmd
 }
@@ -551,10 +643,10 @@ pub(crate) fn make_ready(waiter: usize) {
     let fiber = unsafe { FiberPtr::from_addr(waiter) };
     // SAFETY: the fiber is suspended and ours; we read two plain fields.
     let (reg, home) = unsafe { (fiber.get().registry, fiber.get().home) };
-    match current().filter(|wt| Arc::as_ptr(&wt.registry) == reg) {
-        Some(wt) if wt.registry.config.migrate => wt.push(Work::Resume(fiber)),
-        Some(wt) if wt.index == home => wt.ready.borrow_mut().push_back(fiber),
-        Some(wt) => wt.registry.deliver(home, Work::Resume(fiber).encode()),
+    match current().filter(|wt| Arc::as_ptr(&wt.core.registry) == reg) {
+        Some(wt) if wt.core.registry.config.migrate => wt.push(Work::Resume(fiber)),
+        Some(wt) if wt.core.index == home => wt.fibers.ready.borrow_mut().push_back(fiber),
+        Some(wt) => wt.core.registry.deliver(home, Work::Resume(fiber).encode()),
         None => {
             // SAFETY: `reg` is `Arc::as_ptr` of the registry that made the fiber (`Fiber::new`),
             // and that registry is alive while the fiber is suspended and not yet handed over:

@@ -522,7 +522,7 @@ where
         phases: AtomicU64::new(0),
     });
     let r = pool.install(|| {
-        let me = crate::worker::current().map_or(0, |w| w.index);
+        let me = crate::worker::current().map_or(0, |w| w.core.index);
         let root = Node::root(me);
         let t = TaskCtx {
             run: run.clone(),

@@ -238,7 +238,7 @@ impl Iterate {
 /// The calling pool's deviations so far (the global pool's outside any).
 fn deviations() -> u64 {
     match crate::worker::current() {
-        Some(wt) => wt.registry.stats().deviations,
+        Some(wt) => wt.core.registry.stats().deviations,
         None => crate::pool::global().stats().deviations,
     }
 }

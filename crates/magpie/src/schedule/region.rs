@@ -307,8 +307,8 @@ where
     R: Send,
 {
     let wt = current().expect("magpie: a schedule region outside a worker");
-    let reg = wt.registry.clone();
-    let me = wt.index;
+    let reg = wt.core.registry.clone();
+    let me = wt.core.index;
     let plan = Arc::new(RegionPlan::new(mode, template, reg.config.workers, me));
     if !reg.region.begin(plan.clone()) {
         panic!(

@@ -18,10 +18,7 @@ impl WorkerThread {
     #[inline]
     pub(crate) fn event_count(&self) -> u64 {
         let st = self.stats();
-        st.spawns_wf.get()
-            + st.spawns_hf.get()
-            + st.scopes.get()
-            + (self.granted.get() - self.credit.get()) as u64
+        st.spawns_wf.get() + st.spawns_hf.get() + st.scopes.get() + self.unsettled() as u64
     }
 
     /// The tag of the event about to run at frame depth `level` (none unless the pool traces).
@@ -29,7 +26,7 @@ impl WorkerThread {
     /// publishing branches call this keep a small fast path when tracing is off.
     #[inline(always)]
     pub(crate) fn trace_tag(&self, level: u32) -> Tag {
-        if !self.tracing {
+        if !self.core.tracing {
             return Tag::NONE;
         }
         self.trace_tag_now(level)
@@ -39,8 +36,8 @@ impl WorkerThread {
     #[inline(never)]
     pub(crate) fn trace_tag_now(&self, level: u32) -> Tag {
         self.recorder()
-            .cursor(self.index)
-            .tag(self.index, self.event_count(), level)
+            .cursor(self.core.index)
+            .tag(self.core.index, self.event_count(), level)
     }
 
     /// Tracing: a scope opens at frame depth `level`; returns the tag of its opening event,
@@ -55,7 +52,8 @@ impl WorkerThread {
 
     /// The pool's recorder, kept among its extensions (`hooks.rs`).
     pub(crate) fn recorder(&self) -> &Recorder {
-        self.registry
+        self.core
+            .registry
             .extensions
             .get::<Recorder>()
             .expect("tracing without a recorder")
@@ -64,16 +62,16 @@ impl WorkerThread {
     /// Tracing: the worker found no work of its own.
     pub(crate) fn trace_idle(&self) {
         let rec = self.recorder();
-        rec.cursor(self.index)
-            .idle(rec, self.index, self.event_count());
+        rec.cursor(self.core.index)
+            .idle(rec, self.core.index, self.event_count());
     }
 
     /// Tracing: the worker took `w`; start or resume the phase it belongs to.
     pub(crate) fn trace_take(&self, w: Work, took: Took) {
         let rec = self.recorder();
         let count = self.event_count();
-        let serial = self.serial_cont.take();
-        let me = self.index;
+        let serial = self.fibers.take_serial_cont();
+        let me = self.core.index;
         let cursor = rec.cursor(me);
         let origin = |tag: Tag, taken: Taken| match (tag.root_ordinal(), tag.event()) {
             (Some(ordinal), _) => Origin::Root { ordinal },

@@ -28,7 +28,7 @@
 
 mod file;
 #[cfg(not(loom))]
-mod hooks;
+pub(crate) mod hooks;
 #[cfg(not(loom))]
 pub(crate) mod record;
 
