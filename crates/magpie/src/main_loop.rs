@@ -41,6 +41,7 @@ pub(crate) fn fiber_main(
     let fl = FiberLocal {
         yielder: y,
         stack_limit,
+        reserve_limit: stack_limit + crate::fiber::STACK_RESERVE,
         guard_low,
         depth: Cell::new(0),
         resumed: Cell::new(0),

@@ -166,14 +166,20 @@ impl Adaptive {
 /// How a worker's joins run in place: the policy's order (help-first: `b` first), and whether
 /// the pending half is recorded for oldest-first hand-over (`WorkerThread::promotes`).
 #[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 pub(crate) enum JoinMode {
-    WorkFirstOrder,
-    HelpFirstOrder,
-    WorkFirstPromoting,
-    HelpFirstPromoting,
+    WorkFirstOrder = 0,
+    HelpFirstOrder = JoinMode::HELP_FIRST,
+    WorkFirstPromoting = JoinMode::PROMOTING,
+    HelpFirstPromoting = JoinMode::HELP_FIRST | JoinMode::PROMOTING,
 }
 
 impl JoinMode {
+    /// The bit of a mode whose in-place halves run in help-first order.
+    pub(crate) const HELP_FIRST: u8 = 1;
+    /// The bit of a mode that records pending halves for oldest-first hand-over.
+    pub(crate) const PROMOTING: u8 = 2;
+
     pub(crate) fn of(policy: Policy, promotes: bool) -> JoinMode {
         match (policy == Policy::HelpFirst, promotes) {
             (false, false) => JoinMode::WorkFirstOrder,
@@ -191,6 +197,7 @@ pub(crate) const KEEP: isize = 3;
 /// The deepest frame depth below which spawns publish (see "Spawns" in `promote.rs`): it
 /// bounds the tasks published for a deep, narrow search to this many levels per fiber.
 pub(crate) const SHALLOW_MAX: u32 = 32;
+
 /// What a worker learned of its spawns (`WorkerThread::lessons`; `promote.rs`, "Spawns").
 pub(crate) struct Lessons {
     /// An adaptive spawn at a spawn-tree level above this publishes its child instead of

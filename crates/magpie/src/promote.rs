@@ -25,7 +25,8 @@
 //! for thus writes three words and its closure and reads three back, and keeps nothing but the
 //! fiber's record across its first half: the job a thief could run (latch, result slot) is
 //! built only when the half is promoted. `scripts/join-instructions.sh` counts what that costs:
-//! 17 instructions a join above the plain in-place join's. On fib
+//! about 20 instructions a join above the plain in-place join's (2 of them the dispatch's second
+//! test of the join mode). On fib
 //! without a cutoff, the finest-grained join there is, that is what this hand-over costs (see
 //! `Builder::oldest_first`).
 //!

@@ -305,6 +305,9 @@ pub(crate) struct FiberLocal {
     pub(crate) yielder: *const Yielder<Cmd, Action>,
     /// Lowest usable stack address.
     pub(crate) stack_limit: usize,
+    /// `stack_limit + STACK_RESERVE`: the lowest address a join's frame may lie at and still
+    /// leave the reserve below it (`has_reserve` compares with it directly).
+    pub(crate) reserve_limit: usize,
     /// Lowest address of the stack's mapping: its guard page starts here.
     pub(crate) guard_low: usize,
     /// Task frames on this fiber's logical stack (SLAW's on-stack frames).
@@ -403,12 +406,13 @@ impl FiberLocal {
     }
 
     /// Whether at least `STACK_RESERVE` bytes are left below the caller's frame: `stack_left() >=
-    /// STACK_RESERVE` as one add and one compare (on the spawn fast path, the subtraction with
-    /// saturation cost fib(36) 7% at one worker).
+    /// STACK_RESERVE` as one compare with a bound computed when the fiber started (on the spawn
+    /// fast path, the subtraction with saturation cost fib(36) 7% at one worker, and the add of
+    /// the reserve two instructions a join).
     #[inline(always)]
     pub(crate) fn has_reserve(&self) -> bool {
         let here = 0u8;
-        std::ptr::addr_of!(here) as usize >= self.stack_limit + STACK_RESERVE
+        std::ptr::addr_of!(here) as usize >= self.reserve_limit
     }
 
     /// Bytes left on this fiber's stack below the caller's frame.
