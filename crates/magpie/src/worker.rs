@@ -23,8 +23,8 @@
 //! - `seat` (this module, beside [`Guest`]): whether its seat may be lent, and to whom it is;
 //! - `clock` (`stats.rs`): the victim's clock of `Builder::measure_overheads`.
 //!
-//! The records hold data only; behaviour that needs the whole worker is written as
-//! `impl WorkerThread` blocks in the module of its concern: fibers and spares (`fiber/mod.rs`),
+//! A record's methods touch only the record. Behaviour that needs the whole worker is written
+//! as `impl WorkerThread` blocks in the module of its concern: fibers and spares (`fiber/mod.rs`),
 //! stealing (`steal.rs`), oldest-first hand-over (`promote.rs`), the idle path (`idle.rs`),
 //! the overhead clocks (`overheads.rs`) and the trace hooks (`trace/hooks.rs`). Each record
 //! lives in a module the worker imported already or in one that imports nothing of the
