@@ -10,7 +10,7 @@
 //! wake-ups), so a small input costs what its joins cost.
 //!
 //! **Taking the seat.** A worker going to sleep marks its sleep *lendable* when no fiber of its
-//! thread is suspended in a task (the dispatcher counts them in `WorkerThread::suspended`):
+//! thread is suspended in a task (the dispatcher counts them in `Seat::suspended`):
 //! then its deque, ready list and work-first parent are empty, and nothing in any latch or
 //! inbox will ever ask its thread to resume a fiber. The caller takes the seat with one CAS on
 //! the worker's sleep slot (`Sleep::lend`, in `sleep.rs`, which also states the states and the

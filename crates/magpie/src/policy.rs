@@ -164,7 +164,7 @@ impl Adaptive {
 }
 
 /// How a worker's joins run in place: the policy's order (help-first: `b` first), and whether
-/// the pending half is recorded for oldest-first hand-over (`WorkerThread::promotes`).
+/// the pending half is recorded for oldest-first hand-over (`Core::promotes`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum JoinMode {
@@ -191,7 +191,7 @@ impl JoinMode {
 }
 
 /// Items a worker of a pool with thieves keeps published before spawns start running in place
-/// (`WorkerThread::keep`).
+/// (`Core::keep`).
 pub(crate) const KEEP: isize = 3;
 
 /// The deepest frame depth below which spawns publish (see "Spawns" in `promote.rs`): it

@@ -76,7 +76,7 @@
 //! tell from uts (docs/RESULTS.md, "uts under each policy").
 //!
 //! What tells them apart is measured where it happens. A worker publishes its adaptive spawns
-//! above a level of the spawn tree (`WorkerThread::shallow_spawns`, 0 at first: none). Some
+//! above a level of the spawn tree (`Lessons::shallow`, 0 at first: none). Some
 //! spawns on credit below that level (within [`SHALLOW_MAX`] levels: one in [`SAMPLE`] near the
 //! root, one in [`SAMPLE_DEEP`] below [`NEAR_ROOT`]) run in place and count the joins and
 //! spawns their child made (`WorkerThread::ops_done`). Once most children measured at a level,

@@ -125,7 +125,7 @@ struct Credit {
 
 /// A call a thread from outside runs as a worker, in a seat lent to it while it sleeps
 /// (`borrowed_seat.rs`) or as the worker 0 it lent to its pool (`caller_worker.rs`): what
-/// decides when the thread may leave. A borrowed seat's `WorkerThread::guest` points at it.
+/// decides when the thread may leave. A borrowed seat's `Seat::guest` points at it.
 pub(crate) struct Guest {
     /// The thread's fibers suspended in a task (kept by the dispatcher).
     pub(crate) suspended: Cell<usize>,
