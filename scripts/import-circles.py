@@ -23,7 +23,7 @@ FEATURES = ("trace", "schedule", "dws", "topology", "places", "cachemodel")
 CORE = ("pool", "registry", "worker", "deque", "job", "latch", "join", "scope", "fiber",
         "inbox", "sleep", "policy", "steal", "idle", "promote", "caller_worker", "borrowed_seat",
         "config", "stats", "sync", "error", "sync_point", "main_loop", "hooks", "position",
-        "donate", "owed", "thief")
+        "donate", "owed", "thief", "leapfrog")
 
 
 def modules(root):

@@ -10,7 +10,7 @@
 //! wake-ups), so a small input costs what its joins cost.
 //!
 //! **Taking the seat.** A worker going to sleep marks its sleep *lendable* when no fiber of its
-//! thread is suspended in a task (the dispatcher counts them in `Seat::suspended`):
+//! thread is suspended in a task (the dispatcher counts them in the seat's `Waits`):
 //! then its deque, ready list and work-first parent are empty, and nothing in any latch or
 //! inbox will ever ask its thread to resume a fiber. The caller takes the seat with one CAS on
 //! the worker's sleep slot (`Sleep::lend`, in `sleep.rs`, which also states the states and the
@@ -167,7 +167,7 @@ pub(crate) fn run_in<R, OP: FnOnce() -> R>(reg: &Arc<Registry>, op: OP) -> Resul
     // only after the job has run (`may_leave`); only this thread runs the seat meanwhile.
     reg.inboxes[w].push(unsafe { job.item() });
     worker::set_current(wt);
-    crate::main_loop::dispatch(wt, &guest.suspended);
+    crate::main_loop::dispatch(wt, &guest.waits);
     worker::set_current(std::ptr::null());
     debug_assert!(wt.fibers.none_waiting());
     wt.settle_credit();

@@ -103,6 +103,9 @@ where
         }
     };
     wt.count_spawn(false);
+    let floor = Some(wt.core.deque.bottom());
+    ja.publish_under(fl.lineage.get());
+    jb.publish_under(fl.lineage.get());
     if let Some(to) = da {
         send(ja.as_job_ref(), to);
     }
@@ -116,11 +119,11 @@ where
     // The donated halves run elsewhere; wait for them as for stolen ones (the fiber suspends and
     // its own worker resumes it).
     let ra = ra.unwrap_or_else(|| {
-        crate::fiber::suspend_until_stolen(&ja.latch, ja.tag.get());
+        crate::fiber::suspend_until_stolen(&ja.latch, ja.tag.get(), floor);
         ja.take_result()
     });
     let rb = rb.unwrap_or_else(|| {
-        crate::fiber::suspend_until_stolen(&jb.latch, jb.tag.get());
+        crate::fiber::suspend_until_stolen(&jb.latch, jb.tag.get(), floor);
         jb.take_result()
     });
     match (ra, rb) {

@@ -80,12 +80,37 @@ impl WorkerThread {
             // With nothing of its own thread in flight, the seat may be lent while it sleeps.
             reg.sleep
                 .set_lendable(self.core.index, self.seat.lendable(reg.lends_seats));
-            reg.sleep.sleep(
-                self.core.index,
-                || reg.has_visible_work(self.core.index),
-                crate::sleep::always,
-                || false,
-            );
+            // With a task waiting on this thread, only what it may start wakes it
+            // (`leapfrog.rs`): its own fibers and deliveries, or a queued descendant. Another
+            // worker's deque is not looked at: a descendant left there is run by its owner, at
+            // the latest when its sync point comes.
+            let me = self.core.index;
+            let _ = match self.seat.waits().top() {
+                None => reg.sleep.sleep(
+                    me,
+                    || reg.has_visible_work(me),
+                    crate::sleep::always,
+                    || false,
+                ),
+                Some(top) => reg.sleep.sleep(
+                    me,
+                    || {
+                        // SeqCst: the sleep protocol's re-check, as in `has_visible_work`.
+                        reg.terminate.load(Ordering::SeqCst)
+                            || reg.has_delivered(me)
+                            || reg.has_injected_where(|it| {
+                                let w = crate::job::Work::decode(it);
+                                // SAFETY: the filter runs under the queue's lock: nobody can
+                                // take the item meanwhile.
+                                matches!(w, crate::job::Work::Task { .. })
+                                    && unsafe { w.may_start_under(top) }
+                            })
+                            || reg.places.as_ref().is_some_and(|pl| pl.has_visible_work(me, &|_| false))
+                    },
+                    crate::sleep::always,
+                    || false,
+                ),
+            };
         }
         false
     }

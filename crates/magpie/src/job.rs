@@ -15,6 +15,7 @@
 
 use crate::deque::Item;
 use crate::latch::Latch;
+use crate::leapfrog::Top;
 use std::any::Any;
 use std::cell::Cell;
 use std::cell::UnsafeCell;
@@ -37,6 +38,49 @@ impl Tag {
 }
 
 pub(crate) type Panic = Box<dyn Any + Send + 'static>;
+
+/// Where a published task frame stands in the task tree, for the leapfrogging rule
+/// (`leapfrog.rs`): `key` names the sync point that waits for the frame (the address of the latch
+/// its publisher suspends on, if it must), and `up` is the lineage of the task inside whose run
+/// that sync point lies (null: a root, from outside the pool). Every task frame starts with a
+/// pointer to its lineage (null for none), written before the frame is published; nodes live in
+/// frames that outlive every frame below them (see `leapfrog.rs`, "Why the chain stays valid").
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub(crate) struct Lineage {
+    pub(crate) key: usize,
+    pub(crate) up: *const Lineage,
+}
+
+impl Lineage {
+    /// The node of a frame waited for at the latch `key`, published by a task whose own lineage
+    /// is `up`.
+    pub(crate) fn new(key: *const Latch, up: *const Lineage) -> Lineage {
+        Lineage {
+            key: key as usize,
+            up,
+        }
+    }
+}
+
+/// Whether the task whose lineage is `l` descends from the sync point `key`: whether `key`
+/// names one of the sync points on its chain.
+///
+/// # Safety
+/// `l` is null or the lineage of a task frame that has not finished running (see
+/// `leapfrog.rs`: then every node on its chain is alive and was written before the frame was
+/// published).
+pub(crate) unsafe fn descends(mut l: *const Lineage, key: usize) -> bool {
+    // SAFETY: the caller's promise covers `l`, and each node's `up` is the lineage of a task
+    // that is still running, because this one, below it, has not finished.
+    while let Some(n) = unsafe { l.as_ref() } {
+        if n.key == key {
+            return true;
+        }
+        l = n.up;
+    }
+    false
+}
 
 /// A pointer to a runnable task frame and its entry function. Two refs are the same job when they
 /// point at the same frame (a frame address names one live job).
@@ -75,11 +119,30 @@ impl JobRef {
     ///
     /// # Safety
     /// The frame must be a live `StackJob`, install job or, in a tracing pool, a `HeapJob`
-    /// boxed with a tag (all `repr(C)` with the tag first, written before the frame was
-    /// published). Only a tracing pool reads tags.
+    /// boxed with a tag (all `repr(C)` with the tag second, after the lineage pointer, written
+    /// before the frame was published). Only a tracing pool reads tags.
     pub(crate) unsafe fn tag(self) -> Tag {
-        // SAFETY: by the caller's contract the frame is live and starts with its tag.
-        unsafe { *(self.data as *const Tag) }
+        // SAFETY: by the caller's contract the frame is live and holds its tag one word in.
+        unsafe { *((self.data as *const u8).add(std::mem::size_of::<usize>()) as *const Tag) }
+    }
+
+    /// The frame's lineage (`leapfrog.rs`): null when it has none.
+    ///
+    /// # Safety
+    /// The frame has not finished running (a taker holds its item, or it is running): every
+    /// task frame is `repr(C)` with its lineage pointer first, written before it was published.
+    pub(crate) unsafe fn lineage(self) -> *const Lineage {
+        // SAFETY: by the caller's contract the frame is live and starts with the pointer.
+        unsafe { *(self.data as *const *const Lineage) }
+    }
+
+    /// Whether this task descends from the sync point `key` (see [`descends`]).
+    ///
+    /// # Safety
+    /// As [`lineage`](Self::lineage).
+    pub(crate) unsafe fn descends(self, key: usize) -> bool {
+        // SAFETY: the caller's promise: the frame, and so its chain, is alive.
+        unsafe { descends(self.lineage(), key) }
     }
 }
 
@@ -98,6 +161,21 @@ pub(crate) enum Work {
 }
 
 impl Work {
+    /// Whether a thread whose youngest waiting task is `top` may start this item
+    /// (`leapfrog.rs`): a task if it descends from the top's sync point; a ready fiber or a
+    /// batch always (the fiber is checked by `Waits::admit`, a batch item by item).
+    ///
+    /// # Safety
+    /// The caller holds the item (taken from a queue, not yet run), or it sits in a queue
+    /// whose lock the caller holds: a task's frame is alive.
+    pub(crate) unsafe fn may_start_under(self, top: Top) -> bool {
+        match self {
+            // SAFETY: the caller's promise: the frame has not run, so its chain is alive.
+            Work::Task { job, .. } => top.allows(|key| unsafe { job.descends(key) }),
+            Work::Resume(_) | Work::Batch(_) => true,
+        }
+    }
+
     /// Whether this item is the task `job`.
     #[inline(always)]
     pub(crate) fn is_job(self, job: JobRef) -> bool {
@@ -224,8 +302,14 @@ impl<F: FnOnce() -> R, R> RunOnce<F, R> {
 /// One half of a `join`, in the joiner's stack frame.
 #[repr(C, align(8))]
 pub(crate) struct StackJob<F, R> {
-    /// Tracing: the event that published it (first, see `JobRef::tag`).
+    /// Its lineage (first, see `JobRef::lineage`): `node` once published, else null.
+    lineage: Cell<*const Lineage>,
+    /// Tracing: the event that published it (second, see `JobRef::tag`).
     pub(crate) tag: Cell<Tag>,
+    /// The node `lineage` points at once the job is published ([`publish_under`]).
+    ///
+    /// [`publish_under`]: Self::publish_under
+    node: Cell<Lineage>,
     once: RunOnce<F, R>,
     pub(crate) latch: Latch,
 }
@@ -238,10 +322,31 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     /// A job published at the event `tag` names (tracing).
     pub(crate) fn tagged(f: F, tag: Tag) -> Self {
         StackJob {
+            lineage: Cell::new(std::ptr::null()),
             tag: Cell::new(tag),
+            node: Cell::new(Lineage {
+                key: 0,
+                up: std::ptr::null(),
+            }),
             once: RunOnce::new(f),
             latch: Latch::new(),
         }
+    }
+
+    /// Gives the job its lineage before it is published: waited for at its own latch, by a
+    /// task whose lineage is `up`. The job must not move afterwards (it is used by reference
+    /// only, as for `as_job_ref`).
+    #[inline]
+    pub(crate) fn publish_under(&self, up: *const Lineage) {
+        self.node.set(Lineage::new(&self.latch, up));
+        self.lineage.set(self.node.as_ptr());
+    }
+
+    /// [`publish_under`](Self::publish_under), naming the sync point `key` instead of the
+    /// job's own latch: for the two halves of a join that waits for both at once.
+    pub(crate) fn publish_keyed(&self, key: *const Latch, up: *const Lineage) {
+        self.node.set(Lineage::new(key, up));
+        self.lineage.set(self.node.as_ptr());
     }
 
     pub(crate) fn as_job_ref(&self) -> JobRef {
@@ -290,15 +395,21 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
 /// the system allocator instead: mimalloc's C code is not instrumented, so ThreadSanitizer would
 /// not see a frame freed by one thread happen before its memory is handed out again to another,
 /// and would report the reuse as a race.
+///
+/// The frame starts with its lineage: a scope's spawns point at the scope's node
+/// (`Scope::lineage`), a pool's detached spawns have none.
+#[repr(C)]
 pub(crate) struct HeapJob<F> {
+    lineage: *const Lineage,
     f: F,
 }
 
-/// A [`HeapJob`] of a tracing pool: the same with its tag first (see `JobRef::tag`). Kept apart
-/// so an untraced task frame is no bigger than its closure: help-first kernels hold hundreds of
-/// thousands of them (pdfs: 16 more bytes each cost it 7% at 1 worker).
+/// A [`HeapJob`] of a tracing pool: the same with its tag second (see `JobRef::tag`). Kept apart
+/// so an untraced task frame is no bigger than its closure and lineage: help-first kernels hold
+/// hundreds of thousands of them (pdfs: 16 more bytes each cost it 7% at 1 worker).
 #[repr(C)]
 struct TracedHeapJob<F> {
+    lineage: *const Lineage,
     tag: Tag,
     f: F,
 }
@@ -343,15 +454,18 @@ unsafe fn unboxed<T>(p: *mut T) -> T {
 }
 
 impl<F: FnOnce() + Send> HeapJob<F> {
-    /// Boxes `f` as a task frame; with `tag` (a tracing pool) the frame starts with it.
-    pub(crate) fn into_job_ref(f: F, tag: Option<Tag>) -> JobRef {
+    /// Boxes `f` as a task frame of lineage `lineage` (null for none, or a node that outlives
+    /// the task: `leapfrog.rs`); with `tag` (a tracing pool) the frame holds it too.
+    pub(crate) fn into_job_ref(f: F, tag: Option<Tag>, lineage: *const Lineage) -> JobRef {
         match tag {
             // SAFETY: the frame is read back once, by the entry function of its own type.
-            None => unsafe { JobRef::new(boxed(HeapJob { f }) as *const (), Self::entry) },
+            None => unsafe {
+                JobRef::new(boxed(HeapJob { lineage, f }) as *const (), Self::entry)
+            },
             // SAFETY: as above.
             Some(tag) => unsafe {
                 JobRef::new(
-                    boxed(TracedHeapJob { tag, f }) as *const (),
+                    boxed(TracedHeapJob { lineage, tag, f }) as *const (),
                     Self::traced_entry,
                 )
             },

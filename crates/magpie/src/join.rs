@@ -225,6 +225,9 @@ where
     if wt.core.checks {
         return join_checked(wt, fl, a, b);
     }
+    if wt.core.tracing && fl.cursor().is_none() {
+        return join_traced::<HF, A, B, RA, RB>(wt, fl, a, b);
+    }
     let depth = fl.depth.get();
     if wt.grant_credit(depth) {
         return in_place_or_publish::<HF, PROMOTE, A, B, RA, RB>(wt, fl, depth, a, b);
@@ -244,6 +247,67 @@ where
         };
     }
     join_publish(wt, fl, wt.core.deque.top(), a, b)
+}
+
+/// A join in a pool that traces (outside a schedule region's positioned tasks, which keep
+/// their own paths). A tracing pool grants no credit, so each join comes here and decides alone.
+///
+/// The trace numbers a join's second half among the events of the join's phase, where a
+/// published half runs: popped back by its joiner, or by the joiner's worker once the joiner
+/// waits at its sync point (a waiting task's worker starts nothing else of it sooner:
+/// `leapfrog.rs`), which goes back to the phase that published it. An in-place join runs its
+/// second half on the joining fiber; if the first half suspended meanwhile, the worker has
+/// moved on to other phases, so it goes back to the join's phase first
+/// ([`WorkerThread::trace_back_to`]): either way the half's events are counted where the trace
+/// says, and reconstruction need not know which way the join went. With migration allowed the
+/// fiber may come back on another worker, which cannot go back to this one's phase: every join
+/// publishes there.
+#[cold]
+#[inline(never)]
+fn join_traced<const HF: bool, A, B, RA, RB>(
+    wt: &WorkerThread,
+    fl: &FiberLocal,
+    a: A,
+    b: B,
+) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let depth = fl.depth.get();
+    let top = wt.core.deque.top();
+    if wt.core.registry.config.migrate || !fl.has_reserve() || !wt.may_run_in_place(depth, top)
+    {
+        return join_publish(wt, fl, top, a, b);
+    }
+    wt.count_in_place(1);
+    let phase = wt.trace_phase();
+    let resumed = fl.resumed.get();
+    // The second half, once the first has returned to this fiber.
+    let back = || {
+        if fl.resumed.get() != resumed {
+            if let Some(wt) = worker::current() {
+                wt.trace_back_to(phase);
+            }
+        }
+    };
+    fl.depth.set(depth + 1);
+    let r = if HF {
+        let (rb, ra) = in_place(b, || {
+            back();
+            a()
+        });
+        (ra, rb)
+    } else {
+        in_place(a, || {
+            back();
+            b()
+        })
+    };
+    fl.depth.set(depth);
+    r
 }
 
 /// A join in a pool that checks for races (`hooks::Structure`): the halves run in contexts of
@@ -637,6 +701,7 @@ where
     RP: Send,
 {
     let mark = SyncMark::new(wt, fl);
+    pushed.publish_under(fl.lineage.get());
     let job = pushed.as_job_ref();
     wt.push_with_top(Work::Task { job, continuation }, top);
     let depth = fl.depth.get();
@@ -688,14 +753,20 @@ where
     wt.count_spawn(false);
     let ja = StackJob::tagged(a, tag);
     let jb = StackJob::tagged(b, tag.second());
+    // One sync point waits for both halves: both are named by `jb`'s latch in their lineage,
+    // and the joiner names it while it waits for either (`leapfrog.rs`).
+    let key = &jb.latch as *const crate::latch::Latch;
+    ja.publish_keyed(key, fl.lineage.get());
+    jb.publish_keyed(key, fl.lineage.get());
+    let floor = Some(wt.core.deque.bottom());
     for j in [ja.as_job_ref(), jb.as_job_ref()] {
         wt.push(Work::Task {
             job: j,
             continuation: false,
         });
     }
-    crate::fiber::suspend_until(&jb.latch, jb.tag.get());
-    crate::fiber::suspend_until(&ja.latch, ja.tag.get());
+    crate::fiber::suspend_until(&jb.latch, jb.tag.get(), floor, key as usize);
+    crate::fiber::suspend_until(&ja.latch, ja.tag.get(), floor, key as usize);
     match (ja.take_result(), jb.take_result()) {
         (Ok(ra), Ok(rb)) => (ra, rb),
         (Err(p), _) | (_, Err(p)) => panic::resume_unwind(p),

@@ -134,6 +134,8 @@ mod idle;
 mod job;
 #[cfg(not(loom))]
 mod join;
+#[cfg(not(loom))]
+mod leapfrog;
 #[cfg(loom)]
 #[path = "caller_worker/closing.rs"]
 mod lent_closing;

@@ -18,6 +18,7 @@
 use crate::deque::Deque;
 use crate::fiber::{Action, Cmd, FiberLocal, FiberPtr};
 use crate::job::Work;
+use crate::leapfrog::{Top, Waits};
 use crate::registry::Registry;
 use crate::steal::Took;
 use crate::worker::{current, set_current, WorkerThread};
@@ -53,6 +54,7 @@ pub(crate) fn fiber_main(
         parked_at: Cell::new(0),
         checked: Cell::new(std::ptr::null_mut()),
         wanted: Cell::new(std::ptr::null()),
+        lineage: Cell::new(std::ptr::null()),
     };
     let r = panic::catch_unwind(AssertUnwindSafe(|| {
         let mut cmd = first;
@@ -73,8 +75,11 @@ pub(crate) fn fiber_main(
                 Cmd::Run(Some((job, cont, depth))) => {
                     wt.fibers.set_pending_cont(cont);
                     fl.depth.set(depth + 1);
+                    // SAFETY: the child's frame lives in its suspended parent's stack.
+                    fl.lineage.set(unsafe { job.lineage() });
                     // SAFETY: the dispatcher hands each work-first child to exactly one fiber.
                     unsafe { job.execute() };
+                    fl.lineage.set(std::ptr::null());
                     fl.depth.set(0);
                     // The child returned here: its parent's continuation, if this worker pops it
                     // next, runs in the sequential order.
@@ -118,7 +123,9 @@ pub(crate) fn run_one_stolen() -> bool {
     let Some(wt) = current() else {
         return false;
     };
-    if wt.core.tracing || wt.core.registry.region.get().is_some() {
+    // Nor while a task waits on this thread: what it stole could be unrelated (`leapfrog.rs`).
+    if wt.core.tracing || wt.core.registry.region.get().is_some() || wt.seat.waits().top().is_some()
+    {
         return false;
     }
     match wt.steal() {
@@ -158,9 +165,17 @@ pub(crate) fn run_one_stolen() -> bool {
 /// # Safety
 /// `job` is run exactly once: the caller took it from a queue and nobody else will run it.
 unsafe fn run_here(wt: &WorkerThread, job: crate::job::JobRef) -> &'static WorkerThread {
-    let depth = wt.fiber_local().depth.replace(1);
+    let fl = wt.fiber_local();
+    let depth = fl.depth.replace(1);
+    // A root of its own: its joins and spawns name its lineage, and the joins pending below it
+    // stay out of its promotions (as at a sync point: `sync_point::pop_above`).
+    // SAFETY: the caller took the item: its frame is alive.
+    let up = fl.lineage.replace(unsafe { job.lineage() });
+    let pending = fl.pending.replace(std::ptr::null());
     // SAFETY: the caller's promise: this is the job's one run.
     unsafe { job.execute() };
+    fl.pending.set(pending);
+    fl.lineage.set(up);
     let wt = current().expect("a task run in place returned off any worker");
     wt.fiber_local().depth.set(depth);
     wt
@@ -174,7 +189,8 @@ pub(crate) fn run_one_delivered() -> bool {
     let Some(wt) = current() else {
         return false;
     };
-    if wt.core.tracing || wt.core.registry.region.get().is_some() {
+    if wt.core.tracing || wt.core.registry.region.get().is_some() || wt.seat.waits().top().is_some()
+    {
         return false;
     }
     match wt.core.registry.inboxes[wt.core.index]
@@ -198,6 +214,66 @@ pub(crate) fn run_one_delivered() -> bool {
 }
 
 impl WorkerThread {
+    /// What this worker may start of its own under the waiting task `top` (`leapfrog.rs`): a
+    /// ready fiber if it is the top's, an item delivered to it (work placed on this worker,
+    /// which only it may run), or its deque's newest item above the top's floor if it descends
+    /// from the top (else it goes to the pool's queue, for a worker it is allowed).
+    fn next_own_under(&self, top: Top) -> Option<Work> {
+        let waits = self.seat.waits();
+        while let Some(w) = self.take_own() {
+            match w {
+                Work::Resume(f) if !waits.admit(f.addr()) => {}
+                w => return Some(w),
+            }
+        }
+        while self.core.deque.bottom() > top.floor {
+            match self.core.deque.pop().map(Work::decode)? {
+                Work::Resume(f) if !waits.admit(f.addr()) => {}
+                // SAFETY: we hold the item: it has not run.
+                w if !unsafe { w.may_start_under(top) } => {
+                    self.core.registry.inject(w.encode())
+                }
+                w => return Some(w),
+            }
+        }
+        None
+    }
+
+    /// Whether this worker may start `w`, taken by a steal round or from a schedule region,
+    /// under the waiting task `top` (`leapfrog.rs`). A task it may not start goes to the pool's
+    /// queue, where another worker may take it; a stolen one also ends this worker's stealing
+    /// under `top`, which would mostly take more such tasks (the oldest items of a deque). A
+    /// region's donation is placed on this worker and runs here. A batch is unpacked here.
+    fn admit_taken(&self, top: Top, w: Work, took: Took) -> Option<(Work, Took)> {
+        let waits = self.seat.waits();
+        match w {
+            Work::Batch(it) => {
+                for &item in it.take_batch().expect("batch item").iter() {
+                    let w = Work::decode(item);
+                    // SAFETY: we hold the batch's items: none has run.
+                    match unsafe { w.may_start_under(top) } {
+                        true => self.push(w),
+                        false => self.core.registry.inject(item),
+                    }
+                }
+                None
+            }
+            // SAFETY: we hold the item: it has not run.
+            w if !unsafe { w.may_start_under(top) } => {
+                match took {
+                    _ if self.core.registry.region.get().is_some() => return Some((w, took)),
+                    Took::Stolen => {
+                        waits.stop_stealing();
+                        self.core.registry.inject(w.encode());
+                    }
+                    _ => self.core.registry.inject(w.encode()),
+                }
+                None
+            }
+            w => Some((w, took)),
+        }
+    }
+
     /// Whether this worker holds work it has not started: its deque, its inbox or ready fibers.
     pub(crate) fn has_pending(&self) -> bool {
         self.core.deque.len() > 0
@@ -221,10 +297,16 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
         }
         // Fibers and items only this worker may run come first: a ready fiber is a task that
         // already holds a stack, and nobody else can take it.
-        let found = match wt
-            .take_own()
-            .or_else(|| wt.core.deque.pop().map(Work::decode))
-        {
+        // A thread with a task waiting on it starts only that task's descendants
+        // (`leapfrog.rs`); `next_own` and `admit_taken` apply the rule.
+        let top = wt.seat.waits().top();
+        let own = match top {
+            None => wt
+                .take_own()
+                .or_else(|| wt.core.deque.pop().map(Work::decode)),
+            Some(top) => wt.next_own_under(top),
+        };
+        let found = match own {
             Some(w) => Some((w, Took::Popped)),
             // Completions deferred here may be what a waiter needs; and they may make one ready.
             None if wt.flush_finished() => continue,
@@ -246,7 +328,7 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
                 if wt.core.tracing {
                     wt.trace_idle();
                 }
-                match &region {
+                let found = match &region {
                     Some(r) if r.strict() => match r.take(wt.core.index) {
                         Some(it) => Some((Work::decode(it), Took::Injected)),
                         None => wt
@@ -268,6 +350,10 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
                             found => found,
                         },
                     },
+                };
+                match (found, top) {
+                    (Some((w, took)), Some(top)) => wt.admit_taken(top, w, took),
+                    (found, _) => found,
                 }
             }
         };
@@ -296,8 +382,11 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
                 idle = 0;
                 fl.depth.set(1);
                 fl.level_offset.set(0);
+                // SAFETY: we hold the item, so its frame is alive (`JobRef::lineage`).
+                fl.lineage.set(unsafe { job.lineage() });
                 // SAFETY: an item popped or stolen is run exactly once, by whoever took it.
                 unsafe { job.execute() };
+                fl.lineage.set(std::ptr::null());
                 fl.depth.set(0);
                 // The job may have suspended; re-read the worker (with migration allowed, this
                 // fiber may now run on another one).
@@ -340,7 +429,7 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
         }
     }
     // The count of suspended fibers tells the idle path whether the seat may be lent.
-    dispatch(&wt, wt.seat.suspended());
+    dispatch(&wt, wt.seat.own_waits());
     wt.exit_spares();
     // No guest holds the seat: a lent seat's thread does not leave its sleep at shutdown
     // until the seat is given back, and takes it out of the sleep as it leaves (`sleep.rs`).
@@ -351,27 +440,32 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
 
 /// The dispatcher: resumes fibers and carries out what they ask when they yield, until the
 /// loop fiber it runs returns (at shutdown, or when a lent worker leaves: `caller_worker.rs`).
-/// `suspended` counts this worker's fibers that are suspended in a task (waiting at a join or
-/// scope, or a work-first parent behind its child): a lent worker may leave only when none is.
-/// The count wraps: with migration allowed (never for a lent worker) a fiber may suspend on one
-/// worker and resume on another, and nobody reads those workers' counts.
+/// `waits` keeps this thread's fibers that are suspended in a task (waiting at a join or
+/// scope, or a work-first parent behind its child), which decide what the thread may start
+/// (`leapfrog.rs`); a lent worker may leave only when none is. The count wraps: with migration
+/// allowed (never for a lent worker) a fiber may suspend on one worker and resume on another,
+/// and nobody reads those workers' counts.
 /// Runs with `wt` current on this thread.
-pub(crate) fn dispatch(wt: &WorkerThread, suspended: &Cell<usize>) {
+pub(crate) fn dispatch(wt: &WorkerThread, waits: &Waits) {
+    let outer = wt.seat.set_waits(waits);
+    let migrate = wt.core.registry.config.migrate;
     let mut next = (wt.take_fiber(fiber_main), Cmd::Run(None));
     loop {
         let (mut f, cmd) = next;
         next = match f.co.resume(cmd) {
             CoroutineResult::Yield(Action::SpawnWf(child, tag)) => {
                 wt.stats().suspensions.bump();
-                suspended.set(suspended.get().wrapping_add(1));
                 f.tag.set(tag);
                 f.at_sync.set(false);
                 // The preempted parent's record is still the worker's current one.
                 let depth = wt.fiber_local().depth.get();
                 let g = wt.take_fiber(fiber_main);
-                (g, Cmd::Run(Some((child, FiberPtr::from_box(f), depth))))
+                let parent = FiberPtr::from_box(f);
+                // The parent waits for its turn: its child runs first, above it.
+                waits.suspend(parent.addr(), 0, wt.core.deque.bottom(), migrate);
+                (g, Cmd::Run(Some((child, parent, depth))))
             }
-            CoroutineResult::Yield(Action::Wait(latch, tag)) => {
+            CoroutineResult::Yield(Action::Wait(latch, tag, floor, key)) => {
                 f.tag.set(tag);
                 f.at_sync.set(true);
                 // Take the next fiber first: once registered, `f` may be resumed elsewhere.
@@ -383,7 +477,14 @@ pub(crate) fn dispatch(wt: &WorkerThread, suspended: &Cell<usize>) {
                 // (and so cannot free it) before it is registered or we resume it ourselves.
                 if unsafe { &*latch }.register(p.addr()) {
                     wt.stats().suspensions.bump();
-                    suspended.set(suspended.get().wrapping_add(1));
+                    let floor = floor.unwrap_or_else(|| wt.core.deque.bottom());
+                    // In a schedule region the template decides where work runs: waits there
+                    // restrict only the order of resumption (`leapfrog.rs`).
+                    let key = match wt.core.registry.region.get() {
+                        Some(_) => crate::leapfrog::OPEN,
+                        None => key,
+                    };
+                    waits.suspend(p.addr(), key, floor, migrate);
                     (g, Cmd::Run(None))
                 } else {
                     wt.park(g, None);
@@ -396,12 +497,18 @@ pub(crate) fn dispatch(wt: &WorkerThread, suspended: &Cell<usize>) {
                 let parked_at = wt.fiber_local().parked_at.get();
                 wt.park(f, Some(parked_at));
                 wt.stats().resumptions.bump();
-                // `target` was suspended in a task, by one of the two arms above.
-                suspended.set(suspended.get().wrapping_sub(1));
+                // `target` was suspended in a task, by one of the two arms above. The fiber now
+                // on top may go on if it was held ready (`leapfrog.rs`).
+                if let Some(h) = waits.resumed(target.addr()) {
+                    // SAFETY: `h` is the address of a fiber this thread suspended, made ready
+                    // and held (`Waits::admit`): the held entry owned it, and now we do.
+                    wt.fibers.make_ready_here(unsafe { FiberPtr::from_addr(h) });
+                }
                 // SAFETY: `target` came out of a `Resume` item, which owned the fiber.
                 (unsafe { target.into_box() }, Cmd::Continue)
             }
             CoroutineResult::Return(()) => break,
         };
     }
+    wt.seat.set_waits(outer);
 }

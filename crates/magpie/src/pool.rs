@@ -138,6 +138,13 @@ impl Pool {
                 // A worker of another pool: suspend its fiber rather than block its thread.
                 // No tag: in this pool's trace, work from another pool is `External`.
                 let job = StackJob::new(op);
+                // Its lineage goes on across pools: work the job sends back into the pool of
+                // the waiting worker (an install) descends from this sync point, and that worker
+                // may run it while it waits (`leapfrog.rs`).
+                let fl = worker::current()
+                    .expect("a worker of another pool")
+                    .fiber_local();
+                job.publish_under(fl.lineage.get());
                 self.registry.inject(
                     Work::Task {
                         job: job.as_job_ref(),
@@ -145,7 +152,10 @@ impl Pool {
                     }
                     .encode(),
                 );
-                crate::fiber::suspend_until(&job.latch, Tag::NONE);
+                // Waiting for another pool, this worker starts only what the job sends back
+                // into its own pool (`leapfrog.rs`).
+                let key = &job.latch as *const crate::latch::Latch as usize;
+                crate::fiber::suspend_until(&job.latch, Tag::NONE, None, key);
                 match job.take_result() {
                     Ok(r) => r,
                     Err(p) => panic::resume_unwind(p),
@@ -165,6 +175,7 @@ impl Pool {
                     Some(_) => op,
                 };
                 let job = BlockingJob {
+                    lineage: std::ptr::null(),
                     tag: self.registry.install_tag(),
                     once: RunOnce::new(op),
                     done: LockLatch::new(),
@@ -247,7 +258,9 @@ impl Pool {
 /// The job of a caller that is not a worker: it blocks on a lock latch.
 #[repr(C, align(8))]
 struct BlockingJob<F, R> {
-    /// Tracing: which install this is (first, see `JobRef::tag`).
+    /// None: an install from outside is a root (first, see `JobRef::lineage`).
+    lineage: *const crate::job::Lineage,
+    /// Tracing: which install this is (second, see `JobRef::tag`).
     tag: Tag,
     once: RunOnce<F, R>,
     done: LockLatch,

@@ -234,6 +234,10 @@ impl<F: FnOnce() -> R + Send, R: Send> PendingJob<F, R> {
             let me = &*(this as *const Self);
             let f = ManuallyDrop::take(&mut *me.func.get());
             let job = (*me.job.get()).write(StackJob::new(f));
+            // The pending list holds only joins of the task that started this fiber's current
+            // stretch (a sync point that runs another task here hides the list: `sync_point.rs`),
+            // so the fiber's lineage is this join's too.
+            job.publish_under(fl.lineage.get());
             (*me.mark.get()).write(SyncMark::new(wt, fl));
             me.head.promote.set(None);
             wt.stats().promotions.bump();

@@ -270,6 +270,30 @@ impl Registry {
         self.wake();
     }
 
+    /// The oldest item of the pool's queue that `may` accepts (`leapfrog.rs`: a thread with a
+    /// task waiting on it), read under the queue's lock.
+    pub(crate) fn take_injected_where(&self, may: impl Fn(Item) -> bool) -> Option<Item> {
+        // Relaxed: a hint, as in `take_injected`.
+        if self.injected.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let mut q = crate::sync::lock(&self.injector);
+        let i = q.iter().position(|&it| may(it))?;
+        let it = q.remove(i);
+        // SeqCst: as in `take_injected`.
+        self.injected.fetch_sub(1, Ordering::SeqCst);
+        it
+    }
+
+    /// Whether the pool's queue holds an item `may` accepts: the sleep re-check of a thread with
+    /// a task waiting on it (`leapfrog.rs`), which may start only some of them.
+    pub(crate) fn has_injected_where(&self, may: impl Fn(Item) -> bool) -> bool {
+        // SeqCst: the sleep protocol's re-check, as in `has_visible_work`; the lock orders the
+        // items themselves.
+        self.injected.load(Ordering::SeqCst) > 0
+            && crate::sync::lock(&self.injector).iter().any(|&it| may(it))
+    }
+
     pub(crate) fn take_injected(&self) -> Option<Item> {
         // Relaxed: a hint; the lock orders the items, and a stale zero is looked at again on the
         // next round (and by the sleep re-check, which reads it SeqCst).

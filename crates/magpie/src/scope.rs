@@ -18,7 +18,7 @@
 
 use crate::error::Error;
 use crate::fiber::{Action, FiberLocal};
-use crate::job::{HeapJob, JobRef, Panic, Tag, Work};
+use crate::job::{HeapJob, JobRef, Lineage, Panic, Tag, Work};
 use crate::latch::CountLatch;
 use crate::policy::Policy;
 use crate::position::Ticket;
@@ -38,11 +38,15 @@ pub struct Scope<'scope> {
     panic: AtomicPtr<Panic>,
     policy: Policy,
     registry: *const Registry,
+    /// The lineage of the scope's spawns (`leapfrog.rs`): waited for at the count's latch, by
+    /// the task that opened the scope. Set where the scope will stay until it ends.
+    node: std::cell::Cell<Lineage>,
     _marker: PhantomData<&'scope mut &'scope ()>,
 }
 
-// SAFETY: every field is shared through atomics; the registry pointer is only read, and the
-// registry outlives the scope (the scope runs inside one of its workers).
+// SAFETY: every field is shared through atomics but `node`, which is written once, before the
+// scope is shared, and only read after; the registry pointer is only read, and the registry
+// outlives the scope (the scope runs inside one of its workers).
 unsafe impl Sync for Scope<'_> {}
 // SAFETY: as for `Sync`: nothing in a scope is tied to the thread that made it.
 unsafe impl Send for Scope<'_> {}
@@ -119,9 +123,12 @@ where
         panic: AtomicPtr::new(std::ptr::null_mut()),
         policy: wt.core.registry.config.policy,
         registry: std::sync::Arc::as_ptr(&wt.core.registry),
+        node: std::cell::Cell::new(Lineage::new(std::ptr::null(), std::ptr::null())),
         _marker: PhantomData,
     };
     let fl = wt.fiber_local();
+    // `s` stays here until the scope has ended, so its count's latch names its sync point.
+    s.node.set(Lineage::new(&s.count.latch, fl.lineage.get()));
     // A checked task's scope is a finish in its tree (`hooks::Structure`).
     let checked = match wt.core.checks {
         true => wt
@@ -191,8 +198,11 @@ where
         policy: registry.config.policy,
         // The caller's `Arc` keeps the registry alive until the scope has ended.
         registry: std::sync::Arc::as_ptr(registry),
+        node: std::cell::Cell::new(Lineage::new(std::ptr::null(), std::ptr::null())),
         _marker: PhantomData,
     };
+    // A root: nothing in the pool waits for these spawns at a fiber's sync point.
+    s.node.set(Lineage::new(&s.count.latch, std::ptr::null()));
     let r = panic::catch_unwind(AssertUnwindSafe(|| op(&s)));
     s.finish_one();
     let mut nap = std::time::Duration::from_micros(1);
@@ -234,7 +244,11 @@ impl<'scope> Scope<'scope> {
             let reg = self.registry();
             reg.inject(
                 Work::Task {
-                    job: HeapJob::into_job_ref(self.task(f), reg.config.trace.then_some(Tag::NONE)),
+                    job: HeapJob::into_job_ref(
+                        self.task(f),
+                        reg.config.trace.then_some(Tag::NONE),
+                        self.lineage(),
+                    ),
                     continuation: false,
                 }
                 .encode(),
@@ -473,7 +487,7 @@ impl<'scope> Scope<'scope> {
         wt.count_spawn(false);
         wt.count_spawned(&self.count);
         Work::Task {
-            job: HeapJob::into_job_ref(self.task(f), tag),
+            job: HeapJob::into_job_ref(self.task(f), tag, self.lineage()),
             continuation: false,
         }
         .encode()
@@ -487,8 +501,12 @@ impl<'scope> Scope<'scope> {
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
         match worker::current().is_some_and(|wt| wt.core.checks) {
-            true => HeapJob::into_job_ref(self.task(with_checked_child(Box::new(f))), tag),
-            false => HeapJob::into_job_ref(self.task(f), tag),
+            true => HeapJob::into_job_ref(
+                self.task(with_checked_child(Box::new(f))),
+                tag,
+                self.lineage(),
+            ),
+            false => HeapJob::into_job_ref(self.task(f), tag, self.lineage()),
         }
     }
 
@@ -569,12 +587,14 @@ impl<'scope> Scope<'scope> {
             if COUNTED {
                 let f = holding(Ticket::for_spawn(fl), f);
                 let frame = WfFrame {
+                    lineage: self.lineage(),
                     f: UnsafeCell::new(Some(self.task(f))),
                 };
                 crate::fiber::suspend(Action::SpawnWf(frame.as_job_ref(), tag));
                 return;
             }
             let frame = WfFrame {
+                lineage: self.lineage(),
                 f: UnsafeCell::new(Some(self.task(f))),
             };
             crate::fiber::suspend(Action::SpawnWf(frame.as_job_ref(), tag));
@@ -587,13 +607,13 @@ impl<'scope> Scope<'scope> {
         if COUNTED {
             let f = holding(Ticket::for_spawn(fl), f);
             wt.push(Work::Task {
-                job: HeapJob::into_job_ref(self.task(f), tag),
+                job: HeapJob::into_job_ref(self.task(f), tag, self.lineage()),
                 continuation: false,
             });
             return;
         }
         wt.push(Work::Task {
-            job: HeapJob::into_job_ref(self.task(f), tag),
+            job: HeapJob::into_job_ref(self.task(f), tag, self.lineage()),
             continuation: false,
         });
     }
@@ -638,7 +658,7 @@ impl<'scope> Scope<'scope> {
             f(s)
         };
         wt.push(Work::Task {
-            job: HeapJob::into_job_ref(self.task(f), None),
+            job: HeapJob::into_job_ref(self.task(f), None, self.lineage()),
             continuation: false,
         });
     }
@@ -723,9 +743,16 @@ impl<'scope> Scope<'scope> {
         (!p.is_null()).then(|| *unsafe { Box::from_raw(p) })
     }
 
+    /// The lineage of this scope's spawns (`leapfrog.rs`): alive until the scope has ended,
+    /// which is after every spawn has finished.
+    #[inline(always)]
+    pub(crate) fn lineage(&self) -> *const Lineage {
+        self.node.as_ptr()
+    }
+
     /// The sync point: see [`wait_for_count`].
     fn wait(&self, fl: &FiberLocal, mark: &SyncMark) {
-        wait_for_count(&self.count, fl, mark, self.sync_tag);
+        wait_for_count(&self.count, fl, mark, self.sync_tag, true);
     }
 }
 
@@ -758,9 +785,24 @@ where
 /// A finish's sync point (a scope's, or a schedule region's end): runs the tasks pushed above
 /// `mark` while nothing else ran here, then suspends until `count` reaches zero. The caller has
 /// already taken back the count that stood for its own body.
-pub(crate) fn wait_for_count(count: &CountLatch, fl: &FiberLocal, mark: &SyncMark, tag: Tag) {
+///
+/// `named`: the tasks counted name the count's latch in their lineage (a scope's spawns), so
+/// the thread may start only those while it waits (`leapfrog.rs`). A schedule region's end also
+/// waits for what its tasks spawned into enclosing scopes, which name those scopes: it waits
+/// open ([`OPEN`](crate::leapfrog::OPEN)), as a wait did before the rule.
+pub(crate) fn wait_for_count(
+    count: &CountLatch,
+    fl: &FiberLocal,
+    mark: &SyncMark,
+    tag: Tag,
+    named: bool,
+) {
+    let key = match named {
+        true => &count.latch as *const _ as usize,
+        false => crate::leapfrog::OPEN,
+    };
     while !count.latch.probe() {
-        match pop_above(fl, mark, None) {
+        match pop_above(fl, mark, None, key) {
             Popped::RanOther => continue,
             Popped::Mine | Popped::Stop => break,
         }
@@ -770,7 +812,7 @@ pub(crate) fn wait_for_count(count: &CountLatch, fl: &FiberLocal, mark: &SyncMar
         wt.flush_finished();
     }
     // Whatever is still counted was taken by thieves (or is suspended elsewhere).
-    crate::fiber::suspend_until_stolen(&count.latch, tag);
+    crate::fiber::suspend_until_keyed(&count.latch, tag, Some(mark.bottom), key);
 }
 
 impl Drop for Scope<'_> {
@@ -780,8 +822,10 @@ impl Drop for Scope<'_> {
 }
 
 /// The frame of a work-first spawn, in the preempted parent's stack.
-#[repr(align(8))]
+#[repr(C, align(8))]
 struct WfFrame<F> {
+    /// The scope's node (first, see `JobRef::lineage`).
+    lineage: *const Lineage,
     f: UnsafeCell<Option<F>>,
 }
 

@@ -31,7 +31,14 @@ impl WorkerThread {
     /// One round over all other workers and the injector.
     pub(crate) fn steal_round(&self) -> Option<(Work, Took)> {
         let reg = &*self.core.registry;
-        let n = reg.stealers.len();
+        // A thread with a task waiting on it (`leapfrog.rs`) steals until a steal takes a task
+        // it may not start, and takes from the pool's queue only what it may start.
+        let top = self.seat.waits().top();
+        let n = if top.is_some_and(|t| !t.steals) {
+            0
+        } else {
+            reg.stealers.len()
+        };
         // With places, a lone worker still has its place's mailbox or squad pool to look in
         // (an inter-socket spawn in a one-worker pool with squads waited there forever).
         if n > 1 || reg.places.is_some() {
@@ -78,8 +85,15 @@ impl WorkerThread {
                 }
             }
         }
-        reg.take_injected()
-            .map(|it| (Work::decode(it), Took::Injected))
+        match top {
+            None => reg.take_injected(),
+            Some(t) => reg.take_injected_where(|it| {
+                let w = Work::decode(it);
+                // SAFETY: the filter runs under the queue's lock: nobody can take the item.
+                matches!(w, Work::Task { .. }) && unsafe { w.may_start_under(t) }
+            }),
+        }
+        .map(|it| (Work::decode(it), Took::Injected))
     }
 
     /// Up to four attempts on victim `v` (a lost race is retried; an empty deque is not).

@@ -70,8 +70,17 @@ pub(crate) enum Popped {
     Stop,
 }
 
-/// Pops one item above `mark`. Runs a task inline unless it is `mine` (then the caller runs it).
-pub(crate) fn pop_above(fl: &FiberLocal, mark: &SyncMark, mine: Option<JobRef>) -> Popped {
+/// Pops one item above `mark`. Runs a task inline unless it is `mine` (then the caller runs it)
+/// or it does not descend from the sync point `key` (the latch this sync point waits on): the
+/// half of an older join, promoted for a thief while this sync point's task ran, comes after
+/// this task in the sequential order and must not run on top of it (`leapfrog.rs`); it goes to
+/// the pool's queue, where any worker it is allowed may take it.
+pub(crate) fn pop_above(
+    fl: &FiberLocal,
+    mark: &SyncMark,
+    mine: Option<JobRef>,
+    key: usize,
+) -> Popped {
     if !mark.holds(fl) {
         return Popped::Stop;
     }
@@ -85,12 +94,26 @@ pub(crate) fn pop_above(fl: &FiberLocal, mark: &SyncMark, mine: Option<JobRef>) 
     match Work::decode(it) {
         Work::Task { job, .. } if Some(job) == mine => Popped::Mine,
         Work::Task { job, continuation } => {
+            if key != crate::leapfrog::OPEN
+                && !fl.in_region()
+                // SAFETY: we hold the item, so the frame has not run and its chain is alive.
+                && !unsafe { job.descends(key) }
+            {
+                wt.core.registry.inject(Work::Task { job, continuation }.encode());
+                return Popped::RanOther;
+            }
             if wt.stack_full(fl) {
                 wt.push(Work::Task { job, continuation });
                 return Popped::Stop;
             }
             let depth = fl.depth.get();
             fl.depth.set(depth + 1);
+            // The task runs as a stretch of its own on this fiber: its joins and spawns hand on
+            // its lineage, and the joins pending below it stay out of its promotions, which
+            // must name this task's lineage (`promote.rs`).
+            // SAFETY: as above.
+            let up = fl.lineage.replace(unsafe { job.lineage() });
+            let pending = fl.pending.replace(std::ptr::null());
             if fl.in_region() {
                 // SAFETY: popped by the owner: nobody else runs it.
                 crate::position::outside_the_waiting_task(fl, || unsafe { job.execute() });
@@ -98,6 +121,8 @@ pub(crate) fn pop_above(fl: &FiberLocal, mark: &SyncMark, mine: Option<JobRef>) 
                 // SAFETY: as above.
                 unsafe { job.execute() };
             }
+            fl.pending.set(pending);
+            fl.lineage.set(up);
             fl.depth.set(depth);
             Popped::RanOther
         }
@@ -120,9 +145,10 @@ where
     // Measuring overheads: the pops here are what the steal cost this victim; the tasks run
     // inline meanwhile are work, so the clock restarts after each.
     let wt = worker::current().expect("sync point outside a worker");
+    let key = &job.latch as *const crate::latch::Latch as usize;
     let mut since = wt.overhead_clock();
     loop {
-        match pop_above(fl, mark, Some(job.as_job_ref())) {
+        match pop_above(fl, mark, Some(job.as_job_ref()), key) {
             Popped::Mine => {
                 wt.add_victim(since);
                 return job.run_inline();
@@ -132,6 +158,6 @@ where
         }
     }
     wt.add_victim(since);
-    crate::fiber::suspend_until_stolen(&job.latch, job.tag.get());
+    crate::fiber::suspend_until_stolen(&job.latch, job.tag.get(), Some(mark.bottom));
     job.take_result()
 }

@@ -51,7 +51,7 @@ fn spawn_to(reg: &Arc<Registry>, to: Option<usize>, f: impl FnOnce() + Send + 's
     };
     let tag = reg.config.trace.then_some(Tag::NONE);
     let it = Work::Task {
-        job: HeapJob::into_job_ref(task, tag),
+        job: HeapJob::into_job_ref(task, tag, std::ptr::null()),
         continuation: false,
     }
     .encode();

@@ -34,6 +34,7 @@ use crate::deque::{Deque, Item, Pushed};
 use crate::fiber::FiberLocal;
 use crate::job::Work;
 use crate::latch::CountLatch;
+use crate::leapfrog::Waits;
 use crate::owed::Owed;
 use crate::policy::{Adaptive, Policy, Thresholds};
 use crate::registry::Registry;
@@ -128,7 +129,7 @@ struct Credit {
 /// decides when the thread may leave. A borrowed seat's `Seat::guest` points at it.
 pub(crate) struct Guest {
     /// The thread's fibers suspended in a task (kept by the dispatcher).
-    pub(crate) suspended: Cell<usize>,
+    pub(crate) waits: Waits,
     /// Whether the call's root job has finished.
     pub(crate) root_done: Cell<bool>,
 }
@@ -136,7 +137,7 @@ pub(crate) struct Guest {
 impl Guest {
     pub(crate) fn new() -> Guest {
         Guest {
-            suspended: Cell::new(0),
+            waits: Waits::new(),
             root_done: Cell::new(false),
         }
     }
@@ -144,7 +145,7 @@ impl Guest {
     /// Whether nothing of the call is left in the worker: its root job has finished and none
     /// of its fibers is suspended.
     pub(crate) fn done(&self) -> bool {
-        self.root_done.get() && self.suspended.get() == 0
+        self.root_done.get() && self.waits.suspended() == 0
     }
 }
 
@@ -152,7 +153,10 @@ impl Guest {
 pub(crate) struct Seat {
     /// Fibers of this worker's own thread suspended in a task (kept by the dispatcher): its
     /// seat may be lent only while there are none.
-    suspended: Cell<usize>,
+    own: Waits,
+    /// The waiting tasks of the dispatcher running as this worker now: `own`, or a guest's
+    /// (null until the worker's own dispatcher starts).
+    active: Cell<*const Waits>,
     /// The caller holding this seat, if a thread from outside runs as this worker now; null
     /// while the worker's own thread runs it.
     guest: Cell<*const Guest>,
@@ -161,20 +165,35 @@ pub(crate) struct Seat {
 impl Seat {
     pub(crate) fn new() -> Seat {
         Seat {
-            suspended: Cell::new(0),
+            own: Waits::new(),
+            active: Cell::new(std::ptr::null()),
             guest: Cell::new(std::ptr::null()),
         }
     }
 
-    /// The count of the worker's own fibers suspended in a task, kept by its dispatcher.
-    pub(crate) fn suspended(&self) -> &Cell<usize> {
-        &self.suspended
+    /// The worker's own thread's waiting tasks, kept by its dispatcher.
+    pub(crate) fn own_waits(&self) -> &Waits {
+        &self.own
+    }
+
+    /// The waiting tasks of the thread running as this worker now (`leapfrog.rs`).
+    #[inline]
+    pub(crate) fn waits(&self) -> &Waits {
+        // SAFETY: `active` is null or points at the `Waits` of the dispatcher running as this
+        // worker (`main_loop::dispatch` sets it and puts the old one back before returning),
+        // which outlives the dispatch; only that thread reads it.
+        unsafe { self.active.get().as_ref() }.unwrap_or(&self.own)
+    }
+
+    /// Makes `w` the active waits (a dispatcher starting on this worker); returns the old one.
+    pub(crate) fn set_waits(&self, w: *const Waits) -> *const Waits {
+        self.active.replace(w)
     }
 
     /// Whether the seat may be lent now: the pool lends seats (`lends`) and none of the
     /// worker's own fibers is suspended.
     pub(crate) fn lendable(&self, lends: bool) -> bool {
-        lends && self.suspended.get() == 0
+        lends && self.own.suspended() == 0
     }
 
     /// Hands the seat to `guest` (null: back to the worker's own thread).
@@ -381,6 +400,11 @@ impl WorkerThread {
         self.settle_credit();
         if self.core.checks {
             // A checked pool: every join and spawn must reach the checked paths.
+            return false;
+        }
+        if self.core.tracing && self.fiber_local().cursor().is_none() {
+            // A tracing pool: each join decides alone (`join::join_traced`), and spawns
+            // publish, as the trace's reconstruction assumes.
             return false;
         }
         if self.fiber_local().cursor().is_some_and(|c| !c.tracked()) {

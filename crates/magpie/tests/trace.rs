@@ -238,3 +238,62 @@ fn bad_trace_files_are_clean_errors() {
         TraceError::Corrupt(_)
     ));
 }
+
+/// Random programs traced under contention (steps long enough that thieves take work in the
+/// middle of joins and scopes, and first halves suspend while their second halves wait):
+/// reconstruction from the trace alone must still equal the enumeration, and every steal and
+/// resumption record must be used. `STRESS_PROGRAMS` (default 240), `STRESS_SEED` (default:
+/// from the clock, printed) and `STRESS_POLICY` (`wf` or `hf`; default both) make it a longer
+/// stress run: `STRESS_PROGRAMS=20000 cargo test --release --test trace contention`.
+#[test]
+fn reconstruction_holds_under_contention() {
+    let env = |k: &str| std::env::var(k).ok().and_then(|s| s.parse::<u64>().ok());
+    let programs = env("STRESS_PROGRAMS").unwrap_or(240);
+    let base = env("STRESS_SEED").unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64
+    });
+    let only: Option<Policy> = match std::env::var("STRESS_POLICY").as_deref() {
+        Ok("wf") => Some(Policy::WorkFirst),
+        Ok("hf") => Some(Policy::HelpFirst),
+        _ => None,
+    };
+    eprintln!("contention: {programs} programs from seed {base} (STRESS_SEED to repeat)");
+    let mut rng = program::Rng(base | 1);
+    let mut steals = 0usize;
+    let mut resumptions = 0usize;
+    for n in 0..programs {
+        let seed = rng.next();
+        let policy = only.unwrap_or(if n % 2 == 0 {
+            Policy::WorkFirst
+        } else {
+            Policy::HelpFirst
+        });
+        let workers = [2usize, 3, 4, 8][rng.below(4) as usize];
+        let size = 40 + rng.below(260) as u32;
+        let p = Program::random(seed, size, 6);
+        let (t, truth) = traced_run(&p, workers, policy, 20_000);
+        steals += t.steal_count();
+        resumptions += t
+            .phases
+            .iter()
+            .flatten()
+            .filter(|ph| matches!(ph.origin, Origin::Resumed { .. }))
+            .count();
+        let what = format!("program {n}: {policy:?}, {workers} workers, seed {seed}, size {size}");
+        let got = t
+            .reconstruct_sole(&p)
+            .unwrap_or_else(|e| panic!("{what}: {e}\nprogram: {p:?}\n{t:#?}"));
+        if got != truth {
+            let bad: Vec<(usize, u32, u32)> = (0..truth.len())
+                .filter(|&i| got[i] != truth[i])
+                .map(|i| (i, truth[i], got[i]))
+                .collect();
+            panic!("{what}: (step, ran on, reconstructed) differ: {bad:?}\nprogram: {p:?}\n{t:#?}");
+        }
+    }
+    eprintln!("contention: {programs} programs exact, {steals} steals, {resumptions} resumptions");
+    assert!(steals > 0 && resumptions > 0, "no contention: the test exercised nothing");
+}

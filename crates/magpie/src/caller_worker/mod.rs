@@ -170,7 +170,7 @@ fn enter<R, OP: FnOnce() -> R>(l: &Lent, op: &mut Option<OP>) -> Option<R> {
     // only after the root job has run (`may_leave`); only this thread runs worker 0.
     reg.inboxes[0].push(unsafe { job.item() });
     worker::set_current(&*l.wt);
-    crate::main_loop::dispatch(&l.wt, &l.call.suspended);
+    crate::main_loop::dispatch(&l.wt, &l.call.waits);
     worker::set_current(std::ptr::null());
     reg.lent.exit();
     // SAFETY: the dispatcher returned, which `may_leave` allows only after the root job's one
@@ -231,7 +231,9 @@ pub(crate) fn close(registry: &Registry) {
 /// caller holding a sleeping worker's seat: `borrowed_seat.rs`).
 #[repr(C, align(8))]
 pub(crate) struct RootJob<'a, F, R> {
-    /// First, as every job that may be asked for its tag (never read: tracing is refused).
+    /// None: the entry is a root (first, see `JobRef::lineage`).
+    lineage: *const crate::job::Lineage,
+    /// Second, as in every job that may be asked for its tag (never read: tracing is refused).
     tag: Tag,
     once: RunOnce<F, R>,
     done: &'a Cell<bool>,
@@ -241,6 +243,7 @@ impl<'a, F: FnOnce() -> R, R> RootJob<'a, F, R> {
     /// The job of `op`, which sets `done` once it has run.
     pub(crate) fn new(op: F, done: &'a Cell<bool>) -> Self {
         RootJob {
+            lineage: std::ptr::null(),
             tag: Tag::NONE,
             once: RunOnce::new(op),
             done,

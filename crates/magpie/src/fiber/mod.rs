@@ -105,6 +105,11 @@ impl Fibers {
         self.serial_cont.take()
     }
 
+    /// Puts `f`, a ready fiber of this worker, first on its ready list.
+    pub(crate) fn make_ready_here(&self, f: FiberPtr) {
+        self.ready.borrow_mut().push_front(f);
+    }
+
     /// Whether a fiber made ready here waits to run.
     pub(crate) fn has_ready(&self) -> bool {
         !self.ready.borrow().is_empty()
@@ -205,8 +210,11 @@ pub(crate) enum Cmd {
 pub(crate) enum Action {
     /// A work-first child, and the tag of the spawn (the parent's continuation's identity).
     SpawnWf(JobRef, Tag),
-    /// Wait on a latch at the sync point named by the tag.
-    Wait(*const Latch, Tag),
+    /// Wait on a latch at the sync point named by the tag. The floor is the deque's bottom when
+    /// the sync point began (`SyncMark::bottom`): what lies above it was pushed by the waiting
+    /// task's subtree (`leapfrog.rs`); none: the bottom as the fiber suspends. The key names
+    /// the sync point in the lineage of the work it waits for (`job::Lineage::key`).
+    Wait(*const Latch, Tag, Option<isize>, usize),
     /// Resume this ready fiber (the loop fiber that found it parks itself).
     Switch(FiberPtr),
 }
@@ -344,6 +352,10 @@ pub(crate) struct FiberLocal {
     /// its pending half (`join::in_place_pending`), which then need not keep its worker in a
     /// register across the first half.
     pub(crate) wanted: Cell<*const crate::sync::atomic::AtomicBool>,
+    /// The lineage of the published task running on this fiber (`leapfrog.rs`), which its
+    /// joins and scopes hand to what they publish: set by whoever starts a published task
+    /// here and put back when it returns; null for a root.
+    pub(crate) lineage: Cell<*const crate::job::Lineage>,
 }
 
 impl FiberLocal {
@@ -608,21 +620,28 @@ pub(crate) fn suspend(action: Action) -> Cmd {
 
 /// Waits at a sync point without popping anything: returns at once if the latch is set, otherwise
 /// suspends the fiber until the latch's setter makes it ready.
-pub(crate) fn suspend_until(latch: &Latch, tag: Tag) {
+/// `floor` is the deque's bottom when the sync point began, if it pushed work, and `key` the
+/// sync point's name in the lineage of what it waits for (see [`Action::Wait`]).
+pub(crate) fn suspend_until(latch: &Latch, tag: Tag, floor: Option<isize>, key: usize) {
     if !latch.probe() {
-        suspend(Action::Wait(latch, tag));
+        suspend(Action::Wait(latch, tag, floor, key));
         debug_assert!(latch.probe());
     }
 }
 
 /// [`suspend_until`] at a sync point whose work a thief took: when the pool measures overheads,
 /// the switch out of the task and the later switch back into it are counted as the victim's.
-pub(crate) fn suspend_until_stolen(latch: &Latch, tag: Tag) {
+pub(crate) fn suspend_until_stolen(latch: &Latch, tag: Tag, floor: Option<isize>) {
+    suspend_until_keyed(latch, tag, floor, latch as *const Latch as usize);
+}
+
+/// [`suspend_until_stolen`] at a sync point named `key` in the lineage of what it waits for.
+pub(crate) fn suspend_until_keyed(latch: &Latch, tag: Tag, floor: Option<isize>, key: usize) {
     if !latch.probe() {
         if let Some(wt) = current() {
             wt.victim_switch_begins();
         }
-        suspend(Action::Wait(latch, tag));
+        suspend(Action::Wait(latch, tag, floor, key));
         debug_assert!(latch.probe());
     }
 }

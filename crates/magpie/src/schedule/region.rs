@@ -327,7 +327,7 @@ where
     if let Some(w) = region.live().decrement() {
         crate::fiber::make_ready(w);
     }
-    crate::scope::wait_for_count(region.live(), fl, &mark, Tag::NONE);
+    crate::scope::wait_for_count(region.live(), fl, &mark, Tag::NONE, false);
     reg.region.end();
     if let Some(wt) = current() {
         wt.stats()

@@ -50,6 +50,25 @@ impl WorkerThread {
         tag
     }
 
+    /// Tracing: the phase this worker runs now, for [`trace_back_to`](Self::trace_back_to).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn trace_phase(&self) -> u32 {
+        self.recorder().cursor(self.core.index).phase()
+    }
+
+    /// Tracing: the worker goes back to running its phase `idx`, as when it pops an item that
+    /// phase published: an in-place join whose first half suspended runs its second half in
+    /// the join's phase, where a published half popped back by this worker would run
+    /// (`join::join_traced`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn trace_back_to(&self, idx: u32) {
+        let rec = self.recorder();
+        rec.cursor(self.core.index)
+            .switch_to(rec, self.core.index, self.event_count(), idx);
+    }
+
     /// The pool's recorder, kept among its extensions (`hooks.rs`).
     pub(crate) fn recorder(&self) -> &Recorder {
         self.core

@@ -222,6 +222,11 @@ impl LogCursor {
         (tag.worker() == Some(worker)).then(|| tag.phase_index())
     }
 
+    /// The phase this cursor's worker runs now (`u32::MAX` before its first).
+    pub(crate) fn phase(&self) -> u32 {
+        get32(&self.cur)
+    }
+
     /// Starts a new phase with `origin`.
     pub(crate) fn begin(&self, rec: &Recorder, worker: usize, count: u64, origin: Origin) {
         let now = rec.now();

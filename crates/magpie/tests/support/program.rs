@@ -271,11 +271,19 @@ impl<'p> Replay<'p> {
             let own_half = join && p.tag == e;
             if let Some(thief) = self.cut(p.tag) {
                 self.exec(p.body, thief)?;
+            } else if own_half {
+                // A join's own half, run in the join's phase: popped at the sync point, by the
+                // worker's loop once the fiber waits there (a waiting task's worker starts
+                // nothing else of it sooner), or in place after a first half that suspended,
+                // which goes back to the join's phase (`join::join_traced`). The fiber goes on
+                // where the half ended, unless it waited (a `Resumed` record, below).
+                fiber = self.exec(p.body, p.tag.phase)?;
             } else if fiber == at_mark && p.tag.phase == at_mark {
                 // Popped at the sync point and run on the waiting fiber.
                 fiber = self.exec(p.body, at_mark)?;
             } else {
-                // The fiber moved on (it suspended or was stolen): the owner's loop runs it.
+                // The fiber moved on (it suspended, or a thief pushed the item): the loop of
+                // the worker that pushed it runs it, in the phase that pushed it.
                 self.exec(p.body, p.tag.phase)?;
             }
             if own_half {
@@ -296,19 +304,39 @@ impl<'p> Replay<'p> {
 pub trait Reconstruct {
     /// Which worker ran each step of install `ordinal` of `program`, from the trace alone.
     fn reconstruct(&self, program: &Program, ordinal: u64) -> Result<Vec<u32>, ReconstructError>;
+    /// [`reconstruct`](Self::reconstruct) of a trace whose only install ran `program`: every
+    /// steal and resumption record must then be used, not only those of phases it reached.
+    fn reconstruct_sole(&self, program: &Program) -> Result<Vec<u32>, ReconstructError>;
 }
 
 impl Reconstruct for Trace {
     /// Which worker ran each step of `program`, traced as the `ordinal`-th install (counting
     /// from 0) of a pool that ran it with [`Program::run`]. See the module doc of `program.rs`.
     fn reconstruct(&self, program: &Program, ordinal: u64) -> Result<Vec<u32>, ReconstructError> {
-        if self.policy == Policy::Adaptive {
+        replay(self, program, ordinal, false)
+    }
+
+    fn reconstruct_sole(&self, program: &Program) -> Result<Vec<u32>, ReconstructError> {
+        replay(self, program, 0, true)
+    }
+}
+
+/// Reconstruction; `sole`: the trace holds this one install, so every record must be used.
+fn replay(
+    t: &Trace,
+    program: &Program,
+    ordinal: u64,
+    sole: bool,
+) -> Result<Vec<u32>, ReconstructError> {
+    let this = t;
+    {
+        if this.policy == Policy::Adaptive {
             return Err(ReconstructError::AdaptivePolicy);
         }
         let mut root = None;
         let mut cuts = HashMap::new();
         let mut resumed = HashMap::new();
-        for (w, ps) in self.phases.iter().enumerate() {
+        for (w, ps) in this.phases.iter().enumerate() {
             for (i, p) in ps.iter().enumerate() {
                 let id = PhaseId {
                     worker: w as u32,
@@ -331,7 +359,7 @@ impl Reconstruct for Trace {
         }
         let root = root.ok_or(ReconstructError::NoRoot(ordinal))?;
         let mut r = Replay {
-            policy: self.policy,
+            policy: this.policy,
             cuts,
             resumed,
             used: HashSet::new(),
@@ -346,7 +374,7 @@ impl Reconstruct for Trace {
         r.sync(0, root, end, e, false)?;
         // Every record naming an event of a phase this install reached must have been used.
         for (e, p) in r.cuts.iter().chain(r.resumed.iter()) {
-            if r.reached.contains(&e.phase) && !r.used.contains(e) {
+            if (sole || r.reached.contains(&e.phase)) && !r.used.contains(e) {
                 return Err(ReconstructError::Mismatch(format!(
                     "phase {} of worker {} took event {} of phase {} of worker {}, which the \
                      program never published",
