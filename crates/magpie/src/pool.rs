@@ -125,6 +125,20 @@ impl Pool {
         self.install_on(None, op)
     }
 
+    /// [`install_on`](Self::install_on), for a schedule region entered from outside the pool.
+    pub(crate) fn install_at<OP, R>(&self, home: Option<usize>, op: OP) -> R
+    where
+        OP: FnOnce() -> R + Send,
+        R: Send,
+    {
+        if self.installs.is_some() {
+            // A pool whose installs are regions already (`Builder::replay`, `trace_cuts`)
+            // places them itself.
+            return self.install(op);
+        }
+        self.install_on(home, op)
+    }
+
     /// [`install_plain`](Self::install_plain); from a plain thread, on worker `home` if given
     /// (through its inbox), else on whichever worker takes it first.
     fn install_on<OP, R>(&self, home: Option<usize>, op: OP) -> R

@@ -1005,3 +1005,51 @@ fn iterate_places_with_the_initialisers_schedule_then_follows_it() {
         let _ = init;
     });
 }
+
+/// A follow entered from outside every pool (the global pool) starts its root on the template's
+/// root worker, so no two workers swap roles: in every iteration of a program that follows the
+/// same template, each leaf runs on the worker that ran it when the template was recorded, as
+/// StOWS's locality needs. (From inside a pool, a follow's root is wherever the caller runs,
+/// and the template's root worker and that one swap roles: `ordered_replays_...` above.)
+#[test]
+fn follows_from_outside_keep_every_leaf_on_its_recorded_worker_in_every_iteration() {
+    let mut rng = Rng(4242);
+    let mut leaves = 0;
+    let prog = gen(&mut rng, 9, &mut leaves);
+    let workers = magpie::global_pool().unwrap().workers();
+    watchdog(120, "follows from outside", || {
+        let log = Log::new(leaves, Duration::from_micros(20));
+        // Recorded with its root on the last worker, where an install from outside would not
+        // start it (a plain thread's install runs on a seat it borrows, or the first taker).
+        let root = workers - 1;
+        let mut out = None;
+        magpie::global_pool().unwrap().install(|| {
+            magpie::scope(|s| {
+                let (out, log, prog) = (&mut out, &log, &prog);
+                s.spawn_designated(root, move |_| *out = Some(schedule::record(|| run(prog, log))));
+            })
+        });
+        let (sum, recorded) = out.expect("the recording ran");
+        assert_eq!(recorded.root_worker(), root);
+        assert_eq!(sum, expected(leaves));
+        assert!(log.each_ran_once());
+        let first = log.map();
+        for iteration in 0..6 {
+            let log2 = Log::new(leaves, Duration::from_micros(20));
+            let (sum2, followed) =
+                schedule::follow(&recorded, Constraint::Ordered, || run(&prog, &log2));
+            assert_eq!(sum2, expected(leaves), "iteration {iteration}");
+            assert!(log2.each_ran_once(), "iteration {iteration}");
+            assert_eq!(
+                followed.root_worker(),
+                recorded.root_worker() % workers,
+                "iteration {iteration}: the root started elsewhere"
+            );
+            assert_eq!(
+                log2.map(),
+                first,
+                "iteration {iteration}: a leaf ran off its recorded worker"
+            );
+        }
+    });
+}

@@ -295,7 +295,12 @@ where
     R: Send,
 {
     if current().is_none() {
-        return crate::pool::global().install(move || run_region_here(mode, template, f));
+        // Entered from outside the pool: the root starts on the template's root worker, so the
+        // workers keep their roles and each leaf runs where it was recorded, in every
+        // iteration of a program that follows the same template again and again.
+        let pool = crate::pool::global();
+        let home = template.map(|t| t.root_worker() % pool.registry().config.workers);
+        return pool.install_at(home, move || run_region_here(mode, template, f));
     }
     run_region_here(mode, template, f)
 }
