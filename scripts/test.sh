@@ -11,7 +11,8 @@
 # ThreadSanitizer (scripts/tsan.sh; when rustup can install nightly's rust-src); then the loom
 # model tests of the concurrent structures (deque, latches, the join protocol, sleep/wake, the
 # inbox, DWS's core table slots, a schedule region's held queue and stall rule, a lent worker's
-# closing protocol; magpie-dist's split deque), which need the crates compiled with `--cfg loom`
+# closing protocol, the leapfrogging rule's hand-over of a half a thief may not start;
+# magpie-dist's split deque), which need the crates compiled with `--cfg loom`
 # in a target directory of their own.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -134,8 +134,9 @@ mod idle;
 mod job;
 #[cfg(not(loom))]
 mod join;
-#[cfg(not(loom))]
 mod leapfrog;
+#[cfg(all(test, loom))]
+mod leapfrog_model;
 #[cfg(loom)]
 #[path = "caller_worker/closing.rs"]
 mod lent_closing;
