@@ -10,11 +10,15 @@
 //! waiting task's thread starts only work from the waiting task's own subtree.
 //!
 //! Each case runs on a `ThreadPool` of 1 to 64 threads and checks that every item ran exactly once
-//! and that the sum equals the serial computation's. A deadlocked run never returns, so each run
-//! goes through a watchdog: the program runs on a thread of its own that reports its outcome (or
-//! its panic) on a channel, and the test fails with a message saying the run deadlocked if
-//! nothing comes within a generous timeout (the stuck threads are left behind). The timeout is a
-//! hang detector, not a timing assertion; `MAGPIE_WAITING_TIMEOUT_S` overrides it.
+//! and that the sum equals the serial computation's. The pieces are shaped so that a thief likely
+//! takes one and the holder then waits a while (see [`piece`]), and a test at 4 threads or more
+//! repeats its run [`ROUNDS`] times, each on a fresh pool.
+//!
+//! A deadlocked run never returns, so each run goes through a watchdog: the program runs on a
+//! thread of its own that reports its outcome (or its panic) on a channel, and the test fails
+//! with a message saying the run deadlocked if nothing comes within a generous timeout (the stuck
+//! threads are left behind). The timeout is a hang detector, not a timing assertion;
+//! `MAGPIE_WAITING_TIMEOUT_S` overrides it.
 //!
 //! crates/magpie/tests/waiting.rs runs the same pattern through magpie's `join`, `scope` and
 //! `install`, with a `Mutex`, an `RwLock` and a thread-local `RefCell`.
@@ -27,14 +31,15 @@ use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Items of the outer parallel iterator.
-const ITEMS: usize = if cfg!(debug_assertions) { 400 } else { 800 };
-/// Runs per test at 4 threads or more, each on a fresh pool: without the rule a run deadlocks
-/// about half the time on a 2-core machine (more often when it is idle, less when it is busy
-/// with other work), so ten runs fail all but about once in a thousand. At 1 and 2 threads, where
-/// a run without the rule seldom gets into the deadlock, one run checks that the rule costs
-/// nothing.
-const ROUNDS: usize = 10;
+/// Items of the outer parallel iterator. Short runs, many of them ([`ROUNDS`]): per second of
+/// testing, 100 items a run found the deadlock more often than 200 or 800.
+const ITEMS: usize = 100;
+/// Runs per test at 4 threads or more, each on a fresh pool. Without the rule a run at 4, 16 or
+/// 64 threads deadlocks only one time in 5 to 50 on a 2-core machine (least often at 4 threads,
+/// and when the machine is busy with other work), so a test needs many runs to fail reliably.
+/// At 1 and 2 threads, where a run without the rule seldom gets into the deadlock, one run
+/// checks that the rule costs nothing.
+const ROUNDS: usize = 120;
 /// Unlocked busy work of each item, in microseconds.
 const OUTER_US: u64 = 30;
 /// Pieces of the nested parallel iterator, summed while the lock is held: its two halves.

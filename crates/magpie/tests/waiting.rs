@@ -18,7 +18,9 @@
 //! lock held (a `join`, a nested `scope`, an `install` into a second pool), and checks that every
 //! task ran exactly once and that the sums equal the serial computation's. At 1 worker (and at 2,
 //! for `join` and nested `scope`) a runtime without the rule seldom or never gets into the
-//! deadlock; those sizes check that the rule costs no correctness where nothing is stolen.
+//! deadlock; those sizes check that the rule costs no correctness where nothing is stolen. The
+//! halves are shaped so that, with idle thieves, one is likely stolen and the holder then waits
+//! a while (see [`half`]); a test at 4 workers or more repeats its run [`ROUNDS`] times.
 //!
 //! A deadlocked run never returns, so each run goes through a watchdog: the scenario runs on a
 //! thread of its own, which reports its outcome (or its panic) on a channel; the test waits for
@@ -43,10 +45,10 @@ use std::time::{Duration, Instant};
 /// Scope spawns per run: enough that waiting workers find unrelated spawns to start.
 const TASKS: usize = if cfg!(debug_assertions) { 400 } else { 800 };
 /// Runs per test at 4 workers or more, each on a fresh pool. Without the rule such a run deadlocks
-/// (or panics) nearly always on an idle 2-core machine, but only about half the time when the
-/// machine is busy with other work: the holder's thread must find an unrelated task to start
-/// while it waits. At 1 and 2 workers a run without the rule seldom gets there (except through
-/// `install`), and one run is enough to check the rule costs nothing there.
+/// (or panics) nearly always on an idle 2-core machine, but less often when the machine is busy
+/// with other work: the holder's thread must find an unrelated task to start while it waits.
+/// At 1 and 2 workers a run without the rule seldom gets there (except through `install`), and
+/// one run is enough to check the rule costs nothing there.
 const ROUNDS: usize = 5;
 /// Unlocked busy work at the start of each task, in microseconds.
 const OUTER_US: u64 = 30;
@@ -72,11 +74,11 @@ enum Held {
     /// The borrow is what this case checks: an unrelated task started on the waiting thread
     /// finds it taken and panics ("already borrowed") before it reaches the mutex, so the case
     /// fails with a panic where the `Mutex` case deadlocks. The mutex is there for the waits:
-    /// with per-thread borrows alone no task ever waits for another, every worker stays busy,
-    /// and the halves are almost never stolen (magpie publishes a pushed half only when an idle
-    /// thief asks for work), so a runtime without the rule fails only about 1 run in 6 (join) or
-    /// never (nested scope) on 2 cores. Serialized by the mutex, the workers that queue for it
-    /// leave thieves idle, the holder's halves are stolen, and the holder waits.
+    /// with per-thread borrows alone no task ever waits for another, every worker stays busy
+    /// and no thief is idle to take a holder's half, so the holder seldom waits (with plain
+    /// equal halves a runtime without the rule failed about 1 run in 6 through `join` and none
+    /// through a nested scope, on 2 cores). Serialized by the mutex, the workers that queue for
+    /// it leave thieves idle, the holder's halves are stolen, and the holder waits.
     RefCell,
 }
 
@@ -225,12 +227,8 @@ struct Outcome {
 /// The scenario: `tasks` scope spawns on a pool of `workers`.
 fn scenario(lock: Held, route: Route, workers: usize, tasks: usize) -> Outcome {
     let pool = Pool::builder().workers(workers).build().unwrap();
-    let other = matches!(route, Route::Install).then(|| {
-        Pool::builder()
-            .workers(OTHER_POOL_WORKERS)
-            .build()
-            .unwrap()
-    });
+    let other = matches!(route, Route::Install)
+        .then(|| Pool::builder().workers(OTHER_POOL_WORKERS).build().unwrap());
     let shared = Shared {
         mutex: Mutex::new(0),
         rwlock: RwLock::new(0),
@@ -393,4 +391,3 @@ cases! {
     refcell_borrow_held_across_install_into_other_pool_never_panics_at_16_workers: RefCell, Install, 16;
     refcell_borrow_held_across_install_into_other_pool_never_panics_at_64_workers: RefCell, Install, 64;
 }
-
