@@ -231,7 +231,7 @@ impl WorkerThread {
                 Work::Resume(f) if !waits.admit(f.addr()) => {}
                 // SAFETY: we hold the item: it has not run.
                 w if !unsafe { w.may_start_under(top) } => {
-                    self.core.registry.inject(w.encode())
+                    self.core.registry.inject_orphan(w.encode())
                 }
                 w => return Some(w),
             }
@@ -253,7 +253,7 @@ impl WorkerThread {
                     // SAFETY: we hold the batch's items: none has run.
                     match unsafe { w.may_start_under(top) } {
                         true => self.push(w),
-                        false => self.core.registry.inject(item),
+                        false => self.core.registry.inject_orphan(item),
                     }
                 }
                 None
@@ -264,9 +264,9 @@ impl WorkerThread {
                     _ if self.core.registry.region.get().is_some() => return Some((w, took)),
                     Took::Stolen => {
                         waits.stop_stealing();
-                        self.core.registry.inject(w.encode());
+                        self.core.registry.inject_orphan(w.encode());
                     }
-                    _ => self.core.registry.inject(w.encode()),
+                    _ => self.core.registry.inject_orphan(w.encode()),
                 }
                 None
             }

@@ -270,6 +270,15 @@ impl Registry {
         self.wake();
     }
 
+    /// Queues an item that a worker took but may not start (`leapfrog.rs`), and wakes every
+    /// sleeper: only some workers may start it (the worker of the sync point that waits for it
+    /// always may, once it waits there), and one wake-up could reach only workers that may not,
+    /// which would sleep again and leave it there.
+    pub(crate) fn inject_orphan(&self, it: Item) {
+        self.inject(it);
+        self.sleep.notify_all();
+    }
+
     /// The oldest item of the pool's queue that `may` accepts (`leapfrog.rs`: a thread with a
     /// task waiting on it), read under the queue's lock.
     pub(crate) fn take_injected_where(&self, may: impl Fn(Item) -> bool) -> Option<Item> {
