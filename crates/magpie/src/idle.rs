@@ -105,7 +105,10 @@ impl WorkerThread {
                                 matches!(w, crate::job::Work::Task { .. })
                                     && unsafe { w.may_start_under(top) }
                             })
-                            || reg.places.as_ref().is_some_and(|pl| pl.has_visible_work(me, &|_| false))
+                            || reg
+                                .places
+                                .as_ref()
+                                .is_some_and(|pl| pl.has_visible_work(me, &|_| false))
                     },
                     crate::sleep::always,
                     || false,

@@ -459,9 +459,7 @@ impl<F: FnOnce() + Send> HeapJob<F> {
     pub(crate) fn into_job_ref(f: F, tag: Option<Tag>, lineage: *const Lineage) -> JobRef {
         match tag {
             // SAFETY: the frame is read back once, by the entry function of its own type.
-            None => unsafe {
-                JobRef::new(boxed(HeapJob { lineage, f }) as *const (), Self::entry)
-            },
+            None => unsafe { JobRef::new(boxed(HeapJob { lineage, f }) as *const (), Self::entry) },
             // SAFETY: as above.
             Some(tag) => unsafe {
                 JobRef::new(

@@ -278,8 +278,7 @@ where
 {
     let depth = fl.depth.get();
     let top = wt.core.deque.top();
-    if wt.core.registry.config.migrate || !fl.has_reserve() || !wt.may_run_in_place(depth, top)
-    {
+    if wt.core.registry.config.migrate || !fl.has_reserve() || !wt.may_run_in_place(depth, top) {
         return join_publish(wt, fl, top, a, b);
     }
     wt.count_in_place(1);

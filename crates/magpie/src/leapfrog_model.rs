@@ -67,7 +67,8 @@ impl Frame {
 
     /// Whether the half descends from the sync point `key` (`job::descends`, one node deep).
     fn descends(&self, key: usize) -> bool {
-        self.node.with(|n| unsafe { (*n).key == key && (*n).up == 0 })
+        self.node
+            .with(|n| unsafe { (*n).key == key && (*n).up == 0 })
     }
 
     /// Runs the half and signals its latch, making the owner ready if it waits.
@@ -88,7 +89,12 @@ type Queue = Arc<Mutex<VecDeque<Item>>>;
 
 /// A thief whose youngest waiting task is the sync point `waiting_at` (none: nothing waits on
 /// its thread): it runs the half only if it may, else queues it.
-fn thief(d: &Deque, f: &Arc<Frame>, q: &Queue, waiting_at: Option<usize>) -> thread::JoinHandle<()> {
+fn thief(
+    d: &Deque,
+    f: &Arc<Frame>,
+    q: &Queue,
+    waiting_at: Option<usize>,
+) -> thread::JoinHandle<()> {
     let s = d.stealer();
     let (f, q) = (f.clone(), q.clone());
     thread::spawn(move || {
@@ -158,7 +164,10 @@ fn model(waiting_at: Option<usize>) {
         assert_eq!(r, 42);
         // Relaxed: the thief was joined, so any bump of its happened before.
         assert_eq!(f.ran.load(Ordering::Relaxed), 1);
-        assert!(q.lock().unwrap().is_empty(), "a queued half was left behind");
+        assert!(
+            q.lock().unwrap().is_empty(),
+            "a queued half was left behind"
+        );
     });
 }
 

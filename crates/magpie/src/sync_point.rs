@@ -99,7 +99,9 @@ pub(crate) fn pop_above(
                 // SAFETY: we hold the item, so the frame has not run and its chain is alive.
                 && !unsafe { job.descends(key) }
             {
-                wt.core.registry.inject_orphan(Work::Task { job, continuation }.encode());
+                wt.core
+                    .registry
+                    .inject_orphan(Work::Task { job, continuation }.encode());
                 return Popped::RanOther;
             }
             if wt.stack_full(fl) {

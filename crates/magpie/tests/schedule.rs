@@ -1026,7 +1026,9 @@ fn follows_from_outside_keep_every_leaf_on_its_recorded_worker_in_every_iteratio
         magpie::global_pool().unwrap().install(|| {
             magpie::scope(|s| {
                 let (out, log, prog) = (&mut out, &log, &prog);
-                s.spawn_designated(root, move |_| *out = Some(schedule::record(|| run(prog, log))));
+                s.spawn_designated(root, move |_| {
+                    *out = Some(schedule::record(|| run(prog, log)))
+                });
             })
         });
         let (sum, recorded) = out.expect("the recording ran");

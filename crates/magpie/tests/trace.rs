@@ -295,5 +295,8 @@ fn reconstruction_holds_under_contention() {
         }
     }
     eprintln!("contention: {programs} programs exact, {steals} steals, {resumptions} resumptions");
-    assert!(steals > 0 && resumptions > 0, "no contention: the test exercised nothing");
+    assert!(
+        steals > 0 && resumptions > 0,
+        "no contention: the test exercised nothing"
+    );
 }
