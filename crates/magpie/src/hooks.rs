@@ -70,8 +70,15 @@ pub(crate) trait CoreSharing: Send + Sync + 'static {
     /// Whether the core worker `w` holds was taken back by its home program.
     fn lost_core(&self, w: usize) -> bool;
     /// Gives worker `w`'s core back and sleeps until the program may use a core for it and
-    /// `has_work` holds, or `done` does (shutdown).
-    fn sleep(&self, w: usize, has_work: &dyn Fn() -> bool, done: &dyn Fn() -> bool);
+    /// `has_work` holds, or `done` does (shutdown). `restricted`: a task waits on the worker's
+    /// thread, and `has_work` looks only for what it may start (`Sleep::set_restricted`).
+    fn sleep(
+        &self,
+        w: usize,
+        restricted: bool,
+        has_work: &dyn Fn() -> bool,
+        done: &dyn Fn() -> bool,
+    );
     /// Work was published: wakes a sleeper on a core the program may use without taking it.
     fn wake_for_work(&self);
     /// Worker `w` has an item only it may run: wakes it when a core allows, never leaving it

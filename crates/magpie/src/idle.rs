@@ -15,6 +15,7 @@
 //! delivered to a worker on its way to sleep is never stranded.
 
 use crate::hooks::CoreSharing;
+use crate::job::Work;
 use crate::sync::atomic::Ordering;
 use crate::worker::WorkerThread;
 
@@ -41,6 +42,7 @@ impl WorkerThread {
             if *rounds >= SPIN_ROUNDS {
                 *rounds = 0;
                 self.forget_where_work_lies();
+                self.shed_what_it_may_not_start();
             }
             std::thread::yield_now();
             return false;
@@ -77,45 +79,76 @@ impl WorkerThread {
                     .sleep_lent(self.core.index, || reg.has_visible_work(self.core.index));
                 return false;
             }
+            self.shed_what_it_may_not_start();
             // With nothing of its own thread in flight, the seat may be lent while it sleeps.
             reg.sleep
                 .set_lendable(self.core.index, self.seat.lendable(reg.lends_seats));
-            // With a task waiting on this thread, only what it may start wakes it
-            // (`leapfrog.rs`): its own fibers and deliveries, or a queued descendant. Another
-            // worker's deque is not looked at: a descendant left there is run by its owner, at
-            // the latest when its sync point comes.
             let me = self.core.index;
-            let _ = match self.seat.waits().top() {
-                None => reg.sleep.sleep(
-                    me,
-                    || reg.has_visible_work(me),
-                    crate::sleep::always,
-                    || false,
-                ),
-                Some(top) => reg.sleep.sleep(
-                    me,
-                    || {
-                        // SeqCst: the sleep protocol's re-check, as in `has_visible_work`.
-                        reg.terminate.load(Ordering::SeqCst)
-                            || reg.has_delivered(me)
-                            || reg.has_injected_where(|it| {
-                                let w = crate::job::Work::decode(it);
-                                // SAFETY: the filter runs under the queue's lock: nobody can
-                                // take the item meanwhile.
-                                matches!(w, crate::job::Work::Task { .. })
-                                    && unsafe { w.may_start_under(top) }
-                            })
-                            || reg
-                                .places
-                                .as_ref()
-                                .is_some_and(|pl| pl.has_visible_work(me, &|_| false))
-                    },
-                    crate::sleep::always,
-                    || false,
-                ),
-            };
+            let top = self.seat.waits().top();
+            reg.sleep.set_restricted(me, top.is_some());
+            let _ = reg
+                .sleep
+                .sleep(me, || self.may_wake(top), crate::sleep::always, || false);
         }
         false
+    }
+
+    /// The sleep's re-check (SeqCst loads, as `has_visible_work`): whether anything this worker
+    /// may start is there. With a task waiting on this thread (`top`), only what that task lets
+    /// it start counts (`leapfrog.rs`): its own fibers and deliveries, or a queued descendant.
+    /// Another worker's deque is not looked at: its owner runs what it may start there, and
+    /// queues the rest before it sleeps (`shed_what_it_may_not_start`). Such a sleep is announced restricted, so that
+    /// producers of work anyone may take wake other sleepers first (`Sleep::activate_unrestricted`).
+    fn may_wake(&self, top: Option<crate::leapfrog::Top>) -> bool {
+        let reg = &*self.core.registry;
+        let me = self.core.index;
+        let Some(top) = top else {
+            return reg.has_visible_work(me);
+        };
+        // SeqCst: the sleep protocol's re-check, as in `has_visible_work`.
+        reg.terminate.load(Ordering::SeqCst)
+            || reg.has_delivered(me)
+            || reg.has_injected_where(|it| {
+                let w = Work::decode(it);
+                // SAFETY: the filter runs under the queue's lock: nobody can take the item
+                // meanwhile.
+                matches!(w, Work::Task { .. }) && unsafe { w.may_start_under(top) }
+            })
+            || reg
+                .places
+                .as_ref()
+                .is_some_and(|pl| pl.has_visible_work(me, &|_| false))
+    }
+
+    /// Before a thread with a task waiting on it sleeps (or, under ABP, after each stretch of
+    /// failed rounds): every item left in its deque goes to the pool's queue (`leapfrog.rs`,
+    /// "Progress"). The thread found nothing there that it may start, so what is left are items
+    /// of the tasks suspended under its top. One of them may be needed by a sync point on
+    /// another thread, a scope's spawn made by a task that ran here, and left here it could
+    /// wait forever: the items may still be private (published only when a thief asks), and a
+    /// waiting thread that had a steal refused steals no more. Queued, each is taken by a worker
+    /// that may start it, the waiting scope's thread at the latest. A ready fiber of this
+    /// thread's goes to its inbox instead, where only it takes it.
+    fn shed_what_it_may_not_start(&self) {
+        match self.seat.waits().top() {
+            // Nothing waits here (so the deque is empty), or nothing is restricted (a
+            // schedule region's wait, which may start anything).
+            None => return,
+            Some(top) if top.allows(|_| false) => return,
+            Some(_) => {}
+        }
+        let reg = &*self.core.registry;
+        while let Some(it) = self.core.deque.pop() {
+            match Work::decode(it) {
+                Work::Task { .. } => reg.inject_orphan(it),
+                Work::Resume(_) => reg.deliver(self.core.index, it),
+                Work::Batch(b) => b
+                    .take_batch()
+                    .expect("batch item")
+                    .iter()
+                    .for_each(|&i| reg.inject_orphan(i)),
+            }
+        }
     }
 
     /// Idle long enough to sleep, the computation whose spawns taught this worker where work
@@ -149,11 +182,14 @@ impl WorkerThread {
 
     /// DWS: gives the worker's core back and sleeps until the program may use a core for it.
     pub(crate) fn dws_sleep(&self, s: &dyn CoreSharing) {
+        self.shed_what_it_may_not_start();
         let reg = &*self.core.registry;
         self.stats().sleeps.bump();
+        let top = self.seat.waits().top();
         s.sleep(
             self.core.index,
-            &|| reg.has_visible_work(self.core.index),
+            top.is_some(),
+            &|| self.may_wake(top),
             // SeqCst: as every access to `terminate` on the sleep paths.
             &|| reg.terminate.load(Ordering::SeqCst),
         );

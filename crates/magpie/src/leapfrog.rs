@@ -68,13 +68,24 @@
 //! # Progress
 //!
 //! The rule never leaves work nobody may run. Every item is needed only by the sync point that
-//! published it (fork-join: a task waits only for its own subtree), and that sync point is the
-//! first node of its lineage. When the sync point's task reaches it, the item is either popped
-//! back, or taken (then it runs, or a thief that could not run it put it in the pool's queue),
-//! and the task waits. Its thread's top is then that task, or a task above it that waits for its
-//! own subtree and resumes without the item; the thread then takes the item from the pool's queue
-//! or its deque. A thread that may start nothing sleeps unless the pool's queue holds something
-//! it may start, or work was delivered to it (its ready fibers come that way).
+//! waits for it (fork-join: a task waits only for its own subtree), and that sync point is the
+//! first node of its lineage, so its thread may always start the item once it waits there. A
+//! thread that waits either resumes, or its top is a task above it that waits for its own
+//! subtree and resumes without the item. Meanwhile the item is taken and running, or in one of
+//! these places:
+//!
+//! - the pool's queue, where the waiting thread looks for what it may start (and so does its
+//!   sleep's re-check);
+//! - the deque of the worker that ran its publisher. A join's half lies in its own thread's
+//!   deque, which pops it back at the sync point. A scope's spawn lies in the deque of the worker
+//!   that ran the task that spawned it, possibly another one than the scope's. That worker runs
+//!   on and pops it, or runs out of work: with nothing waiting on it, it runs everything in its
+//!   deque before it sleeps; with a task waiting on it, it hands every item it may not start to
+//!   the pool's queue before it sleeps (`idle.rs`).
+//!
+//! No wake-up is lost on the way. An item queued by a worker that may not start it wakes every
+//! sleeper. Work that anyone may take wakes first a sleeper whose sleep is not restricted
+//! (`Sleep::activate_unrestricted`): only such a sleeper re-checks the other workers' deques.
 //!
 //! # Bound on threads
 //!

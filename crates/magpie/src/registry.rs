@@ -276,7 +276,12 @@ impl Registry {
     /// which would sleep again and leave it there.
     pub(crate) fn inject_orphan(&self, it: Item) {
         self.inject(it);
-        self.sleep.notify_all();
+        match self.sharing.as_ref().filter(|s| s.sleeps_workers()) {
+            // Under DWS the workers sleep in the sharing hook's slots, each woken on a core the
+            // program may use (or, failing that, by its coordinator, which sees the queue).
+            Some(s) => (0..self.config.workers).for_each(|w| s.wake_worker(w)),
+            None => self.sleep.notify_all(),
+        }
     }
 
     /// The oldest item of the pool's queue that `may` accepts (`leapfrog.rs`: a thread with a

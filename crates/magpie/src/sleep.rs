@@ -75,6 +75,9 @@ const LENT: u8 = 3;
 const LENT_ASLEEP: u8 = 4;
 /// Asleep, with nothing of the worker's own in flight: its seat may be lent.
 const ASLEEP_LENDABLE: u8 = 5;
+/// Asleep with a task waiting on its thread: its re-check looked only for what that task lets
+/// it start (`leapfrog.rs`), not at the deques, so work anyone may take wakes it last.
+const ASLEEP_RESTRICTED: u8 = 6;
 
 /// One worker's place to sleep.
 struct Slot {
@@ -85,6 +88,9 @@ struct Slot {
     /// Whether the worker's next sleep is announced lendable (`ASLEEP_LENDABLE`); read only by
     /// its own thread.
     lendable: AtomicBool,
+    /// Whether the worker's next sleep is announced restricted (`ASLEEP_RESTRICTED`); read only
+    /// by its own thread.
+    restricted: AtomicBool,
     lock: Mutex<()>,
     cv: Condvar,
 }
@@ -114,6 +120,7 @@ impl Sleep {
                         state: AtomicU8::new(ACTIVE),
                         guest_cv: Condvar::new(),
                         lendable: AtomicBool::new(false),
+                        restricted: AtomicBool::new(false),
                         lock: Mutex::new(()),
                         cv: Condvar::new(),
                     })
@@ -137,7 +144,7 @@ impl Sleep {
         // SeqCst: the waker's side of the handshake (after its fence).
         matches!(
             self.slots[w].state.load(Ordering::SeqCst),
-            ASLEEP | ASLEEP_LENDABLE | LENT_ASLEEP
+            ASLEEP | ASLEEP_LENDABLE | ASLEEP_RESTRICTED | LENT_ASLEEP
         )
     }
 
@@ -147,6 +154,14 @@ impl Sleep {
     pub(crate) fn set_lendable(&self, w: usize, on: bool) {
         // Relaxed: read only by the worker's own thread, in `sleep`.
         self.slots[w].lendable.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether worker `w`'s next sleep is restricted to what a task waiting on its thread lets
+    /// it start (`ASLEEP_RESTRICTED`). Called by the worker before [`sleep`](Sleep::sleep).
+    #[inline]
+    pub(crate) fn set_restricted(&self, w: usize, on: bool) {
+        // Relaxed: read only by the worker's own thread, in `sleep`.
+        self.slots[w].restricted.store(on, Ordering::Relaxed);
     }
 
     /// Takes sleeping worker `w`'s seat for a thread from outside, if `w` sleeps and lent it;
@@ -238,6 +253,8 @@ impl Sleep {
         // Relaxed: this thread's own choice (`set_lendable`).
         let asleep = if slot.lendable.load(Ordering::Relaxed) {
             ASLEEP_LENDABLE
+        } else if slot.restricted.load(Ordering::Relaxed) {
+            ASLEEP_RESTRICTED
         } else {
             ASLEEP
         };
@@ -255,7 +272,7 @@ impl Sleep {
                 match st {
                     // Leaving at shutdown, the worker takes its slot out of the sleep first, so
                     // that no guest can take its seat once it runs again.
-                    ASLEEP | ASLEEP_LENDABLE => {
+                    ASLEEP | ASLEEP_LENDABLE | ASLEEP_RESTRICTED => {
                         // SeqCst: as every access to the state and the count; the CAS loses
                         // to a guest's `lend` or a waker's claim, and then the loop looks again.
                         if slot
@@ -286,6 +303,18 @@ impl Sleep {
     /// Wakes sleeper `w` if it is asleep, no other waker holds it, and `hold()` obtains its
     /// core; true if it was woken here.
     pub(crate) fn activate(&self, w: usize, hold: impl FnOnce() -> bool) -> bool {
+        self.activate_if(w, true, hold)
+    }
+
+    /// [`activate`](Sleep::activate), but only a sleeper whose sleep is not restricted
+    /// (`ASLEEP_RESTRICTED`): the first choice of a producer of work anyone may take, since only
+    /// such a sleeper's re-check looked at the deques. The restriction is read in the same
+    /// state word the claim takes, so it is the current sleep's.
+    pub(crate) fn activate_unrestricted(&self, w: usize, hold: impl FnOnce() -> bool) -> bool {
+        self.activate_if(w, false, hold)
+    }
+
+    fn activate_if(&self, w: usize, restricted_too: bool, hold: impl FnOnce() -> bool) -> bool {
         let slot = &self.slots[w];
         // SeqCst, the load and both CASes: one CAS decides which waker owns this wake-up,
         // ordered with every other access to the state; a failure only says another waker (or
@@ -307,8 +336,13 @@ impl Sleep {
             slot.guest_cv.notify_one();
             return true;
         }
+        let claimable = match asleep {
+            ASLEEP | ASLEEP_LENDABLE => true,
+            ASLEEP_RESTRICTED => restricted_too,
+            _ => false,
+        };
         // SeqCst: the claim, as above.
-        if (asleep != ASLEEP && asleep != ASLEEP_LENDABLE)
+        if !claimable
             || slot
                 .state
                 .compare_exchange(asleep, WAKING, Ordering::SeqCst, Ordering::SeqCst)
@@ -364,9 +398,13 @@ impl Sleep {
         let n = self.slots.len();
         // Relaxed: only spreads wake-ups; any start is correct.
         let start = self.next.fetch_add(1, Ordering::Relaxed) % n;
-        for k in 0..n {
-            if self.activate((start + k) % n, always) {
-                return;
+        // Sleepers whose re-check looked at the deques first, then the others (which look only
+        // for what a task waiting on their thread lets them start, and may find none of it).
+        for restricted_too in [false, true] {
+            for k in 0..n {
+                if self.activate_if((start + k) % n, restricted_too, always) {
+                    return;
+                }
             }
         }
     }
@@ -417,6 +455,41 @@ mod loom_tests {
             s.notify_one();
             sleeper.join().unwrap();
             assert_eq!(s.sleepers(), 0, "a woken worker is still counted asleep");
+        });
+    }
+
+    /// Work anyone may take, with one sleeper restricted by a waiting task (its re-check never
+    /// sees the work) and one that may take it: the second always ends up with the work. Woken
+    /// in the wrong order, the restricted one would go back to sleep and the other would be
+    /// left asleep with the work (loom reports the deadlock).
+    #[test]
+    fn work_anyone_may_take_wakes_an_unrestricted_sleeper_first() {
+        // Every interleaving with up to 2 preemptions (three threads: more does not finish).
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(2);
+        model.check(|| {
+            let s = Arc::new(Sleep::new(2));
+            let work = Arc::new(AtomicBool::new(false));
+            let stop = Arc::new(AtomicBool::new(false));
+            let (s0, st0) = (s.clone(), stop.clone());
+            let restricted = thread::spawn(move || {
+                s0.set_restricted(0, true);
+                while !st0.load(Ordering::SeqCst) {
+                    s0.sleep(0, || st0.load(Ordering::SeqCst), always, || false);
+                }
+            });
+            let (s1, w1) = (s.clone(), work.clone());
+            let free = thread::spawn(move || {
+                while !w1.load(Ordering::SeqCst) {
+                    s1.sleep(1, || w1.load(Ordering::SeqCst), always, || false);
+                }
+            });
+            work.store(true, Ordering::SeqCst);
+            s.notify_one();
+            free.join().unwrap();
+            stop.store(true, Ordering::SeqCst);
+            s.notify_all();
+            restricted.join().unwrap();
         });
     }
 

@@ -360,7 +360,14 @@ impl Sharing {
     /// `done()`, the pool's shutdown). Unless `has_work()`, evaluated after the sleep is
     /// announced, finds work and the worker can keep or retake its core: then it returns at once.
     /// The protocol is `sleep.rs`'s.
-    pub(crate) fn sleep(&self, w: usize, has_work: impl Fn() -> bool, done: impl Fn() -> bool) {
+    pub(crate) fn sleep(
+        &self,
+        w: usize,
+        restricted: bool,
+        has_work: impl Fn() -> bool,
+        done: impl Fn() -> bool,
+    ) {
+        self.sleepers.set_restricted(w, restricted);
         self.unhold(w);
         self.sleepers
             .sleep(w, has_work, || self.hold(w, Claim::Free), done);
@@ -369,6 +376,17 @@ impl Sharing {
     /// Wakes sleeper `w` if it is asleep and its core can be had under `how`.
     fn activate(&self, w: usize, how: Claim) -> bool {
         self.sleepers.activate(w, || self.hold(w, how))
+    }
+
+    /// [`activate`](Sharing::activate), in the first pass of a search for a sleeper to take
+    /// work anyone may take (`restricted_too` false) only a sleeper whose re-check looked at
+    /// the deques (`Sleep::activate_unrestricted`), in the second any.
+    fn activate_in_pass(&self, w: usize, how: Claim, restricted_too: bool) -> bool {
+        let hold = || self.hold(w, how);
+        match restricted_too {
+            false => self.sleepers.activate_unrestricted(w, hold),
+            true => self.sleepers.activate(w, hold),
+        }
     }
 
     /// Wakes up to `n` sleepers: first on cores free or already the program's, then (with
@@ -384,12 +402,15 @@ impl Sharing {
             &[Claim::Free]
         };
         for &how in passes {
-            for k in 0..total {
-                if woke == n || self.sleepers.sleepers() == 0 {
-                    return woke;
-                }
-                if self.activate((start + k) % total, how) {
-                    woke += 1;
+            // Sleepers whose re-check looked at the deques first (`Sleep::activate_unrestricted`).
+            for restricted_too in [false, true] {
+                for k in 0..total {
+                    if woke == n || self.sleepers.sleepers() == 0 {
+                        return woke;
+                    }
+                    if self.activate_in_pass((start + k) % total, how, restricted_too) {
+                        woke += 1;
+                    }
                 }
             }
         }
@@ -471,8 +492,11 @@ impl Sharing {
             // core without claiming it, rather than starve.
             if starved >= 2 {
                 starved = 0;
-                for w in 0..self.workers.len() {
-                    if self.activate(w, Claim::Guest) {
+                let total = self.workers.len();
+                let passes = [false, true].into_iter();
+                let order = passes.flat_map(|r| (0..total).map(move |w| (w, r)));
+                for (w, restricted_too) in order {
+                    if self.activate_in_pass(w, Claim::Guest, restricted_too) {
                         break;
                     }
                 }
@@ -547,8 +571,14 @@ impl crate::hooks::CoreSharing for Sharing {
     fn lost_core(&self, w: usize) -> bool {
         Sharing::lost_core(self, w)
     }
-    fn sleep(&self, w: usize, has_work: &dyn Fn() -> bool, done: &dyn Fn() -> bool) {
-        Sharing::sleep(self, w, has_work, done)
+    fn sleep(
+        &self,
+        w: usize,
+        restricted: bool,
+        has_work: &dyn Fn() -> bool,
+        done: &dyn Fn() -> bool,
+    ) {
+        Sharing::sleep(self, w, restricted, has_work, done)
     }
     fn wake_for_work(&self) {
         Sharing::wake_for_work(self)
