@@ -10,6 +10,8 @@
 //! paths where a stack could move. Any move is counted and fails the test.
 //!
 //! `cargo test -p magpie --test home -- --nocapture` prints what each configuration covered.
+//! A configuration that has not finished after [`HANG_AFTER`] ends the test process with a
+//! message naming it, so a deadlock fails the run instead of hanging it.
 
 #[path = "support/temp_dir.rs"]
 mod temp_dir;
@@ -19,7 +21,9 @@ use std::cell::Cell;
 use std::hint::black_box;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::thread::ThreadId;
+use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
+use std::thread::{JoinHandle, ThreadId};
+use std::time::Duration;
 use temp_dir::TempDir;
 
 thread_local! {
@@ -140,9 +144,51 @@ struct Covered {
     resumptions: u64,
 }
 
+/// How long one configuration may take before it counts as hung: far above what any takes,
+/// even under ThreadSanitizer on two cores. A hang detector, not a timing assertion.
+const HANG_AFTER: Duration = Duration::from_secs(300);
+
+/// While alive, watches one configuration: if it is not dropped within [`HANG_AFTER`], says
+/// which configuration hung and ends the process with a failure.
+struct Deadline {
+    done: Option<Sender<()>>,
+    watcher: Option<JoinHandle<()>>,
+}
+
+impl Deadline {
+    fn new(what: &str) -> Deadline {
+        let (done, rx) = channel::<()>();
+        let what = what.to_string();
+        let watcher = std::thread::spawn(move || {
+            if let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(HANG_AFTER) {
+                eprintln!(
+                    "{what}: not finished after {} s: the pool deadlocked",
+                    HANG_AFTER.as_secs()
+                );
+                std::process::exit(101);
+            }
+        });
+        Deadline {
+            done: Some(done),
+            watcher: Some(watcher),
+        }
+    }
+}
+
+impl Drop for Deadline {
+    fn drop(&mut self) {
+        // Dropping the sender ends the watcher's wait at once.
+        drop(self.done.take());
+        if let Some(w) = self.watcher.take() {
+            let _ = w.join();
+        }
+    }
+}
+
 /// Runs the tree in `pool` a few times; asserts the answer, that no stack moved, and that
 /// thieves stole.
 fn run(what: &str, pool: &Pool) -> Covered {
+    let _deadline = Deadline::new(what);
     let p = Probe::default();
     let before = pool.stats();
     for round in 0..3 {
