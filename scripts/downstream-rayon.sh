@@ -9,9 +9,11 @@
 #   bash scripts/downstream-rayon.sh [N]       (N: the matrix side; default 512)
 #
 # When the package registry cannot be reached (rayon and ndarray come from it), says so and
-# exits 0: nothing could be built, nothing failed.
+# exits 0: nothing could be built, nothing failed. Under CI=true it exits 1 (scripts/skip.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/skip.sh
+. scripts/skip.sh
 repo=$(pwd)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/magpie-downstream-rayon.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
@@ -19,8 +21,8 @@ cp -r downstream-rayon/Cargo.toml downstream-rayon/src "$dir/"
 sed -i -e "s|path = \"../crates/magpie\"|path = \"$repo/crates/magpie\"|" \
     -e "s|path = \"../rayon-core\"|path = \"$repo/rayon-core\"|" "$dir/Cargo.toml"
 if ! (cd "$dir" && cargo fetch -q 2>"$dir/fetch.err"); then
-    echo "warning: rayon and ndarray could not be fetched from the registry; the downstream rayon crate is skipped:" >&2
     sed 's/^/  /' "$dir/fetch.err" >&2
+    skip_part "rayon and ndarray could not be fetched from the registry (above); the downstream rayon crate is skipped"
     exit 0
 fi
 echo "building $dir with cargo's default release profile" >&2

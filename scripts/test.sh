@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
-# Runs magpie's whole test suite: clippy and rustdoc with warnings as errors; a reason for every
-# atomic ordering (scripts/check-orderings.sh); the core's layering (scripts/import-circles.py); the
-# instructions of a join nobody steals against their budget (scripts/join-instructions.sh); unit, integration, stress and doc tests of every crate;
+# Runs magpie's whole test suite: formatting (cargo fmt --check); a build with the oldest Rust
+# the crates declare (scripts/check-msrv.sh); clippy and rustdoc with warnings as errors; a reason
+# for every atomic ordering (scripts/check-orderings.sh); the core's layering
+# (scripts/import-circles.py); the instructions of a join nobody steals against their budget
+# (scripts/join-instructions.sh); unit, integration, stress and doc tests of every crate;
 # magpie's rayon-core (its tests, rayon's and rayon-core's own suites against it, a downstream
 # rayon and ndarray crate on it); the suite's HTML report rendered in headless Chromium
-# (scripts/check-report.sh); the tests of the optional hwloc feature (when hwloc can be
-# installed); a user's crate on magpie-dist alone (scripts/downstream-dist.sh); magpie-dist's
-# MPI tests and examples under mpirun (when Open MPI can be installed);
-# magpie-splice's unit tests under Miri (when rustup can install it); the runtime's tests under
-# ThreadSanitizer (scripts/tsan.sh; when rustup can install nightly's rust-src); then the loom
-# model tests of the concurrent structures (deque, latches, the join protocol, sleep/wake, the
-# inbox, DWS's core table slots, a schedule region's held queue and stall rule, a lent worker's
-# closing protocol, the leapfrogging rule's hand-over of a half a thief may not start;
-# magpie-dist's split deque), which need the crates compiled with `--cfg loom`
-# in a target directory of their own.
+# (scripts/check-report.sh); the tests of the optional hwloc feature; a user's crate on
+# magpie-dist alone (scripts/downstream-dist.sh); magpie-dist's MPI tests and examples under
+# mpirun; magpie-splice's unit tests under Miri; the runtime's tests under ThreadSanitizer
+# (scripts/tsan.sh); then the loom model tests of the concurrent structures (deque, latches, the
+# join protocol, sleep/wake, the inbox, DWS's core table slots, a schedule region's held queue
+# and stall rule, a lent worker's closing protocol, the leapfrogging rule's hand-over of a half a
+# thief may not start; magpie-dist's split deque), which need the crates compiled with
+# `--cfg loom` in a target directory of their own.
+#
+# Parts that need something installed (the C++ peers, Chromium, hwloc, Open MPI, Miri, nightly's
+# rust-src, valgrind, the registry for rayon's suites, the declared Rust) install it with their
+# own scripts. When that cannot be done, a user's run skips the part with a warning; a run under
+# CI=true (.ci/run) fails instead (scripts/skip.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/skip.sh
+. scripts/skip.sh
 
 if ! command -v cargo >/dev/null 2>&1; then
     echo "error: cargo not found; install Rust (https://rustup.rs) and run this again" >&2
@@ -38,8 +45,21 @@ echo "== C++ peers (TBB, OpenMP): scripts/build-peers.sh"
 # The peers are optional for magpie itself: if they cannot be built here (no root, no apt), their
 # tests and benchmarks say so and skip them.
 if ! bash scripts/build-peers.sh; then
-    echo "warning: the C++ peers could not be built; their tests will be skipped" >&2
+    skip_part "the C++ peers could not be built; their tests will be skipped"
 fi
+
+echo "== cargo fmt --all --check (and rayon-core's)"
+if ! cargo fmt --version >/dev/null 2>&1; then
+    rustup component add rustfmt || {
+        echo "error: cargo fmt is missing and rustup could not add it (rustup component add rustfmt)" >&2
+        exit 2
+    }
+fi
+cargo fmt --all --check
+(cd rayon-core && cargo fmt --check)
+
+echo "== the oldest Rust the crates declare (rust-version): scripts/check-msrv.sh"
+bash scripts/check-msrv.sh
 
 echo "== cargo clippy --workspace --all-targets -- -D warnings"
 # The workspace's lints (Cargo.toml: every unsafe block documented, no unsafe operation outside
@@ -92,7 +112,7 @@ echo "== the suite's report in a browser: scripts/install-chromium.sh, then scri
 if bash scripts/install-chromium.sh; then
     bash scripts/check-report.sh
 else
-    echo "warning: Chromium could not be installed; the report is not checked in a browser" >&2
+    skip_part "Chromium could not be installed; the report is not checked in a browser"
 fi
 
 echo "== hwloc: scripts/install-hwloc.sh, then the hwloc tests (--features hwloc)"
@@ -101,7 +121,7 @@ echo "== hwloc: scripts/install-hwloc.sh, then the hwloc tests (--features hwloc
 if bash scripts/install-hwloc.sh; then
     cargo test --locked -p magpie --features hwloc --lib --test hwloc -- hwloc
 else
-    echo "warning: hwloc 2.x could not be installed; the hwloc tests are skipped" >&2
+    skip_part "hwloc 2.x could not be installed; the hwloc tests are skipped"
 fi
 
 echo "== MPI: scripts/install-mpi.sh, then magpie-dist's MPI tests (--features mpi, under mpirun)"
@@ -113,7 +133,7 @@ if bash scripts/install-mpi.sh; then
     cargo test --locked -p magpie-dist --features mpi
     cargo test --locked -p magpie-dist-bench --features mpi
 else
-    echo "warning: Open MPI could not be installed; magpie-dist's MPI tests are skipped" >&2
+    skip_part "Open MPI could not be installed; magpie-dist's MPI tests are skipped"
 fi
 
 echo "== Miri: scripts/install-miri.sh, then magpie-splice's unit tests under Miri"
@@ -123,7 +143,7 @@ echo "== Miri: scripts/install-miri.sh, then magpie-splice's unit tests under Mi
 if bash scripts/install-miri.sh; then
     cargo +nightly miri test --locked -p magpie-splice --lib
 else
-    echo "warning: Miri could not be installed; the Miri run is skipped" >&2
+    skip_part "Miri could not be installed; the Miri run is skipped"
 fi
 
 echo "== ThreadSanitizer: scripts/tsan.sh"
@@ -133,7 +153,7 @@ echo "== ThreadSanitizer: scripts/tsan.sh"
 tsan=0
 bash scripts/tsan.sh || tsan=$?
 if [ "$tsan" -eq 3 ]; then
-    echo "warning: nightly Rust with rust-src could not be installed; the ThreadSanitizer run is skipped" >&2
+    skip_part "nightly Rust with rust-src could not be installed; the ThreadSanitizer run is skipped"
 elif [ "$tsan" -ne 0 ]; then
     exit "$tsan"
 fi
