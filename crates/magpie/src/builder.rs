@@ -34,6 +34,8 @@ pub struct Builder {
     oldest_first: bool,
     trace: bool,
     trace_path: Option<std::path::PathBuf>,
+    /// Where `trace_path` came from, for the error that refuses it: `trace_to` or `MAGPIE_TRACE`.
+    trace_setting: &'static str,
     topology: Option<crate::topology::Topology>,
     pin: bool,
     record_leaves: bool,
@@ -71,6 +73,7 @@ impl Default for Builder {
             oldest_first: true,
             trace: false,
             trace_path: None,
+            trace_setting: "trace_to",
             topology: None,
             pin: false,
             record_leaves: false,
@@ -482,6 +485,7 @@ impl Builder {
                 return Err(Error::config("MAGPIE_TRACE", v, "a file path"));
             }
             self = self.trace_to(v);
+            self.trace_setting = "MAGPIE_TRACE";
         }
         if let Some(v) = text(crate::dws::MODE_ENV)? {
             self.share.mode = v
@@ -599,6 +603,22 @@ impl Builder {
                 format!("{ms} ms"),
                 "between 1 ms and 1000 ms",
             ));
+        }
+        if let Some(path) = &self.trace_path {
+            // The file is written when the pool is dropped, after the program's work: a path
+            // this program cannot write is refused now rather than found out then. Opened to
+            // append, so an existing file is left as it is until the trace replaces it.
+            let open = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(path);
+            if let Err(e) = open {
+                return Err(Error::config(
+                    self.trace_setting,
+                    path.display(),
+                    &format!("a file this program can write ({e})"),
+                ));
+            }
         }
         if let Some(names) = &self.thread_names {
             if names.len() < workers {
@@ -775,6 +795,25 @@ mod tests {
             let msg = e.to_string();
             assert!(msg.contains(k) && msg.contains(v), "{msg}");
         }
+    }
+
+    #[test]
+    fn a_trace_file_that_cannot_be_written_is_refused_when_the_pool_is_built() {
+        const PATH: &str = "/nonexistent-magpie-dir/run.mtrace";
+        let path = PATH;
+        let e = Builder::default()
+            .with_vars(vars(&[("MAGPIE_TRACE", PATH)]))
+            .unwrap()
+            .build()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("MAGPIE_TRACE") && e.contains(path), "{e}");
+        let e = Pool::builder()
+            .trace_to(path)
+            .build()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("trace_to") && e.contains(path), "{e}");
     }
 
     #[test]
