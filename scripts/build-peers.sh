@@ -124,4 +124,4 @@ echo
 echo "peer binaries:"
 echo "  $(pwd)/$out/tbb_kernels   (oneTBB task_group)"
 echo "  $(pwd)/$out/omp_kernels   (OpenMP tasks, libgomp)"
-echo "usage: <binary> <fib|fj|nqueens|uts|sort|matmul|heat> <n> <threads> <runs>"
+echo "  each takes: KERNEL N THREADS RUNS, with KERNEL one of fib fj nqueens uts sort matmul heat"

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 
 /// Benchmarks of the magpie work-stealing runtime: 26 kernels from the SLAW, CAB, DWS and
 /// Friendly Barriers papers and Lifflander's thesis, chili's and Spice's tree sum, and 7 ordinary
-/// rayon programs (one source compiled against magpie's prelude and rayon's), timed against their
-/// serial twins and peers.
+/// rayon programs (one source compiled against rayon and against magpie-iter, magpie's
+/// rayon-style iterators), timed against their serial twins and peers.
 #[derive(Parser, Debug)]
 #[command(
     name = "magpie",
