@@ -604,6 +604,15 @@ impl Builder {
                 "between 1 ms and 1000 ms",
             ));
         }
+        if cfg!(not(target_os = "linux")) && self.share.mode != crate::dws::SharingMode::Off {
+            // The core table lives in /dev/shm, liveness comes from /proc, and a worker holds
+            // its core by its affinity: Linux's.
+            return Err(Error::config(
+                "share",
+                self.share.mode,
+                "off: sharing cores between programs needs Linux",
+            ));
+        }
         if let Some(path) = &self.trace_path {
             // The file is written when the pool is dropped, after the program's work: a path
             // this program cannot write is refused now rather than found out then. Opened to

@@ -387,7 +387,8 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
 
 /// A help-first scope spawn: a heap-allocated closure that does its own accounting.
 ///
-/// Task frames are allocated from mimalloc, whatever the program's global allocator: a spawned
+/// On Linux, task frames are allocated from mimalloc, whatever the program's global allocator
+/// (on other systems from the system allocator, so that no C compiler is needed): a spawned
 /// task is usually freed by another thread than the one that allocated it (the thief), and
 /// mimalloc's per-page free lists make that cross-thread free cheap where glibc's malloc takes
 /// arena locks (measured on fj at 2 workers: see docs/DESIGN.md, "Choices a measurement made").
@@ -415,9 +416,9 @@ struct TracedHeapJob<F> {
 }
 
 /// The allocator of task frames (see [`HeapJob`]).
-#[cfg(not(magpie_tsan))]
+#[cfg(all(target_os = "linux", not(magpie_tsan)))]
 const FRAMES: mimalloc::MiMalloc = mimalloc::MiMalloc;
-#[cfg(magpie_tsan)]
+#[cfg(any(not(target_os = "linux"), magpie_tsan))]
 const FRAMES: std::alloc::System = std::alloc::System;
 
 /// Moves `v` into a fresh allocation of the frames' allocator.

@@ -465,7 +465,15 @@ fn numa_nodes(root: &Path) -> Vec<(usize, Vec<usize>)> {
     v
 }
 
+/// The CPUs this process may run on (its affinity mask), if the kernel says. Linux only: other
+/// systems have no sysfs either, and the topology falls back to `available_parallelism`.
+#[cfg(not(target_os = "linux"))]
+fn affinity() -> Option<Vec<usize>> {
+    None
+}
+
 /// The CPUs this process may run on (its affinity mask), if the kernel says.
+#[cfg(target_os = "linux")]
 fn affinity() -> Option<Vec<usize>> {
     // SAFETY: `set` is a plain bit set the kernel fills; we pass its exact size.
     unsafe {

@@ -229,7 +229,8 @@ pub(crate) fn current() -> Option<&'static WorkerThread> {
 }
 
 /// The guard region (guard page and slack) of the fiber running on this thread, if any; for the
-/// stack-overflow handler (`overflow.rs`), so it reads plain memory only.
+/// stack-overflow handler (`overflow.rs`, Unix only), so it reads plain memory only.
+#[cfg(unix)]
 pub(crate) fn guard_of_running_fiber() -> Option<(usize, usize)> {
     let wt = CURRENT.with(|c| c.get());
     if wt.is_null() {
@@ -586,9 +587,15 @@ impl WorkerThread {
     }
 }
 
+/// Sets thread `tid`'s (0: the caller's) affinity to `cpus`: on Linux only; elsewhere threads
+/// are not pinned (placement is a hint there too).
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn pin_thread(_tid: i32, _cpus: &[usize]) {}
+
 /// Sets thread `tid`'s (0: the caller's) affinity to `cpus`. A refusal (a CPU left the affinity
 /// mask since the topology was read) leaves it where it was: placement is a hint, never a reason
 /// to fail.
+#[cfg(target_os = "linux")]
 pub(crate) fn pin_thread(tid: i32, cpus: &[usize]) {
     // SAFETY: `set` is a plain bit set of the size we pass; CPU_SET is given only indices below
     // CPU_SETSIZE; sched_setaffinity reads `set` and changes no memory of ours.

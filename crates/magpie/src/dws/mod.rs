@@ -29,10 +29,13 @@ pub use table::{
     MAX_CORE_SLOTS, MAX_PROGRAM_SLOTS, PROGRAM_SLOTS, SLOT_BYTES, VERSION,
 };
 
+#[cfg(unix)]
 use std::ffi::OsString;
 use std::fmt;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+#[cfg(unix)]
+use std::path::Path;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// A slot whose owner has not beaten for longer than this many milliseconds is stale, and
@@ -219,6 +222,7 @@ impl fmt::Display for ProgramId {
 }
 
 /// The state (field 3) and start time (field 22) of process `pid`, from `/proc/<pid>/stat`.
+#[cfg(unix)]
 fn proc_stat(pid: u32) -> std::io::Result<(char, u64)> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
     parse_stat(&s).ok_or_else(|| {
@@ -229,8 +233,20 @@ fn proc_stat(pid: u32) -> std::io::Result<(char, u64)> {
     })
 }
 
+/// Elsewhere there is no `/proc`: fails with an [`std::io::ErrorKind::Unsupported`] error, so
+/// [`ProgramId::me`] says core sharing needs Linux, [`ProgramId::of`] finds no process and
+/// [`ProgramId::is_alive`] takes every program to be alive (as when `/proc` refuses the read).
+#[cfg(not(unix))]
+fn proc_stat(_pid: u32) -> std::io::Result<(char, u64)> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "no /proc here: sharing cores between programs needs Linux",
+    ))
+}
+
 /// Parses a `/proc/<pid>/stat` line. The command name (field 2) is in parentheses and may hold
 /// spaces and parentheses itself, so the fields are counted from the last `)`.
+#[cfg(unix)]
 fn parse_stat(s: &str) -> Option<(char, u64)> {
     let rest = &s[s.rfind(')')? + 1..];
     let mut fields = rest.split_whitespace();
@@ -246,6 +262,7 @@ fn parse_stat(s: &str) -> Option<(char, u64)> {
 /// never jumps when someone sets the time; and it stops while the machine is suspended, so a
 /// resume does not make every live program's heartbeat look a suspension old at once (as
 /// `CLOCK_BOOTTIME` would, freeing every core in the table).
+#[cfg(unix)]
 pub fn now_ms() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -254,6 +271,17 @@ pub fn now_ms() -> u64 {
     // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC is always supported on Linux.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
+}
+
+/// Elsewhere (no `CLOCK_MONOTONIC`, and no core table: sharing cores needs Linux) milliseconds
+/// of the wall clock since the Unix epoch, `SystemTime`: one clock for the whole system, so
+/// values taken by different programs still compare, but it jumps when someone sets the time.
+/// A clock before the epoch reads 0.
+#[cfg(not(unix))]
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// The number of core slots the table has on this machine: the highest online CPU number plus
@@ -272,6 +300,7 @@ pub fn cpu_slots() -> usize {
 /// that is a directory this user owns; else `/dev/shm/magpie-cores-<uid>`. Both defaults are
 /// memory-backed (tmpfs) and private to the user, and neither survives a reboot, which clears
 /// any table left by a crash.
+#[cfg(unix)]
 pub fn default_path() -> PathBuf {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let euid = unsafe { libc::geteuid() };
@@ -282,7 +311,19 @@ pub fn default_path() -> PathBuf {
     )
 }
 
+/// Elsewhere (no user ids, no `/dev/shm`, and no core sharing, which needs Linux):
+/// `MAGPIE_SHARE_TABLE` if set, else `magpie-cores` in the temporary directory
+/// (`std::env::temp_dir`). Only a name: no table is opened there.
+#[cfg(not(unix))]
+pub fn default_path() -> PathBuf {
+    match std::env::var_os(TABLE_ENV).filter(|t| !t.is_empty()) {
+        Some(t) => PathBuf::from(t),
+        None => std::env::temp_dir().join("magpie-cores"),
+    }
+}
+
 /// [`default_path`] from the values of `MAGPIE_SHARE_TABLE`, `XDG_RUNTIME_DIR` and the user id.
+#[cfg(unix)]
 fn path_from(table: Option<OsString>, xdg: Option<OsString>, euid: u32) -> PathBuf {
     if let Some(t) = table.filter(|t| !t.is_empty()) {
         return PathBuf::from(t);
@@ -313,6 +354,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(unix)]
     fn stat_fields_are_counted_after_the_command_name() {
         let line = "4242 (a (weird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 \
                     987654 10000000 300 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0";
@@ -334,6 +376,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn the_path_prefers_the_variable_then_an_owned_runtime_dir_then_dev_shm() {
         let dir = std::env::temp_dir();
         use std::os::unix::fs::MetadataExt;

@@ -222,8 +222,7 @@ impl Sharing {
     /// Called by worker `w`'s thread as it starts: records its thread id and pins it (DWS: to
     /// its core; EP: to the program's share).
     pub(crate) fn worker_started(&self, w: usize) {
-        // SAFETY: gettid has no preconditions.
-        let tid = unsafe { libc::gettid() };
+        let tid = this_thread_id();
         // SeqCst (Relaxed would do): the id carries no other data, and under EP, the only mode
         // that re-pins, a re-pin that misses it is made up for by the `home` lock: the worker
         // reads its share under that lock just below, after this store, and `repin` reads the
@@ -552,6 +551,20 @@ impl Sharing {
             }
         }
     }
+}
+
+/// The kernel's id of the calling thread, which `sched_setaffinity` takes.
+#[cfg(target_os = "linux")]
+fn this_thread_id() -> libc::pid_t {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() }
+}
+
+/// Elsewhere there is no such id to pin by, and no core sharing: the builder refuses it
+/// (`Builder::build`), so no sharing pool is made there.
+#[cfg(not(target_os = "linux"))]
+fn this_thread_id() -> i32 {
+    0
 }
 
 /// The core's view of a sharing pool (`hooks.rs`): each call is the inherent method's.

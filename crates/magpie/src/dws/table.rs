@@ -47,10 +47,13 @@ use super::slot::Slot;
 use super::{home_range, now_ms, ProgramId, STALE_MS, TABLE_ENV};
 use std::collections::HashMap;
 use std::fmt;
+#[cfg(unix)]
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::ops::Range;
+#[cfg(unix)]
 use std::os::fd::AsRawFd;
+#[cfg(unix)]
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -256,6 +259,7 @@ fn io_error(path: &Path, action: &'static str, e: io::Error) -> TableError {
     }
 }
 
+#[cfg(unix)]
 fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
@@ -272,6 +276,8 @@ struct Header {
     program_slots: u32,
 }
 
+// Elsewhere only `file_bytes` is used: no table file is made or read there (`unsupported`).
+#[cfg_attr(not(unix), allow(dead_code))]
 impl Header {
     fn new(core_slots: usize) -> Header {
         Header {
@@ -317,6 +323,7 @@ impl Header {
 }
 
 /// A `MAP_SHARED` mapping of a whole table file.
+#[cfg(unix)]
 struct Mapping {
     ptr: *mut u8,
     len: usize,
@@ -324,10 +331,13 @@ struct Mapping {
 
 // SAFETY: the mapping is plain memory shared with other processes; every access to it goes
 // through atomic operations (`Mapping::word`), so any thread may use it.
+#[cfg(unix)]
 unsafe impl Send for Mapping {}
 // SAFETY: as for Send.
+#[cfg(unix)]
 unsafe impl Sync for Mapping {}
 
+#[cfg(unix)]
 impl Mapping {
     fn new(path: &Path, file: &File, len: usize, writable: bool) -> Result<Mapping, TableError> {
         let prot = if writable {
@@ -374,6 +384,7 @@ impl Mapping {
     }
 }
 
+#[cfg(unix)]
 impl Drop for Mapping {
     fn drop(&mut self) {
         // SAFETY: `ptr` and `len` are those mmap returned, and no reference into the mapping
@@ -384,6 +395,7 @@ impl Drop for Mapping {
 
 /// Opens the file at `path` without following a symbolic link and without blocking (on a pipe
 /// someone put there), for reading and, if `write`, writing.
+#[cfg(unix)]
 fn open_file(path: &Path, write: bool) -> io::Result<File> {
     OpenOptions::new()
         .read(true)
@@ -394,6 +406,7 @@ fn open_file(path: &Path, write: bool) -> io::Result<File> {
 
 /// The error for a failed open of an existing path: links, directories and other users' files
 /// get their own messages.
+#[cfg(unix)]
 fn open_error(path: &Path, e: io::Error) -> TableError {
     match e.raw_os_error() {
         Some(libc::ELOOP) => TableError::NotAFile {
@@ -419,6 +432,7 @@ fn open_error(path: &Path, e: io::Error) -> TableError {
 /// Checks an open table file: a regular file of this user's, private, of this layout and
 /// version, as long as its header says, with `core_slots` core slots. Never panics, whatever the
 /// file holds.
+#[cfg(unix)]
 fn validate(path: &Path, file: &File, core_slots: usize) -> Result<Header, TableError> {
     let p = || path.to_path_buf();
     let m = file.metadata().map_err(|e| io_error(path, "stat", e))?;
@@ -503,6 +517,7 @@ fn validate(path: &Path, file: &File, core_slots: usize) -> Result<Header, Table
 /// Writes a complete table with `core_slots` core slots to a temporary file beside `path` and
 /// links it to `path`. Returns `Ok` both when this call made the table and when another program
 /// made one first (`EEXIST`): the caller opens whatever is there.
+#[cfg(unix)]
 fn create(path: &Path, core_slots: usize) -> Result<(), TableError> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let Some(name) = path.file_name() else {
@@ -543,6 +558,74 @@ fn create(path: &Path, core_slots: usize) -> Result<(), TableError> {
         Err(e) => Err(io_error(path, "create", e)),
     }
 }
+
+/// Elsewhere the table is not built: core sharing between programs needs Linux (the builder
+/// refuses every sharing mode but `off` there). These twins of the file code above make every
+/// way to a `CoreTable` fail with an `io::ErrorKind::Unsupported` error that says so, as a
+/// `TableError::Io`; none panics. A `Mapping` cannot exist, so neither can a `CoreTable`.
+#[cfg(not(unix))]
+mod unsupported {
+    use super::{io_error, Header, TableError};
+    use std::fs::File;
+    use std::io;
+    use std::path::Path;
+    use std::sync::atomic::AtomicU64;
+
+    /// The error of every table operation here.
+    fn needs_linux() -> io::Error {
+        io::Error::new(
+            io::ErrorKind::Unsupported,
+            "sharing cores between programs needs Linux",
+        )
+    }
+
+    /// Never made: [`Mapping::new`] always fails.
+    pub(super) struct Mapping(std::convert::Infallible);
+
+    impl Mapping {
+        /// Fails: there is no shared table to map.
+        pub(super) fn new(
+            path: &Path,
+            _file: &File,
+            _len: usize,
+            _writable: bool,
+        ) -> Result<Mapping, TableError> {
+            Err(io_error(path, "map", needs_linux()))
+        }
+
+        /// Cannot be called: no `Mapping` exists.
+        pub(super) fn word(&self, _offset: usize) -> &AtomicU64 {
+            match self.0 {}
+        }
+    }
+
+    /// Fails with the `Unsupported` error, so no table file is ever opened or created.
+    pub(super) fn open_file(_path: &Path, _write: bool) -> io::Result<File> {
+        Err(needs_linux())
+    }
+
+    /// The failed open as it is: no errno to tell links, directories or owners apart here.
+    pub(super) fn open_error(path: &Path, e: io::Error) -> TableError {
+        io_error(path, "open", e)
+    }
+
+    /// Refuses every file (none is ever opened: see [`open_file`]).
+    pub(super) fn validate(
+        path: &Path,
+        _file: &File,
+        _core_slots: usize,
+    ) -> Result<Header, TableError> {
+        Err(io_error(path, "open", needs_linux()))
+    }
+
+    /// Creates nothing and fails with the `Unsupported` error.
+    pub(super) fn create(path: &Path, _core_slots: usize) -> Result<(), TableError> {
+        Err(io_error(path, "create", needs_linux()))
+    }
+}
+
+#[cfg(not(unix))]
+use unsupported::{create, open_error, open_file, validate, Mapping};
 
 /// Slots freed by one [`CoreTable::reclaim_stale`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

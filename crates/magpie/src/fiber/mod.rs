@@ -48,7 +48,18 @@
 //! A task whose own recursion overflows its fiber's stack hits the guard page; [`overflow`] turns
 //! that fault into a clear message.
 
+#[cfg(unix)]
 pub(crate) mod overflow;
+
+/// Elsewhere no handler is installed: a task that overflows its fiber stack still hits the
+/// guard page, and the process then ends the platform's way (on Windows with a stack overflow
+/// exception, which Rust's runtime may report as the thread's own stack overflowing), without
+/// magpie's message.
+#[cfg(not(unix))]
+pub(crate) mod overflow {
+    /// Installs nothing (see the module documentation).
+    pub(crate) fn install() {}
+}
 
 use crate::error::Error;
 use crate::job::{JobRef, Tag, Work};
@@ -224,7 +235,9 @@ pub(crate) enum Action {
 pub(crate) struct Fiber {
     /// Taken out only when the fiber is dropped (see [`stack_cache`]).
     pub(crate) co: std::mem::ManuallyDrop<Co>,
-    /// Lowest address of the stack's mapping (its guard page starts here).
+    /// Lowest address of the stack's mapping (its guard page starts here). Read only by
+    /// [`Fiber::trim`], which does nothing off Unix.
+    #[cfg_attr(not(unix), allow(dead_code))]
     guard_low: usize,
     pub(crate) registry: *const Registry,
     /// The worker that created the fiber and the only one that resumes it (unless the pool
@@ -317,6 +330,7 @@ pub(crate) struct FiberLocal {
     /// leave the reserve below it (`has_reserve` compares with it directly).
     pub(crate) reserve_limit: usize,
     /// Lowest address of the stack's mapping: its guard page starts here.
+    #[cfg_attr(not(unix), allow(dead_code))] // read only by the Unix overflow handler
     pub(crate) guard_low: usize,
     /// Task frames on this fiber's logical stack (SLAW's on-stack frames).
     pub depth: Cell<u32>,
@@ -582,6 +596,7 @@ impl Fiber {
     ///
     /// The fiber is suspended, and no live frame of it, nor anything a live reference points
     /// to, lies in its stack below `below`.
+    #[cfg(unix)]
     unsafe fn trim(&mut self, below: usize) {
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
@@ -590,14 +605,24 @@ impl Fiber {
         if end > start {
             // SAFETY: [start, end) is inside this fiber's own stack mapping, above its guard
             // page, page-aligned; by the caller's obligation nothing live is there, and an
-            // anonymous private mapping's pages read as zeros after `MADV_DONTNEED`, so the
-            // fiber's later frames find ordinary fresh stack there.
+            // anonymous private mapping's pages read as zeros after `MADV_DONTNEED` (on Linux;
+            // macOS may leave their old contents), so the fiber's later frames find ordinary
+            // stack there.
             let r = unsafe {
                 libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED)
             };
             debug_assert_eq!(r, 0, "madvise of a spare's stack failed");
         }
     }
+
+    /// Elsewhere a no-op: there is no `madvise`, and the stack's pages stay committed, so a
+    /// spare keeps the pages its earlier tasks touched until its stack is freed.
+    ///
+    /// # Safety
+    ///
+    /// As on Unix (nothing is done, so nothing can go wrong).
+    #[cfg(not(unix))]
+    unsafe fn trim(&mut self, _below: usize) {}
 }
 
 /// Suspends the current fiber with `action` and returns what it was resumed with, possibly on
