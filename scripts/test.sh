@@ -3,9 +3,11 @@
 # the crates declare (scripts/check-msrv.sh); clippy and rustdoc with warnings as errors; a reason
 # for every atomic ordering (scripts/check-orderings.sh); the core's layering
 # (scripts/import-circles.py); the instructions of a join nobody steals against their budget
-# (scripts/join-instructions.sh); unit, integration, stress and doc tests of every crate;
-# magpie's rayon-core (its tests, rayon's and rayon-core's own suites against it, a downstream
-# rayon and ndarray crate on it); the suite's HTML report rendered in headless Chromium
+# (scripts/join-instructions.sh); unit, integration, stress and doc tests of every crate; the
+# examples in crates/magpie/examples (scripts/run-examples.sh); `cargo check` of magpie and
+# rayon-core for aarch64 Linux, macOS and Windows (scripts/check-platforms.sh); magpie's
+# rayon-core (its tests, rayon's and rayon-core's own suites against it, a downstream rayon and
+# ndarray crate on it); the suite's HTML report rendered in headless Chromium
 # (scripts/check-report.sh); the tests of the optional hwloc feature; a user's crate on
 # magpie-dist alone (scripts/downstream-dist.sh); magpie-dist's MPI tests and examples under
 # mpirun; magpie-splice's unit tests under Miri; the runtime's tests under ThreadSanitizer
@@ -93,6 +95,13 @@ bash scripts/join-instructions.sh
 
 echo "== cargo test --workspace"
 cargo test --workspace --locked
+
+echo "== the examples a user would copy: scripts/run-examples.sh"
+# crates/magpie/examples: each checks its own answer (built by the step above, run here).
+bash scripts/run-examples.sh
+
+echo "== other platforms (aarch64 Linux, macOS, Windows): scripts/check-platforms.sh"
+bash scripts/check-platforms.sh
 
 echo "== rayon-core on magpie (rayon-core/): its own tests, rayon's and rayon-core's suites, a downstream crate"
 # magpie's rayon-core stands outside the workspace (see rayon-core/Cargo.toml). Its own tests;
