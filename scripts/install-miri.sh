@@ -3,8 +3,9 @@
 # Miri run of magpie-splice's unit tests (scripts/test.sh): the views' raw-pointer slices and
 # the spliced walk, checked for undefined behaviour.
 #
-# Idempotent: when `cargo +nightly miri --version` works, it says so and exits 0 without
-# touching anything; otherwise it asks rustup for the nightly toolchain's miri and rust-src
+# The nightly is the dated one scripts/nightly.sh names, never the user's own `nightly`.
+# Idempotent: when `cargo +NIGHTLY miri --version` works, it says so and exits 0 without
+# touching anything; otherwise it asks rustup for that toolchain's miri and rust-src
 # components (the minimal profile when the toolchain itself is missing), checks again and exits
 # 0. Without rustup, or when rustup cannot get them, it says so and exits 1, so that callers
 # can skip the Miri run with a message.
@@ -12,28 +13,30 @@
 # Usage: scripts/install-miri.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/nightly.sh
+. scripts/nightly.sh
 
 # shellcheck source=scripts/apt-lib.sh
 source scripts/apt-lib.sh
 no_arguments "$0" "$@"
 
 have_miri() {
-    cargo +nightly miri --version >/dev/null 2>&1
+    cargo +"$NIGHTLY" miri --version >/dev/null 2>&1
 }
 
 if have_miri; then
-    echo "ok: $(cargo +nightly miri --version)"
+    echo "ok: $(cargo +"$NIGHTLY" miri --version)"
     exit 0
 fi
 if ! command -v rustup >/dev/null 2>&1; then
     echo "Miri needs rustup (https://rustup.rs) to install a nightly toolchain's miri component"
     exit 1
 fi
-echo "Miri is not installed: rustup installs nightly's miri and rust-src"
-rustup toolchain install nightly --profile minimal --component miri,rust-src ||
-    rustup component add --toolchain nightly miri rust-src ||
-    die "rustup could not install nightly's miri and rust-src"
-have_miri || die "miri installed, but cargo +nightly miri does not run"
+echo "Miri is not installed: rustup installs $NIGHTLY's miri and rust-src"
+rustup toolchain install "$NIGHTLY" --profile minimal --component miri,rust-src ||
+    rustup component add --toolchain "$NIGHTLY" miri rust-src ||
+    die "rustup could not install $NIGHTLY's miri and rust-src"
+have_miri || die "miri installed, but cargo +$NIGHTLY miri does not run"
 # Miri builds its own standard library once; do it now rather than in the middle of a test run.
-cargo +nightly miri setup >/dev/null
-echo "ok: $(cargo +nightly miri --version)"
+cargo +"$NIGHTLY" miri setup >/dev/null
+echo "ok: $(cargo +"$NIGHTLY" miri --version)"

@@ -25,6 +25,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/skip.sh
 . scripts/skip.sh
+# shellcheck source=scripts/nightly.sh
+. scripts/nightly.sh
 
 if ! command -v cargo >/dev/null 2>&1; then
     echo "error: cargo not found; install Rust (https://rustup.rs) and run this again" >&2
@@ -150,7 +152,7 @@ echo "== Miri: scripts/install-miri.sh, then magpie-splice's unit tests under Mi
 # (views, the shadow checker, the spliced walk, random graph orders) for undefined behaviour.
 # Optional like the others: without rustup's nightly miri the run is skipped, said here.
 if bash scripts/install-miri.sh; then
-    cargo +nightly miri test --locked -p magpie-splice --lib
+    cargo +"$NIGHTLY" miri test --locked -p magpie-splice --lib
 else
     skip_part "Miri could not be installed; the Miri run is skipped"
 fi

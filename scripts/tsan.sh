@@ -23,7 +23,8 @@
 #   - magpie-bench's native tests: the C++ peers (TBB, OpenMP) are not instrumented;
 #   - one race inside crossbeam-deque, under the rayon peer (scripts/tsan.supp says why).
 #
-# Needs rustup's nightly toolchain with rust-src (installed here if missing, as for Miri). Exits 0
+# Needs the dated nightly scripts/nightly.sh names, with rust-src (installed here if missing, as
+# for Miri; the user's own `nightly` is never updated). Exits 0
 # when the run is clean and the canary is caught; cargo's own non-zero code (101) on a race or a
 # failed test; 1 when the canary goes unreported; 3 when nightly or rust-src cannot be had
 # (scripts/test.sh then skips this run and says so).
@@ -31,13 +32,15 @@
 # Usage: scripts/tsan.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/nightly.sh
+. scripts/nightly.sh
 
 # shellcheck source=scripts/apt-lib.sh
 source scripts/apt-lib.sh
 no_arguments "$0" "$@"
 
 have_nightly_src() {
-    rustup +nightly component list --installed 2>/dev/null | grep -q '^rust-src'
+    rustup +"$NIGHTLY" component list --installed 2>/dev/null | grep -q '^rust-src'
 }
 
 if ! command -v rustup >/dev/null 2>&1; then
@@ -45,16 +48,16 @@ if ! command -v rustup >/dev/null 2>&1; then
     exit 3
 fi
 if ! have_nightly_src; then
-    echo "nightly's rust-src is not installed: rustup installs it"
-    rustup toolchain install nightly --profile minimal --component rust-src ||
-        rustup component add --toolchain nightly rust-src || true
+    echo "$NIGHTLY's rust-src is not installed: rustup installs it"
+    rustup toolchain install "$NIGHTLY" --profile minimal --component rust-src ||
+        rustup component add --toolchain "$NIGHTLY" rust-src || true
     if ! have_nightly_src; then
-        echo "rustup could not install nightly's rust-src"
+        echo "rustup could not install $NIGHTLY's rust-src"
         exit 3
     fi
 fi
 
-host=$(rustc +nightly -vV | sed -n 's/^host: //p')
+host=$(rustc +"$NIGHTLY" -vV | sed -n 's/^host: //p')
 export RUSTFLAGS="-Zsanitizer=thread --cfg magpie_tsan -Cllvm-args=-tsan-instrument-func-entry-exit=0"
 export RUSTDOCFLAGS="$RUSTFLAGS"
 export CARGO_TARGET_DIR=target/tsan
@@ -62,7 +65,7 @@ export CARGO_TARGET_DIR=target/tsan
 # because cargo runs each test binary in its package's folder.
 export TSAN_OPTIONS="halt_on_error=1 suppressions='$PWD/scripts/tsan.supp'"
 tsan_cargo() {
-    cargo +nightly "$1" -Zbuild-std --target "$host" --locked "${@:2}"
+    cargo +"$NIGHTLY" "$1" -Zbuild-std --target "$host" --locked "${@:2}"
 }
 
 echo "== ThreadSanitizer: magpie's tests"
