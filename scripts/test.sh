@@ -78,8 +78,9 @@ fi
 cargo clippy --workspace --all-targets --locked -- -D warnings
 (cd rayon-core && cargo clippy --all-targets --quiet -- -D warnings)
 
-echo "== rustdoc: every link in magpie's documentation resolves (warnings as errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc -p magpie --no-deps --locked --quiet
+echo "== rustdoc: every crate's documentation builds and its links resolve (warnings as errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
+(cd rayon-core && RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet)
 
 echo "== every atomic ordering says why it is enough: scripts/check-orderings.sh"
 bash scripts/check-orderings.sh

@@ -121,7 +121,7 @@ fn sweep_rows(n: usize, h2: f64, old: &[f64], f: &[f64], first: usize, out: &mut
 /// `f`'s row; returns the row's largest change. (Public for the spliced Jacobi of
 /// `magpie-splice`, which must compute the same bits.)
 ///
-/// The largest change is kept in [`LANES`] running maxima, one per column modulo `LANES`,
+/// The largest change is kept in `LANES` running maxima, one per column modulo `LANES`,
 /// combined at the end of the row. With one, every point waited for the previous point's
 /// maximum (a compare and a select on one register), and that chain, not memory, set the
 /// sweep's speed. The result is the same bits: the changes are absolute values (never -0.0), a

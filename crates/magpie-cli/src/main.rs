@@ -15,6 +15,9 @@
 //! limit (for `corun`: the code its failing program exited with).
 
 mod bench;
+// The doc comments in `cli` are the commands' `--help` text, written for a terminal: `<kernel>`
+// and `[N:GRAIN]` there are placeholders, not HTML tags or links.
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 mod cli;
 mod corun;
 mod dist;
