@@ -130,6 +130,11 @@ impl WorkerThread {
     /// that may start it, the waiting scope's thread at the latest. A ready fiber of this
     /// thread's goes to its inbox instead, where only it takes it.
     fn shed_what_it_may_not_start(&self) {
+        // In a schedule region the template says where each task runs: its items stay put
+        // (its waits restrict nothing but the order of resumption, `leapfrog::OPEN`).
+        if self.core.registry.region.get().is_some() {
+            return;
+        }
         match self.seat.waits().top() {
             // Nothing waits here (so the deque is empty), or nothing is restricted (a
             // schedule region's wait, which may start anything).
