@@ -106,6 +106,9 @@ bash scripts/run-examples.sh
 echo "== other platforms (aarch64 Linux, macOS, Windows): scripts/check-platforms.sh"
 bash scripts/check-platforms.sh
 
+echo "== the packages of magpie and magpie-dist: scripts/check-package.sh --no-verify"
+bash scripts/check-package.sh --no-verify
+
 echo "== rayon-core on magpie (rayon-core/): its own tests, rayon's and rayon-core's suites, a downstream crate"
 # magpie's rayon-core stands outside the workspace (see rayon-core/Cargo.toml). Its own tests;
 # then rayon 1.12.0's and rayon-core 1.13.0's published tests against it (scripts/rayon-suite.sh:
