@@ -20,12 +20,6 @@
 #     sanitizer's own memory mappings ("failed to deallocate", ENOMEM);
 #   - overflow::fiber_stack_overflow_is_reported: the sanitizer handles the guard page's SIGSEGV
 #     itself, before magpie's handler can print its message;
-#   - schedule::ordered_replays_a_recorded_schedule_exactly: it asserts that a followed schedule
-#     needed no stall rule (no deviation), which holds at native speed; under the sanitizer's
-#     slowdown a follow sometimes reaches the stall that schedule/mod.rs describes (a worker's
-#     continuations resume in another order than recorded) and counts one deviation, as it
-#     should (in about half the runs). The debug and release runs keep
-#     the test; the others in tests/schedule.rs run here;
 #   - magpie-bench's native tests: the C++ peers (TBB, OpenMP) are not instrumented;
 #   - one race inside crossbeam-deque, under the rayon peer (scripts/tsan.supp says why).
 #
@@ -78,7 +72,6 @@ echo "== ThreadSanitizer: magpie's tests"
 tsan_cargo test -p magpie --lib --tests -- \
     --skip deep_join_recursion_does_not_overflow \
     --skip fiber_stack_overflow_is_reported \
-    --skip ordered_replays_a_recorded_schedule_exactly \
     --skip the_sanitizer_reports_a_race_between_two_join_halves
 echo "== ThreadSanitizer: magpie-dist's unit tests (the library's, the kernels' and simulator's), magpie-splice's tests, magpie-bench's kernels"
 tsan_cargo test -p magpie-dist -p magpie-dist-bench --lib

@@ -129,6 +129,14 @@ fn swap_roots(map: &[usize], a: usize, b: usize) -> Vec<usize> {
         .collect()
 }
 
+/// Whether a follow under `Ordered` must need no stall rule. At native speed the programs here
+/// never do. Under ThreadSanitizer (`--cfg magpie_tsan`, scripts/tsan.sh), whose slowdown lets
+/// a worker's continuations resume in another order than recorded, a follow sometimes stalls and
+/// the stall rule counts a deviation, as the schedule docs allow. There the tests still run
+/// (the sanitizer looks for races) and check what holds whatever the timing, without requiring
+/// that no deviation happened.
+const EXACT: bool = !cfg!(magpie_tsan);
+
 fn expected(leaves: usize) -> u64 {
     (1..=leaves as u64).sum()
 }
@@ -169,8 +177,13 @@ fn ordered_replays_a_recorded_schedule_exactly() {
                     });
                     assert_eq!(sum2, expected(leaves), "{what}");
                     assert!(log2.each_ran_once(), "{what}");
-                    assert_eq!(p.stats().deviations - before, 0, "{what}: deviations");
-                    if recorded.root_worker() == followed.root_worker() {
+                    let deviations = p.stats().deviations - before;
+                    if EXACT {
+                        assert_eq!(deviations, 0, "{what}: deviations");
+                    }
+                    if deviations > 0 {
+                        // Only under the sanitizer (see `EXACT`): the order changed.
+                    } else if recorded.root_worker() == followed.root_worker() {
                         assert_eq!(log2.map(), first, "{what}: step to worker map");
                         assert_eq!(followed, recorded, "{what}: re-recorded schedule");
                     } else {
@@ -250,10 +263,15 @@ fn deep_programs_record_and_replay_exactly() {
                 // The designation names "the next worker" from wherever its parent runs, so
                 // it is the template's only when the root runs where it did (when the roots'
                 // workers swap roles, it may name another worker: a counted deviation).
+                let deviations = p.stats().deviations - before;
                 if recorded.root_worker() == followed.root_worker() {
-                    assert_eq!(p.stats().deviations - before, 0, "{what}: deviations");
-                    assert_eq!(log2.map(), log.map(), "{what}: step to worker map");
-                    assert_eq!(followed, recorded, "{what}: re-recorded schedule");
+                    if EXACT {
+                        assert_eq!(deviations, 0, "{what}: deviations");
+                    }
+                    if deviations == 0 {
+                        assert_eq!(log2.map(), log.map(), "{what}: step to worker map");
+                        assert_eq!(followed, recorded, "{what}: re-recorded schedule");
+                    }
                 }
             });
         }
@@ -850,7 +868,9 @@ fn a_trace_that_names_its_cuts_replays_exactly() {
         }
     }
     println!("replayed {exact} of {total} traced runs with 0 deviations, {with_cuts} with cuts");
-    assert_eq!(exact, total, "replays with deviations");
+    if EXACT {
+        assert_eq!(exact, total, "replays with deviations");
+    }
     assert!(with_cuts >= 5, "too few runs had steals: {with_cuts}");
 }
 
@@ -993,8 +1013,10 @@ fn iterate_places_with_the_initialisers_schedule_then_follows_it() {
                 assert_eq!(it.schedule(), Some(&t));
                 let last = it.steps().last().unwrap();
                 assert_eq!(last.stage, schedule::Stage::Place);
-                assert_eq!(last.deviations, 0);
-                assert_eq!(last.same_worker, 1.0, "{:?}", it.steps());
+                if EXACT || last.deviations == 0 {
+                    assert_eq!(last.deviations, 0);
+                    assert_eq!(last.same_worker, 1.0, "{:?}", it.steps());
+                }
             }
         }
         assert_eq!(it.stage(), schedule::Stage::Follow, "{:?}", it.steps());
