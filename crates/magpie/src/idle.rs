@@ -85,7 +85,7 @@ impl WorkerThread {
                 .set_lendable(self.core.index, self.seat.lendable(reg.lends_seats));
             let me = self.core.index;
             let top = self.seat.waits().top();
-            reg.sleep.set_restricted(me, top.is_some());
+            reg.sleep.set_restricted(me, self.sleeps_restricted(top));
             let _ = reg
                 .sleep
                 .sleep(me, || self.may_wake(top), crate::sleep::always, || false);
@@ -93,12 +93,21 @@ impl WorkerThread {
         false
     }
 
+    /// Whether this worker's sleep is announced restricted (`Sleep::activate_unrestricted`): a
+    /// task waits on its thread and limits what it may start. Not in a schedule region, whose
+    /// waits limit only the order of resumption (`leapfrog::OPEN`) and whose template places
+    /// the work: there every sleeper is woken in the usual turn.
+    fn sleeps_restricted(&self, top: Option<crate::leapfrog::Top>) -> bool {
+        top.is_some_and(|t| !t.allows(|_| false)) && self.core.registry.region.get().is_none()
+    }
+
     /// The sleep's re-check (SeqCst loads, as `has_visible_work`): whether anything this worker
     /// may start is there. With a task waiting on this thread (`top`), only what that task lets
     /// it start counts (`leapfrog.rs`): its own fibers and deliveries, or a queued descendant.
     /// Another worker's deque is not looked at: its owner runs what it may start there, and
-    /// queues the rest before it sleeps (`shed_what_it_may_not_start`). Such a sleep is announced restricted, so that
-    /// producers of work anyone may take wake other sleepers first (`Sleep::activate_unrestricted`).
+    /// queues the rest before it sleeps (`shed_what_it_may_not_start`). Such a sleep is
+    /// announced restricted, so that producers of work anyone may take wake other sleepers
+    /// first (`Sleep::activate_unrestricted`).
     fn may_wake(&self, top: Option<crate::leapfrog::Top>) -> bool {
         let reg = &*self.core.registry;
         let me = self.core.index;
@@ -142,16 +151,22 @@ impl WorkerThread {
             Some(top) if top.allows(|_| false) => return,
             Some(_) => {}
         }
-        let reg = &*self.core.registry;
         while let Some(it) = self.core.deque.pop() {
-            match Work::decode(it) {
-                Work::Task { .. } => reg.inject_orphan(it),
-                Work::Resume(_) => reg.deliver(self.core.index, it),
-                Work::Batch(b) => b
-                    .take_batch()
-                    .expect("batch item")
-                    .iter()
-                    .for_each(|&i| reg.inject_orphan(i)),
+            self.shed(it);
+        }
+    }
+
+    /// One item of [`shed_what_it_may_not_start`](Self::shed_what_it_may_not_start): a task to
+    /// the pool's queue, a ready fiber to this worker's inbox, a batch item by item.
+    fn shed(&self, it: crate::deque::Item) {
+        let reg = &*self.core.registry;
+        match Work::decode(it) {
+            Work::Task { .. } => reg.inject_orphan(it),
+            Work::Resume(_) => reg.deliver(self.core.index, it),
+            Work::Batch(b) => {
+                for &i in b.take_batch().expect("batch item").iter() {
+                    self.shed(i);
+                }
             }
         }
     }
@@ -193,7 +208,7 @@ impl WorkerThread {
         let top = self.seat.waits().top();
         s.sleep(
             self.core.index,
-            top.is_some(),
+            self.sleeps_restricted(top),
             &|| self.may_wake(top),
             // SeqCst: as every access to `terminate` on the sleep paths.
             &|| reg.terminate.load(Ordering::SeqCst),
