@@ -14,10 +14,11 @@
 //! the first two involve no atomic read-modify-write and no fence.
 //!
 //! 1. **In place** (the common case). The worker keeps [`KEEP`] items in its deque for thieves
-//!    (none in a one-worker pool) and no thief asked for more, so the join publishes nothing and
-//!    runs both halves as plain calls, in the order its policy prescribes (work-first: `a` then
-//!    `b`; help-first: `b` then `a`): what a published half popped back unstolen would do, minus
-//!    the push and the pop. The worker does not look at its whole deque on each join: it holds a
+//!    (one, [`KEEP_PROMOTING`](crate::policy::KEEP_PROMOTING), when it promotes its oldest
+//!    pending half; none in a one-worker pool) and no thief asked for more, so the join
+//!    publishes nothing and runs both halves as plain calls, in the order its policy prescribes
+//!    (work-first: `a` then `b`; help-first: `b` then `a`): what a published half popped back
+//!    unstolen would do, minus the push and the pop. The worker does not look at its whole deque on each join: it holds a
 //!    *credit* of in-place joins (`WorkerThread::grant_credit`), and a join with credit left
 //!    reads the thread-local worker, compares its frame depth and credit with two worker-local
 //!    counters, the stack pointer with the fiber's limit and the deque's `wanted` flag (a

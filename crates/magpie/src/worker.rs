@@ -89,8 +89,9 @@ pub(crate) struct Core {
     pub policy: Policy,
     /// Whether the pool traces (`registry.recorder` is set).
     pub tracing: bool,
-    /// Items to keep published before spawns run in place (`join::KEEP`; none in a one-worker
-    /// pool, which has no thieves: work from outside arrives through the injector).
+    /// Items to keep published before spawns run in place (`policy::KEEP`, or
+    /// `policy::KEEP_PROMOTING` when the pool promotes; none in a one-worker pool, which has no
+    /// thieves: work from outside arrives through the injector).
     pub keep: isize,
     /// Whether in-place joins record their pending halves and publishing promotes the oldest
     /// (`promote.rs`): a pool with thieves that neither traces nor allows migration, with
@@ -556,6 +557,8 @@ impl WorkerThread {
                 thresholds,
                 keep: if checks {
                     isize::MAX
+                } else if registry.config.workers > 1 && promotes {
+                    crate::policy::KEEP_PROMOTING
                 } else if registry.config.workers > 1 {
                     crate::policy::KEEP
                 } else {
