@@ -196,12 +196,12 @@ impl JoinMode {
 pub(crate) const KEEP: isize = 3;
 
 /// The same when the worker promotes (`promote.rs`): what it publishes is always its oldest
-/// pending half, and a thief that finds nothing asks for more. One item is what a join whose
-/// first half runs long needs for its second half to be taken meanwhile. Each kept item is
-/// taken back by its owner when nobody steals it and replaced by the next oldest: with three
-/// kept, a worker with an idle thief beside it promoted about one join in three of a small
-/// tree (176 of 511 joins per sum of a 1,023-node tree), which cost a 2-worker pool twice the
-/// tree's time at 1 worker (docs/results/join-path.md).
+/// pending half, and a thief that finds nothing asks for more (and is then given up to twice
+/// `KEEP`). One item is what a join whose first half runs long needs for its second half to be
+/// taken meanwhile. Each kept item is taken back by its owner when nobody steals it and replaced
+/// by the next oldest: with three kept, a worker with an idle thief beside it promoted about one
+/// join in three of a small tree (176 of 511 joins per sum of a 1,023-node tree), which cost a
+/// 2-worker pool twice the tree's time at 1 worker (docs/results/join-path.md).
 pub(crate) const KEEP_PROMOTING: isize = 1;
 
 /// The deepest frame depth below which spawns publish (see "Spawns" in `promote.rs`): it
