@@ -73,10 +73,10 @@ tsan_cargo test -p magpie --lib --tests -- \
     --skip deep_join_recursion_does_not_overflow \
     --skip fiber_stack_overflow_is_reported \
     --skip the_sanitizer_reports_a_race_between_two_join_halves
-echo "== ThreadSanitizer: magpie-dist's unit tests (the library's, the kernels' and simulator's), magpie-splice's tests, magpie-bench's kernels"
+echo "== ThreadSanitizer: magpie-dist's unit tests (the library's, the kernels' and simulator's), magpie-splice's tests, magpie-bench's kernels and spliced stencils"
 tsan_cargo test -p magpie-dist -p magpie-dist-bench --lib
 tsan_cargo test -p magpie-splice --lib --tests
-tsan_cargo test -p magpie-bench --lib --test uts
+tsan_cargo test -p magpie-bench --lib --test uts --test spliced
 
 echo "== ThreadSanitizer: the canary (a planted race, which must be reported)"
 log=$(mktemp)

@@ -60,6 +60,7 @@ pub mod races;
 pub mod runner;
 pub mod sor;
 pub mod sort;
+pub mod spliced;
 pub mod strassen;
 pub mod tree_sum;
 pub mod uts;

@@ -5,7 +5,8 @@
 
 use crate::cli::SpliceArgs;
 use crate::Failure;
-use magpie_splice::kernels::{Fdtd, Heat, Jacobi, Seidel, Sliced};
+use magpie_bench::spliced::{Fdtd, Heat, Jacobi};
+use magpie_splice::kernels::{Seidel, Sliced};
 use magpie_splice::splice::{run as splice_run, Mode, Phase};
 use magpie_splice::{Grids, Rows, Stats};
 use serde::{Deserialize, Serialize};

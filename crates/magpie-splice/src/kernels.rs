@@ -1,6 +1,7 @@
-//! Stencils as phases: heat, jacobi and fdtd-2d from the benchmark suite (their row updates are
-//! the suite's own functions, so the bits are the suite's), and seidel-2d, in place, the case
-//! where a phase depends on itself.
+//! A stencil as phases: seidel-2d, in place, the case where a phase depends on itself; the
+//! blocks of rows every row-blocked stencil is split into; and step pipelining for any of them.
+//! (The benchmark suite's heat, jacobi and fdtd-2d as phases, whose row updates are the suite's
+//! own functions, are in the suite's crate: `magpie_bench::spliced`.)
 //!
 //! A phase is one time step (fdtd-2d: one half step, electric or magnetic) over the grid's
 //! rows, split in halves down to `grain` rows; a step updates its block row by row. Every call
@@ -15,8 +16,9 @@ use std::ops::Range;
 /// A block of rows.
 pub type Block = Range<usize>;
 
-/// The halves of `b`, or none when it has at most `grain` rows.
-fn halves(b: &Block, grain: usize) -> Vec<Block> {
+/// The halves of `b`, or none when it has at most `grain` rows: how a stencil's phase splits
+/// its blocks.
+pub fn halves(b: &Block, grain: usize) -> Vec<Block> {
     if b.len() <= grain.max(1) {
         return Vec::new();
     }
@@ -82,124 +84,6 @@ impl<P: Phase<Node = Block>> Phase for Sliced<P> {
         }
         let cut = b.start + self.rows;
         Some((b.start..cut, cut..b.end))
-    }
-}
-
-/// Heat (the suite's `heat`): buffers 0 and 1 ping-pong; step `t` reads buffer `t % 2` and
-/// writes buffer `(t + 1) % 2`, interior rows `1..n − 1`.
-pub struct Heat {
-    /// Grid side.
-    pub n: usize,
-    /// The time step.
-    pub t: usize,
-    /// Rows per step.
-    pub grain: usize,
-}
-
-impl Heat {
-    /// The two buffers, both holding the suite's initial grid (so both hold the boundary).
-    pub fn grids(n: usize) -> Grids {
-        let g = magpie_bench::heat::input(n as u64);
-        Grids::new(vec![(n, g.clone()), (n, g)])
-    }
-
-    /// `steps` phases of side `n`.
-    pub fn phases(n: usize, steps: usize, grain: usize) -> Vec<Heat> {
-        (0..steps).map(|t| Heat { n, t, grain }).collect()
-    }
-}
-
-impl Phase for Heat {
-    type Node = Block;
-    type Effect = Rows;
-    type Memory = Grids;
-    type Output = ();
-
-    fn root(&self) -> Block {
-        1..self.n - 1
-    }
-    fn effect(&self, b: &Block) -> Rows {
-        Rows::new()
-            .read(self.t % 2, b.start - 1..b.end + 1)
-            .write((self.t + 1) % 2, b.clone())
-    }
-    fn split(&self, b: &Block) -> Vec<Block> {
-        halves(b, self.grain)
-    }
-    fn step(&self, b: &Block, v: &mut View<'_>) {
-        let (src, dst) = (self.t % 2, (self.t + 1) % 2);
-        for r in b.clone() {
-            let ([out], [up, mid, down]) =
-                v.rows([(dst, r)], [(src, r - 1), (src, r), (src, r + 1)]);
-            magpie_bench::heat::update_row(up, mid, down, out);
-        }
-    }
-    fn empty(&self) {}
-    fn merge(&self, _: (), _: ()) {}
-}
-
-/// Jacobi (the suite's `jacobi`): buffers 0 and 1 ping-pong the grid, buffer 2 is f; a phase's
-/// output is its residual (the largest change; merged by `max`).
-pub struct Jacobi {
-    /// Grid side.
-    pub n: usize,
-    /// The time step.
-    pub t: usize,
-    /// Rows per step.
-    pub grain: usize,
-}
-
-impl Jacobi {
-    /// The suite's problem: the grid twice and f.
-    pub fn grids(n: usize) -> Grids {
-        let p = magpie_bench::jacobi::input(n as u64);
-        Grids::new(vec![(n, p.grid.clone()), (n, p.grid), (n, p.f)])
-    }
-
-    /// `steps` phases of side `n`.
-    pub fn phases(n: usize, steps: usize, grain: usize) -> Vec<Jacobi> {
-        (0..steps).map(|t| Jacobi { n, t, grain }).collect()
-    }
-
-    fn h2(&self) -> f64 {
-        let h = 1.0 / (self.n - 1) as f64;
-        h * h
-    }
-}
-
-impl Phase for Jacobi {
-    type Node = Block;
-    type Effect = Rows;
-    type Memory = Grids;
-    type Output = f64;
-
-    fn root(&self) -> Block {
-        1..self.n - 1
-    }
-    fn effect(&self, b: &Block) -> Rows {
-        Rows::new()
-            .read(self.t % 2, b.start - 1..b.end + 1)
-            .read(2, b.clone())
-            .write((self.t + 1) % 2, b.clone())
-    }
-    fn split(&self, b: &Block) -> Vec<Block> {
-        halves(b, self.grain)
-    }
-    fn step(&self, b: &Block, v: &mut View<'_>) -> f64 {
-        let (src, dst, h2) = (self.t % 2, (self.t + 1) % 2, self.h2());
-        let mut res = 0.0f64;
-        for r in b.clone() {
-            let ([out], [up, mid, down, f]) =
-                v.rows([(dst, r)], [(src, r - 1), (src, r), (src, r + 1), (2, r)]);
-            res = res.max(magpie_bench::jacobi::sweep_row(h2, up, mid, down, f, out));
-        }
-        res
-    }
-    fn empty(&self) -> f64 {
-        0.0
-    }
-    fn merge(&self, a: f64, b: f64) -> f64 {
-        a.max(b)
     }
 }
 
@@ -280,95 +164,6 @@ impl Phase for Seidel {
         for r in b.clone() {
             let ([row], [up, down]) = v.rows([(0, r)], [(0, r - 1), (0, r + 1)]);
             seidel_row(up, row, down);
-        }
-    }
-    fn empty(&self) {}
-    fn merge(&self, _: (), _: ()) {}
-}
-
-/// Buffers of fdtd-2d.
-const EY: usize = 0;
-const EX: usize = 1;
-const HZ: usize = 2;
-
-/// Fdtd-2d (the suite's `fdtd-2d`): phase `2t` is step `t`'s electric update (`ey` and `ex` of
-/// rows `0..n` from `hz`), phase `2t + 1` its magnetic update (`hz` of rows `0..n − 1` from
-/// `ex` and `ey`). Buffers: 0 `ey`, 1 `ex`, 2 `hz`.
-pub struct Fdtd {
-    /// Grid side.
-    pub n: usize,
-    /// The phase: `2t` electric, `2t + 1` magnetic, of step `t`.
-    pub phase: usize,
-    /// Rows per step.
-    pub grain: usize,
-}
-
-impl Fdtd {
-    /// The suite's initial fields.
-    pub fn grids(n: usize) -> Grids {
-        let f = magpie_bench::fdtd2d::input(n);
-        Grids::new(vec![(n, f.ey), (n, f.ex), (n, f.hz)])
-    }
-
-    /// The phases of `steps` time steps (two each).
-    pub fn phases(n: usize, steps: usize, grain: usize) -> Vec<Fdtd> {
-        (0..2 * steps)
-            .map(|phase| Fdtd { n, phase, grain })
-            .collect()
-    }
-
-    fn electric(&self) -> bool {
-        self.phase.is_multiple_of(2)
-    }
-}
-
-impl Phase for Fdtd {
-    type Node = Block;
-    type Effect = Rows;
-    type Memory = Grids;
-    type Output = ();
-
-    fn root(&self) -> Block {
-        if self.electric() {
-            0..self.n
-        } else {
-            0..self.n - 1
-        }
-    }
-    fn effect(&self, b: &Block) -> Rows {
-        if self.electric() {
-            Rows::new()
-                .read(HZ, b.start.saturating_sub(1)..b.end)
-                .read(EY, b.clone())
-                .read(EX, b.clone())
-                .write(EY, b.clone())
-                .write(EX, b.clone())
-        } else {
-            Rows::new()
-                .read(EX, b.clone())
-                .read(EY, b.start..b.end + 1)
-                .read(HZ, b.clone())
-                .write(HZ, b.clone())
-        }
-    }
-    fn split(&self, b: &Block) -> Vec<Block> {
-        halves(b, self.grain)
-    }
-    fn step(&self, b: &Block, v: &mut View<'_>) {
-        let t = self.phase / 2;
-        for r in b.clone() {
-            if self.electric() {
-                if r == 0 {
-                    let ([ey, ex], [h]) = v.rows([(EY, 0), (EX, 0)], [(HZ, 0)]);
-                    magpie_bench::fdtd2d::e_row(t, ey, ex, h, None);
-                } else {
-                    let ([ey, ex], [h, h_up]) = v.rows([(EY, r), (EX, r)], [(HZ, r), (HZ, r - 1)]);
-                    magpie_bench::fdtd2d::e_row(t, ey, ex, h, Some(h_up));
-                }
-            } else {
-                let ([h], [x, y, y_down]) = v.rows([(HZ, r)], [(EX, r), (EY, r), (EY, r + 1)]);
-                magpie_bench::fdtd2d::h_row_update(h, x, y, y_down);
-            }
         }
     }
     fn empty(&self) {}

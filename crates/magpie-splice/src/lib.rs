@@ -13,17 +13,18 @@
 //!   and a shadow checker that every read sees the writer program order says it should.
 //! - [`splice`]: phases (one call of the recursive function each), and the scheduler that runs a
 //!   window of them unspliced, spliced on one thread, or as a dependence graph on magpie's pool.
-//! - [`kernels`]: heat, jacobi and fdtd-2d from the benchmark suite, and seidel-2d (in place).
+//! - [`kernels`]: seidel-2d (in place), blocks of rows, and step pipelining. The benchmark
+//!   suite's heat, jacobi and fdtd-2d as phases are in its crate (`magpie_bench::spliced`).
 //!
 //! ```
-//! use magpie_splice::kernels::Heat;
+//! use magpie_splice::kernels::Seidel;
 //! use magpie_splice::splice::{run, Mode};
 //! let n = 64;
-//! let (mut plain, mut spliced) = (Heat::grids(n), Heat::grids(n));
-//! run(&Heat::phases(n, 8, 4), &mut plain, 1, Mode::Unspliced);
-//! let (_, stats) = run(&Heat::phases(n, 8, 4), &mut spliced, 8, Mode::Spliced);
-//! assert_eq!(plain.buffer(0), spliced.buffer(0)); // 8 steps: the result is in buffer 0
-//! assert!(stats.switches > 8); // the phases were interleaved
+//! let (mut plain, mut spliced) = (Seidel::grids(n), Seidel::grids(n));
+//! Seidel::plain(n, 8, plain.buffer_mut(0)); // PolyBench's loops, in place
+//! let (_, stats) = run(&Seidel::phases(n, 8, 4), &mut spliced, 8, Mode::Spliced);
+//! assert_eq!(plain.buffer(0), spliced.buffer(0));
+//! assert!(stats.switches > 8); // the sweeps were interleaved
 //! ```
 #![warn(missing_docs)]
 

@@ -3,7 +3,8 @@
 //! from tiny and odd sizes up, with the shadow checker on; and with step pipelining, at several
 //! slice sizes. And against the suite's own kernels where a run has the suite's step count.
 
-use magpie_splice::kernels::{Fdtd, Heat, Jacobi, Seidel, Sliced};
+use magpie_bench::spliced::{Fdtd, Heat, Jacobi};
+use magpie_splice::kernels::{Seidel, Sliced};
 use magpie_splice::splice::{run, Mode, Phase};
 use magpie_splice::{Grids, Memory, Rows};
 
