@@ -5,7 +5,9 @@
 # (scripts/import-circles.py); the instructions of a join nobody steals against their budget
 # (scripts/join-instructions.sh); unit, integration, stress and doc tests of every crate; the
 # examples in crates/magpie/examples (scripts/run-examples.sh); `cargo check` of magpie and
-# rayon-core for aarch64 Linux, macOS and Windows (scripts/check-platforms.sh); magpie's
+# rayon-core for aarch64 Linux, macOS and Windows (scripts/check-platforms.sh); the core's
+# unit tests and a few integration tests built for aarch64 Linux and run under qemu-user
+# (scripts/test-aarch64.sh); magpie's
 # rayon-core (its tests, rayon's and rayon-core's own suites against it, a downstream rayon and
 # ndarray crate on it); the suite's HTML report rendered in headless Chromium
 # (scripts/check-report.sh); the tests of the optional hwloc feature; a user's crate on
@@ -18,7 +20,7 @@
 # `--cfg loom` in a target directory of their own.
 #
 # Parts that need something installed (the C++ peers, Chromium, hwloc, Open MPI, Miri, nightly's
-# rust-src, valgrind, the registry for rayon's suites, the declared Rust) install it with their
+# rust-src, valgrind, qemu-user, the registry for rayon's suites, the declared Rust) install it with their
 # own scripts. When that cannot be done, a user's run skips the part with a warning; a run under
 # CI=true (.ci/run) fails instead (scripts/skip.sh).
 set -euo pipefail
@@ -105,6 +107,8 @@ bash scripts/run-examples.sh
 
 echo "== other platforms (aarch64 Linux, macOS, Windows): scripts/check-platforms.sh"
 bash scripts/check-platforms.sh
+echo "== the core's tests on aarch64 Linux under qemu-user: scripts/test-aarch64.sh"
+bash scripts/test-aarch64.sh
 
 echo "== the packages of magpie and magpie-dist: scripts/check-package.sh --no-verify"
 bash scripts/check-package.sh --no-verify
