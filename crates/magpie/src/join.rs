@@ -14,22 +14,22 @@
 //! the first two involve no atomic read-modify-write and no fence.
 //!
 //! 1. **In place** (the common case). The worker keeps [`KEEP`] items in its deque for thieves
-//!    (one, [`KEEP_PROMOTING`](crate::policy::KEEP_PROMOTING), when it promotes its oldest
-//!    pending half; none in a one-worker pool) and no thief asked for more, so the join
-//!    publishes nothing and runs both halves as plain calls, in the order its policy prescribes
-//!    (work-first: `a` then `b`; help-first: `b` then `a`): what a published half popped back
-//!    unstolen would do, minus the push and the pop. The worker does not look at its whole deque on each join: it holds a
-//!    *credit* of in-place joins (`WorkerThread::grant_credit`), and a join with credit left
-//!    reads the thread-local worker, compares its frame depth and credit with two worker-local
-//!    counters, the stack pointer with the fiber's limit and the deque's `wanted` flag (a
-//!    `Relaxed` load of a line thieves write only to ask for work) with false, and decrements
-//!    the credit. Every `CREDIT` joins (and whenever the deque may have changed: a pop, a task
-//!    started or finished, a suspension, a thief asking) the worker looks at its deque (a
-//!    `Relaxed` load of the thieves' `top`) and counts the joins it ran in bulk
-//!    (`settle_credit`), which is also what keeps `Pool::stats` exact once the work is done. So
-//!    a thief that asks is heard at the next join, and a steal of the kept items is noticed at
-//!    most `CREDIT` joins later. This is lazy task creation on the split deque; it bounds the
-//!    deque of a recursive computation by `KEEP` plus what thieves ask for.
+//!    (one, [`KEEP_PROMOTING`](crate::policy::KEEP_PROMOTING), when it promotes its oldest pending
+//!    half; none in a one-worker pool) and no thief asked for more, so the join publishes nothing
+//!    and runs both halves as plain calls, in the order its policy prescribes (work-first: `a` then
+//!    `b`; help-first: `b` then `a`): what a published half popped back unstolen would do, minus
+//!    the push and the pop. The worker does not look at its whole deque on each join: it holds a
+//!    *credit* of in-place joins (`WorkerThread::grant_credit`), and a join with credit left reads
+//!    the thread-local worker, compares its frame depth and credit with two worker-local counters,
+//!    the stack pointer with the fiber's limit and the deque's `wanted` flag (a `Relaxed` load of a
+//!    line thieves write only to ask for work) with false, and decrements the credit. Every
+//!    `CREDIT` joins (and whenever the deque may have changed: a pop, a task started or finished, a
+//!    suspension, a thief asking) the worker looks at its deque (a `Relaxed` load of the thieves'
+//!    `top`) and counts the joins it ran in bulk (`settle_credit`), which is also what keeps
+//!    `Pool::stats` exact once the work is done. So a thief that asks is heard at the next join,
+//!    and a steal of the kept items is noticed at most `CREDIT` joins later. This is lazy task
+//!    creation on the split deque; it bounds the deque of a recursive computation by `KEEP` plus
+//!    what thieves ask for.
 //! 2. **Published, not stolen.** The push stores the item in the owner's private part (two
 //!    `Relaxed` stores and an owner-local index); when the public part is empty it also moves the
 //!    split up with a `Release` store, a plain store on x86 and no fence anywhere. At the sync

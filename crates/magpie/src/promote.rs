@@ -318,8 +318,8 @@ impl WorkerThread {
         // do not run dry again before this worker next looks. Unasked, keep `keep` (one): each
         // kept half that nobody takes comes back to this worker at its sync and is replaced by
         // the next oldest, so what is kept unasked is paid for again and again (`KEEP_PROMOTING`).
-        // Loops split by joins (jacobi, word-count) lost 4-12% at 2 workers when an asking
-        // thief got two halves rather than six.
+        // Asked, it refills as it did when it kept three: with two, loops split by joins
+        // (jacobi, word-count) were 6-12% slower at 2 workers in one of two runs of the suite.
         let want = if self.core.deque.wanted() {
             2 * crate::policy::KEEP
         } else {

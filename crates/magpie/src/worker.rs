@@ -89,7 +89,7 @@ pub(crate) struct Core {
     pub policy: Policy,
     /// Whether the pool traces (`registry.recorder` is set).
     pub tracing: bool,
-    /// Items to keep published before spawns run in place (`policy::KEEP`, or
+    /// Items to keep published before joins and spawns run in place (`policy::KEEP`, or
     /// `policy::KEEP_PROMOTING` when the pool promotes; none in a one-worker pool, which has no
     /// thieves: work from outside arrives through the injector).
     pub keep: isize,
