@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-examples=(quicksort tree_walk places trace_perfetto schedule_loop)
+examples=(quicksort tree_walk places trace_perfetto schedule_loop corun_pair)
 
 profile=debug
 case "${1:-}" in
