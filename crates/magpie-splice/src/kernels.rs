@@ -3,9 +3,9 @@
 //! (The benchmark suite's heat, jacobi and fdtd-2d as phases, whose row updates are the suite's
 //! own functions, are in the suite's crate: `magpie_bench::spliced`.)
 //!
-//! A phase is one time step over the grid's rows, split in halves down to `grain` rows; a step updates its block row by row. Every call
-//! declares the rows it reads and writes ([`Rows`]), a block of rows `lo..hi` of a stencil
-//! reading `lo − 1..hi + 1`.
+//! A phase is one time step over the grid's rows, split in halves down to `grain` rows; a step
+//! updates its block row by row. Every call declares the rows it reads and writes ([`Rows`]), a
+//! block of rows `lo..hi` of a stencil reading `lo − 1..hi + 1`.
 
 use crate::effect::Rows;
 use crate::grids::{Grids, View};
