@@ -156,6 +156,7 @@ if [ ${#dirs[@]} -eq 0 ]; then
     echo "== building magpie and making a --size ci report in $out"
     # A debug build: the page, not the times, is under test, and `cargo test` has built it.
     cargo build --locked -q -p magpie-cli
+    bash scripts/build-rayon-compare.sh --profile dev
     ./target/debug/magpie suite --size ci --runs 1 --trace nqueens --locality heat \
         --splice --corun fib,nqueens --dist hf --out "$out" >"$work/suite.log" 2>&1 || {
         echo "error: magpie suite failed; its output:" >&2

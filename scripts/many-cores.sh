@@ -73,6 +73,7 @@ fi
 
 if [ -z "${MAGPIE:-}" ]; then
     cargo build --locked --release -q -p magpie-cli || exit 1
+    bash scripts/build-rayon-compare.sh || exit 1
     MAGPIE=target/release/magpie
 fi
 if [ -z "${MAGPIE_DIST:-}" ] && want dist && command -v mpirun >/dev/null; then

@@ -43,28 +43,11 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/magpie-rayon-compare.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# The two builds: the same crate, one with the patch.
+# The two builds: the same crate, one with the patch (scripts/build-rayon-compare.sh).
+bash scripts/build-rayon-compare.sh --profile "$profile"
 declare -A bin
 for core in rayon magpie; do
-    mkdir -p "$work/$core"
-    cp -r "$repo/rayon-core/compare/src" "$work/$core/src"
-    sed "s|path = \"../../crates/|path = \"$repo/crates/|" \
-        "$repo/rayon-core/compare/Cargo.toml" >"$work/$core/Cargo.toml"
-    if [ "$core" = magpie ]; then
-        printf '\n[patch.crates-io]\nrayon-core = { path = "%s/rayon-core" }\n' "$repo" >>"$work/$core/Cargo.toml"
-    fi
-    target="$repo/target/rayon-compare/$core-$profile"
-    echo "== building rayon on $core's core ($profile profile)" >&2
-    if [ "$profile" = workspace ]; then
-        (cd "$work/$core" && CARGO_TARGET_DIR="$target" CARGO_PROFILE_RELEASE_LTO=thin \
-            CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_DEBUG=1 \
-            RUSTFLAGS="-C llvm-args=-align-loops=64 -C llvm-args=-align-all-functions=6" \
-            cargo build --release --quiet) || { echo "error: the $core build failed" >&2; exit 1; }
-    else
-        (cd "$work/$core" && env -u RUSTFLAGS CARGO_TARGET_DIR="$target" cargo build --release --quiet) ||
-            { echo "error: the $core build failed" >&2; exit 1; }
-    fi
-    bin[$core]="$target/release/rayon-core-compare"
+    bin[$core]="$repo/target/rayon-compare/$profile/$core"
 done
 
 # Rounds: each kernel on both builds, the first build alternating from round to round.
@@ -76,9 +59,7 @@ for r in $(seq 1 "$rounds"); do
     [ $((r % 2)) -eq 0 ] && order="magpie rayon"
     for k in ${kernels//,/ }; do
         for core in $order; do
-            own=()
-            [ "$core" = magpie ] && own=(--with-magpie-iter)
-            if ! "${bin[$core]}" "$k" "$workers" "$runs" "$size" "${own[@]}" | sed "s/^/$r $core /" >>"$out"; then
+            if ! "${bin[$core]}" "$k" "$workers" "$runs" "$size" | sed "s/^/$r $core /" >>"$out"; then
                 echo "error: $k on $core's core did not verify (or failed to run)" >&2
                 grep " $k " "$out" | tail -4 >&2
                 exit 1
@@ -92,15 +73,12 @@ import math, statistics, sys
 from collections import defaultdict
 path, profile = sys.argv[1], sys.argv[2]
 t = defaultdict(dict)          # (kernel, workers) -> round -> core -> seconds
-own = defaultdict(dict)        # (kernel, workers) -> round -> magpie-iter seconds
 answers = {}
 for line in open(path):
-    r, core, k, w, peer, med, ok, result = line.split()[:8]
+    r, core, k, w, peer, med, ok, _times, *result = line.split()
+    result = " ".join(result)
     if ok != "true":
         sys.exit(f"{k} at {w} workers on {core}'s core did not verify")
-    if peer == "magpie-iter":
-        own[(k, int(w))][int(r)] = float(med)
-        continue
     t[(k, int(w))].setdefault(int(r), {})[core] = float(med)
     prev = answers.setdefault((k, int(w)), result)
     if "." not in result and prev != result:
@@ -119,17 +97,4 @@ def geomean(rs):
     return math.exp(sum(math.log(x) for x in rs) / len(rs))
 for w, rs in sorted(ratios.items()):
     print(f"geometric mean at {w} worker{'s' if w > 1 else ''}: {geomean(rs):.3f} over {len(rs)} kernels")
-if own:
-    print()
-    print(f"magpie's own iterators (magpie-iter's prelude) ÷ rayon's iterators, both on magpie's core ({profile} profile)")
-    print(f"{'program':<18}{'workers':>8}{'rayon iter s':>14}{'magpie iter s':>15}{'ratio':>8}")
-    by_w = defaultdict(list)
-    for (k, w), rounds in own.items():
-        rs = [s / t[(k, w)][r]["magpie"] for r, s in rounds.items() if "magpie" in t[(k, w)].get(r, {})]
-        ratio = statistics.median(rs)
-        by_w[w].append(ratio)
-        tr = statistics.median(v["magpie"] for v in t[(k, w)].values() if "magpie" in v)
-        print(f"{k:<18}{w:>8}{tr:>14.5f}{statistics.median(rounds.values()):>15.5f}{ratio:>8.2f}")
-    for w, rs in sorted(by_w.items()):
-        print(f"geometric mean at {w} worker{'s' if w > 1 else ''}: {geomean(rs):.3f} over {len(rs)} programs")
 PY

@@ -3,9 +3,10 @@
 # the crates declare (scripts/check-msrv.sh); clippy and rustdoc with warnings as errors; a reason
 # for every atomic ordering (scripts/check-orderings.sh); the core's layering
 # (scripts/import-circles.py); the instructions of a join nobody steals against their budget
-# (scripts/join-instructions.sh); unit, integration, stress and doc tests of every crate; the
-# examples in crates/magpie/examples (scripts/run-examples.sh); `cargo check` of magpie and
-# rayon-core for aarch64 Linux, macOS and Windows (scripts/check-platforms.sh); the core's
+# (scripts/join-instructions.sh); the two builds that run the rayon programs for the CLI's tests
+# (scripts/build-rayon-compare.sh --profile dev); unit, integration, stress and doc tests of
+# every crate; the examples in crates/magpie/examples (scripts/run-examples.sh); `cargo check` of
+# magpie and rayon-core for aarch64 Linux, macOS and Windows (scripts/check-platforms.sh); the core's
 # unit tests and a few integration tests built for aarch64 Linux and run under qemu-user
 # (scripts/test-aarch64.sh); magpie's
 # rayon-core (its tests, rayon's and rayon-core's own suites against it, a downstream rayon and
@@ -54,7 +55,7 @@ if ! bash scripts/build-peers.sh; then
     skip_part "the C++ peers could not be built; their tests will be skipped"
 fi
 
-echo "== cargo fmt --all --check (and rayon-core's)"
+echo "== cargo fmt --all --check (and rayon-core's, and its compare crate's)"
 if ! cargo fmt --version >/dev/null 2>&1; then
     rustup component add rustfmt || {
         echo "error: cargo fmt is missing and rustup could not add it (rustup component add rustfmt)" >&2
@@ -63,6 +64,7 @@ if ! cargo fmt --version >/dev/null 2>&1; then
 fi
 cargo fmt --all --check
 (cd rayon-core && cargo fmt --check)
+rustfmt --edition 2021 --check rayon-core/compare/src/main.rs
 
 echo "== the oldest Rust the crates declare (rust-version): scripts/check-msrv.sh"
 bash scripts/check-msrv.sh
@@ -97,6 +99,9 @@ echo "== the join's instruction budget: scripts/join-instructions.sh"
 # on one worker of two with and without oldest-first hand-over), against the budget written in
 # scripts/join-instructions.budget: a feature that adds work to the join path fails here.
 bash scripts/join-instructions.sh
+
+echo "== the rayon programs' two builds (debug), for the tests: scripts/build-rayon-compare.sh --profile dev"
+bash scripts/build-rayon-compare.sh --profile dev
 
 echo "== cargo test --workspace"
 cargo test --workspace --locked

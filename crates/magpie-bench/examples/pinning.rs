@@ -1,5 +1,6 @@
-//! Whether a woken worker runs at once: a short parallel loop (a `map().sum()` of 200,000 items
-//! of about 2.5 ns each, about 0.5 ms serially) right after a serial stretch of the same length,
+//! Whether a woken worker runs at once: a short parallel loop (a sum of 200,000 items of about
+//! 2.5 ns each, split in halves by `join` down to 4,096 items, about 0.5 ms serially) right after
+//! a serial stretch of the same length,
 //! during which both pools' workers go to sleep. At 2 workers the loop should take about half
 //! the serial time. On this development VM it often took the whole serial time instead, for magpie
 //! and rayon alike: the worker that wakes its sleeping peer for the published half keeps running,
@@ -21,6 +22,21 @@ fn work(i: usize) -> f64 {
         x = x * 1.000_000_1 + 0.5;
     }
     x
+}
+
+/// A `join` of two halves that return floats: magpie's or rayon's.
+type Join = dyn Fn(&Half, &Half) -> (f64, f64) + Sync;
+type Half<'a> = dyn Fn() -> f64 + Sync + 'a;
+
+/// The sum of `work(i)` over `lo..hi`, split in halves by `join` (magpie's or rayon's) down to
+/// 4,096 items.
+fn sum(lo: usize, hi: usize, join: &Join) -> f64 {
+    if hi - lo <= 4096 {
+        return (lo..hi).map(work).sum();
+    }
+    let mid = lo + (hi - lo) / 2;
+    let (a, b) = join(&|| sum(lo, mid, join), &|| sum(mid, hi, join));
+    a + b
 }
 
 fn quantile(mut v: Vec<f64>, p: f64) -> f64 {
@@ -58,19 +74,13 @@ fn main() {
             let pool = pool.as_ref().unwrap_or_else(|e| panic!("{name}: {e}"));
             std::hint::black_box(serial());
             let t = Instant::now();
-            let got: f64 = pool.install(|| {
-                use magpie_iter::prelude::*;
-                (0..n).into_par_iter().map(work).sum()
-            });
+            let got = pool.install(|| sum(0, n, &|a, b| magpie::join(a, b)));
             times[k].push(t.elapsed().as_secs_f64() * 1e6);
             assert!(close(got), "{name}: sum {got} against the serial {want}");
         }
         std::hint::black_box(serial());
         let t = Instant::now();
-        let got: f64 = rayon.install(|| {
-            use rayon::prelude::*;
-            (0..n).into_par_iter().map(work).sum()
-        });
+        let got = rayon.install(|| sum(0, n, &|a, b| rayon::join(a, b)));
         times[2].push(t.elapsed().as_secs_f64() * 1e6);
         assert!(close(got), "rayon: sum {got} against the serial {want}");
     }

@@ -10,8 +10,8 @@
 //! - Lifflander's thesis: strassen, nbody, floyd-warshall, fdtd-2d, prefix-scan.
 //! - chili's and Spice's published benchmark: tree-sum.
 //! - Ordinary rayon programs ([`programs`]): mandelbrot, par-sort-unstable, par-sort-by-key,
-//!   nbody-step, word-count, fine-sum, spmv — one source compiled against `magpie_iter::prelude` and
-//!   `rayon::prelude`, the rayon build being their peer ([`Peer::RayonIter`]).
+//!   nbody-step, word-count, fine-sum, spmv — rayon's iterators, which magpie runs on its own
+//!   rayon-core in a second build and rayon on its own ([`Peer::RayonIter`]).
 //!
 //! The kernels from sor on are [`workload::Workload`]s: written once over [`fork::Fork`], so the
 //! serial twin, magpie, rayon and chili run the same code, with a grain parameter. The earlier
@@ -462,15 +462,15 @@ impl Kernel {
                 (
                     "chili",
                     "chili has only join, no parallel iterators: the program is written on \
-                     rayon's (and magpie's) prelude",
+                     rayon's prelude",
                 ),
                 (
                     "tbb",
-                    "no C++ version: the program is written on rayon's (and magpie's) prelude",
+                    "no C++ version: the program is written on rayon's prelude",
                 ),
                 (
                     "openmp",
-                    "no C++ version: the program is written on rayon's (and magpie's) prelude",
+                    "no C++ version: the program is written on rayon's prelude",
                 ),
             ],
             _ => &[],

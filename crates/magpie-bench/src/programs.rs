@@ -1,8 +1,6 @@
-//! Ordinary rayon programs, written once and compiled against both `magpie_iter::prelude`
-//! ([`on_magpie`]) and `rayon::prelude` ([`on_rayon`]): a macro instantiates the same source
-//! twice, so magpie's parallel iterators and rayon's run exactly the same program. The serial
-//! twins ([`serial`]) are the same programs on std's sequential iterators (`iter()` for
-//! `par_iter()`, `sort_unstable` for `par_sort_unstable`, ...).
+//! Ordinary rayon programs, written once on `rayon::prelude` ([`on_rayon`]). The serial twins
+//! ([`serial`]) are the same programs on std's sequential iterators (`iter()` for `par_iter()`,
+//! `sort_unstable` for `par_sort_unstable`, ...).
 //!
 //! - `mandelbrot`: the iterations until escape (at most 200) of every pixel of an `n`×`n` image,
 //!   summed (`into_par_iter().map().sum()` over the pixels).
@@ -17,9 +15,15 @@
 //! Every run's result is checked against the serial twin's: exactly for the integers, the sorts
 //! and the word counts; bit for bit for the n-body velocities and the spmv rows (each is summed in
 //! the same order by every version); within 1e-9 relative for the float sum, whose additions the
-//! parallel versions group differently. The `rayon_programs` example times them at 1 and 2
-//! workers; `magpie bench` and `magpie suite` time them as kernels ([`crate::Kernel`]), with the
-//! rayon instantiation as their peer ([`crate::Peer::RayonIter`]).
+//! parallel versions group differently.
+//!
+//! magpie runs these programs the way its users do: rayon's own iterators on magpie's rayon-core
+//! (the patch line in the README). One program cannot link two rayon-cores, so that takes a
+//! second build of the same source. `scripts/build-rayon-compare.sh` builds `rayon-core/compare`
+//! twice, with and without the patch, and `magpie bench` and `magpie suite` run both builds for
+//! magpie's figure and for rayon's ([`crate::Peer::RayonIter`]). In this crate's own build a
+//! rayon pool is rayon on its own core, and a magpie pool has no version of these programs
+//! ([`measure`] says so).
 
 use crate::harness::{self, abs_sum12, answered, sig12, sum12, Measured, RunError};
 use crate::workload::{cached, Runtime};
@@ -243,80 +247,65 @@ pub fn row(a: &Csr, r: usize) -> f64 {
         .sum()
 }
 
-/// The programs, once per prelude.
-macro_rules! programs {
-    ($(#[$doc:meta])* $m:ident, $krate:ident) => {
-        $(#[$doc])*
-        pub mod $m {
-            use super::{count_words, escape, pull, row, Counts, Csr};
-            use std::collections::HashMap;
-            use $krate::prelude::*;
+/// The programs on `rayon::prelude`. Run in a rayon pool's `install`, they are rayon on its own
+/// core, or rayon on magpie's in a build that patches rayon-core to magpie's.
+pub mod on_rayon {
+    use super::{count_words, escape, pull, row, Counts, Csr};
+    use rayon::prelude::*;
+    use std::collections::HashMap;
 
-            /// Iterations until escape, per pixel of a side × side image, summed.
-            pub fn mandelbrot(side: usize) -> u64 {
-                (0..side * side)
-                    .into_par_iter()
-                    .map(|p| escape(p, side))
-                    .sum()
-            }
+    /// Iterations until escape, per pixel of a side × side image, summed.
+    pub fn mandelbrot(side: usize) -> u64 {
+        (0..side * side)
+            .into_par_iter()
+            .map(|p| escape(p, side))
+            .sum()
+    }
 
-            /// Sorts the keys in place, unstably.
-            pub fn sort_unstable(keys: &mut [u64]) {
-                keys.par_sort_unstable();
-            }
+    /// Sorts the keys in place, unstably.
+    pub fn sort_unstable(keys: &mut [u64]) {
+        keys.par_sort_unstable();
+    }
 
-            /// Sorts the pairs by their first element, stably.
-            pub fn sort_by_key(pairs: &mut [(u32, u64)]) {
-                pairs.par_sort_by_key(|e| e.0);
-            }
+    /// Sorts the pairs by their first element, stably.
+    pub fn sort_by_key(pairs: &mut [(u32, u64)]) {
+        pairs.par_sort_by_key(|e| e.0);
+    }
 
-            /// One step: every body's velocity from every other's pull.
-            pub fn nbody(b: &[[f64; 3]]) -> Vec<[f64; 3]> {
-                let mut vel = vec![[0.0; 3]; b.len()];
-                vel.par_iter_mut()
-                    .zip(b.par_iter())
-                    .for_each(|(v, p)| pull(v, p, b));
-                vel
-            }
+    /// One step: every body's velocity from every other's pull.
+    pub fn nbody(b: &[[f64; 3]]) -> Vec<[f64; 3]> {
+        let mut vel = vec![[0.0; 3]; b.len()];
+        vel.par_iter_mut()
+            .zip(b.par_iter())
+            .for_each(|(v, p)| pull(v, p, b));
+        vel
+    }
 
-            /// How often each word occurs.
-            pub fn word_count(text: &[String]) -> Counts {
-                text.par_iter()
-                    .fold(HashMap::new, count_words)
-                    .reduce(HashMap::new, |mut a, b| {
-                        for (k, v) in b {
-                            *a.entry(k).or_insert(0) += v;
-                        }
-                        a
-                    })
-            }
+    /// How often each word occurs.
+    pub fn word_count(text: &[String]) -> Counts {
+        text.par_iter()
+            .fold(HashMap::new, count_words)
+            .reduce(HashMap::new, |mut a, b| {
+                for (k, v) in b {
+                    *a.entry(k).or_insert(0) += v;
+                }
+                a
+            })
+    }
 
-            /// The sum of x² + 1.
-            pub fn fine_sum(floats: &[f64]) -> f64 {
-                floats.par_iter().map(|x| x * x + 1.0).sum()
-            }
+    /// The sum of x² + 1.
+    pub fn fine_sum(floats: &[f64]) -> f64 {
+        floats.par_iter().map(|x| x * x + 1.0).sum()
+    }
 
-            /// A · x, one row per item.
-            pub fn spmv(a: &Csr) -> Vec<f64> {
-                (0..a.rows.len() - 1)
-                    .into_par_iter()
-                    .map(|r| row(a, r))
-                    .collect()
-            }
-        }
-    };
+    /// A · x, one row per item.
+    pub fn spmv(a: &Csr) -> Vec<f64> {
+        (0..a.rows.len() - 1)
+            .into_par_iter()
+            .map(|r| row(a, r))
+            .collect()
+    }
 }
-
-programs!(
-    /// The programs on `magpie_iter::prelude` (run them inside a magpie pool's `install`).
-    on_magpie,
-    magpie_iter
-);
-programs!(
-    /// The same source on `rayon::prelude` (run them inside a rayon pool's `install`).
-    on_rayon,
-    rayon
-);
 
 /// The serial twins: the same programs on std's sequential iterators.
 pub mod serial {
@@ -408,8 +397,8 @@ fn same_bits(what: &str, got: &[f64], want: &[f64]) -> Result<(), String> {
     })
 }
 
-/// Times `runs` runs of program `p` at size `n` on `rt` (the serial twin, the magpie
-/// instantiation in a magpie pool, or the rayon instantiation in a rayon pool), each checked
+/// Times `runs` runs of program `p` at size `n` on `rt` (the serial twin, or the program in a
+/// rayon pool; a magpie or chili pool is refused with why), each checked
 /// against the serial twin's result. The input and that result are built once (untimed) and
 /// kept for the next measurement of the same program and size ([`cached`]); a sort's fresh copy
 /// of the input is made before each run, untimed.
@@ -420,6 +409,13 @@ pub fn measure(p: Program, rt: &Runtime<'_>, n: u64, runs: usize) -> Result<Meas
             p.name(),
             p.max_n(),
             p.n_meaning()
+        )));
+    }
+    if let Runtime::Magpie(_) = rt {
+        return Err(RunError::Setup(format!(
+            "{} is a rayon program: magpie runs it as rayon's iterators on magpie's rayon-core, \
+             a build of its own (scripts/build-rayon-compare.sh)",
+            p.name()
         )));
     }
     if let Runtime::Chili(_) = rt {
@@ -434,7 +430,7 @@ pub fn measure(p: Program, rt: &Runtime<'_>, n: u64, runs: usize) -> Result<Meas
         ($f:ident($($arg:expr),*)) => {
             match rt {
                 Runtime::Serial => serial::$f($($arg),*),
-                Runtime::Magpie(pool) => pool.install(|| on_magpie::$f($($arg),*)),
+                Runtime::Magpie(_) => unreachable!("refused above"),
                 Runtime::Rayon(pool) => pool.install(|| on_rayon::$f($($arg),*)),
                 Runtime::Chili(_) => unreachable!("refused above"),
             }
@@ -599,26 +595,12 @@ mod tests {
     }
 
     /// Every program at its ci size on the serial twin, on magpie under every policy at 1 and 2
-    /// workers, and on rayon at 1 and 2 threads, each checked against the serial twin; chili is
-    /// refused with one line.
+    /// workers, and on rayon at 1 and 2 threads, each checked against the serial twin; chili and a
+    /// magpie pool (these programs reach magpie through rayon-core, in another build) are refused
+    /// with one line.
     #[test]
     fn every_program_verifies_everywhere() {
-        let pools: Vec<_> = [
-            magpie::Policy::WorkFirst,
-            magpie::Policy::HelpFirst,
-            magpie::Policy::Adaptive,
-        ]
-        .into_iter()
-        .flat_map(|p| {
-            [1, 2].map(|w| {
-                magpie::Pool::builder()
-                    .workers(w)
-                    .policy(p)
-                    .build()
-                    .unwrap()
-            })
-        })
-        .collect();
+        let magpie = magpie::Pool::builder().workers(2).build().unwrap();
         let rayons: Vec<_> = [1, 2]
             .map(|w| {
                 rayon::ThreadPoolBuilder::new()
@@ -631,18 +613,19 @@ mod tests {
         for p in Program::ALL {
             let n = p.sizes().0;
             ok(p.name(), measure(p, &Runtime::Serial, n, 1));
-            for pool in &pools {
-                let what = format!("{} magpie {} x{}", p.name(), pool.policy(), pool.workers());
-                ok(&what, measure(p, &Runtime::Magpie(pool), n, 1));
-            }
             for pool in &rayons {
                 ok(p.name(), measure(p, &Runtime::Rayon(pool), n, 1));
             }
-            let e = measure(p, &Runtime::Chili(&chili), n, 1).unwrap_err();
-            assert!(
-                matches!(e, RunError::Setup(ref m) if !m.contains('\n')),
-                "{e}"
-            );
+            for (rt, says) in [
+                (Runtime::Chili(&chili), "parallel iterators"),
+                (Runtime::Magpie(&magpie), "build-rayon-compare.sh"),
+            ] {
+                let e = measure(p, &rt, n, 1).unwrap_err();
+                assert!(
+                    matches!(e, RunError::Setup(ref m) if !m.contains('\n') && m.contains(says)),
+                    "{e}"
+                );
+            }
             for bad in [0, p.max_n() + 1] {
                 let e = measure(p, &Runtime::Serial, bad, 1).unwrap_err();
                 assert!(e.to_string().contains(p.name()), "{e}");

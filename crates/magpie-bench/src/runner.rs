@@ -975,10 +975,31 @@ fn peer_unavailable(peer: Peer, cfg: &BenchConfig) -> Option<String> {
     None
 }
 
-/// Measures the serial twin (if asked), then `kernel` on `pool`, then (after dropping `pool`)
-/// each peer with the pool's worker count. Stops after magpie when magpie's runs failed to run
-/// to the end.
+/// Measures, round by round, the serial twin (if asked), `kernel` on `pool`, and each peer with
+/// the pool's worker count. Stops after magpie when magpie's runs failed to run to the end.
 pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
+    let p = &pool;
+    bench_with(
+        cfg,
+        &pool,
+        &mut |case| run_magpie_with_stats(p, case, 1),
+        &mut |peer, case, workers| run_peer(peer, case, workers, 1),
+    )
+}
+
+/// One run of magpie, verified, with the pool's counters over it.
+pub type MagpieRun = (Result<Measured, RunError>, magpie::Stats);
+
+/// [`bench()`], with magpie's run and a peer's run (one run each, verified) made by `magpie` and
+/// `peer_run`: for a kernel that runs in another build (the rayon programs, which magpie runs as
+/// rayon on magpie's rayon-core). `pool` gives the policy, the workers and the pool's settings
+/// the record names.
+pub fn bench_with(
+    cfg: &BenchConfig,
+    pool: &magpie::Pool,
+    magpie: &mut dyn FnMut(&Case) -> MagpieRun,
+    peer_run: &mut dyn FnMut(Peer, &Case, usize) -> Result<Measured, RunError>,
+) -> BenchRecord {
     let BenchConfig {
         kernel, n, runs, ..
     } = *cfg;
@@ -1028,7 +1049,7 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
             merge(&mut serial_acc, run_serial(&case, 1));
         }
         if !failed(&magpie_acc) {
-            let (r, s) = run_magpie_with_stats(&pool, &case, 1);
+            let (r, s) = magpie(&case);
             stats = stats + s;
             merge(&mut magpie_acc, r);
         }
@@ -1037,7 +1058,7 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
         }
         for (acc, &peer) in peer_acc.iter_mut().zip(&peer_list) {
             if !failed(acc) {
-                merge(acc, run_peer(peer, &case, workers, 1));
+                merge(acc, peer_run(peer, &case, workers));
             }
         }
     }
@@ -1062,7 +1083,6 @@ pub fn bench(cfg: &BenchConfig, pool: magpie::Pool) -> BenchRecord {
     let serial_median = serial.as_ref().and_then(|t| t.median());
 
     let policy = pool.policy().to_string();
-    drop(pool);
     let mut stopped = false;
     let mut result = None;
     let timing = match magpie_acc.expect("at least one run") {
@@ -1203,9 +1223,19 @@ mod tests {
                 !answer.is_empty() && !answer.contains('\n'),
                 "{k}: {answer:?}"
             );
+            // The programs reach magpie through rayon-core, in another build (magpie-cli runs it);
+            // here a magpie pool refuses them, saying how to build it.
+            if k.program().is_some() {
+                let pool = Pool::builder().workers(2).build().unwrap();
+                let e = run_magpie(&pool, &case, 1).unwrap_err();
+                assert!(
+                    matches!(e, RunError::Setup(ref m) if m.contains("build-rayon-compare.sh")),
+                    "{k}: {e}"
+                );
+                continue;
+            }
             // Workloads test every policy and width in their own modules; here, the runner's path.
-            // The programs too, in `programs`.
-            let (policies, widths) = if k.info().is_some() || k.program().is_some() {
+            let (policies, widths) = if k.info().is_some() {
                 (&POLICIES[2..], &[2][..])
             } else {
                 (&POLICIES[..], &[1, 2][..])
@@ -1230,7 +1260,8 @@ mod tests {
 
     /// The answers of kernels with a known one: fib(20), the tree sum of depth 10 (1 + ... +
     /// 1023), the 8-queens solutions, the T1XS tree (the T1 family at depth 6), FJ's tasks, the
-    /// torus's vertices, the word count's words; on the serial twin and on magpie alike.
+    /// torus's vertices, the word count's words; on the serial twin and on magpie alike (the word
+    /// count, a rayon program, on rayon: magpie runs it from another build).
     #[test]
     fn kernels_answer_known_values() {
         let pool = Pool::builder().workers(2).build().unwrap();
@@ -1266,7 +1297,12 @@ mod tests {
             ),
         ] {
             let case = Case::new(kernel, n);
-            for m in [run_serial(&case, 1), run_magpie(&pool, &case, 1)] {
+            let parallel = if kernel.program().is_some() {
+                run_peer(Peer::RayonIter, &case, 2, 1)
+            } else {
+                run_magpie(&pool, &case, 1)
+            };
+            for m in [run_serial(&case, 1), parallel] {
                 let got = m.unwrap().result.unwrap();
                 assert!(
                     got.starts_with(&want),

@@ -151,7 +151,11 @@ pub fn run(a: BenchArgs) -> Result<(), Failure> {
         grain: a.grain,
         tree: a.tree,
     };
-    let mut rec = runner::bench(&cfg, pool);
+    let mut rec = if a.kernel.program().is_some() {
+        bench_program(&a, &cfg, &pool)?
+    } else {
+        runner::bench(&cfg, pool)
+    };
     rec.peak_rss_kib = peak_rss_kib();
     if a.json {
         println!("{}", rec.to_json());
@@ -166,6 +170,86 @@ pub fn run(a: BenchArgs) -> Result<(), Failure> {
         ))),
         _ => Ok(()),
     }
+}
+
+/// `bench` for one of the rayon programs: magpie's figure is rayon's iterators on magpie's
+/// rayon-core and rayon's is rayon on its own, each from its build (`rayon_builds.rs`), one child
+/// process each with all the runs (a child per run would time only first runs, in a cold
+/// process); the serial twin runs here. The pool gives the policy and the worker count; options
+/// that only magpie's own pool takes are refused, since the child's pool is built by rayon.
+fn bench_program(
+    a: &BenchArgs,
+    cfg: &BenchConfig,
+    pool: &magpie::Pool,
+) -> Result<BenchRecord, Failure> {
+    use crate::rayon_builds::{Core, RayonBuilds, Run};
+    use magpie_bench::harness::{Measured, RunError, Timing};
+    let own_pool_only = [
+        ("--squads", a.squads),
+        ("--overheads", a.overheads),
+        ("--steal-one", a.steal_one),
+        ("--max-fibers", a.max_fibers.is_some()),
+        ("--stack-size", a.stack_size.is_some()),
+    ];
+    if let Some((opt, _)) = own_pool_only.iter().find(|(_, set)| *set) {
+        return Err(Failure::Usage(format!(
+            "{opt} is not available for {}: it is a rayon program, which runs in rayon's pool \
+             on magpie's rayon-core (set MAGPIE_* variables instead)",
+            a.kernel
+        )));
+    }
+    let builds = RayonBuilds::find(a.rayon_builds.as_deref()).map_err(Failure::Usage)?;
+    let workers = pool.workers();
+    let measure = |core: Core| -> Result<Measured, RunError> {
+        let run = Run {
+            kernel: cfg.kernel,
+            n: cfg.n,
+            workers: &[workers],
+            runs: cfg.runs,
+            policy: Some(pool.policy()),
+            inherit_settings: true,
+        };
+        match builds.run(core, &run) {
+            Ok(mut r) => r.remove(0),
+            Err(e) => Err(RunError::Panicked(e)),
+        }
+    };
+    let on_magpie = measure(Core::Magpie);
+    let on_rayon = (cfg.peers && a.kernel.peers().contains(&magpie_bench::Peer::RayonIter))
+        .then(|| measure(Core::Rayon));
+    // The children's runs, handed out one per round as `runner::bench_with` asks for them.
+    let nth = |r: &Result<Measured, RunError>, i: usize| match r {
+        Ok(m) => Ok(Measured {
+            timing: Timing {
+                times_s: m.timing.times_s.get(i).copied().into_iter().collect(),
+            },
+            ..m.clone()
+        }),
+        Err(e) => Err(e.clone()),
+    };
+    let (mut i_magpie, mut i_rayon) = (0, 0);
+    Ok(runner::bench_with(
+        cfg,
+        pool,
+        &mut |_| {
+            i_magpie += 1;
+            (nth(&on_magpie, i_magpie - 1), magpie::Stats::default())
+        },
+        &mut |peer, case, w| match (peer, &on_rayon) {
+            (magpie_bench::Peer::RayonIter, Some(r)) => {
+                i_rayon += 1;
+                nth(r, i_rayon - 1)
+            }
+            _ => runner::run_peer(peer, case, w, 1),
+        },
+    ))
+}
+
+/// Whether `kernel` names one of the rayon programs.
+fn is_program(kernel: &str) -> bool {
+    kernel
+        .parse::<magpie_bench::Kernel>()
+        .is_ok_and(|k| k.program().is_some())
 }
 
 fn table(r: &BenchRecord) -> String {
@@ -255,7 +339,14 @@ fn table(r: &BenchRecord) -> String {
     for u in &r.peers_unavailable {
         let _ = writeln!(o, "not measured: {}: {}", u.name, u.reason);
     }
-    let _ = writeln!(o, "magpie stats: {}", stats_line(&r.stats));
+    if is_program(&r.kernel) {
+        let _ = writeln!(
+            o,
+            "magpie stats: none (a rayon program runs in the process of its rayon build)"
+        );
+    } else {
+        let _ = writeln!(o, "magpie stats: {}", stats_line(&r.stats));
+    }
     if let Some(h) = &r.overheads {
         let _ = writeln!(
             o,

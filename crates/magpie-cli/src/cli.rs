@@ -9,8 +9,8 @@ use std::path::PathBuf;
 
 /// Benchmarks of the magpie work-stealing runtime: 26 kernels from the SLAW, CAB, DWS and
 /// Friendly Barriers papers and Lifflander's thesis, chili's and Spice's tree sum, and 7 ordinary
-/// rayon programs (one source compiled against rayon and against magpie-iter, magpie's
-/// rayon-style iterators), timed against their serial twins and peers.
+/// rayon programs (rayon's iterators, run on magpie's rayon-core against rayon's own), timed
+/// against their serial twins and peers.
 #[derive(Parser, Debug)]
 #[command(
     name = "magpie",
@@ -622,6 +622,11 @@ pub struct BenchArgs {
     /// quotes, e.g. "-t 1 -a 3 -d 10 -b 4 -r 19" [default: the T1 family at depth n].
     #[arg(long, value_parser = parse_tree, allow_hyphen_values = true)]
     pub tree: Option<magpie_bench::uts::Params>,
+    /// The folder of the two builds that run the rayon programs, `magpie` (rayon on magpie's
+    /// rayon-core) and `rayon` (on its own), made by scripts/build-rayon-compare.sh [default:
+    /// target/rayon-compare/workspace, or .../dev for a debug magpie].
+    #[arg(long, value_name = "DIR")]
+    pub rayon_builds: Option<PathBuf>,
 }
 
 /// `magpie trace`: either a kernel to run traced, or one of the commands that read a trace file.
@@ -966,6 +971,11 @@ pub struct SuiteArgs {
     /// ranks' timelines [default: none].
     #[arg(long, value_name = "KERNEL", value_parser = crate::dist::parse)]
     pub dist: Option<crate::dist::DistSpec>,
+    /// The folder of the two builds that run the rayon programs, `magpie` (rayon on magpie's
+    /// rayon-core) and `rayon` (on its own), made by scripts/build-rayon-compare.sh [default:
+    /// target/rayon-compare/workspace, or .../dev for a debug magpie].
+    #[arg(long, value_name = "DIR")]
+    pub rayon_builds: Option<PathBuf>,
 }
 
 /// The two programs of `magpie suite --corun A,B`.

@@ -471,6 +471,9 @@ pub fn page(res: &Results) -> String {
             Some(a) => format!("result: <code>{}</code>", esc(a)),
             None => esc(&result_line(None)),
         };
+        if let Some(note) = crate::suite::kernel_note(k) {
+            let _ = writeln!(o, "<p class=\"note\">{}</p>", esc(note));
+        }
         let _ = writeln!(o, "<p class=\"result\">{answer}</p>");
         let _ = writeln!(o, "<div class=\"charts\">");
         let serial_ok = rows

@@ -26,6 +26,7 @@ mod html;
 mod idle;
 mod locality;
 mod race;
+mod rayon_builds;
 mod report;
 mod schedule;
 mod share;

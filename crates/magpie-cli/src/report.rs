@@ -186,6 +186,7 @@ pub fn run(a: ReportArgs) -> Result<(), Failure> {
         crate::cli::all_peers(),
         a.size,
         runs,
+        None,
         |_, _, _| {},
     )?;
     let sections: Vec<Section> = Kernel::ALL

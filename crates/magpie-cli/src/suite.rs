@@ -20,7 +20,7 @@ use magpie_bench::runner::{self, BenchRecord};
 use magpie_bench::{Kernel, Peer, Size};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
@@ -546,6 +546,8 @@ struct Plan {
     corun: Option<cli::ProgramPair>,
     /// Simulate magpie-dist's collections (`--dist`).
     dist: Option<crate::dist::DistSpec>,
+    /// Where the two rayon builds are (`--rayon-builds`; default: beside this executable).
+    rayon_builds: Option<PathBuf>,
 }
 
 /// Kernels to model under each locality strategy, and the virtual machine.
@@ -588,6 +590,7 @@ impl Plan {
             splice: a.splice,
             corun: a.corun,
             dist: a.dist,
+            rayon_builds: a.rayon_builds.clone(),
         };
         // A co-run program that cannot be built fails now, not after the suite.
         if let Some(cli::ProgramPair(x, y)) = &a.corun {
@@ -799,9 +802,14 @@ impl Progress {
     }
 
     fn not_measured(&mut self, kernel: Kernel, peer: Peer, reason: &str) {
-        self.done += 1;
+        self.not_measured_named(kernel, peer.name(), reason, 1);
+    }
+
+    /// `configs` configurations of `runtime` on `kernel` not measured, with why.
+    fn not_measured_named(&mut self, kernel: Kernel, runtime: &str, reason: &str, configs: usize) {
+        self.done += configs;
         let line = format!(
-            "[{:>6.1} s] {}/{} {kernel} {peer}: not measured: {reason}",
+            "[{:>6.1} s] {}/{} {kernel} {runtime}: not measured: {reason}",
             self.started.elapsed().as_secs_f64(),
             self.done,
             self.total,
@@ -824,6 +832,7 @@ impl Progress {
 /// suite's progress output. `magpie report` measures through this too.
 /// Measures every kernel of the plan in turn; after each one, `finished` gets the kernel and
 /// everything measured so far (the suite writes it to `results.partial.json`).
+#[allow(clippy::too_many_arguments)]
 pub fn measure_all(
     kernels: Vec<Kernel>,
     policies: Vec<Policy>,
@@ -831,6 +840,7 @@ pub fn measure_all(
     peers: Vec<Peer>,
     size: Size,
     runs: usize,
+    rayon_builds: Option<PathBuf>,
     mut finished: impl FnMut(Kernel, &[Row], &[NotMeasured]),
 ) -> Result<(Vec<Row>, Vec<NotMeasured>), Failure> {
     let plan = Plan {
@@ -845,6 +855,7 @@ pub fn measure_all(
         splice: false,
         corun: None,
         dist: None,
+        rayon_builds,
     };
     let (configs, total_runs) = plan.totals();
     let mut prog = Progress::new(configs, total_runs);
@@ -916,6 +927,9 @@ fn measure_kernel(
     prog: &mut Progress,
     not_measured: &mut Vec<NotMeasured>,
 ) -> Result<Vec<Row>, Failure> {
+    if kernel.program().is_some() {
+        return Ok(measure_program(plan, kernel, prog, not_measured));
+    }
     let n = kernel.size_n(plan.size);
     let runs = plan.runs;
     let peers = plan.peers_of(kernel);
@@ -1030,6 +1044,98 @@ fn measure_kernel(
         }
     }
     Ok(rows)
+}
+
+/// Measures one of the rayon programs: the serial twin here, round by round; magpie (each policy)
+/// and rayon in the two rayon builds (`rayon_builds.rs`), one child process per runtime and
+/// policy with all its runs at every worker count. Rows come out as `measure_kernel`'s do. If
+/// the builds cannot be found, magpie and rayon are listed as not measured, with why and how to
+/// build them.
+fn measure_program(
+    plan: &Plan,
+    kernel: Kernel,
+    prog: &mut Progress,
+    not_measured: &mut Vec<NotMeasured>,
+) -> Vec<Row> {
+    use crate::rayon_builds::{Core, RayonBuilds, Run};
+    let n = kernel.size_n(plan.size);
+    let runs = plan.runs;
+    let peers = plan.peers_of(kernel);
+    let mut rows = vec![];
+    let mut serial_acc = None;
+    for round in 1..=runs {
+        prog.at(&format!("{kernel} serial, round {round}/{runs}"));
+        if !runner::failed(&serial_acc) {
+            runner::merge(
+                &mut serial_acc,
+                runner::run_serial(&runner::Case::new(kernel, n), 1),
+            );
+        }
+        prog.ran(1);
+    }
+    let mut serial = Row::new(kernel, plan.size, n, Who::Serial, 1);
+    serial.fill(serial_acc.expect("runs >= 1"));
+    let serial_median = serial.median_s;
+    prog.finished(&serial, serial_median);
+    rows.push(serial);
+    let builds = match RayonBuilds::find(plan.rayon_builds.as_deref()) {
+        Ok(b) => b,
+        Err(reason) => {
+            let mut who: Vec<(String, usize)> = vec![("magpie".into(), plan.policies.len())];
+            who.extend(peers.iter().map(|p| (p.name().to_string(), 1)));
+            for (runtime, configs) in who {
+                prog.not_measured_named(kernel, &runtime, &reason, configs * plan.workers.len());
+                not_measured.push(NotMeasured {
+                    kernel: kernel.name().into(),
+                    runtime,
+                    reason: reason.clone(),
+                });
+            }
+            prog.ran(plan.workers.len() * (plan.policies.len() + peers.len()) * runs);
+            return rows;
+        }
+    };
+    // Each runtime's rows at every worker count: (who, one result per worker count).
+    let mut measured: Vec<(Who, Vec<Result<Measured, RunError>>)> = vec![];
+    let who_list = plan
+        .policies
+        .iter()
+        .map(|&p| (Who::Magpie(p), Core::Magpie, Some(p)))
+        .chain(peers.iter().map(|&p| (Who::Peer(p), Core::Rayon, None)));
+    for (who, core, policy) in who_list {
+        let name = match who {
+            Who::Magpie(p) => format!("magpie {p} (rayon on magpie's rayon-core)"),
+            _ => "rayon (its own rayon-core)".to_string(),
+        };
+        prog.at(&format!("{kernel} {name}, a child process"));
+        let run = Run {
+            kernel,
+            n,
+            workers: &plan.workers,
+            runs,
+            policy,
+            inherit_settings: false,
+        };
+        let results = match builds.run(core, &run) {
+            Ok(r) => r,
+            Err(e) => plan
+                .workers
+                .iter()
+                .map(|_| Err(RunError::Panicked(e.clone())))
+                .collect(),
+        };
+        prog.ran(plan.workers.len() * runs);
+        measured.push((who, results));
+    }
+    for (i, &w) in plan.workers.iter().enumerate() {
+        for (who, results) in &measured {
+            let mut row = Row::new(kernel, plan.size, n, *who, w);
+            row.fill(results[i].clone());
+            prog.finished(&row, serial_median);
+            rows.push(row);
+        }
+    }
+    rows
 }
 
 /// Models each kernel of `l`'s cache misses under each strategy, as `magpie locality` does at
@@ -1304,6 +1410,16 @@ pub fn kernel_heading(res: &Results, kernel: &str) -> String {
     format!("{kernel} (n = {n}: {meaning})")
 }
 
+/// What a kernel's rows are, where that is not plain: the rayon programs' magpie rows are rayon
+/// on magpie's rayon-core, from another build (`rayon_builds.rs`).
+pub fn kernel_note(kernel: &str) -> Option<&'static str> {
+    kernel.parse::<Kernel>().ok()?.program()?;
+    Some(
+        "a rayon program: magpie's rows are rayon's iterators on magpie's rayon-core, rayon's \
+         are rayon on its own; two builds of one source, each timed in a process of its own",
+    )
+}
+
 /// The table printed at the end (and shown in index.html).
 /// The small-input figure as text: µs per call and × the serial twin, per runtime and width.
 fn small_input_table(o: &mut String, si: &SmallInputInfo) {
@@ -1365,6 +1481,9 @@ pub fn table(res: &Results) -> String {
     );
     for k in &res.kernels {
         let _ = writeln!(o, "\n{}", kernel_heading(res, k));
+        if let Some(note) = kernel_note(k) {
+            let _ = writeln!(o, "  {note}");
+        }
         let _ = writeln!(o, "  {}", result_line(res.kernel_result(k)));
         let rows: Vec<[String; 6]> = res.kernel_rows(k).map(table_cells).collect();
         let mut width = TABLE_HEAD.map(|h| h.chars().count());
@@ -1514,6 +1633,7 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
         plan.peers.clone(),
         plan.size,
         plan.runs,
+        plan.rayon_builds.clone(),
         |k, rows, nm| {
             done.push(k.name().into());
             let mut rows = rows.to_vec();

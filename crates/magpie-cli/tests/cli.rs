@@ -108,6 +108,103 @@ fn bench_runs_a_rayon_program_against_its_rayon_build() {
 }
 
 #[test]
+fn a_rayon_program_runs_on_the_core_its_build_names() {
+    // The two builds beside this magpie (target/rayon-compare/dev, made by the test command).
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_magpie"));
+    let pair = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("rayon-compare/dev");
+    // A policy reaches magpie's rayon-core through the child's MAGPIE_POLICY: the answer is the
+    // same whichever policy splits the work.
+    for policy in ["work-first", "help-first"] {
+        let o = magpie(&[
+            "bench",
+            "word-count",
+            "--size",
+            "ci",
+            "--workers",
+            "2",
+            "--runs",
+            "2",
+            "--policy",
+            policy,
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v = json(&o);
+        assert_eq!(v["policy"], policy);
+        assert_eq!(v["verified"], true);
+        assert_eq!(v["result"], v["serial_result"]);
+    }
+    // Swapped builds are refused, naming the one that runs on the wrong core.
+    let dir = std::env::temp_dir().join(format!("magpie-swapped-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(pair.join("magpie"), dir.join("rayon")).unwrap();
+    std::os::unix::fs::symlink(pair.join("rayon"), dir.join("magpie")).unwrap();
+    let d = dir.to_str().unwrap();
+    let o = magpie(&["bench", "spmv", "--size", "ci", "--rayon-builds", d]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("should run rayon on rayon's core but says `magpie`"),
+        "{err}"
+    );
+    // A folder without them says how to make them.
+    std::fs::remove_file(dir.join("rayon")).unwrap();
+    let o = magpie(&["bench", "spmv", "--size", "ci", "--rayon-builds", d]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("scripts/build-rayon-compare.sh"), "{err}");
+    // The suite lists magpie and rayon as not measured instead, and still runs the serial twin.
+    let o = magpie(&[
+        "suite",
+        "--size",
+        "ci",
+        "--runs",
+        "1",
+        "--kernels",
+        "spmv",
+        "--workers",
+        "1",
+        "--rayon-builds",
+        d,
+        "--json",
+        "--out",
+        d,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&o);
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["runtime"], "serial");
+    for runtime in ["magpie", "rayon-iter"] {
+        assert!(
+            v["not_measured"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|x| x["kernel"] == "spmv"
+                    && x["runtime"] == runtime
+                    && x["reason"]
+                        .as_str()
+                        .unwrap()
+                        .contains("build-rayon-compare")),
+            "{runtime}: {}",
+            v["not_measured"]
+        );
+    }
+    // Options only magpie's own pool takes are refused for a rayon program.
+    let o = magpie(&["bench", "spmv", "--size", "ci", "--steal-one"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--steal-one is not available for spmv"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn bench_options_are_applied() {
     let o = magpie(&[
         "bench",

@@ -38,7 +38,7 @@
 //!
 //! # What is modelled
 //!
-//! `join` (and what is built on it, such as magpie-iter's iterators), `scope` and
+//! `join` (and what is built on it, such as rayon's iterators on magpie's rayon-core), `scope`,
 //! `in_place_scope` with their spawns, including those sent to a named worker, place or squad
 //! (`spawn_designated`, `spawn_at`, `inter_spawn`; `join_designated` runs as a plain `join` in
 //! a pool that checks, since where a half runs changes nothing the checker finds): each task's
