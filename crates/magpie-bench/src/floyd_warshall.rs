@@ -128,6 +128,20 @@ impl Placed {
     }
 }
 
+/// This kernel as a placed iterative program ([`crate::placement`]).
+pub const PLACEMENT: crate::placement::Facet = crate::placement::Facet {
+    iterations: |n| n as usize,
+    banded: true,
+    run: |pool, n, grain, iterations, strategy, pace| {
+        crate::placement::run(
+            pool,
+            &Placed::new(n as usize, grain, iterations)?,
+            strategy,
+            pace,
+        )
+    },
+};
+
 impl crate::placement::Program for Placed {
     fn name(&self) -> &'static str {
         "floyd-warshall"

@@ -299,6 +299,20 @@ impl Placed {
     }
 }
 
+/// This kernel as a placed iterative program ([`crate::placement`]).
+pub const PLACEMENT: crate::placement::Facet = crate::placement::Facet {
+    iterations: |_| STEPS,
+    banded: true,
+    run: |pool, n, grain, iterations, strategy, pace| {
+        crate::placement::run(
+            pool,
+            &Placed::new(n, grain as usize, iterations)?,
+            strategy,
+            pace,
+        )
+    },
+};
+
 impl crate::placement::Program for Placed {
     fn name(&self) -> &'static str {
         "heat"
@@ -414,6 +428,13 @@ pub fn verify(n: u64, got: &[f64]) -> Result<(), String> {
         )),
     }
 }
+
+/// This kernel under the race checker ([`crate::races`]).
+pub const RACE: crate::races::Facet = crate::races::Facet {
+    name: "heat",
+    default_n: 64,
+    run: race_run,
+};
 
 /// Heat under the race checker (`crate::races`): [`parallel`] (magpie, the default grain of
 /// [`GRAIN_ROWS`] rows) on [`input`]`(n)` in the current pool, its grid checked bit for bit
@@ -630,7 +651,7 @@ mod tests {
         // 32 interior rows: four leaves of 8 rows a step.
         let n = 34;
         let want = answer(&serial_result(n));
-        crate::races::assert_clean_and_planted_found("heat", n, &want);
+        crate::races::assert_clean_and_planted_found(RACE, n, &want);
         assert!(race_run(2).unwrap_err().contains("between 3"));
     }
 

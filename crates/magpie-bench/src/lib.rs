@@ -184,6 +184,62 @@ impl Kernel {
         Kernel::Spmv,
     ];
 
+    /// The kernel under the race checker ([`races::Facet`]), if its leaves declare their
+    /// accesses: heat, matmul, nbody, lu and nqueens, each with a planted race.
+    pub fn race(self) -> Option<races::Facet> {
+        Some(match self {
+            Kernel::Heat => heat::RACE,
+            Kernel::Matmul => matmul::RACE,
+            Kernel::NBody => nbody::RACE,
+            Kernel::Lu => lu::RACE,
+            Kernel::NQueens => nqueens::RACE,
+            _ => return None,
+        })
+    }
+
+    /// The kernel as a placed iterative program (first-touch initialiser, schedules), if it is
+    /// one: heat, fdtd-2d, floyd-warshall, cg and prefix-scan.
+    pub fn placement(self) -> Option<placement::Facet> {
+        Some(match self {
+            Kernel::Heat => heat::PLACEMENT,
+            Kernel::Fdtd2d => fdtd2d::PLACEMENT,
+            Kernel::FloydWarshall => floyd_warshall::PLACEMENT,
+            Kernel::Cg => cg::PLACEMENT,
+            Kernel::PrefixScan => prefix_scan::PLACEMENT,
+            _ => return None,
+        })
+    }
+
+    /// [`placement::run`] on the kernel's program at size `n`, with `grain` (default: the
+    /// kernel's) and `iterations` (default: the facet's). A kernel that is not a placed program,
+    /// or a bad size, is an error naming what to do.
+    pub fn run_placed(
+        self,
+        pool: &magpie::Pool,
+        n: u64,
+        grain: Option<u64>,
+        iterations: Option<usize>,
+        strategy: placement::Strategy,
+        pace: std::time::Duration,
+    ) -> Result<placement::Report, String> {
+        let Some(f) = self.placement() else {
+            let with: Vec<&str> = Kernel::ALL
+                .into_iter()
+                .filter(|k| k.placement().is_some())
+                .map(Kernel::name)
+                .collect();
+            return Err(format!(
+                "{} has no first-touch initialiser (these do: {})",
+                self.name(),
+                with.join(", ")
+            ));
+        };
+        self.check_n(n)?;
+        let grain = grain.or(self.default_grain()).unwrap_or(1);
+        let iterations = iterations.unwrap_or_else(|| (f.iterations)(n));
+        (f.run)(pool, n, grain, iterations, strategy, pace)
+    }
+
     /// The ordinary rayon program this kernel runs ([`programs`]), for those kernels (`None` for
     /// the others).
     pub fn program(self) -> Option<programs::Program> {

@@ -445,6 +445,13 @@ pub(crate) fn compare_with(
 /// 8×8 blocks and every level of the recursion forks.
 pub const RACE_GRAIN: u64 = 8;
 
+/// This kernel under the race checker ([`crate::races`]).
+pub const RACE: crate::races::Facet = crate::races::Facet {
+    name: "lu",
+    default_n: 64,
+    run: race_run,
+};
+
 /// lu under the race checker ([`crate::races`]): LU of the `n`×`n` input on the current pool
 /// (`magpie::join`, blocks of side [`RACE_GRAIN`]), its leaves declaring their row segments,
 /// checked bit for bit against the serial twin. The twin runs on a thread of its own, outside
@@ -534,7 +541,7 @@ mod tests {
         // 32×32 in blocks of 8: every recursion forks, down to leaves of side 8.
         let n = 32;
         let want = Lu::answer(n, &(), &Lu::expected(n, &()), &());
-        crate::races::assert_clean_and_planted_found("lu", n, &want);
+        crate::races::assert_clean_and_planted_found(RACE, n, &want);
         assert!(race_run(96).unwrap_err().contains("power of two"));
     }
 }

@@ -269,6 +269,13 @@ fn race_grain(n: u64) -> usize {
     (n / 8).max(1) as usize
 }
 
+/// This kernel under the race checker ([`crate::races`]).
+pub const RACE: crate::races::Facet = crate::races::Facet {
+    name: "matmul",
+    default_n: 64,
+    run: race_run,
+};
+
 /// Matmul under the race checker (`crate::races`): [`parallel_grain`] (magpie) with blocks of
 /// side `n / 8` (at least 1: three levels of quadrants, where the default grain would leave a
 /// small matrix one leaf) on [`inputs`]`(n)` in the current pool, its C checked by [`verify`] and
@@ -520,7 +527,7 @@ mod tests {
         let n = 16;
         let (_, _, want) = product(n, |a, b, c| serial(n, a, b, c));
         let want = answer(&want);
-        crate::races::assert_clean_and_planted_found("matmul", n, &want);
+        crate::races::assert_clean_and_planted_found(RACE, n, &want);
         assert!(race_run(12).unwrap_err().contains("power of two"));
     }
 

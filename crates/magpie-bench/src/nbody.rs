@@ -270,6 +270,13 @@ impl Workload for NBody {
     }
 }
 
+/// This kernel under the race checker ([`crate::races`]).
+pub const RACE: crate::races::Facet = crate::races::Facet {
+    name: "nbody",
+    default_n: 256,
+    run: race_run,
+};
+
 /// N-body under the race checker (`crate::races`): [`run`] with `magpie::join`
 /// (`fork::Magpie`, the workload's default grain of 16 bodies a leaf) on [`input`]`(n)` in the
 /// current pool, its bodies checked bit for bit against the plain loops' ([`NBody::verify`]
@@ -294,7 +301,7 @@ mod tests {
         // 64 bodies at the grain of 16: four leaves a force pass.
         let n = 64;
         let want = NBody::answer(n, &(), &NBody::expected(n, &()), &());
-        crate::races::assert_clean_and_planted_found("nbody", n, &want);
+        crate::races::assert_clean_and_planted_found(RACE, n, &want);
         assert!(race_run(0).unwrap_err().contains("between 1"));
     }
 

@@ -353,6 +353,13 @@ pub fn slot_search(n: u64, rows: u32) -> u64 {
     table[0]
 }
 
+/// This kernel under the race checker ([`crate::races`]).
+pub const RACE: crate::races::Facet = crate::races::Facet {
+    name: "nqueens",
+    default_n: 8,
+    run: race_run,
+};
+
 /// nqueens under the race checker ([`crate::races`]): [`slot_search`] of side `n` with tasks
 /// for [`RACE_ROWS`] rows on the current pool, checked against the known count and the serial
 /// twin. Returns the answer line; the error (an invalid `n`, a wrong count) is one line.
@@ -451,7 +458,7 @@ mod tests {
     fn race_checker_finds_no_race_unless_planted() {
         // 6 queens: 4 solutions, a few dozen tasks over the first three rows.
         let n = 6;
-        crate::races::assert_clean_and_planted_found("nqueens", n, &answer(KNOWN[n as usize]));
+        crate::races::assert_clean_and_planted_found(RACE, n, &answer(KNOWN[n as usize]));
         assert!(race_run(MAX_N + 1).unwrap_err().contains("invalid n"));
     }
 }

@@ -329,87 +329,23 @@ pub fn run<P: Program>(
     })
 }
 
-/// The kernels that are [`Program`]s.
-pub const KERNELS: &[crate::Kernel] = &[
-    crate::Kernel::Heat,
-    crate::Kernel::Fdtd2d,
-    crate::Kernel::FloydWarshall,
-    crate::Kernel::Cg,
-    crate::Kernel::PrefixScan,
-];
-
-/// The iterations a kernel's benchmark run does at size `n` (floyd-warshall: `n` steps).
-pub fn default_iterations(kernel: crate::Kernel, n: u64) -> usize {
-    match kernel {
-        crate::Kernel::Heat => crate::heat::STEPS,
-        crate::Kernel::Fdtd2d => crate::fdtd2d::STEPS,
-        crate::Kernel::FloydWarshall => n as usize,
-        crate::Kernel::Cg => crate::cg::ITERATIONS,
-        _ => crate::prefix_scan::PASSES,
-    }
+/// A kernel's placement facet: how the benchmark runs it as a [`Program`]. Each kernel that is
+/// one defines it (`heat::PLACEMENT`, ...), and the kernel registry hands it out
+/// (`Kernel::placement`), so this module names no kernel.
+#[derive(Clone, Copy, Debug)]
+pub struct Facet {
+    /// The iterations a benchmark run does at size `n`.
+    pub iterations: fn(u64) -> usize,
+    /// Whether its phases sweep rows (so places and squads apply to them).
+    pub banded: bool,
+    /// [`run`] on the kernel's program at size `n`, grain `grain` and `iterations`; a bad size
+    /// or grain is an error naming what to do.
+    pub run: RunPlaced,
 }
 
-/// Whether `kernel`'s phases sweep rows (so places and squads apply to them).
-pub fn banded(kernel: crate::Kernel) -> bool {
-    matches!(
-        kernel,
-        crate::Kernel::Heat | crate::Kernel::Fdtd2d | crate::Kernel::FloydWarshall
-    )
-}
-
-/// [`run`] on `kernel` at size `n`, with `grain` (default: the kernel's) and `iterations`
-/// (default: [`default_iterations`]). A kernel that is not a [`Program`] or a bad size is an
-/// error naming what to do.
-pub fn run_kernel(
-    pool: &magpie::Pool,
-    kernel: crate::Kernel,
-    n: u64,
-    grain: Option<u64>,
-    iterations: Option<usize>,
-    strategy: Strategy,
-    pace: Duration,
-) -> Result<Report, String> {
-    kernel.check_n(n)?;
-    let grain = grain.or(kernel.default_grain()).unwrap_or(1);
-    let it = iterations.unwrap_or_else(|| default_iterations(kernel, n));
-    match kernel {
-        crate::Kernel::Heat => run(
-            pool,
-            &crate::heat::Placed::new(n, grain as usize, it)?,
-            strategy,
-            pace,
-        ),
-        crate::Kernel::Fdtd2d => run(
-            pool,
-            &crate::fdtd2d::Placed::new(n as usize, grain, it)?,
-            strategy,
-            pace,
-        ),
-        crate::Kernel::FloydWarshall => run(
-            pool,
-            &crate::floyd_warshall::Placed::new(n as usize, grain, it)?,
-            strategy,
-            pace,
-        ),
-        crate::Kernel::Cg => run(
-            pool,
-            &crate::cg::Placed::new(n as usize, grain, it)?,
-            strategy,
-            pace,
-        ),
-        crate::Kernel::PrefixScan => run(
-            pool,
-            &crate::prefix_scan::Placed::new(n, grain, it)?,
-            strategy,
-            pace,
-        ),
-        k => Err(format!(
-            "{} has no first-touch initialiser (these do: heat, fdtd-2d, floyd-warshall, cg, \
-             prefix-scan)",
-            k.name()
-        )),
-    }
-}
+/// [`Facet::run`]: the pool, size `n`, grain, iterations, strategy and leaf pace.
+pub type RunPlaced =
+    fn(&magpie::Pool, u64, u64, usize, Strategy, Duration) -> Result<Report, String>;
 
 #[cfg(test)]
 mod tests {

@@ -156,6 +156,15 @@ impl Placed {
     }
 }
 
+/// This kernel as a placed iterative program ([`crate::placement`]).
+pub const PLACEMENT: crate::placement::Facet = crate::placement::Facet {
+    iterations: |_| PASSES,
+    banded: false,
+    run: |pool, n, grain, iterations, strategy, pace| {
+        crate::placement::run(pool, &Placed::new(n, grain, iterations)?, strategy, pace)
+    },
+};
+
 impl crate::placement::Program for Placed {
     fn name(&self) -> &'static str {
         "prefix-scan"

@@ -18,8 +18,19 @@ use magpie::race::{self, Options, Report};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-/// The kernels with declared accesses, in the order the tools list them.
-pub const KERNELS: [&str; 5] = ["heat", "matmul", "nbody", "lu", "nqueens"];
+/// A kernel's facet under the race checker: its checked run, and the size it is checked at.
+/// Each kernel that declares its accesses defines one (`heat::RACE`, ...), and the kernel
+/// registry hands it out (`Kernel::race`), so this module names no kernel.
+#[derive(Clone, Copy, Debug)]
+pub struct Facet {
+    /// The kernel's name, as the tools write it.
+    pub name: &'static str,
+    /// The size it is checked at by default: small, as every access is checked (about a second
+    /// or less at one worker here).
+    pub default_n: u64,
+    /// Its checked run: the answer line for size `n`, checked against its serial twin.
+    pub run: fn(u64) -> Result<String, String>,
+}
 
 static PLANT: AtomicBool = AtomicBool::new(false);
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -32,44 +43,11 @@ pub fn planted() -> bool {
     PLANT.load(Ordering::Relaxed)
 }
 
-/// The size a kernel is checked at by default: small, as every access is checked (about a
-/// second or less each at one worker here).
-pub fn default_n(kernel: &str) -> Option<u64> {
-    Some(match kernel {
-        "heat" => 64,
-        "matmul" => 64,
-        "nbody" => 256,
-        "lu" => 64,
-        "nqueens" => 8,
-        _ => return None,
-    })
-}
-
-/// A kernel's checked run: its answer line for size `n`, checked against its serial twin.
-type Run = fn(u64) -> Result<String, String>;
-
-/// The kernel's checked-run function by name.
-fn runner(kernel: &str) -> Result<Run, String> {
-    Ok(match kernel {
-        "heat" => crate::heat::race_run,
-        "matmul" => crate::matmul::race_run,
-        "nbody" => crate::nbody::race_run,
-        "lu" => crate::lu::race_run,
-        "nqueens" => crate::nqueens::race_run,
-        _ => {
-            return Err(format!(
-                "unknown kernel `{kernel}` for race: expected one of {}",
-                KERNELS.join(", ")
-            ))
-        }
-    })
-}
-
 /// The median over `runs` of the time the same run takes on a pool of `workers` that does
 /// not check (its declarations cost a test each): what the checker's slowdown is measured
 /// against. The answer is checked each time.
-pub fn time_unchecked(kernel: &str, n: u64, workers: usize, runs: usize) -> Result<f64, String> {
-    let run = runner(kernel)?;
+pub fn time_unchecked(kernel: Facet, n: u64, workers: usize, runs: usize) -> Result<f64, String> {
+    let run = kernel.run;
     let pool = magpie::Pool::builder()
         .workers(workers)
         .build()
@@ -86,10 +64,10 @@ pub fn time_unchecked(kernel: &str, n: u64, workers: usize, runs: usize) -> Resu
 
 /// Runs `kernel` of size `n` on a fresh pool of `workers` workers that checks races with
 /// `options`, planting its race if `plant`; returns the kernel's answer line (checked
-/// against its serial twin) and the checker's report. Errors: an unknown kernel or size, a
-/// wrong answer, a pool that could not be built.
+/// against its serial twin) and the checker's report. Errors: a bad size, a wrong answer, a
+/// pool that could not be built.
 pub fn check(
-    kernel: &str,
+    kernel: Facet,
     n: u64,
     workers: usize,
     plant: bool,
@@ -100,13 +78,13 @@ pub fn check(
 
 /// [`check`], also timed: the checked run's seconds (the pool built before the clock starts).
 pub fn check_timed(
-    kernel: &str,
+    kernel: Facet,
     n: u64,
     workers: usize,
     plant: bool,
     options: Options,
 ) -> Result<(String, Report, f64), String> {
-    let run = runner(kernel)?;
+    let run = kernel.run;
     let pool = magpie::Pool::builder()
         .workers(workers)
         .check_races_with(options)
@@ -127,10 +105,10 @@ pub fn check_timed(
 /// For the kernels' tests: `kernel` of size `n` at 1, 2 and 4 workers answers `want` as
 /// written and planted, declares accesses, is clean as written, and its planted race is found.
 #[cfg(test)]
-pub(crate) fn assert_clean_and_planted_found(kernel: &str, n: u64, want: &str) {
+pub(crate) fn assert_clean_and_planted_found(kernel: Facet, n: u64, want: &str) {
     for workers in [1, 2, 4] {
         for plant in [false, true] {
-            let what = format!("{kernel}({n}), {workers} workers, planted {plant}");
+            let what = format!("{}({n}), {workers} workers, planted {plant}", kernel.name);
             let (got, report) = check(kernel, n, workers, plant, Options::default()).unwrap();
             assert_eq!(got, want, "{what}");
             assert!(report.accesses > 0, "{what}: {report}");

@@ -2,31 +2,17 @@
 //! or one JSON object (with the process's peak RSS, which `magpie report` reads from a child).
 
 use crate::cli::BenchArgs;
+use crate::format::{nanos, result_line, secs, times};
 use crate::Failure;
 use magpie_bench::harness::peak_rss_kib;
 use magpie_bench::runner::{self, BenchConfig, BenchRecord};
 
-/// Seconds with microsecond resolution, or `–` when absent.
 /// What to do when a kernel gives a wrong answer: it is a bug, in magpie or in the kernel.
-pub const BUG: &str = "this is a bug in magpie or in the kernel: please report it with the \
+pub(crate) const BUG: &str = "this is a bug in magpie or in the kernel: please report it with the \
                        command line and the output above";
 
-pub fn secs(x: Option<f64>) -> String {
-    x.map_or("–".into(), |x| format!("{x:.6}"))
-}
-
-/// A ratio as `N.NN×`, or `–`.
-pub fn times(x: Option<f64>) -> String {
-    x.map_or("–".into(), |x| format!("{x:.2}×"))
-}
-
-/// Nanoseconds with one decimal, or `–`.
-pub fn nanos(x: Option<f64>) -> String {
-    x.map_or("–".into(), |x| format!("{x:.1}"))
-}
-
 /// magpie's counters in one line.
-pub fn stats_line(s: &magpie::Stats) -> String {
+pub(crate) fn stats_line(s: &magpie::Stats) -> String {
     format!(
         "spawns {} work-first + {} help-first; steals {} child + {} continuation ({} failed); \
          fenced pops {}; suspensions {}; policy switches {}; max fresh {}; max frames {}; \
@@ -135,7 +121,7 @@ pub(crate) fn run_once_verified(pool: &magpie::Pool, case: &runner::Case) -> Res
     Ok(m.timing.times_s.first().copied().unwrap_or(0.0))
 }
 
-pub fn run(a: BenchArgs) -> Result<(), Failure> {
+pub(crate) fn run(a: BenchArgs) -> Result<(), Failure> {
     let builder = pool_builder(a.workers, a.policy, a.stack_size, a.max_fibers, a.steal_one)?
         .measure_overheads(a.overheads)
         .squads(a.squads);
@@ -365,7 +351,7 @@ fn table(r: &BenchRecord) -> String {
         let _ = writeln!(o, "peak RSS: {k} KiB");
     }
     let _ = writeln!(o, "verified: {}", if r.verified { "yes" } else { "NO" });
-    let _ = writeln!(o, "{}", crate::suite::result_line(r.result.as_deref()));
+    let _ = writeln!(o, "{}", result_line(r.result.as_deref()));
     // The serial twin's answer only where it differs (fine-sum's float sum is verified within
     // 1e-9, so its last digits may; any other difference comes with a verification failure).
     if let Some(s) = r

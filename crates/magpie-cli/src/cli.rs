@@ -7,6 +7,16 @@ use clap::{Args, Parser, Subcommand};
 use magpie_bench::{Kernel, Peer, Size};
 use std::path::PathBuf;
 
+/// `--pace-us-per-mib`'s default: a leaf touching the 80 KiB of four rows of a 1024-wide grid
+/// sleeps about 160 µs, long enough that 16 workers' leaves overlap on 2 CPUs.
+pub(crate) const DEFAULT_PACE_US_PER_MIB: u64 = 2000;
+
+/// The burden (µs) `trace export --format csv` adds to a span for each steal edge on its path:
+/// an estimate of what migrating work to another worker costs (a steal's synchronisation, the
+/// cache misses of running the task's data on another core). OpenCilk's Cilkscale uses a burden of
+/// the same order (about 15,000 instructions per spawn's continuation).
+pub(crate) const BURDEN_US: f64 = 15.0;
+
 /// Benchmarks of the magpie work-stealing runtime: 26 kernels from the SLAW, CAB, DWS and
 /// Friendly Barriers papers and Lifflander's thesis, chili's and Spice's tree sum, and 7 ordinary
 /// rayon programs (rayon's iterators, run on magpie's rayon-core against rayon's own), timed
@@ -19,13 +29,13 @@ use std::path::PathBuf;
     after_help = "Without a command, `magpie` runs `magpie suite` (default size, every kernel, \
                   policy and peer at 1 and all available workers)."
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run every kernel, policy and peer at 1 and all workers; print a table and write
     /// results.json and index.html with charts (the default command).
     Suite(SuiteArgs),
@@ -78,7 +88,7 @@ pub enum Command {
 
 impl Command {
     /// `magpie suite` with every option at its default (what `magpie` alone runs).
-    pub fn default_suite() -> Command {
+    pub(crate) fn default_suite() -> Command {
         match Cli::parse_from(["magpie", "suite"]).command {
             Some(c) => c,
             None => unreachable!("`magpie suite` parses to a command"),
@@ -87,10 +97,10 @@ impl Command {
 }
 
 #[derive(Args, Debug)]
-pub struct RaceArgs {
+pub(crate) struct RaceArgs {
     /// The kernel: heat, matmul, nbody, lu or nqueens.
     #[arg(value_parser = parse_race_kernel)]
-    pub kernel: String,
+    pub kernel: magpie_bench::races::Facet,
     /// Problem size (default: the kernel's small checking size; every access is checked).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub n: Option<u64>,
@@ -117,13 +127,20 @@ pub struct RaceArgs {
     pub json: bool,
 }
 
-fn parse_race_kernel(s: &str) -> Result<String, String> {
-    match magpie_bench::races::KERNELS.contains(&s) {
-        true => Ok(s.to_string()),
-        false => Err(format!(
-            "unknown kernel `{s}` for race: expected one of {}",
-            magpie_bench::races::KERNELS.join(", ")
-        )),
+fn parse_race_kernel(s: &str) -> Result<magpie_bench::races::Facet, String> {
+    match s.parse::<Kernel>().ok().and_then(Kernel::race) {
+        Some(f) => Ok(f),
+        None => {
+            let raced: Vec<&str> = Kernel::ALL
+                .into_iter()
+                .filter(|k| k.race().is_some())
+                .map(Kernel::name)
+                .collect();
+            Err(format!(
+                "unknown kernel `{s}` for race: expected one of {}",
+                raced.join(", ")
+            ))
+        }
     }
 }
 
@@ -136,7 +153,7 @@ fn parse_search(s: &str) -> Result<magpie::race::dpst::Search, String> {
 }
 
 #[derive(Args, Debug)]
-pub struct LocalityArgs {
+pub(crate) struct LocalityArgs {
     /// The kernel (one whose leaf tasks declare their accesses: heat, fdtd-2d, floyd-warshall,
     /// cg, prefix-scan, sor, ge, mergesort).
     #[arg(value_parser = parse_kernel)]
@@ -187,7 +204,7 @@ pub struct LocalityArgs {
     /// Each leaf also holds its worker, asleep, this many microseconds per MiB it touches, so
     /// that all the modelled cores' workers run side by side even on a machine with fewer cores
     /// (0: not at all; then the schedule is whatever the real cores allowed).
-    #[arg(long, default_value_t = crate::locality::DEFAULT_PACE_US_PER_MIB, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    #[arg(long, default_value_t = DEFAULT_PACE_US_PER_MIB, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub pace_us_per_mib: u64,
     /// One JSON array, one object per strategy, instead of a table.
     #[arg(long)]
@@ -197,7 +214,7 @@ pub struct LocalityArgs {
 /// A scheduling strategy for `magpie locality`: how thieves pick victims, and whether the pool
 /// has places (`Some(cross_place_steal)`).
 #[derive(Clone, Copy, Debug)]
-pub struct Strategy {
+pub(crate) struct Strategy {
     pub victims: magpie::Victims,
     pub places: Option<bool>,
     /// CAB's squads.
@@ -210,7 +227,7 @@ pub struct Strategy {
 
 /// The schedule-following strategies of `magpie locality` (`magpie_bench::placement`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Follow {
+pub(crate) enum Follow {
     /// relws: the §6.4 loop.
     Relaxed,
     /// stows: the initialiser's schedule, Ordered.
@@ -221,19 +238,19 @@ pub enum Follow {
 
 /// Strategies, in the order given.
 #[derive(Clone, Debug)]
-pub struct Strategies(pub Vec<(String, Strategy)>);
+pub(crate) struct Strategies(pub Vec<(String, Strategy)>);
 
 /// `magpie locality`'s strategies when none are named, and the ones `magpie suite --locality`
 /// compares.
-pub const DEFAULT_STRATEGIES: &str = "random,numa,places,places-cross,cab,cab-paper";
+pub(crate) const DEFAULT_STRATEGIES: &str = "random,numa,places,places-cross,cab,cab-paper";
 
 /// The schedule-following strategies, parsed (for the kernels with a first-touch initialiser).
-pub fn schedule_strategies() -> Strategies {
+pub(crate) fn schedule_strategies() -> Strategies {
     parse_strategies("relws,stows,user").expect("the schedule strategies parse")
 }
 
 /// [`DEFAULT_STRATEGIES`], parsed.
-pub fn default_strategies() -> Strategies {
+pub(crate) fn default_strategies() -> Strategies {
     parse_strategies(DEFAULT_STRATEGIES).expect("the default strategies parse")
 }
 
@@ -297,7 +314,7 @@ fn parse_strategies(s: &str) -> Result<Strategies, String> {
 }
 
 #[derive(Args, Debug)]
-pub struct TopologyArgs {
+pub(crate) struct TopologyArgs {
     /// A virtual topology to show instead of the detected one, `SOCKETSxCORES:LLC` (e.g.
     /// 4x4:6MiB); default: MAGPIE_TOPOLOGY if set, otherwise the machine.
     #[arg(long)]
@@ -310,14 +327,14 @@ pub struct TopologyArgs {
 /// `magpie share`: the core allocation table of co-running programs.
 #[derive(Args, Debug)]
 #[command(arg_required_else_help = false)]
-pub struct ShareArgs {
+pub(crate) struct ShareArgs {
     #[command(subcommand)]
     pub action: ShareAction,
 }
 
 /// What `magpie share` does with the table.
 #[derive(Subcommand, Debug)]
-pub enum ShareAction {
+pub(crate) enum ShareAction {
     /// Print the table: its file and version, the registered programs (pid, start time,
     /// heartbeat age, alive or stale, cores held) and each core's holder. Only reads: it never
     /// creates or changes the table. No table yet is not an error; a table magpie would refuse is
@@ -327,7 +344,7 @@ pub enum ShareAction {
 
 /// `magpie splice`.
 #[derive(Args, Debug)]
-pub struct SpliceArgs {
+pub(crate) struct SpliceArgs {
     /// heat, jacobi, fdtd-2d (the suite's kernels) or seidel-2d (in place).
     #[arg(value_parser = ["heat", "jacobi", "fdtd-2d", "seidel-2d"])]
     pub kernel: String,
@@ -392,7 +409,7 @@ fn parse_splice_n(s: &str) -> Result<usize, String> {
 
 /// `magpie share status`.
 #[derive(Args, Debug)]
-pub struct ShareStatusArgs {
+pub(crate) struct ShareStatusArgs {
     /// The table file to read [default: MAGPIE_SHARE_TABLE if set, else
     /// $XDG_RUNTIME_DIR/magpie-cores if that is your directory, else /dev/shm/magpie-cores-<uid>].
     #[arg(long)]
@@ -404,7 +421,7 @@ pub struct ShareStatusArgs {
 
 /// One program of `magpie corun`: a kernel, its size (`None`: from `--size`) and its grain.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ProgramSpec {
+pub(crate) struct ProgramSpec {
     pub kernel: Kernel,
     pub n: Option<u64>,
     pub grain: Option<u64>,
@@ -434,7 +451,7 @@ fn parse_program(s: &str) -> Result<ProgramSpec, String> {
 
 /// Sharing modes, in the order given, without repeats.
 #[derive(Clone, Debug)]
-pub struct ModeList(pub Vec<magpie::dws::SharingMode>);
+pub(crate) struct ModeList(pub Vec<magpie::dws::SharingMode>);
 
 fn parse_mode_list(s: &str) -> Result<ModeList, String> {
     let mut v = vec![];
@@ -473,7 +490,7 @@ fn corun_help() -> String {
 /// `magpie corun`.
 #[derive(Args, Debug)]
 #[command(after_long_help = corun_help())]
-pub struct CorunArgs {
+pub(crate) struct CorunArgs {
     /// The first program: KERNEL[:N[:GRAIN]], e.g. fib, fib:30, fib:30:15 or fib::15 (N from
     /// --size; `--help` lists the kernels, what N means and their grains).
     #[arg(value_parser = parse_program)]
@@ -517,7 +534,7 @@ pub struct CorunArgs {
 
 /// `magpie corun-child`: one program of a co-run (see `corun::child`).
 #[derive(Args, Debug)]
-pub struct CorunChildArgs {
+pub(crate) struct CorunChildArgs {
     #[arg(value_parser = parse_kernel)]
     pub kernel: Kernel,
     #[arg(long)]
@@ -532,7 +549,7 @@ pub struct CorunChildArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct IdleArgs {
+pub(crate) struct IdleArgs {
     /// Worker threads in the idle pool.
     #[arg(long, default_value_t = 2, value_parser = parse_workers)]
     pub workers: usize,
@@ -564,7 +581,7 @@ fn kernels_help() -> String {
 
 #[derive(Args, Debug)]
 #[command(after_long_help = kernels_help())]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// CAB's squads, one per socket of the machine (on one socket: plain work stealing through
     /// the squad code, to measure its overhead).
     #[arg(long)]
@@ -636,7 +653,7 @@ pub struct BenchArgs {
     subcommand_negates_reqs = true,
     after_long_help = trace_help()
 )]
-pub struct TraceArgs {
+pub(crate) struct TraceArgs {
     #[command(subcommand)]
     pub action: Option<TraceAction>,
     #[command(flatten)]
@@ -657,7 +674,7 @@ fn trace_help() -> String {
 
 /// The commands that read a trace file.
 #[derive(Subcommand, Debug)]
-pub enum TraceAction {
+pub(crate) enum TraceAction {
     /// Convert a trace file: Perfetto / chrome://tracing JSON, Cilkscale-style CSV (work, span,
     /// parallelism per install region) or an SVG timeline with a utilisation curve.
     Export(ExportArgs),
@@ -668,7 +685,7 @@ pub enum TraceAction {
 /// How one run of a kernel is set up: its input and its pool (`trace`, `schedule record`,
 /// `schedule bench`).
 #[derive(Args, Debug)]
-pub struct RunOptions {
+pub(crate) struct RunOptions {
     /// Problem size (default: from --size).
     #[arg(long)]
     pub n: Option<u64>,
@@ -701,7 +718,7 @@ pub struct RunOptions {
 
 /// `magpie trace <kernel>`: one traced run.
 #[derive(Args, Debug)]
-pub struct TraceRunArgs {
+pub(crate) struct TraceRunArgs {
     /// The kernel (`magpie bench --help` lists them all).
     #[arg(value_parser = parse_kernel, required = true)]
     pub kernel: Option<Kernel>,
@@ -724,13 +741,13 @@ pub struct TraceRunArgs {
         magpie schedule follow heat.msched --constraint relaxed -o heat2.msched\n  \
         magpie schedule show heat.msched --json"
 )]
-pub struct ScheduleArgs {
+pub(crate) struct ScheduleArgs {
     #[command(subcommand)]
     pub action: ScheduleAction,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum ScheduleAction {
+pub(crate) enum ScheduleAction {
     /// Run a kernel once as a recorded region (verified) and write the schedule it took.
     Record(ScheduleRecordArgs),
     /// Run the kernel a schedule file was recorded on again, following it (verified); print the
@@ -745,7 +762,7 @@ pub enum ScheduleAction {
 
 /// `magpie schedule bench <kernel>`.
 #[derive(Args, Debug)]
-pub struct ScheduleBenchArgs {
+pub(crate) struct ScheduleBenchArgs {
     /// The kernel (`magpie bench --help` lists them all).
     #[arg(value_parser = parse_kernel)]
     pub kernel: Kernel,
@@ -767,7 +784,7 @@ pub struct ScheduleBenchArgs {
 
 /// `magpie schedule record <kernel>`.
 #[derive(Args, Debug)]
-pub struct ScheduleRecordArgs {
+pub(crate) struct ScheduleRecordArgs {
     /// The kernel (`magpie bench --help` lists them all).
     #[arg(value_parser = parse_kernel)]
     pub kernel: Kernel,
@@ -783,7 +800,7 @@ pub struct ScheduleRecordArgs {
 
 /// `magpie schedule follow <file>`.
 #[derive(Args, Debug)]
-pub struct ScheduleFollowArgs {
+pub(crate) struct ScheduleFollowArgs {
     /// A schedule file written by `magpie schedule record` (or by `follow -o`).
     pub schedule: PathBuf,
     /// ordered (StOWS), unordered (StUWS) or relaxed (RelWS).
@@ -811,7 +828,7 @@ pub struct ScheduleFollowArgs {
 
 /// `magpie schedule show <file>`.
 #[derive(Args, Debug)]
-pub struct ScheduleShowArgs {
+pub(crate) struct ScheduleShowArgs {
     /// A schedule file.
     pub schedule: PathBuf,
     /// Print one JSON object instead of text.
@@ -825,7 +842,7 @@ fn parse_constraint(s: &str) -> Result<magpie::schedule::Constraint, String> {
 
 /// What `magpie trace export` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// Chrome trace-event JSON for Perfetto and chrome://tracing.
     Perfetto,
     /// OpenCilk Cilkscale's CSV columns.
@@ -863,7 +880,7 @@ fn parse_burden(s: &str) -> Result<f64, String> {
     Cilkscale's per-task DAG span. burdened span = the same path plus --burden-us (default 15 \
     µs) per steal edge on it, an estimate of what a migration costs. parallelism = work / span."
 )]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// The trace file (written by `magpie trace <kernel>` or by a pool with MAGPIE_TRACE set).
     pub trace: PathBuf,
     /// perfetto (Chrome trace-event JSON: one track per worker, a slice per segment, a flow
@@ -878,13 +895,13 @@ pub struct ExportArgs {
     /// csv only: the burden added to the span for each steal edge on a path, in microseconds
     /// (an estimate of what migrating a task to another worker costs; Cilkscale's burden is of
     /// the same order).
-    #[arg(long, default_value_t = crate::trace::BURDEN_US, value_parser = parse_burden)]
+    #[arg(long, default_value_t = BURDEN_US, value_parser = parse_burden)]
     pub burden_us: f64,
 }
 
 /// `magpie trace summary`.
 #[derive(Args, Debug)]
-pub struct SummaryArgs {
+pub(crate) struct SummaryArgs {
     /// The trace file.
     pub trace: PathBuf,
     /// Print one JSON object instead of text.
@@ -893,7 +910,7 @@ pub struct SummaryArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// Worker counts to measure, comma-separated.
     #[arg(long, default_value = "1,2", value_parser = parse_workers_list)]
     pub workers_list: WorkersList,
@@ -909,7 +926,7 @@ pub struct ReportArgs {
 }
 
 #[derive(Args, Debug, Clone)]
-pub struct SuiteArgs {
+pub(crate) struct SuiteArgs {
     /// Kernels, comma-separated (`magpie bench --help` lists them all) [default: all].
     #[arg(long, value_parser = parse_kernel_list)]
     pub kernels: Option<KernelList>,
@@ -969,8 +986,8 @@ pub struct SuiteArgs {
     /// (ci: 4 and 16; default: 16, 64, 256), four iterations each, in magpie-dist's simulator
     /// with this machine's MPI costs; the table and index.html show the efficiencies and the
     /// ranks' timelines [default: none].
-    #[arg(long, value_name = "KERNEL", value_parser = crate::dist::parse)]
-    pub dist: Option<crate::dist::DistSpec>,
+    #[arg(long, value_name = "KERNEL", value_parser = parse_dist)]
+    pub dist: Option<DistSpec>,
     /// The folder of the two builds that run the rayon programs, `magpie` (rayon on magpie's
     /// rayon-core) and `rayon` (on its own), made by scripts/build-rayon-compare.sh [default:
     /// target/rayon-compare/workspace, or .../dev for a debug magpie].
@@ -980,7 +997,7 @@ pub struct SuiteArgs {
 
 /// The two programs of `magpie suite --corun A,B`.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ProgramPair(pub ProgramSpec, pub ProgramSpec);
+pub(crate) struct ProgramPair(pub ProgramSpec, pub ProgramSpec);
 
 fn parse_program_pair(s: &str) -> Result<ProgramPair, String> {
     match s.split(',').collect::<Vec<_>>()[..] {
@@ -1006,19 +1023,19 @@ impl std::fmt::Display for ProgramSpec {
 
 /// A list of kernels, without repeats.
 #[derive(Clone, Debug)]
-pub struct KernelList(pub Vec<Kernel>);
+pub(crate) struct KernelList(pub Vec<Kernel>);
 
 /// A list of magpie policies, without repeats.
 #[derive(Clone, Debug)]
-pub struct PolicyList(pub Vec<magpie::Policy>);
+pub(crate) struct PolicyList(pub Vec<magpie::Policy>);
 
 /// A list of peer versions (empty for `none`), without repeats.
 #[derive(Clone, Debug)]
-pub struct PeerList(pub Vec<Peer>);
+pub(crate) struct PeerList(pub Vec<Peer>);
 
 /// A list of worker counts.
 #[derive(Clone, Debug)]
-pub struct WorkersList(pub Vec<usize>);
+pub(crate) struct WorkersList(pub Vec<usize>);
 
 fn parse_kernel(s: &str) -> Result<Kernel, String> {
     s.parse()
@@ -1131,7 +1148,7 @@ fn parse_policy_list(s: &str) -> Result<PolicyList, String> {
 }
 
 /// Every peer version some kernel has, in kernel order.
-pub fn all_peers() -> Vec<Peer> {
+pub(crate) fn all_peers() -> Vec<Peer> {
     let mut v = vec![];
     for k in Kernel::ALL {
         for &p in k.peers() {
@@ -1142,7 +1159,7 @@ pub fn all_peers() -> Vec<Peer> {
 }
 
 /// A peer's runtime (`rayon`, `chili`) and variant (`join`, `scope`, `iter`), from its name.
-pub fn peer_parts(p: Peer) -> (&'static str, Option<&'static str>) {
+pub(crate) fn peer_parts(p: Peer) -> (&'static str, Option<&'static str>) {
     match p.name().split_once('-') {
         Some((runtime, variant)) => (runtime, Some(variant)),
         None => (p.name(), None),
@@ -1198,4 +1215,77 @@ fn parse_suite_workers(s: &str) -> Result<WorkersList, String> {
     }
     v.sort_unstable();
     Ok(WorkersList(v))
+}
+
+/// The kernel of `--dist`: hf or tce, and its side (`None`: from the suite's size).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DistSpec {
+    /// Hartree-Fock (`hf`) rather than tensor contraction (`tce`).
+    pub hf: bool,
+    /// The kernel's side: n × n tasks.
+    pub n: Option<u64>,
+}
+
+impl std::fmt::Display for DistSpec {
+    /// As `--dist` takes it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.hf { "hf" } else { "tce" })?;
+        match self.n {
+            Some(n) => write!(f, ":{n}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `hf`, `tce`, `hf:200`.
+pub(crate) fn parse_dist(s: &str) -> Result<DistSpec, String> {
+    let (k, n) = match s.split_once(':') {
+        Some((k, n)) => (k, Some(n)),
+        None => (s, None),
+    };
+    let hf = match k.trim() {
+        "hf" => true,
+        "tce" => false,
+        other => {
+            return Err(format!(
+                "unknown kernel `{other}` for --dist: expected hf or tce (magpie-dist's \
+                 synthetic kernels), optionally with a side, e.g. hf:200"
+            ))
+        }
+    };
+    let n = match n {
+        None => None,
+        Some(v) => Some(
+            v.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (2..=4000).contains(n))
+                .ok_or(format!(
+                    "--dist {s}: the side `{v}` is not a whole number from 2 to 4000"
+                ))?,
+        ),
+    };
+    Ok(DistSpec { hf, n })
+}
+
+#[cfg(test)]
+mod dist_tests {
+    use super::*;
+
+    #[test]
+    fn dist_specs_parse_and_bad_ones_say_what_is_expected() {
+        assert_eq!(parse_dist("hf"), Ok(DistSpec { hf: true, n: None }));
+        assert_eq!(
+            parse_dist("tce:30"),
+            Ok(DistSpec {
+                hf: false,
+                n: Some(30)
+            })
+        );
+        assert!(parse_dist("uts")
+            .unwrap_err()
+            .contains("expected hf or tce"));
+        assert!(parse_dist("hf:1").unwrap_err().contains("from 2 to 4000"));
+        assert!(parse_dist("hf:x").unwrap_err().contains("from 2 to 4000"));
+    }
 }

@@ -10,6 +10,7 @@
 //!
 //! Real MPI runs are `mpirun -n P magpie-dist run ...` ([docs/DISTRIBUTED.md]).
 
+use crate::cli::DistSpec;
 use magpie_bench::Size;
 use magpie_dist::collection::Strategy;
 use magpie_dist_bench::kernels::Synthetic;
@@ -20,60 +21,9 @@ use magpie_view::progress::Progress;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
-/// The kernel of `--dist`: hf or tce, and its side (`None`: from the suite's size).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DistSpec {
-    /// Hartree-Fock (`hf`) rather than tensor contraction (`tce`).
-    pub hf: bool,
-    /// The kernel's side: n × n tasks.
-    pub n: Option<u64>,
-}
-
-impl std::fmt::Display for DistSpec {
-    /// As `--dist` takes it.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.hf { "hf" } else { "tce" })?;
-        match self.n {
-            Some(n) => write!(f, ":{n}"),
-            None => Ok(()),
-        }
-    }
-}
-
-/// `hf`, `tce`, `hf:200`.
-pub fn parse(s: &str) -> Result<DistSpec, String> {
-    let (k, n) = match s.split_once(':') {
-        Some((k, n)) => (k, Some(n)),
-        None => (s, None),
-    };
-    let hf = match k.trim() {
-        "hf" => true,
-        "tce" => false,
-        other => {
-            return Err(format!(
-                "unknown kernel `{other}` for --dist: expected hf or tce (magpie-dist's \
-                 synthetic kernels), optionally with a side, e.g. hf:200"
-            ))
-        }
-    };
-    let n = match n {
-        None => None,
-        Some(v) => Some(
-            v.trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|n| (2..=4000).contains(n))
-                .ok_or(format!(
-                    "--dist {s}: the side `{v}` is not a whole number from 2 to 4000"
-                ))?,
-        ),
-    };
-    Ok(DistSpec { hf, n })
-}
-
 /// One rank count and strategy.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct DistRow {
+pub(crate) struct DistRow {
     /// Simulated ranks.
     pub ranks: usize,
     /// The strategy's name.
@@ -94,7 +44,7 @@ pub struct DistRow {
 
 /// What `--dist` measured.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct DistInfo {
+pub(crate) struct DistInfo {
     /// hf or tce.
     pub kernel: String,
     /// Its side: n × n tasks.
@@ -124,7 +74,7 @@ fn shape(size: Size) -> (u64, Vec<usize>) {
 const ITERATIONS: usize = 4;
 
 /// Simulates `spec` at the size's rank counts under every strategy.
-pub fn simulated(spec: DistSpec, size: Size) -> DistInfo {
+pub(crate) fn simulated(spec: DistSpec, size: Size) -> DistInfo {
     let (n0, ranks) = shape(size);
     let n = spec.n.unwrap_or(n0);
     let kernel = if spec.hf {
@@ -206,7 +156,7 @@ pub fn simulated(spec: DistSpec, size: Size) -> DistInfo {
 }
 
 /// The terminal's lines.
-pub fn table(d: &DistInfo) -> String {
+pub(crate) fn table(d: &DistInfo) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -252,7 +202,7 @@ fn cells(r: &DistRow) -> [String; 8] {
 }
 
 /// The report's section.
-pub fn section(d: &DistInfo) -> String {
+pub(crate) fn section(d: &DistInfo) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -309,21 +259,6 @@ pub fn section(d: &DistInfo) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn specs_parse_and_bad_ones_say_what_is_expected() {
-        assert_eq!(parse("hf"), Ok(DistSpec { hf: true, n: None }));
-        assert_eq!(
-            parse("tce:30"),
-            Ok(DistSpec {
-                hf: false,
-                n: Some(30)
-            })
-        );
-        assert!(parse("uts").unwrap_err().contains("expected hf or tce"));
-        assert!(parse("hf:1").unwrap_err().contains("from 2 to 4000"));
-        assert!(parse("hf:x").unwrap_err().contains("from 2 to 4000"));
-    }
 
     #[test]
     fn every_strategy_at_every_rank_count_with_timelines_where_rows_fit() {

@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 
 /// magpie against one peer at one worker count.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Versus {
+pub(crate) struct Versus {
     /// Worker count.
     pub workers: usize,
     /// Peer runtime: `rayon`, `chili`, `tbb`, `openmp`.
@@ -31,7 +31,7 @@ pub struct Versus {
 
 /// The headline of a suite run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Headline {
+pub(crate) struct Headline {
     /// The magpie policy compared.
     pub policy: String,
     /// One entry per worker count and peer, worker counts ascending, peers in suite order.
@@ -39,7 +39,7 @@ pub struct Headline {
 }
 
 /// The policy the headline compares: adaptive (the default) when measured, else the first.
-pub fn headline_policy(res: &Results) -> Option<&str> {
+pub(crate) fn headline_policy(res: &Results) -> Option<&str> {
     res.policies
         .iter()
         .find(|p| *p == "adaptive")
@@ -52,7 +52,7 @@ fn ok_median(r: &Row) -> Option<f64> {
 }
 
 /// The worker counts measured, ascending.
-pub fn worker_counts(res: &Results) -> Vec<usize> {
+pub(crate) fn worker_counts(res: &Results) -> Vec<usize> {
     let mut w = res.workers.clone();
     w.sort_unstable();
     w.dedup();
@@ -60,7 +60,7 @@ pub fn worker_counts(res: &Results) -> Vec<usize> {
 }
 
 /// The peer runtimes measured, in the order the suite ran them.
-pub fn peer_runtimes(res: &Results) -> Vec<String> {
+pub(crate) fn peer_runtimes(res: &Results) -> Vec<String> {
     let mut v: Vec<String> = vec![];
     for r in res.rows.iter().filter(|r| r.is_peer()) {
         if !v.contains(&r.runtime) {
@@ -72,7 +72,12 @@ pub fn peer_runtimes(res: &Results) -> Vec<String> {
 
 /// Per kernel, magpie's time ÷ `peer`'s fastest version's at `workers`, for the kernels where
 /// both have a verified median.
-pub fn ratios(res: &Results, policy: &str, peer: &str, workers: usize) -> Vec<(String, f64)> {
+pub(crate) fn ratios(
+    res: &Results,
+    policy: &str,
+    peer: &str,
+    workers: usize,
+) -> Vec<(String, f64)> {
     res.kernels
         .iter()
         .filter_map(|k| {
@@ -95,7 +100,7 @@ pub fn ratios(res: &Results, policy: &str, peer: &str, workers: usize) -> Vec<(S
 }
 
 /// The geometric mean of positive values (`None` for none).
-pub fn geomean(xs: impl IntoIterator<Item = f64>) -> Option<f64> {
+pub(crate) fn geomean(xs: impl IntoIterator<Item = f64>) -> Option<f64> {
     let (mut sum, mut n) = (0.0, 0usize);
     for x in xs {
         sum += x.ln();
@@ -105,7 +110,7 @@ pub fn geomean(xs: impl IntoIterator<Item = f64>) -> Option<f64> {
 }
 
 /// The headline, or `None` when no magpie policy or no peer was measured.
-pub fn headline(res: &Results) -> Option<Headline> {
+pub(crate) fn headline(res: &Results) -> Option<Headline> {
     let policy = headline_policy(res)?;
     let peers = peer_runtimes(res);
     let mut versus = vec![];
@@ -133,7 +138,7 @@ pub fn headline(res: &Results) -> Option<Headline> {
 }
 
 /// "faster" or "slower" and by how much, from a time ratio: 0.80 → "1.25× faster".
-pub fn verdict(ratio: f64) -> String {
+pub(crate) fn verdict(ratio: f64) -> String {
     if ratio <= 1.0 {
         format!("{:.2}× faster", 1.0 / ratio)
     } else {
@@ -142,7 +147,7 @@ pub fn verdict(ratio: f64) -> String {
 }
 
 /// The headline as plain text lines, for the terminal.
-pub fn text(h: &Headline) -> String {
+pub(crate) fn text(h: &Headline) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -172,7 +177,7 @@ pub fn text(h: &Headline) -> String {
 }
 
 /// `heat 1.31, sor 1.05 and 3 more`: the first `max` kernels, then a count.
-pub fn behind_list(behind: &[(String, f64)], max: usize) -> String {
+pub(crate) fn behind_list(behind: &[(String, f64)], max: usize) -> String {
     let mut parts: Vec<String> = behind
         .iter()
         .take(max)

@@ -6,12 +6,11 @@
 //! `--locality`, `--splice`, `--corun` and `--dist`. Every chart is drawn by
 //! `magpie_view::chart`, the plotting layer all of magpie's pages share.
 
+use crate::format::{duration, result_line};
 use crate::headline::{
     behind_list, headline, headline_policy, peer_runtimes, ratios, verdict, worker_counts,
 };
-use crate::suite::{
-    duration, kernel_heading, result_line, table_cells, Results, Row, TraceInfo, TABLE_HEAD,
-};
+use crate::suite::{kernel_heading, table_cells, Results, Row, TraceInfo, TABLE_HEAD};
 use crate::trace::count;
 use magpie_view::chart::{esc, Bar, Chart};
 use std::fmt::Write;
@@ -393,7 +392,7 @@ table.grid td.miss { color: #8a6100; }
 "#;
 
 /// The whole report page.
-pub fn page(res: &Results) -> String {
+pub(crate) fn page(res: &Results) -> String {
     let m = &res.machine;
     let mut o = String::new();
     let _ = write!(
@@ -675,10 +674,10 @@ fn splice_section(res: &Results) -> String {
                     x.n,
                     x.steps,
                     x.grain,
-                    crate::suite::duration(x.spliced_median_s),
-                    crate::suite::duration(x.unspliced_median_s),
+                    crate::format::duration(x.spliced_median_s),
+                    crate::format::duration(x.unspliced_median_s),
                     x.speedup,
-                    x.rayon_median_s.map_or("–".into(), crate::suite::duration),
+                    x.rayon_median_s.map_or("–".into(), crate::format::duration),
                     x.stats.delayed
                 );
             }

@@ -42,7 +42,7 @@ fn fib(n: u64) -> u64 {
 
 /// The measurement: CPU used by an idle pool of `workers` over `seconds`, as a percentage of one
 /// core, after a short job and a settling pause of `settle`.
-pub fn measure(
+pub(crate) fn measure(
     workers: usize,
     share: magpie::dws::SharingMode,
     seconds: f64,
@@ -74,7 +74,7 @@ pub fn measure(
     Ok(100.0 * cpu as f64 / wall)
 }
 
-pub fn run(a: IdleArgs) -> Result<(), Failure> {
+pub(crate) fn run(a: IdleArgs) -> Result<(), Failure> {
     let pct = measure(a.workers, a.share, a.seconds, Duration::from_millis(100))?;
     if a.json {
         println!(

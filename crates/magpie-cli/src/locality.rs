@@ -19,7 +19,7 @@ use magpie_bench::Kernel;
 
 /// One strategy's result.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct Row {
+pub(crate) struct Row {
     pub strategy: String,
     /// Total modelled misses (lines), the median run's.
     pub misses: u64,
@@ -56,7 +56,7 @@ pub struct Row {
 }
 
 /// How the model runs: the virtual machine, the strategies and the runs of each.
-pub struct Settings<'a> {
+pub(crate) struct Settings<'a> {
     pub topology: &'a Topology,
     pub strategies: &'a [(String, crate::cli::Strategy)],
     pub runs: u64,
@@ -70,12 +70,8 @@ pub struct Settings<'a> {
     pub prune: u32,
 }
 
-/// `--pace-us-per-mib`'s default: a leaf touching the 80 KiB of four rows of a 1024-wide grid
-/// sleeps about 160 µs, long enough that 16 workers' leaves overlap on 2 CPUs.
-pub const DEFAULT_PACE_US_PER_MIB: u64 = 2000;
-
 /// The kernels that declare their leaves' accesses (the others give the model nothing).
-pub const KERNELS: &[Kernel] = &[
+pub(crate) const KERNELS: &[Kernel] = &[
     Kernel::Heat,
     Kernel::Fdtd2d,
     Kernel::FloydWarshall,
@@ -87,7 +83,7 @@ pub const KERNELS: &[Kernel] = &[
 ];
 
 /// [`KERNELS`] in words.
-pub fn kernels_in_words() -> String {
+pub(crate) fn kernels_in_words() -> String {
     let names: Vec<&str> = KERNELS.iter().map(|k| k.name()).collect();
     match names.split_last() {
         Some((last, [])) => last.to_string(),
@@ -107,10 +103,11 @@ struct Modelled {
 
 /// Runs `case` `m.runs` times per strategy, each run verified, and models each run's misses;
 /// one row per strategy, with the median run's misses.
-pub fn model(case: &magpie_bench::runner::Case, m: &Settings) -> Result<Vec<Row>, Failure> {
+pub(crate) fn model(case: &magpie_bench::runner::Case, m: &Settings) -> Result<Vec<Row>, Failure> {
     use magpie_bench::placement;
     let topo = m.topology;
-    let program = placement::KERNELS.contains(&case.kernel);
+    let facet = case.kernel.placement();
+    let program = facet.is_some();
     let mut rows = Vec::new();
     let mut progress = magpie_view::progress::Progress::new(
         "locality",
@@ -125,7 +122,7 @@ pub fn model(case: &magpie_bench::runner::Case, m: &Settings) -> Result<Vec<Row>
                 case.kernel.name()
             )));
         }
-        if program && (st.places.is_some() || st.squads) && !placement::banded(case.kernel) {
+        if facet.is_some_and(|f| !f.banded) && (st.places.is_some() || st.squads) {
             return Err(Failure::Usage(format!(
                 "the strategy {name} needs a kernel whose phases sweep rows (heat, fdtd-2d, \
                  floyd-warshall), not {}; leave it out",
@@ -159,16 +156,10 @@ pub fn model(case: &magpie_bench::runner::Case, m: &Settings) -> Result<Vec<Row>
                     Some(Follow::Ordered) => placement::Strategy::Ordered,
                     Some(Follow::User) => placement::Strategy::User,
                 };
-                let r = placement::run_kernel(
-                    &pool,
-                    case.kernel,
-                    case.n,
-                    case.grain,
-                    m.iterations,
-                    strategy,
-                    pace,
-                )
-                .map_err(Failure::Failed)?;
+                let r = case
+                    .kernel
+                    .run_placed(&pool, case.n, case.grain, m.iterations, strategy, pace)
+                    .map_err(Failure::Failed)?;
                 (r.leaves, r.iterations, Some(r.answer), r.spans)
             } else {
                 crate::bench::run_once_verified(&pool, case)?;
@@ -234,7 +225,7 @@ pub fn model(case: &magpie_bench::runner::Case, m: &Settings) -> Result<Vec<Row>
 
 /// The per-iteration table of a first-touch program's row (at most `max` iterations, then a
 /// line on the rest).
-pub fn iteration_lines(r: &Row, max: usize) -> Vec<String> {
+pub(crate) fn iteration_lines(r: &Row, max: usize) -> Vec<String> {
     let mut v = vec![format!(
         "  {}: {:>4} {:<9} {:>6} {:>6} {:>7} {:>5} {:>4} {:>10} {:>9}",
         r.strategy,
@@ -279,7 +270,7 @@ pub fn iteration_lines(r: &Row, max: usize) -> Vec<String> {
     v
 }
 
-pub fn run(a: LocalityArgs) -> Result<(), Failure> {
+pub(crate) fn run(a: LocalityArgs) -> Result<(), Failure> {
     let topo = Topology::parse(&a.topology).map_err(Failure::from_magpie)?;
     let case = crate::bench::case_of(a.kernel, a.n, a.size, a.grain, None)?;
     let rows = model(

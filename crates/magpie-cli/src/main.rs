@@ -21,6 +21,7 @@ mod bench;
 mod cli;
 mod corun;
 mod dist;
+mod format;
 mod headline;
 mod html;
 mod idle;

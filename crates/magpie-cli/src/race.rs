@@ -11,12 +11,8 @@ use crate::Failure;
 use magpie::race::dpst::Search;
 use magpie::race::{Options, Report};
 
-pub fn run(a: RaceArgs) -> Result<(), Failure> {
-    let n = match a.n {
-        Some(n) => n,
-        None => magpie_bench::races::default_n(&a.kernel)
-            .ok_or_else(|| Failure::Usage(format!("unknown kernel `{}`", a.kernel)))?,
-    };
+pub(crate) fn run(a: RaceArgs) -> Result<(), Failure> {
+    let n = a.n.unwrap_or(a.kernel.default_n);
     let options = Options {
         search: a.search,
         compare: a.compare,
@@ -24,18 +20,18 @@ pub fn run(a: RaceArgs) -> Result<(), Failure> {
     let mut raced = 0;
     for &workers in &a.workers.0 {
         let failure = |e: String| {
-            if e.starts_with("unknown kernel") || e.starts_with("invalid") {
+            if e.starts_with("invalid") {
                 Failure::Usage(e)
             } else {
                 Failure::Failed(e)
             }
         };
         let (answer, report, secs) =
-            magpie_bench::races::check_timed(&a.kernel, n, workers, a.plant, options)
+            magpie_bench::races::check_timed(a.kernel, n, workers, a.plant, options)
                 .map_err(failure)?;
         let plain = match a.slowdown {
             true => Some(
-                magpie_bench::races::time_unchecked(&a.kernel, n, workers, 3).map_err(failure)?,
+                magpie_bench::races::time_unchecked(a.kernel, n, workers, 3).map_err(failure)?,
             ),
             false => None,
         };
@@ -52,7 +48,7 @@ pub fn run(a: RaceArgs) -> Result<(), Failure> {
     if raced > 0 {
         return Err(Failure::Raced(format!(
             "{}: races found in {raced} of {} run(s)",
-            a.kernel,
+            a.kernel.name,
             a.workers.0.len()
         )));
     }
@@ -83,7 +79,7 @@ impl Timing {
 fn text(a: &RaceArgs, n: u64, workers: usize, answer: &str, r: &Report, t: Timing) -> String {
     let mut o = format!(
         "{} n={n}{} at {workers} worker(s), {} search: {answer}\n{r}",
-        a.kernel,
+        a.kernel.name,
         if a.plant { " (planted race)" } else { "" },
         search_name(r.search)
     );
@@ -128,7 +124,7 @@ fn json(a: &RaceArgs, n: u64, workers: usize, answer: &str, r: &Report, t: Timin
         })
         .collect();
     serde_json::json!({
-        "kernel": a.kernel,
+        "kernel": a.kernel.name,
         "n": n,
         "workers": workers,
         "planted": a.plant,

@@ -25,7 +25,7 @@ use std::process::Command;
 
 /// Which of the two builds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Core {
+pub(crate) enum Core {
     /// rayon on its own rayon-core.
     Rayon,
     /// rayon on magpie's rayon-core.
@@ -43,13 +43,13 @@ impl Core {
 
 /// The pair of builds, found and checked.
 #[derive(Clone, Debug)]
-pub struct RayonBuilds {
+pub(crate) struct RayonBuilds {
     rayon: PathBuf,
     magpie: PathBuf,
 }
 
 /// What to run for [`RayonBuilds::run`].
-pub struct Run<'a> {
+pub(crate) struct Run<'a> {
     /// The program.
     pub kernel: Kernel,
     /// Its problem size.
@@ -81,7 +81,7 @@ fn default_dir() -> Option<PathBuf> {
 impl RayonBuilds {
     /// Finds the two builds in `dir` (default: [`default_dir`]) and checks that each runs rayon
     /// on the core its name says. The error says what is missing and how to build it.
-    pub fn find(dir: Option<&Path>) -> Result<RayonBuilds, String> {
+    pub(crate) fn find(dir: Option<&Path>) -> Result<RayonBuilds, String> {
         let dir = match dir {
             Some(d) => d.to_path_buf(),
             None => default_dir().ok_or("cannot find this executable's folder")?,
@@ -128,7 +128,11 @@ impl RayonBuilds {
 
     /// Runs `r` on `core` in one child process; one measurement per worker count, in `r.workers`'
     /// order. `Err` when the child could not be started or said nothing usable.
-    pub fn run(&self, core: Core, r: &Run<'_>) -> Result<Vec<Result<Measured, RunError>>, String> {
+    pub(crate) fn run(
+        &self,
+        core: Core,
+        r: &Run<'_>,
+    ) -> Result<Vec<Result<Measured, RunError>>, String> {
         let exe = self.exe(core);
         let workers: Vec<String> = r.workers.iter().map(usize::to_string).collect();
         let mut cmd = Command::new(exe);

@@ -4,8 +4,8 @@
 //! ... --json`) so that each one's peak RSS is its own; a work-first PDFS that magpie stops at its
 //! stack limit is reported as "stopped", not as a failure.
 
-use crate::bench::{nanos, secs, times};
 use crate::cli::ReportArgs;
+use crate::format::{nanos, result_line, secs, times};
 use crate::Failure;
 use magpie::Policy;
 use magpie_bench::{Kernel, Peer};
@@ -171,7 +171,7 @@ fn section_from(kernel: Kernel, n: u64, rows: &[crate::suite::Row]) -> Section {
     }
 }
 
-pub fn run(a: ReportArgs) -> Result<(), Failure> {
+pub(crate) fn run(a: ReportArgs) -> Result<(), Failure> {
     // Bad MAGPIE_* variables are bad input here too, though the report sets workers and policy.
     magpie::Builder::default()
         .from_env()
@@ -293,7 +293,7 @@ fn render(a: &ReportArgs, sections: &[Section], idle_pct: f64, elapsed: f64) -> 
             "{}\n",
             match &s.result {
                 Some(a) => format!("result: `{a}`"),
-                None => crate::suite::result_line(None),
+                None => result_line(None),
             }
         );
         let mut head = vec![

@@ -30,7 +30,7 @@ use magpie_bench::Kernel;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
-pub fn run(a: ScheduleArgs) -> Result<(), Failure> {
+pub(crate) fn run(a: ScheduleArgs) -> Result<(), Failure> {
     match a.action {
         ScheduleAction::Record(r) => record(r),
         ScheduleAction::Follow(f) => follow(f),
@@ -40,7 +40,7 @@ pub fn run(a: ScheduleArgs) -> Result<(), Failure> {
 }
 
 /// Reads a schedule file; anything wrong with it is bad input naming the file.
-pub fn read(path: &Path) -> Result<Schedule, Failure> {
+pub(crate) fn read(path: &Path) -> Result<Schedule, Failure> {
     let bytes = std::fs::read(path).map_err(|e| {
         Failure::Usage(format!(
             "cannot read the schedule {}: {e}; `magpie schedule record KERNEL --out FILE` \
@@ -58,7 +58,7 @@ fn write(s: &Schedule, path: &Path) -> Result<(), Failure> {
 
 /// What a recorded schedule's note says: the run it was taken on.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     pub kernel: Kernel,
     pub n: u64,
     pub grain: Option<u64>,
@@ -69,7 +69,7 @@ pub struct Recorded {
 impl Recorded {
     /// The note: `kernel=fib n=30 grain=20 policy=work-first` (`tree=` for uts, quoted values
     /// never contain spaces but uts trees, which come last).
-    pub fn note(&self) -> String {
+    pub(crate) fn note(&self) -> String {
         let mut s = format!("kernel={} n={}", self.kernel.name(), self.n);
         if let Some(g) = self.grain {
             s += &format!(" grain={g}");
@@ -82,7 +82,7 @@ impl Recorded {
     }
 
     /// Parses a note written by [`note`](Self::note).
-    pub fn parse(note: &str) -> Result<Recorded, String> {
+    pub(crate) fn parse(note: &str) -> Result<Recorded, String> {
         let (head, tree) = match note.find(" tree=") {
             Some(i) => (&note[..i], Some(note[i + 6..].to_string())),
             None => (note, None),

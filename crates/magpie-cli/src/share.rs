@@ -10,7 +10,7 @@ use magpie::dws::{CoreEntry, CoreTable, ProgramEntry, Snapshot, STALE_MS};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 
-pub fn run(a: ShareArgs) -> Result<(), Failure> {
+pub(crate) fn run(a: ShareArgs) -> Result<(), Failure> {
     match a.action {
         ShareAction::Status(s) => status(s),
     }

@@ -131,7 +131,7 @@ impl SpliceArgs {
 
 /// One `magpie splice` measurement, as the JSON and the suite report it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub kernel: String,
     pub n: usize,
     pub steps: usize,
@@ -156,7 +156,7 @@ pub struct Outcome {
 
 /// The scheduler's statistics of the last spliced run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct StatsOut {
+pub(crate) struct StatsOut {
     pub steps: u64,
     pub checks: u64,
     pub switches: u64,
@@ -168,7 +168,7 @@ pub struct StatsOut {
     pub slices: u64,
 }
 
-pub fn run(a: SpliceArgs) -> Result<(), Failure> {
+pub(crate) fn run(a: SpliceArgs) -> Result<(), Failure> {
     let o = outcome(&a)?;
     if let Some(only) = &a.only {
         println!(
@@ -232,7 +232,7 @@ fn header(o: &Outcome) -> String {
 }
 
 /// Measures what `a` asks for (see `run`); an error is one line.
-pub fn outcome(a: &SpliceArgs) -> Result<Outcome, Failure> {
+pub(crate) fn outcome(a: &SpliceArgs) -> Result<Outcome, Failure> {
     if a.slice > 0 && a.workers > 1 {
         return Err(Failure::Usage(format!(
             "--slice pipelines the spliced walk of one worker; with --workers {} the dependence \

@@ -10,6 +10,7 @@
 //! index.html shows their timelines (the trace files go to `traces/` in the report folder).
 
 use crate::cli::{self, SuiteArgs};
+use crate::format::{duration, result_line, times, utc_date};
 use crate::trace;
 use crate::Failure;
 use indicatif::ProgressBar;
@@ -25,11 +26,11 @@ use std::process::Command;
 use std::time::Instant;
 
 /// The three policies, in report order.
-pub const POLICIES: [Policy; 3] = [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive];
+pub(crate) const POLICIES: [Policy; 3] = [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive];
 
 /// The machine the suite ran on.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Machine {
+pub(crate) struct Machine {
     /// Host name, when it can be read.
     pub hostname: Option<String>,
     /// `std::thread::available_parallelism`.
@@ -53,7 +54,7 @@ pub struct Machine {
 
 /// One measurement: a kernel on one runtime (and policy) at one worker count.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Row {
+pub(crate) struct Row {
     /// Kernel name.
     pub kernel: String,
     /// Size preset.
@@ -137,7 +138,7 @@ impl Row {
     }
 
     /// `serial`, `magpie work-first`, `rayon-join`, ...
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match (&self.policy, &self.variant) {
             (Some(p), _) => format!("{} {p}", self.runtime),
             (None, Some(v)) => format!("{}-{v}", self.runtime),
@@ -146,12 +147,12 @@ impl Row {
     }
 
     /// Whether this is a peer's row.
-    pub fn is_peer(&self) -> bool {
+    pub(crate) fn is_peer(&self) -> bool {
         self.runtime != "magpie" && self.runtime != "serial"
     }
 
     /// Failed verification or crashed (a stop at the stack limit is not a failure).
-    pub fn failed(&self) -> bool {
+    pub(crate) fn failed(&self) -> bool {
         !self.verified && !self.stopped
     }
 
@@ -203,7 +204,7 @@ impl Row {
 
 /// A peer that has no version of a kernel.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct NotMeasured {
+pub(crate) struct NotMeasured {
     /// Kernel name.
     pub kernel: String,
     /// The peer runtime.
@@ -214,7 +215,7 @@ pub struct NotMeasured {
 
 /// The file in the report folder that holds what a suite has measured so far, kernel by kernel,
 /// until `results.json` is written.
-pub const PARTIAL: &str = "results.partial.json";
+pub(crate) const PARTIAL: &str = "results.partial.json";
 
 /// Writes `res` to `path` whole or not at all (a temporary file, then a rename), so a reader or
 /// a stop never sees half a file. A failure is said and the suite goes on: the partial file is
@@ -235,7 +236,7 @@ fn write_partial(path: &Path, res: &Results) {
 
 /// Everything the suite measured: `results.json`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Results {
+pub(crate) struct Results {
     /// Where it ran.
     pub machine: Machine,
     /// Size preset.
@@ -286,7 +287,7 @@ pub struct Results {
 /// The small-input figure: the 1,023-node tree sum called once per entry into each runtime's
 /// pool from a thread outside it (`magpie_bench::tree_sum::small_input`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SmallInputInfo {
+pub(crate) struct SmallInputInfo {
     /// The figure; `null` when it failed.
     pub figure: Option<magpie_bench::tree_sum::SmallInput>,
     /// What went wrong, in one line; `null` when nothing did.
@@ -332,7 +333,7 @@ impl Results {
 
 /// Two programs co-running under each sharing mode (`magpie suite --corun`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct CorunInfo {
+pub(crate) struct CorunInfo {
     /// What `magpie corun --out` writes to corun.json; `null` when it failed.
     pub report: Option<crate::corun::Report>,
     /// What went wrong, in one line; `null` when nothing did.
@@ -385,7 +386,7 @@ fn corunning(pair: cli::ProgramPair, workers: usize, size: Size, runs: usize) ->
 
 /// A stencil spliced against the same steps unspliced (`magpie suite --splice`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SpliceInfo {
+pub(crate) struct SpliceInfo {
     /// Kernel name.
     pub kernel: String,
     /// Workers.
@@ -433,7 +434,7 @@ fn spliced(kernels: &[Kernel], workers: &[usize], size: Size, runs: usize) -> Ve
 
 /// One kernel's modelled cache misses under each locality strategy (`magpie suite --locality`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct LocalityInfo {
+pub(crate) struct LocalityInfo {
     /// Kernel name.
     pub kernel: String,
     /// Problem size.
@@ -450,7 +451,7 @@ pub struct LocalityInfo {
 
 /// One traced run of a kernel (`magpie suite --trace`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct TraceInfo {
+pub(crate) struct TraceInfo {
     /// Kernel name.
     pub kernel: String,
     /// Problem size.
@@ -483,19 +484,19 @@ pub struct TraceInfo {
 
 impl TraceInfo {
     /// Failed verification or crashed (a stop at the stack limit is not a failure).
-    pub fn failed(&self) -> bool {
+    pub(crate) fn failed(&self) -> bool {
         self.error.is_some() && !self.stopped
     }
 }
 
 impl Results {
     /// The rows of one kernel, in measurement order.
-    pub fn kernel_rows<'a>(&'a self, kernel: &'a str) -> impl Iterator<Item = &'a Row> + 'a {
+    pub(crate) fn kernel_rows<'a>(&'a self, kernel: &'a str) -> impl Iterator<Item = &'a Row> + 'a {
         self.rows.iter().filter(move |r| r.kernel == kernel)
     }
 
     /// One kernel's answer ([`kernel_answer`] of its rows).
-    pub fn kernel_result<'a>(&'a self, kernel: &'a str) -> Option<&'a str> {
+    pub(crate) fn kernel_result<'a>(&'a self, kernel: &'a str) -> Option<&'a str> {
         kernel_answer(self.kernel_rows(kernel))
     }
 }
@@ -503,21 +504,13 @@ impl Results {
 /// A kernel's answer, from its rows: magpie's (the first magpie row that has one), else the
 /// serial twin's, else a peer's; `None` when no row verified a run. Rows that verified answer
 /// alike (each was checked against the serial twin or a known answer).
-pub fn kernel_answer<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Option<&'a str> {
+pub(crate) fn kernel_answer<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Option<&'a str> {
     let answered: Vec<&Row> = rows.into_iter().filter(|r| r.result.is_some()).collect();
     ["magpie", "serial"]
         .iter()
         .find_map(|rt| answered.iter().find(|r| r.runtime == *rt))
         .or(answered.first())
         .and_then(|r| r.result.as_deref())
-}
-
-/// A kernel's answer as the table and index.html show it: `result: <answer>`.
-pub fn result_line(answer: Option<&str>) -> String {
-    match answer {
-        Some(a) => format!("result: {a}"),
-        None => "result: – (no run verified)".into(),
-    }
 }
 
 /// Who ran a measurement.
@@ -545,7 +538,7 @@ struct Plan {
     /// Co-run two programs under every sharing mode (`--corun`).
     corun: Option<cli::ProgramPair>,
     /// Simulate magpie-dist's collections (`--dist`).
-    dist: Option<crate::dist::DistSpec>,
+    dist: Option<cli::DistSpec>,
     /// Where the two rayon builds are (`--rayon-builds`; default: beside this executable).
     rayon_builds: Option<PathBuf>,
 }
@@ -833,7 +826,7 @@ impl Progress {
 /// Measures every kernel of the plan in turn; after each one, `finished` gets the kernel and
 /// everything measured so far (the suite writes it to `results.partial.json`).
 #[allow(clippy::too_many_arguments)]
-pub fn measure_all(
+pub(crate) fn measure_all(
     kernels: Vec<Kernel>,
     policies: Vec<Policy>,
     workers: Vec<usize>,
@@ -1151,7 +1144,7 @@ fn modelled(
         strategies: &strategies.0,
         runs,
         line: 64,
-        pace_us_per_mib: crate::locality::DEFAULT_PACE_US_PER_MIB,
+        pace_us_per_mib: cli::DEFAULT_PACE_US_PER_MIB,
         boundary_level: None,
         policy: None,
         iterations: None,
@@ -1164,13 +1157,11 @@ fn modelled(
             // A kernel with a first-touch initialiser is also modelled under the schedules
             // (relws, stows, user); places and squads only where its phases sweep rows.
             let own;
-            let settings = if magpie_bench::placement::KERNELS.contains(&k) {
+            let settings = if let Some(facet) = k.placement() {
                 let mut v: Vec<(String, cli::Strategy)> = strategies
                     .0
                     .iter()
-                    .filter(|(_, st)| {
-                        magpie_bench::placement::banded(k) || (st.places.is_none() && !st.squads)
-                    })
+                    .filter(|(_, st)| facet.banded || (st.places.is_none() && !st.squads))
                     .cloned()
                     .collect();
                 for (name, st) in cli::schedule_strategies().0 {
@@ -1252,7 +1243,7 @@ fn traced(kernel: Kernel, n: u64, workers: usize, policy: Policy, out: &Path) ->
         return info;
     }
     info.file = Some(file);
-    let burden = (trace::BURDEN_US * 1e3) as u64;
+    let burden = (cli::BURDEN_US * 1e3) as u64;
     match trace::analysis::analyse(&t, burden) {
         Ok(an) => {
             let o = &an.overall;
@@ -1297,28 +1288,6 @@ fn derive(rows: &mut [Row]) {
     }
 }
 
-/// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian, UTC).
-pub fn utc_date(unix: u64) -> String {
-    let days = (unix / 86_400) as i64;
-    let secs = unix % 86_400;
-    // Days to civil date (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )
-}
-
 fn machine() -> Machine {
     let read = |p: &str| {
         std::fs::read_to_string(p)
@@ -1351,28 +1320,8 @@ fn machine() -> Machine {
     }
 }
 
-/// A ratio as `N.NN×` (three decimals below 0.1), or empty.
-fn times(x: Option<f64>) -> String {
-    match x {
-        Some(x) if x < 0.1 => format!("{x:.3}×"),
-        Some(x) => format!("{x:.2}×"),
-        None => String::new(),
-    }
-}
-
-/// A duration in seconds as µs, ms or s with three or four significant digits.
-pub fn duration(s: f64) -> String {
-    if s < 1e-3 {
-        format!("{:.1} µs", s * 1e6)
-    } else if s < 1.0 {
-        format!("{:.3} ms", s * 1e3)
-    } else {
-        format!("{s:.3} s")
-    }
-}
-
 /// The table's column headings.
-pub const TABLE_HEAD: [&str; 6] = [
+pub(crate) const TABLE_HEAD: [&str; 6] = [
     "runtime",
     "workers",
     "median",
@@ -1382,7 +1331,7 @@ pub const TABLE_HEAD: [&str; 6] = [
 ];
 
 /// One row of the table: the cells under [`TABLE_HEAD`].
-pub fn table_cells(r: &Row) -> [String; 6] {
+pub(crate) fn table_cells(r: &Row) -> [String; 6] {
     let median = match (r.median_s, r.stopped, r.verified) {
         (_, true, _) => "stopped".into(),
         (Some(m), _, true) => duration(m),
@@ -1404,7 +1353,7 @@ pub fn table_cells(r: &Row) -> [String; 6] {
 }
 
 /// A kernel's heading: `fib (n = 20: fib(n))`.
-pub fn kernel_heading(res: &Results, kernel: &str) -> String {
+pub(crate) fn kernel_heading(res: &Results, kernel: &str) -> String {
     let n = res.kernel_rows(kernel).next().map_or(0, |r| r.n);
     let meaning = kernel.parse::<Kernel>().map_or("", |k| k.n_meaning());
     format!("{kernel} (n = {n}: {meaning})")
@@ -1412,7 +1361,7 @@ pub fn kernel_heading(res: &Results, kernel: &str) -> String {
 
 /// What a kernel's rows are, where that is not plain: the rayon programs' magpie rows are rayon
 /// on magpie's rayon-core, from another build (`rayon_builds.rs`).
-pub fn kernel_note(kernel: &str) -> Option<&'static str> {
+pub(crate) fn kernel_note(kernel: &str) -> Option<&'static str> {
     kernel.parse::<Kernel>().ok()?.program()?;
     Some(
         "a rayon program: magpie's rows are rayon's iterators on magpie's rayon-core, rayon's \
@@ -1454,7 +1403,7 @@ fn small_input_table(o: &mut String, si: &SmallInputInfo) {
     }
 }
 
-pub fn table(res: &Results) -> String {
+pub(crate) fn table(res: &Results) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -1607,7 +1556,7 @@ pub fn table(res: &Results) -> String {
     o
 }
 
-pub fn run(a: SuiteArgs) -> Result<(), Failure> {
+pub(crate) fn run(a: SuiteArgs) -> Result<(), Failure> {
     // Bad MAGPIE_* variables are bad input here too, though the suite sets workers and policy.
     magpie::Builder::default()
         .from_env()
@@ -1809,16 +1758,6 @@ pub fn run(a: SuiteArgs) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn utc_dates() {
-        assert_eq!(utc_date(0), "1970-01-01T00:00:00Z");
-        assert_eq!(utc_date(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(utc_date(1_700_000_000), "2023-11-14T22:13:20Z");
-        assert_eq!(duration(0.0000062), "6.2 µs");
-        assert_eq!(duration(0.0123456), "12.346 ms");
-        assert_eq!(duration(2.5), "2.500 s");
-    }
 
     #[test]
     fn speedup_and_best_peer() {

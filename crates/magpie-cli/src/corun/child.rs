@@ -21,7 +21,7 @@ use std::sync::Arc;
 /// One line of a child's stdout, as JSON (`{"event": "ready", ...}`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
-pub enum Line {
+pub(crate) enum Line {
     /// Warmed up; waiting for `go`.
     Ready {
         pid: u32,
@@ -55,7 +55,7 @@ fn emit(line: &Line) -> Result<(), Failure> {
         .map_err(|e| Failure::Failed(format!("cannot write to stdout: {e}")))
 }
 
-pub fn run(a: CorunChildArgs) -> Result<(), Failure> {
+pub(crate) fn run(a: CorunChildArgs) -> Result<(), Failure> {
     // The size preset does not matter: `n` is given.
     let case = case_of(a.kernel, Some(a.n), magpie_bench::Size::Ci, a.grain, None)?;
     let pool = pool_builder(Some(a.workers), None, None, None, false)?

@@ -4,7 +4,7 @@
 //! wall time (lower panel), as step lines, one colour per program.
 
 use super::{ModeRow, Report, Sample, Timeline};
-use crate::bench::{secs, times};
+use crate::format::{secs, times};
 use crate::html::CSS;
 use crate::trace::count;
 use magpie_view::chart::axis::{multiples, nice_step, tick_label, Scale};
@@ -246,7 +246,7 @@ const METHOD: &str = "DWS §4's method: each program runs alone, then both run s
 
 /// The results table and one plot per mode, headed by `level` (`h2` on its own page, `h3` in
 /// the suite's).
-pub fn body(r: &Report, who: &[&str; 2], level: &str) -> String {
+pub(crate) fn body(r: &Report, who: &[&str; 2], level: &str) -> String {
     let labels = labels(r, who);
     let mut o = String::new();
     let _ = writeln!(
@@ -279,7 +279,7 @@ pub fn body(r: &Report, who: &[&str; 2], level: &str) -> String {
 }
 
 /// What the co-run was: the command, the programs, the runs and the machine.
-pub fn meta(r: &Report, who: &[&str; 2]) -> String {
+pub(crate) fn meta(r: &Report, who: &[&str; 2]) -> String {
     let meta = [
         ("command", format!("<code>{}</code>", esc(&r.command))),
         ("programs", esc(&labels(r, who).join(" · "))),
@@ -311,7 +311,7 @@ pub fn meta(r: &Report, who: &[&str; 2]) -> String {
 }
 
 /// The whole page of `magpie corun --out`. `who` names the two programs ("a", "b").
-pub fn page(r: &Report, who: &[&str; 2]) -> String {
+pub(crate) fn page(r: &Report, who: &[&str; 2]) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\

@@ -15,11 +15,12 @@
 //! The children are [`Child`] guards: whatever path the command leaves by (success, an error, a
 //! panic), every child is killed and reaped, and the directory removed.
 
-pub mod child;
-pub mod html;
+pub(crate) mod child;
+pub(crate) mod html;
 
-use crate::bench::{case_of, secs, times};
+use crate::bench::case_of;
 use crate::cli::{CorunArgs, ProgramSpec};
+use crate::format::{secs, times};
 use crate::trace::count;
 use crate::Failure;
 use child::Line;
@@ -36,7 +37,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 /// The two programs' names in the output.
-pub const WHO: [&str; 2] = ["a", "b"];
+pub(crate) const WHO: [&str; 2] = ["a", "b"];
 
 /// One of the two programs: its run, and how messages name it.
 struct Program {
@@ -603,7 +604,7 @@ struct Timeline {
 
 /// `corun.json`, and the co-run of `magpie suite --corun`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// The command line that reproduces it.
     pub command: String,
     /// "a (fib n=30 grain=15)" and the other.
@@ -620,7 +621,7 @@ pub struct Report {
     timelines: Vec<Timeline>,
 }
 
-pub fn run(a: CorunArgs) -> Result<(), Failure> {
+pub(crate) fn run(a: CorunArgs) -> Result<(), Failure> {
     // A report folder that cannot be made fails now, not after the experiment.
     if let Some(out) = &a.out {
         std::fs::create_dir_all(out).map_err(|e| {
@@ -649,7 +650,7 @@ pub fn run(a: CorunArgs) -> Result<(), Failure> {
 }
 
 /// Runs the experiment `a` describes (its output options aside), with progress on stderr.
-pub fn measure(a: &CorunArgs) -> Result<Report, Failure> {
+pub(crate) fn measure(a: &CorunArgs) -> Result<Report, Failure> {
     let progs = [Program::new(0, a.a, a.size)?, Program::new(1, a.b, a.size)?];
     let exe = std::env::current_exe()
         .map_err(|e| Failure::Failed(format!("cannot find the magpie executable: {e}")))?;
@@ -777,7 +778,7 @@ fn write_report(out: &Path, report: &Report) -> Result<(), Failure> {
 }
 
 /// The table: the two programs, then one line per mode.
-pub fn table(r: &Report) -> String {
+pub(crate) fn table(r: &Report) -> String {
     let rows = &r.rows;
     use std::fmt::Write as _;
     let mut o = String::new();

@@ -14,7 +14,7 @@
 //!   *before* the steal, then the thief's, not the whole parent (which ran on, in parallel with
 //!   the thief). So a phase's path length is `start(parent) + busy(parent before the child began) +
 //!   busy(child)`, and the span is the longest of these.
-//! - **burdened span**: the same with a burden (`--burden-us`, [`BURDEN_US`](super::BURDEN_US) =
+//! - **burdened span**: the same with a burden (`--burden-us`, [`BURDEN_US`](crate::cli::BURDEN_US) =
 //!   15 µs by default) added for each steal edge on the path, an estimate of what moving work to
 //!   another worker costs (the role of Cilkscale's burden). Early and resumed edges carry no
 //!   burden: neither is a steal.
@@ -35,12 +35,12 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// The CSV header, exactly Cilkscale's.
-pub const CSV_HEADER: &str =
+pub(crate) const CSV_HEADER: &str =
     "tag,work (seconds),span (seconds),parallelism,burdened_span (seconds),burdened_parallelism";
 
 /// One region (or the whole trace).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Region {
+pub(crate) struct Region {
     /// `install-<ordinal>`, `external`, or empty for the whole trace.
     pub tag: String,
     /// Phases in the region.
@@ -61,19 +61,19 @@ fn ratio(a: u64, b: u64) -> Option<f64> {
 
 impl Region {
     /// work / span (`None` when the span is 0: nothing ran).
-    pub fn parallelism(&self) -> Option<f64> {
+    pub(crate) fn parallelism(&self) -> Option<f64> {
         ratio(self.work_ns, self.span_ns)
     }
 
     /// work / burdened span.
-    pub fn burdened_parallelism(&self) -> Option<f64> {
+    pub(crate) fn burdened_parallelism(&self) -> Option<f64> {
         ratio(self.work_ns, self.burdened_span_ns)
     }
 }
 
 /// The regions of a trace and the whole.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Analysis {
+pub(crate) struct Analysis {
     /// Install regions by ordinal, then `external` if any.
     pub regions: Vec<Region>,
     /// The whole trace (tag empty).
@@ -87,7 +87,7 @@ enum Key {
 }
 
 /// The phase an origin names, if any.
-pub fn parent(origin: &Origin) -> Option<PhaseId> {
+pub(crate) fn parent(origin: &Origin) -> Option<PhaseId> {
     match *origin {
         Origin::Stolen { from, .. } | Origin::Early { from } => Some(from.phase),
         Origin::Resumed { sync } => Some(sync.phase),
@@ -97,7 +97,7 @@ pub fn parent(origin: &Origin) -> Option<PhaseId> {
 
 /// Groups the phases into regions and measures each. The error (one line) is for a trace whose
 /// origins name a missing phase or loop back on themselves, which no pool writes.
-pub fn analyse(t: &Trace, burden_ns: u64) -> Result<Analysis, String> {
+pub(crate) fn analyse(t: &Trace, burden_ns: u64) -> Result<Analysis, String> {
     // Flat ids: worker w's phase i is offsets[w] + i.
     let mut offsets = Vec::with_capacity(t.phases.len());
     let mut total = 0usize;
@@ -288,7 +288,7 @@ fn compose(regions: &[Region]) -> Region {
 }
 
 /// Nanoseconds as seconds with all nine decimals (exact).
-pub fn seconds(ns: u64) -> String {
+pub(crate) fn seconds(ns: u64) -> String {
     format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
 }
 
@@ -298,7 +298,7 @@ fn cell(x: Option<f64>) -> String {
 
 /// Cilkscale's CSV: the header, one row per region, and the overall row (empty tag). A
 /// parallelism is empty when its span is 0 (nothing ran).
-pub fn csv(a: &Analysis) -> String {
+pub(crate) fn csv(a: &Analysis) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "{CSV_HEADER}");
     for r in a.regions.iter().chain([&a.overall]) {

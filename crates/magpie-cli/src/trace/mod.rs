@@ -13,9 +13,9 @@
 //! A trace file that cannot be read (missing, truncated, corrupted, of another format version, or
 //! not a trace) is bad input: one `error:` line naming the file and the problem, exit code 2.
 
-pub mod analysis;
-pub mod perfetto;
-pub mod svg;
+pub(crate) mod analysis;
+pub(crate) mod perfetto;
+pub(crate) mod svg;
 
 use crate::cli::{ExportArgs, Format, SummaryArgs, TraceAction, TraceArgs, TraceRunArgs};
 use crate::Failure;
@@ -26,15 +26,9 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-/// The burden (µs) `trace export --format csv` adds to a span for each steal edge on its path:
-/// an estimate of what migrating work to another worker costs (a steal's synchronisation, the
-/// cache misses of running the task's data on another core). OpenCilk's Cilkscale uses a burden of
-/// the same order (about 15,000 instructions per spawn's continuation).
-pub const BURDEN_US: f64 = 15.0;
-
 /// How a phase began, as the timeline colours it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Root,
     External,
     StolenChild,
@@ -45,7 +39,7 @@ pub enum Kind {
 
 impl Kind {
     /// In legend order.
-    pub const ALL: [Kind; 6] = [
+    pub(crate) const ALL: [Kind; 6] = [
         Kind::Root,
         Kind::StolenChild,
         Kind::StolenContinuation,
@@ -54,7 +48,7 @@ impl Kind {
         Kind::External,
     ];
 
-    pub fn of(o: &Origin) -> Kind {
+    pub(crate) fn of(o: &Origin) -> Kind {
         match o {
             Origin::Root { .. } => Kind::Root,
             Origin::External => Kind::External,
@@ -71,7 +65,7 @@ impl Kind {
         }
     }
 
-    pub fn color(self) -> &'static str {
+    pub(crate) fn color(self) -> &'static str {
         match self {
             Kind::Root => "#1f77b4",
             Kind::StolenChild => "#2ca02c",
@@ -82,7 +76,7 @@ impl Kind {
         }
     }
 
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Kind::Root => "root",
             Kind::StolenChild => "stolen child",
@@ -103,7 +97,7 @@ fn taken_word(t: Taken) -> &'static str {
 
 /// A phase's origin in words: `root`, `stolen from w1 (child, level 3)`, `resumed`, `early`,
 /// `external`.
-pub fn origin_name(o: &Origin) -> String {
+pub(crate) fn origin_name(o: &Origin) -> String {
     match *o {
         Origin::Root { .. } => "root".into(),
         Origin::External => "external".into(),
@@ -118,7 +112,7 @@ pub fn origin_name(o: &Origin) -> String {
 }
 
 /// A phase and its origin's details, as JSON fields.
-pub fn origin_args(phase: u32, o: &Origin) -> serde_json::Map<String, serde_json::Value> {
+pub(crate) fn origin_args(phase: u32, o: &Origin) -> serde_json::Map<String, serde_json::Value> {
     use serde_json::json;
     let mut m = serde_json::Map::new();
     m.insert("phase".into(), json!(phase));
@@ -156,7 +150,7 @@ pub fn origin_args(phase: u32, o: &Origin) -> serde_json::Map<String, serde_json
     m
 }
 
-pub fn run(a: TraceArgs) -> Result<(), Failure> {
+pub(crate) fn run(a: TraceArgs) -> Result<(), Failure> {
     match a.action {
         Some(TraceAction::Export(e)) => export(e),
         Some(TraceAction::Summary(s)) => summary_of_file(s),
@@ -165,7 +159,7 @@ pub fn run(a: TraceArgs) -> Result<(), Failure> {
 }
 
 /// Reads a trace file; anything wrong with it is bad input naming the file.
-pub fn read(path: &Path) -> Result<Trace, Failure> {
+pub(crate) fn read(path: &Path) -> Result<Trace, Failure> {
     let bytes = std::fs::read(path).map_err(|e| {
         Failure::Usage(format!(
             "cannot read the trace {}: {e}; `magpie trace KERNEL --out FILE` records one",
@@ -228,12 +222,12 @@ fn export(a: ExportArgs) -> Result<(), Failure> {
 }
 
 /// `1 steal`, `2 steals`.
-pub fn count(n: usize, word: &str) -> String {
+pub(crate) fn count(n: usize, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
 /// The timeline's title: what, workers, policy, phases, steals, parallelism.
-pub fn title(what: &str, t: &Trace, an: &analysis::Analysis) -> String {
+pub(crate) fn title(what: &str, t: &Trace, an: &analysis::Analysis) -> String {
     format!(
         "{what}: {} ({}), {}, {}, parallelism {}",
         count(t.workers(), "worker"),
@@ -248,7 +242,7 @@ pub fn title(what: &str, t: &Trace, an: &analysis::Analysis) -> String {
 
 /// What a traced run was, for its summary.
 #[derive(Clone, Debug, Serialize)]
-pub struct RunInfo {
+pub(crate) struct RunInfo {
     pub kernel: String,
     pub n: u64,
     pub grain: Option<u64>,
@@ -260,7 +254,7 @@ pub struct RunInfo {
 
 /// One worker's storage (or the total, `worker` null).
 #[derive(Clone, Debug, Serialize)]
-pub struct WorkerStorage {
+pub(crate) struct WorkerStorage {
     pub worker: Option<usize>,
     pub phases: usize,
     /// Bytes of the worker's section of the trace file.
@@ -279,7 +273,7 @@ pub struct WorkerStorage {
 
 /// `magpie trace`'s summary (also `--json`).
 #[derive(Clone, Debug, Serialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<RunInfo>,
     /// The trace file.
@@ -313,7 +307,12 @@ fn secs(ns: u64) -> f64 {
 }
 
 impl Summary {
-    pub fn new(t: &Trace, file: &Path, an: &analysis::Analysis, run: Option<RunInfo>) -> Summary {
+    pub(crate) fn new(
+        t: &Trace,
+        file: &Path,
+        an: &analysis::Analysis,
+        run: Option<RunInfo>,
+    ) -> Summary {
         let st = t.storage();
         let file_bytes = t.to_bytes().len() as u64;
         let ratio = |e: f64, f: u64| (f > 0).then(|| e / f as f64);
@@ -361,14 +360,14 @@ impl Summary {
             parallelism: o.parallelism(),
             burdened_span_s: secs(o.burdened_span_ns),
             burdened_parallelism: o.burdened_parallelism(),
-            burden_us: BURDEN_US,
+            burden_us: crate::cli::BURDEN_US,
             storage,
             storage_total,
         }
     }
 
     /// The summary as text.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut o = String::new();
         if let Some(r) = &self.run {
             let what = match (&r.tree, r.grain) {
@@ -406,14 +405,14 @@ impl Summary {
             o,
             "busy {} of {} workers × {}; steal tree: work {}, span {}, parallelism {} \
              (burdened by {} µs per steal: span {}, parallelism {})",
-            crate::suite::duration(busy),
+            crate::format::duration(busy),
             self.workers,
-            crate::suite::duration(self.duration_s),
-            crate::suite::duration(self.work_s),
-            crate::suite::duration(self.span_s),
+            crate::format::duration(self.duration_s),
+            crate::format::duration(self.work_s),
+            crate::format::duration(self.span_s),
             num(self.parallelism),
             self.burden_us,
-            crate::suite::duration(self.burdened_span_s),
+            crate::format::duration(self.burdened_span_s),
             num(self.burdened_parallelism)
         );
         let _ = writeln!(
@@ -476,13 +475,13 @@ fn print_summary(s: &Summary, json: bool) -> Result<(), Failure> {
 
 fn summary_of_file(a: SummaryArgs) -> Result<(), Failure> {
     let t = read(&a.trace)?;
-    let an = analyse(&t, &a.trace, BURDEN_US)?;
+    let an = analyse(&t, &a.trace, crate::cli::BURDEN_US)?;
     print_summary(&Summary::new(&t, &a.trace, &an, None), a.json)
 }
 
 /// Runs `case` once on `pool`, which must trace, verified; returns the trace and the run's wall
 /// time. A wrong result is a failure, magpie's stack-limit stop a stop, a bad case bad input.
-pub fn traced_run(pool: &magpie::Pool, case: &Case) -> Result<(Trace, f64), Failure> {
+pub(crate) fn traced_run(pool: &magpie::Pool, case: &Case) -> Result<(Trace, f64), Failure> {
     let run_s = crate::bench::run_once_verified(pool, case)?;
     let t = pool
         .trace()
@@ -491,7 +490,7 @@ pub fn traced_run(pool: &magpie::Pool, case: &Case) -> Result<(Trace, f64), Fail
 }
 
 /// Writes a trace file.
-pub fn write_trace(t: &Trace, path: &Path) -> Result<(), Failure> {
+pub(crate) fn write_trace(t: &Trace, path: &Path) -> Result<(), Failure> {
     std::fs::write(path, t.to_bytes()).map_err(|e| {
         Failure::Failed(format!(
             "cannot write the trace {}: {e}; choose a file you can write with --out",
@@ -513,7 +512,7 @@ fn run_kernel(a: TraceRunArgs) -> Result<(), Failure> {
     let (t, run_s) = traced_run(&pool, &case)?;
     drop(pool);
     write_trace(&t, &out)?;
-    let an = analyse(&t, &out, BURDEN_US)?;
+    let an = analyse(&t, &out, crate::cli::BURDEN_US)?;
     let info = RunInfo {
         kernel: kernel.name().into(),
         n: case.n,

@@ -117,7 +117,7 @@ fn json_str(s: &str) -> String {
 }
 
 /// The whole JSON document.
-pub fn export(t: &Trace) -> String {
+pub(crate) fn export(t: &Trace) -> String {
     let tracks = slices(t);
     let mut o = String::with_capacity(64 + tracks.iter().map(Vec::len).sum::<usize>() * 160);
     let steals = t.steals();

@@ -24,7 +24,7 @@ const TOP: f64 = 50.0;
 const UTIL_H: f64 = 80.0;
 const AXIS_H: f64 = 34.0;
 /// Bins of the utilisation curve.
-pub const BINS: usize = 200;
+pub(crate) const BINS: usize = 200;
 /// Rects with a hover title, at most.
 const MAX_TITLES: usize = 4000;
 /// How a steal line looks, in the legend and in the picture.
@@ -53,7 +53,7 @@ struct Run {
 }
 
 /// Busy fraction of the workers in each of `bins` bins of [t0, t1).
-pub fn utilisation(t: &Trace, t0: u64, t1: u64, bins: usize) -> Vec<f64> {
+pub(crate) fn utilisation(t: &Trace, t0: u64, t1: u64, bins: usize) -> Vec<f64> {
     let span = t1.saturating_sub(t0).max(1) as f64;
     let bins = bins.max(1);
     let w = span / bins as f64;
@@ -81,7 +81,7 @@ pub fn utilisation(t: &Trace, t0: u64, t1: u64, bins: usize) -> Vec<f64> {
 }
 
 /// The SVG: `title` at the top, then the lanes, the steals, the utilisation curve and the axis.
-pub fn timeline(t: &Trace, title: &str) -> String {
+pub(crate) fn timeline(t: &Trace, title: &str) -> String {
     let workers = t.workers();
     let (lane_h, gap) = lane_geometry(workers);
     let lanes_h = workers as f64 * (lane_h + gap);

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// `magpie-dist simulate --help`.
-pub const HELP: &str = "usage: magpie-dist simulate hf|tce [options]      (no MPI)
+pub(crate) const HELP: &str = "usage: magpie-dist simulate hf|tce [options]      (no MPI)
 
 The discrete-event simulator: the real collection (deque, termination detector, victim choice,
 balancers) at each rank count and strategy, in simulated time under a cost model; prints the
@@ -25,7 +25,7 @@ options:
   --json              one JSON object per run instead of the table";
 
 /// `simulate`'s options.
-pub struct Args {
+pub(crate) struct Args {
     kernel: Synthetic,
     ranks: Vec<usize>,
     strategies: Vec<Strategy>,
@@ -89,7 +89,7 @@ fn samples(path: &str) -> Result<Vec<Sample>, String> {
 }
 
 impl Args {
-    pub fn parse(args: &[String]) -> Result<Args, String> {
+    pub(crate) fn parse(args: &[String]) -> Result<Args, String> {
         let kernel = match args.first().map(String::as_str) {
             Some(k @ ("hf" | "tce")) => k,
             Some(k) => {
@@ -212,7 +212,7 @@ impl Args {
 }
 
 /// Runs the grid and prints it; writes the timelines when asked.
-pub fn run(a: Args) -> ExitCode {
+pub(crate) fn run(a: Args) -> ExitCode {
     let k = a.kernel;
     let nonnull = (0..k.tasks()).filter(|&id| k.cost(id) > 0).count();
     let m = a.model;

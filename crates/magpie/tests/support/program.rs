@@ -39,7 +39,7 @@ use std::fmt;
 
 /// One operation of a task's body.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     /// A step, numbered from 0 across the program.
     Step(u32),
     /// `async`: spawn a task with this body into the enclosing scope.
@@ -52,7 +52,7 @@ pub enum Op {
 
 /// An async-finish program: the body of its root task.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Program {
+pub(crate) struct Program {
     /// The root task's body.
     pub body: Vec<Op>,
     /// Number of steps (numbered `0..steps`).
@@ -62,7 +62,7 @@ pub struct Program {
 /// Why a trace could not be reconstructed against a program.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ReconstructError {
+pub(crate) enum ReconstructError {
     /// The trace was recorded under `Adaptive`.
     AdaptivePolicy,
     /// The trace has no phase for that install.
@@ -89,15 +89,15 @@ impl fmt::Display for ReconstructError {
 impl std::error::Error for ReconstructError {}
 
 /// A xorshift generator, for random programs (here and in other tests).
-pub struct Rng(pub u64);
+pub(crate) struct Rng(pub u64);
 impl Rng {
-    pub fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
 }
@@ -105,7 +105,7 @@ impl Rng {
 impl Program {
     /// A random program with about `size` operations and nesting up to `depth`, from `seed`.
     /// Every spawn is inside a `finish`.
-    pub fn random(seed: u64, size: u32, depth: u32) -> Program {
+    pub(crate) fn random(seed: u64, size: u32, depth: u32) -> Program {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
         let mut steps = 0;
         let mut budget = size as i64;
@@ -119,7 +119,7 @@ impl Program {
 
     /// Runs the program on the current pool (inside `Pool::install`; elsewhere on the global
     /// pool), calling `step(i)` for each step.
-    pub fn run(&self, step: &(dyn Fn(u32) + Sync)) {
+    pub(crate) fn run(&self, step: &(dyn Fn(u32) + Sync)) {
         magpie::scope(|s| run_ops(&self.body, s, step));
     }
 }
@@ -301,7 +301,7 @@ impl<'p> Replay<'p> {
 }
 
 /// Reconstruction of a trace against a program (a trait, since `Trace` is the runtime's type).
-pub trait Reconstruct {
+pub(crate) trait Reconstruct {
     /// Which worker ran each step of install `ordinal` of `program`, from the trace alone.
     fn reconstruct(&self, program: &Program, ordinal: u64) -> Result<Vec<u32>, ReconstructError>;
     /// [`reconstruct`](Self::reconstruct) of a trace whose only install ran `program`: every

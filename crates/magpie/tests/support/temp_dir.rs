@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-pub struct TempDir(pub PathBuf);
+pub(crate) struct TempDir(pub PathBuf);
 
 impl TempDir {
     /// `$TMPDIR/magpie-<name>-<pid>-<n>`, empty.
-    pub fn new(name: &str) -> TempDir {
+    pub(crate) fn new(name: &str) -> TempDir {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let d = std::env::temp_dir().join(format!(
             "magpie-{name}-{}-{}",
@@ -22,7 +22,7 @@ impl TempDir {
 
     /// A core table's path inside it.
     #[allow(dead_code)]
-    pub fn table(&self) -> PathBuf {
+    pub(crate) fn table(&self) -> PathBuf {
         self.0.join("cores")
     }
 }

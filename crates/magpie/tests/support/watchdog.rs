@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Runs `f`, aborting the process if it takes longer than `secs` (a hang is a failure).
-pub fn watchdog<R>(secs: u64, what: &str, f: impl FnOnce() -> R) -> R {
+pub(crate) fn watchdog<R>(secs: u64, what: &str, f: impl FnOnce() -> R) -> R {
     let done = Arc::new(AtomicBool::new(false));
     let d = done.clone();
     let what = what.to_string();
