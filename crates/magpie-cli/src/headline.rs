@@ -10,33 +10,8 @@
 //! The same figures come out three ways: at the top of the terminal table, at the top of
 //! `index.html`, and as `headline` in `results.json`.
 
-use crate::suite::{Results, Row};
-use serde::{Deserialize, Serialize};
+use crate::model::{Headline, Results, Row, Versus};
 use std::fmt::Write as _;
-
-/// magpie against one peer at one worker count.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Versus {
-    /// Worker count.
-    pub workers: usize,
-    /// Peer runtime: `rayon`, `chili`, `tbb`, `openmp`.
-    pub peer: String,
-    /// Kernels both ran with a verified median.
-    pub kernels: usize,
-    /// Geometric mean over those kernels of magpie's time ÷ the peer's (below 1: magpie faster).
-    pub geomean: f64,
-    /// The kernels where magpie's time ÷ the peer's is above 1, with the ratio, largest first.
-    pub behind: Vec<(String, f64)>,
-}
-
-/// The headline of a suite run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Headline {
-    /// The magpie policy compared.
-    pub policy: String,
-    /// One entry per worker count and peer, worker counts ascending, peers in suite order.
-    pub versus: Vec<Versus>,
-}
 
 /// The policy the headline compares: adaptive (the default) when measured, else the first.
 pub(crate) fn headline_policy(res: &Results) -> Option<&str> {

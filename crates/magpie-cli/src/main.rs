@@ -26,13 +26,16 @@ mod headline;
 mod html;
 mod idle;
 mod locality;
+mod model;
 mod race;
 mod rayon_builds;
 mod report;
 mod schedule;
 mod share;
 mod splice;
+mod style;
 mod suite;
+mod table;
 mod trace;
 
 use clap::Parser;

@@ -116,7 +116,7 @@ fn workers_word(w: usize) -> String {
 }
 
 /// A measurement of the suite as one of the report's outcomes.
-fn outcome_of(r: &crate::suite::Row) -> Outcome {
+fn outcome_of(r: &crate::model::Row) -> Outcome {
     match (&r.error, r.median_s, r.min_s, r.max_s) {
         (Some(e), ..) if r.stopped => Outcome::Stopped(e.clone()),
         (Some(e), ..) => Outcome::Failed(e.clone()),
@@ -132,7 +132,7 @@ fn outcome_of(r: &crate::suite::Row) -> Outcome {
 }
 
 /// The report's section of one kernel, from the suite's rows.
-fn section_from(kernel: Kernel, n: u64, rows: &[crate::suite::Row]) -> Section {
+fn section_from(kernel: Kernel, n: u64, rows: &[crate::model::Row]) -> Section {
     let mine = rows.iter().filter(|r| r.kernel == kernel.name());
     let mut serial = Outcome::Failed("the serial twin did not run".into());
     let mut out = vec![];
@@ -160,7 +160,7 @@ fn section_from(kernel: Kernel, n: u64, rows: &[crate::suite::Row]) -> Section {
             outcome: outcome_of(r),
         });
     }
-    let result = crate::suite::kernel_answer(rows.iter().filter(|r| r.kernel == kernel.name()))
+    let result = crate::model::kernel_answer(rows.iter().filter(|r| r.kernel == kernel.name()))
         .map(str::to_string);
     Section {
         kernel,

@@ -5,7 +5,7 @@
 
 use super::{ModeRow, Report, Sample, Timeline};
 use crate::format::{secs, times};
-use crate::html::CSS;
+use crate::style::CSS;
 use crate::trace::count;
 use magpie_view::chart::axis::{multiples, nice_step, tick_label, Scale};
 use magpie_view::chart::legend::{Legend, Mark};
