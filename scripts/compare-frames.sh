@@ -2,7 +2,7 @@
 # Task frames from mimalloc (what magpie uses on Linux) against the system allocator (what it
 # uses elsewhere): the same source built twice, kernel by kernel, on the same machine in the same
 # run. The second build has `--cfg magpie_tsan`, which in the runtime changes only where task
-# frames come from (crates/magpie/src/job.rs, `FRAMES`). For each kernel and worker count it
+# frames come from (crates/magpie/src/core/job.rs, `FRAMES`). For each kernel and worker count it
 # alternates the two builds ROUNDS times (`magpie bench K --workers W --runs RUNS --no-peers
 # --no-serial --json`) and prints one Markdown row with the median of the per-round medians of
 # each and their ratio (system ÷ mimalloc; above 1: mimalloc is faster). Every timed run is

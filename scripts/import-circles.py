@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Reports the structure of the runtime crate's modules (issue: a core of its own).
+"""Reports the structure of a crate's modules.
 
 For crates/magpie/src (or the folder given): every import circle (a strongly connected set of
 modules that import one another through `crate::` or `super::` paths, test modules left out),
-largest first, with the imports that tie it; then every import from a core module into a
-feature module (tracing, schedules, DWS core sharing, topology/places/CAB, the cache model).
+largest first, with the imports that tie it; then every import from a module whose file sits
+under core/ (the scheduler) into one under ext/ (the features: tracing, schedules, DWS core
+sharing, topology, places, the race checker, the cache model, overhead measurement). The
+runtime crate keeps its modules' flat names (`crate::worker`) and places their files with
+`#[path]` in lib.rs, so a module's name is its file's path without the core/ or ext/ folder.
 
     python3 scripts/import-circles.py [SRC] [--max-circle N] [--no-core-imports] [--cut FROM->TO]...
 
@@ -19,15 +22,13 @@ import re
 import sys
 from collections import defaultdict
 
-FEATURES = ("trace", "schedule", "dws", "topology", "places", "cachemodel")
-CORE = ("pool", "registry", "worker", "deque", "job", "latch", "join", "scope", "fiber",
-        "inbox", "sleep", "policy", "steal", "idle", "promote", "caller_worker", "borrowed_seat",
-        "config", "stats", "sync", "error", "sync_point", "main_loop", "hooks", "position",
-        "donate", "owed", "thief", "leapfrog")
+WINGS = ("core", "ext")
 
 
 def modules(root):
+    """Module name -> source, and module name -> its wing (core, ext or None)."""
     mods = {}
+    wing = {}
     for dp, _, fns in os.walk(root):
         for f in fns:
             if not f.endswith(".rs"):
@@ -35,6 +36,12 @@ def modules(root):
             rel = os.path.relpath(os.path.join(dp, f), root)[:-3].replace(os.sep, "::")
             if rel.endswith("::mod"):
                 rel = rel[:-5]
+            w = rel.split("::")[0]
+            if w in WINGS and "::" in rel:
+                rel = rel[len(w) + 2:]
+            else:
+                w = None
+            wing[rel] = w
             with open(os.path.join(dp, f)) as fh:
                 src = fh.read()
             # Leave out test modules (they sit at the end of a file).
@@ -42,7 +49,7 @@ def modules(root):
             # Leave out comments (doc links name modules without importing them).
             src = re.sub(r"//[^\n]*", "", src)
             mods[rel] = src
-    return mods
+    return mods, wing
 
 
 def edges(mods):
@@ -130,7 +137,7 @@ def main():
     root = args[0] if args else os.path.join(os.path.dirname(__file__), "..", "crates", "magpie", "src")
     if not os.path.isdir(root):
         sys.exit(f"error: {root} is not a folder")
-    mods = modules(root)
+    mods, wing = modules(root)
     out = edges(mods)
     for a, b in cuts:
         if b not in out.get(a, ()):
@@ -143,10 +150,9 @@ def main():
         print(f"circle of {len(c)}: {', '.join(c)}")
         for m in c:
             print(f"    {m} -> {', '.join(sorted(t for t in out[m] if t in members))}")
-    top = lambda m: m.split("::")[0]
     crossing = [(m, t) for m in sorted(mods) for t in sorted(out[m])
-                if top(m) in CORE and top(t) in FEATURES]
-    print(f"{len(crossing)} imports from the core into features:")
+                if wing[m] == "core" and wing[t] == "ext"]
+    print(f"{len(crossing)} imports from core/ into ext/:")
     for m, t in crossing:
         print(f"    {m} -> {t}")
     failed = False
@@ -154,8 +160,8 @@ def main():
         print(f"error: a circle of {len(cs[0])} modules (at most {limit} allowed)", file=sys.stderr)
         failed = True
     if strict and crossing:
-        print(f"error: {len(crossing)} imports from the core into features (none allowed: reach "
-              "the core through hooks.rs)", file=sys.stderr)
+        print(f"error: {len(crossing)} imports from core/ into ext/ (none allowed: features reach "
+              "the core through core/hooks.rs)", file=sys.stderr)
         failed = True
     if failed:
         sys.exit(1)

@@ -96,95 +96,130 @@
 // runtime that uses them is not, so they look unused there.
 #![cfg_attr(loom, allow(dead_code))]
 
+#[path = "core/deque.rs"]
 pub(crate) mod deque;
+#[path = "core/inbox.rs"]
 pub(crate) mod inbox;
+#[path = "core/latch.rs"]
 pub(crate) mod latch;
 #[cfg(all(test, loom))]
+#[path = "core/return_barrier_model.rs"]
 mod return_barrier_model;
+#[path = "core/sleep.rs"]
 pub(crate) mod sleep;
+#[path = "core/sync.rs"]
 pub(crate) mod sync;
 
 #[cfg(not(loom))]
+#[path = "core/borrowed_seat.rs"]
 mod borrowed_seat;
 #[cfg(not(loom))]
 mod builder;
 #[cfg(not(loom))]
+#[path = "ext/cachemodel.rs"]
 pub mod cachemodel;
 #[cfg(not(loom))]
+#[path = "core/caller_worker/mod.rs"]
 mod caller_worker;
 // Under loom only a lent worker's closing protocol is built from `caller_worker`, for its
 // model test.
 #[cfg(not(loom))]
+#[path = "core/config.rs"]
 mod config;
 #[cfg(not(loom))]
 mod container;
 #[cfg(not(loom))]
+#[path = "core/donate.rs"]
 mod donate;
 #[cfg(not(loom))]
+#[path = "ext/dws/mod.rs"]
 pub mod dws;
 #[cfg(not(loom))]
+#[path = "core/error.rs"]
 mod error;
 #[cfg(not(loom))]
+#[path = "core/fiber/mod.rs"]
 mod fiber;
 #[cfg(not(loom))]
+#[path = "core/hooks.rs"]
 mod hooks;
 #[cfg(not(loom))]
+#[path = "core/idle.rs"]
 mod idle;
 #[cfg(not(loom))]
+#[path = "core/job.rs"]
 mod job;
 #[cfg(not(loom))]
+#[path = "core/join.rs"]
 mod join;
+#[path = "core/leapfrog.rs"]
 mod leapfrog;
 #[cfg(all(test, loom))]
+#[path = "core/leapfrog_model.rs"]
 mod leapfrog_model;
 #[cfg(loom)]
-#[path = "caller_worker/closing.rs"]
+#[path = "core/caller_worker/closing.rs"]
 mod lent_closing;
 #[cfg(not(loom))]
+#[path = "core/main_loop.rs"]
 mod main_loop;
 #[cfg(not(loom))]
+#[path = "ext/overheads.rs"]
 mod overheads;
 #[cfg(not(loom))]
+#[path = "core/owed.rs"]
 mod owed;
 #[cfg(not(loom))]
+#[path = "ext/places.rs"]
 mod places;
 #[cfg(not(loom))]
+#[path = "core/policy.rs"]
 mod policy;
 #[cfg(not(loom))]
 mod pool;
 #[cfg(not(loom))]
+#[path = "core/position.rs"]
 mod position;
 #[cfg(not(loom))]
+#[path = "core/promote.rs"]
 mod promote;
 #[cfg(not(loom))]
+#[path = "ext/race/mod.rs"]
 pub mod race;
 #[cfg(not(loom))]
+#[path = "core/registry.rs"]
 mod registry;
 #[cfg(not(loom))]
+#[path = "ext/schedule/mod.rs"]
 pub mod schedule;
 #[cfg(not(loom))]
+#[path = "core/scope.rs"]
 mod scope;
 // Under loom, DWS's core table slot protocol is built from `dws`, for its model tests.
 #[cfg(loom)]
-#[path = "dws/slot.rs"]
+#[path = "ext/dws/slot.rs"]
 mod slot;
 // Likewise a schedule region's held queue (donations), for its model tests.
 #[cfg(loom)]
-#[path = "schedule/held.rs"]
+#[path = "ext/schedule/held.rs"]
 mod held;
 #[cfg(not(loom))]
 pub mod sort;
 // And a schedule region's stall rule, for its model test.
 #[cfg(loom)]
-#[path = "schedule/stall.rs"]
+#[path = "ext/schedule/stall.rs"]
 mod stall;
 #[cfg(not(loom))]
+#[path = "core/stats.rs"]
 mod stats;
 #[cfg(not(loom))]
+#[path = "core/steal.rs"]
 mod steal;
 #[cfg(not(loom))]
+#[path = "core/sync_point.rs"]
 mod sync_point;
 #[cfg(not(loom))]
+#[path = "core/thief.rs"]
 mod thief;
 #[cfg(not(loom))]
 pub mod thread_pool;
@@ -200,10 +235,13 @@ pub struct RayonMigrationPage;
 pub struct Readme;
 
 #[cfg(not(loom))]
+#[path = "ext/topology.rs"]
 pub mod topology;
 #[cfg(not(loom))]
+#[path = "ext/trace/mod.rs"]
 pub mod trace;
 #[cfg(not(loom))]
+#[path = "core/worker.rs"]
 mod worker;
 
 #[cfg(not(loom))]

@@ -7,7 +7,7 @@
 //! worker (an item delivered to its inbox, which only it may take: [`Sleep::wake`]).
 //!
 //! Waking a worker has two parts: choosing it, and obtaining a core for it. In a pool of its own
-//! the second part is free (`hold` is `|| true`). Under DWS (`dws/runtime.rs`) a worker runs
+//! the second part is free (`hold` is `|| true`). Under DWS (`ext/dws/runtime.rs`) a worker runs
 //! only while its program holds a core for it, so `hold` claims one in the core table and may
 //! fail. A slot goes through three states:
 //!
@@ -57,7 +57,7 @@
 //! wait. A waker that loses the CAS to another waker leaves the wake-up to that one. A waker
 //! whose core cannot be had leaves the worker asleep: DWS's coordinator looks again every
 //! period and, for a worker with a delivery only it can run, after two periods wakes it without
-//! a core (`dws/runtime.rs`), so nothing waits forever. Waking more than needed is harmless:
+//! a core (`ext/dws/runtime.rs`), so nothing waits forever. Waking more than needed is harmless:
 //! the woken worker steals, fails a few rounds and sleeps again. The loom models below check
 //! these claims, for both kinds of `hold`.
 

@@ -23,7 +23,7 @@ use std::panic::{self, AssertUnwindSafe};
 
 /// The label a published task frame carries as its first field, and a fiber as it suspends:
 /// two words the core copies and never interprets. A hook writes them when the pool traces
-/// (`trace/record.rs` says what they mean and makes them); elsewhere they stay [`Tag::NONE`], and
+/// (`ext/trace/record.rs` says what they mean and makes them); elsewhere they stay [`Tag::NONE`], and
 /// a task that runs in place writes none.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C)]

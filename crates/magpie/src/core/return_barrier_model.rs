@@ -19,7 +19,7 @@ use loom::sync::Arc;
 use loom::thread;
 
 /// The half's frame: its result, how often it ran, and its latch. Also the donated half of
-/// `schedule/held.rs`'s model, whose donee finishes it as a thief does.
+/// `ext/schedule/held.rs`'s model, whose donee finishes it as a thief does.
 pub(crate) struct Frame {
     result: UnsafeCell<u64>,
     pub(crate) ran: AtomicUsize,

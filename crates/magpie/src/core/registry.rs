@@ -50,7 +50,7 @@ pub(crate) struct Registry {
     pub(crate) places: Option<Box<dyn Mailboxes>>,
     /// Core sharing with other programs (`SharingMode::Dws`, `SharingMode::Ep`), when the table could be used.
     pub(crate) sharing: Option<Box<dyn CoreSharing>>,
-    /// The schedule region being recorded or followed, if any (`schedule/region.rs`).
+    /// The schedule region being recorded or followed, if any (`ext/schedule/region.rs`).
     pub(crate) region: crate::hooks::RegionSlot,
     /// Fire-and-forget tasks (`thread_pool::spawn`) not yet finished, and their panic handler.
     pub(crate) spawns: Spawns,
@@ -382,7 +382,7 @@ impl Registry {
     }
 
     /// Wakes worker `w` if it sleeps: under DWS on a core it may use, or later by the
-    /// coordinator, never left asleep with items in its inbox (see `dws/runtime.rs`).
+    /// coordinator, never left asleep with items in its inbox (see `ext/dws/runtime.rs`).
     pub(crate) fn wake_worker(&self, w: usize) {
         match self.sharing.as_ref().filter(|s| s.sleeps_workers()) {
             Some(s) => s.wake_worker(w),

@@ -13,7 +13,7 @@
 //!   work is published to sleepers (`Registry::wake`, `Registry::wake_worker`), by the pool's
 //!   coordinator thread, and at shutdown.
 //! * [`ScheduleRegion`]: a constrained schedule in force over the pool (a region recorded or
-//!   followed, `schedule/region.rs`), held in the registry's [`RegionSlot`] while it runs.
+//!   followed, `ext/schedule/region.rs`), held in the registry's [`RegionSlot`] while it runs.
 //!   Called by the scheduling loop once per round while a region is in force (where it takes
 //!   donations, whether it may steal, the stall rule's idle set); without one, a round pays
 //!   one relaxed load. Also called by a region's positioned tasks (`position.rs`), where each
@@ -42,7 +42,7 @@
 //!   finds its own by type. An empty store costs a feature one length test.
 //!
 //! Tracing is the one feature without a trait: its call points (the tag of a published frame,
-//! a phase begun, an idle spell, an install's root) are methods that `trace/hooks.rs` defines
+//! a phase begun, an idle spell, an install's root) are methods that `ext/trace/hooks.rs` defines
 //! on the worker's record and the registry, each behind the pool's trace flag, so that a pool
 //! that does not trace pays one branch there and no call.
 
@@ -53,7 +53,7 @@ use crate::sync::{lock, Mutex};
 use std::any::Any;
 use std::sync::Arc;
 
-/// A pool whose workers hold cores in a table shared with other programs (`dws/runtime.rs`).
+/// A pool whose workers hold cores in a table shared with other programs (`ext/dws/runtime.rs`).
 /// Under DWS the pool's idle workers give their cores back and sleep here rather than in the
 /// pool's own sleep slots ([`sleeps_workers`](Self::sleeps_workers)); under EP the hook only
 /// pins the workers to the program's share of the cores.
@@ -91,11 +91,11 @@ pub(crate) trait CoreSharing: Send + Sync + 'static {
     fn coordinate(&self, queued: &dyn Fn() -> usize, delivered: &dyn Fn(usize) -> bool);
     /// Stops the coordinator and wakes every sleeper (the pool is shutting down).
     fn shutdown(&self);
-    /// The feature's own type, for its accessors on `Pool` (`dws/mod.rs`).
+    /// The feature's own type, for its accessors on `Pool` (`ext/dws/mod.rs`).
     fn as_any(&self) -> &dyn Any;
 }
 
-/// A constrained schedule over the pool's workers (StOWS, StUWS, RelWS; `schedule/region.rs`):
+/// A constrained schedule over the pool's workers (StOWS, StUWS, RelWS; `ext/schedule/region.rs`):
 /// what the scheduling loop asks of it each round while it is in force, and what the region's
 /// positioned tasks ask of it (`position.rs`). Template nodes are the schedule's own numbers,
 /// which the core carries in each task's position without reading them.
@@ -258,7 +258,7 @@ impl RegionSlot {
 }
 
 /// A pool whose installs from a plain thread a feature runs its own way: one schedule region
-/// per install, recorded or following the next template (`schedule/region.rs`).
+/// per install, recorded or following the next template (`ext/schedule/region.rs`).
 pub(crate) trait InstallHook: Send + Sync + 'static {
     /// Runs `op`, an install from a plain thread, by calling `run_on(home, body)` once: the
     /// pool's own install of `body`, on worker `home` if given, where `body` calls `op` once
@@ -273,7 +273,7 @@ pub(crate) type Body<'a> = &'a mut (dyn FnMut() + Send);
 pub(crate) type RunOn<'a> = &'a dyn Fn(Option<usize>, Body<'_>);
 
 /// What a feature does as its pool ends (dropped, or the global pool at the process's exit):
-/// the trace file is written (`trace/mod.rs`).
+/// the trace file is written (`ext/trace/mod.rs`).
 pub(crate) type EndHook = Box<dyn Fn(&crate::Pool) + Send + Sync>;
 
 /// Per-pool state of the features that chose to keep some (see the module doc): one value per

@@ -1,4 +1,4 @@
-//! The closing protocol of a lent worker (see `caller_worker/mod.rs`, "Closing"): a pool must
+//! The closing protocol of a lent worker (see `core/caller_worker/mod.rs`, "Closing"): a pool must
 //! not stop its workers while the thread lent to it is inside, and that thread must not enter
 //! once the pool is stopping.
 //!

@@ -17,16 +17,16 @@
 //! module that defines it touches; the others call its methods:
 //!
 //! - `owed` (`owed.rs`): what the worker owes the scopes whose tasks ran on it;
-//! - `fibers` (`fiber/mod.rs`): ready fibers, the parent waiting for its child's frame, spares;
+//! - `fibers` (`core/fiber/mod.rs`): ready fibers, the parent waiting for its child's frame, spares;
 //! - `thief` (`thief.rs`): the random stream, victim order and last victim of its steals;
 //! - `lessons` (`policy.rs`): what its measured spawns showed (oldest-first hand-over);
 //! - `seat` (this module, beside [`Guest`]): whether its seat may be lent, and to whom it is;
 //! - `clock` (`stats.rs`): the victim's clock of `Builder::measure_overheads`.
 //!
 //! A record's methods touch only the record. Behaviour that needs the whole worker is written
-//! as `impl WorkerThread` blocks in the module of its concern: fibers and spares (`fiber/mod.rs`),
+//! as `impl WorkerThread` blocks in the module of its concern: fibers and spares (`core/fiber/mod.rs`),
 //! stealing (`steal.rs`), oldest-first hand-over (`promote.rs`), the idle path (`idle.rs`),
-//! the overhead clocks (`overheads.rs`) and the trace hooks (`trace/hooks.rs`). Each record
+//! the overhead clocks (`overheads.rs`) and the trace hooks (`ext/trace/hooks.rs`). Each record
 //! lives in a module the worker imported already or in one that imports nothing of the
 //! runtime's (`owed.rs`, `thief.rs`), so the parts add no import circle.
 
@@ -62,7 +62,7 @@ pub(crate) struct WorkerThread {
     /// What the worker owes the scopes whose tasks ran here (`owed.rs`).
     pub(crate) owed: Owed,
     /// Fibers made ready here, the parent waiting for its child's frame, and spares
-    /// (`fiber/mod.rs`).
+    /// (`core/fiber/mod.rs`).
     pub(crate) fibers: crate::fiber::Fibers,
     /// The thief's state: its random stream, victim order and last victim (`thief.rs`).
     pub(crate) thief: crate::thief::Thief,
@@ -313,7 +313,7 @@ impl WorkerThread {
             Policy::HelpFirst => false,
             // In a schedule region the adaptive choice would make the order in which a worker
             // creates its cuts depend on run-time counters, which a followed schedule cannot
-            // reproduce: there Adaptive spawns work-first (`schedule/region.rs`).
+            // reproduce: there Adaptive spawns work-first (`ext/schedule/region.rs`).
             Policy::Adaptive if self.core.registry.region.active() => true,
             Policy::Adaptive => self.decide_adaptive(depth, fresh),
         }

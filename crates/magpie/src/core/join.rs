@@ -53,7 +53,7 @@
 //!    cost of the steal (`Stats::victim_ns`).
 //!
 //! The joiner never steals unrelated work onto its own stack: a waiting task suspends, and its
-//! worker carries on with a fresh fiber (see `fiber/mod.rs`).
+//! worker carries on with a fresh fiber (see `core/fiber/mod.rs`).
 //!
 //! Stack bound (SLAW's stack condition): when the frames on the fiber reach S, or fewer than
 //! `STACK_RESERVE` bytes are left, help-first and adaptive joins push *both* halves and suspend, so

@@ -2,7 +2,7 @@
 //!
 //! Each worker thread runs [`worker_main`]: it builds its `WorkerThread` on its native stack,
 //! publishes it as the thread's current worker, and runs the *dispatcher* ([`dispatch`]), which
-//! resumes fibers and carries out what they ask when they yield (see `fiber/mod.rs`). Every task
+//! resumes fibers and carries out what they ask when they yield (see `core/fiber/mod.rs`). Every task
 //! runs on a fiber; a *loop fiber* runs [`fiber_main`] and, between tasks, `run_loop`, SLAW's
 //! Subroutine 1:
 //!
@@ -289,7 +289,7 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
         let wt = current().expect("loop outside a worker");
         // A schedule region: donations are taken after this worker's own work and before
         // stealing, which the strict constraints forbid; under `Ordered` the worker leaves the
-        // stall check's idle set before it looks for anything (see `schedule/region.rs`).
+        // stall check's idle set before it looks for anything (see `ext/schedule/region.rs`).
         let region = wt.core.registry.region.get();
         let ordered = region.as_ref().filter(|r| r.ordered());
         if let Some(r) = ordered {

@@ -2,7 +2,7 @@
 //!
 //! A donated half is a closure that has not started. It goes to its worker as an ordinary task
 //! item: into that worker's held queue when a schedule region is active (through the region's
-//! `ScheduleRegion::donate`, `schedule/region.rs`), else into its inbox (`Registry::deliver`);
+//! `ScheduleRegion::donate`, `ext/schedule/region.rs`), else into its inbox (`Registry::deliver`);
 //! either way the worker is woken. The donor runs the other half here, then waits at the sync point on the donated half's latch exactly as for a half a thief
 //! took: its fiber suspends, and the worker that finishes the half hands the fiber back to the
 //! donor's own worker. A donated half is never popped back, so a donor whose donee is slow

@@ -7,7 +7,7 @@
 //! task. A task's children are numbered in the order it creates them: a `join(a, b)` gives `a`
 //! the next index and `b` the one after; a scope spawn takes the next index. The code after a
 //! sync point belongs to the task that reached it, and since a started task never changes
-//! thread (see `fiber/mod.rs`) a task runs on one worker from start to end.
+//! thread (see `core/fiber/mod.rs`) a task runs on one worker from start to end.
 //!
 //! A task that runs on another worker than its parent is a *cut*: the places in the spawn tree
 //! where work moved. A [`Schedule`] is the set of a region's cuts, each with the worker that ran

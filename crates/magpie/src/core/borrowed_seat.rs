@@ -24,7 +24,7 @@
 //! **Running as the worker.** The guest keeps the worker's own fibers aside (its spare stacks
 //! ran on the worker's thread, and a stack never runs on two threads) and puts in its own: the
 //! spares its thread kept from its last call into the same pool (re-homed to this seat), or
-//! none. New fibers are made on its thread, from stacks its thread keeps (`fiber/mod.rs`,
+//! none. New fibers are made on its thread, from stacks its thread keeps (`core/fiber/mod.rs`,
 //! `stack_cache`). The call goes into the seat's inbox as a root job, and the guest runs the
 //! dispatcher as a worker thread does: it runs what the seat's deque and inbox hold, steals
 //! while a join waits, and sleeps in the seat's slot (`Sleep::sleep_lent`) when idle. Anything

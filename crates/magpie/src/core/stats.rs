@@ -92,7 +92,7 @@ pub struct Stats {
     #[serde(default)]
     pub deviations: u64,
     /// Spare fibers whose dead stack pages were given back to the OS as they were parked: a
-    /// worker keeps 32 spares whole and trims those it keeps past them (see `fiber/mod.rs`).
+    /// worker keeps 32 spares whole and trims those it keeps past them (see `core/fiber/mod.rs`).
     #[serde(default)]
     pub fibers_trimmed: u64,
     /// Unstarted halves of in-place joins handed to thieves, oldest first, when a thief asked or

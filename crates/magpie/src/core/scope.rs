@@ -13,7 +13,7 @@
 //!   starts on a fresh fiber and the parent waits on this worker's ready list, to resume here
 //!   once the child has returned or suspended. With `Builder::allow_migration` (an `unsafe`
 //!   opt-in) the parent is preempted instead and published as a continuation thieves may steal,
-//!   as in SLAW (see `fiber/mod.rs`); its closure stays in the parent's frame until the child has
+//!   as in SLAW (see `core/fiber/mod.rs`); its closure stays in the parent's frame until the child has
 //!   moved it out, which happens before the continuation becomes stealable.
 
 use crate::error::Error;

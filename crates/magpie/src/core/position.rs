@@ -2,7 +2,7 @@
 //! so that a schedule can name it (a cut recorded, a template followed).
 //!
 //! This is the core's half of a schedule region; the schedule's half (the template, held
-//! queues, the stall rule, the cuts taken) is a [`ScheduleRegion`] that `schedule/region.rs`
+//! queues, the stall rule, the cuts taken) is a [`ScheduleRegion`] that `ext/schedule/region.rs`
 //! makes, and the core asks it where each positioned child goes. A pool without a region pays
 //! one test of the fiber's `pos` on its join path and of `region_task` on its spawn path.
 //!
@@ -50,7 +50,7 @@ use std::ptr::NonNull;
 use std::sync::{Arc, OnceLock};
 
 /// A region as the core knows it: the rules its schedule gives (where children go, what is
-/// recorded) and its tasks not yet finished. Made by the schedule (`schedule/region.rs`), which
+/// recorded) and its tasks not yet finished. Made by the schedule (`ext/schedule/region.rs`), which
 /// keeps it alive and in place (its tasks' tickets and positions hold its address) until
 /// [`live`](Self::live) reaches zero: a local of the region's frame, which waits for that.
 pub(crate) struct Region {

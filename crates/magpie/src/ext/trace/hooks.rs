@@ -1,4 +1,4 @@
-//! What a worker records for the steal tree (`trace/record.rs`), and when: the tag of an event
+//! What a worker records for the steal tree (`ext/trace/record.rs`), and when: the tag of an event
 //! it publishes, the phase it begins or resumes when it takes an item, and when it runs out of
 //! work; and the tag of an install's root, sent from a plain thread. Every hook is behind
 //! `Core::tracing` (or the pool's recorder, for an install), so a pool that does not trace pays

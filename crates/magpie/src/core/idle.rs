@@ -5,7 +5,7 @@
 //!   then sleep (`sleep.rs`) until a producer wakes it.
 //! * ABP (`Config::never_block`, `dws::SharingMode::Abp`): yield the core after every failed
 //!   round, never block.
-//! * DWS (a `hooks::CoreSharing` that sleeps workers, `dws/runtime.rs`): after T_SLEEP failed
+//! * DWS (a `hooks::CoreSharing` that sleeps workers, `ext/dws/runtime.rs`): after T_SLEEP failed
 //!   steal attempts in a row, give the core back in the core table and sleep until the program
 //!   may use a core for this worker; a worker whose core its home program took back sleeps at
 //!   once.
