@@ -255,6 +255,8 @@ pub use error::Error;
 #[cfg(not(loom))]
 pub use join::{join, join_or_else};
 #[cfg(not(loom))]
+pub use places::{bi_tier, boundary_level, current_places, current_squads, place_index};
+#[cfg(not(loom))]
 pub use policy::Policy;
 #[cfg(not(loom))]
 pub use pool::{global_pool, global_pool_exists, set_global_pool, Pool};
@@ -272,66 +274,6 @@ pub use thread_pool::{
 };
 #[cfg(not(loom))]
 pub use topology::{Detector, Topology, Victims};
-
-/// The place of the worker running the caller, if it runs on a worker of a pool with places
-/// ([`Builder::places`]).
-#[cfg(not(loom))]
-pub fn place_index() -> Option<usize> {
-    let w = worker::current()?;
-    w.core
-        .registry
-        .places
-        .as_ref()
-        .map(|p| p.place_of(w.core.index))
-}
-
-/// CAB's boundary level (Eq. 4) for a divide-and-conquer computation over `data_bytes` that
-/// splits its data `branching` ways at each level, on the topology of the pool the caller runs
-/// in: the smallest level whose tasks number at least one per socket and each fit one socket's
-/// last-level cache; 0 on one socket (no inter-socket tier) or outside a pool with squads.
-/// [`Builder::boundary_level`](crate::Builder::boundary_level) overrides it.
-#[cfg(not(loom))]
-pub fn boundary_level(data_bytes: u64, branching: u32) -> u32 {
-    let Some(w) = worker::current() else {
-        return 0;
-    };
-    let c = &w.core.registry.config;
-    if !c.squads {
-        return 0;
-    }
-    let topology = w.core.registry.extensions.get::<Topology>();
-    c.boundary_level
-        .unwrap_or_else(|| topology.map_or(0, |t| t.boundary_level(data_bytes, branching)))
-}
-
-/// Whether the caller runs in a pool with CAB's squads ([`Builder::squads`]).
-#[cfg(not(loom))]
-pub fn current_squads() -> bool {
-    worker::current().is_some_and(|w| w.core.registry.config.squads)
-}
-
-/// CAB's bi-tier computation: runs `body(scope, BL)` in a new scope, with BL the
-/// [`boundary_level`] for `data_bytes` split `branching` ways per level. The body is the task at
-/// level 1; tasks it and its descendants create with [`Scope::inter_spawn`] above level BL are
-/// the inter-socket tier, and each task at level BL runs its own work (joins, spawns) within
-/// its squad.
-#[cfg(not(loom))]
-pub fn bi_tier<'scope, R, F>(data_bytes: u64, branching: u32, body: F) -> R
-where
-    F: FnOnce(&Scope<'scope>, u32) -> R + Send,
-    R: Send,
-{
-    let bl = boundary_level(data_bytes, branching);
-    scope(move |s| body(s, bl))
-}
-
-/// Number of places of the pool the caller runs in: 1 outside a pool or in a pool without places.
-#[cfg(not(loom))]
-pub fn current_places() -> usize {
-    worker::current()
-        .and_then(|w| w.core.registry.places.as_ref().map(|p| p.count()))
-        .unwrap_or(1)
-}
 
 /// Whether the caller runs on one of a pool's workers, inside a task. A thread lent to a pool
 /// (`Builder::use_current_thread`) is not, between its calls, though

@@ -22,9 +22,10 @@ use crate::hooks::Mailboxes;
 use crate::job::{Tag, Work};
 use crate::policy::Policy;
 use crate::registry::Registry;
-use crate::scope::{Scope, SendPtr};
+use crate::scope::{scope, Scope, SendPtr};
 use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::sync::{CachePadded, Mutex};
+use crate::topology::Topology;
 use crate::worker;
 use std::any::Any;
 use std::collections::VecDeque;
@@ -240,7 +241,7 @@ impl<'scope> Scope<'scope> {
         let p = place % pl.count();
         // Inside a schedule region the region says where work runs (its positions name every
         // task, and a strict constraint forbids work to move but by donation): an ordinary spawn.
-        if crate::place_index() == Some(p) || reg.region.active() {
+        if place_index() == Some(p) || reg.region.active() {
             return self.spawn(f);
         }
         // A help-first spawn of the spawning worker, if it is one (a tracing event like any).
@@ -301,7 +302,7 @@ impl<'scope> Scope<'scope> {
         };
         let home = match squad {
             Some(q) if reg.config.squad_hints => q % pl.count(),
-            _ => crate::place_index().unwrap_or(0),
+            _ => place_index().unwrap_or(0),
         };
         let tag = worker::current().map(|wt| {
             let tag = wt.trace_tag(wt.fiber_local().depth.get());
@@ -329,7 +330,7 @@ impl<'scope> Scope<'scope> {
                 }
             }
             let sp = sp;
-            let _done = Done(sp.0, crate::place_index().unwrap_or(0));
+            let _done = Done(sp.0, place_index().unwrap_or(0));
             f(s)
         };
         let job = self.job(task, reg.config.trace.then(|| tag.unwrap_or(Tag::NONE)));
@@ -350,4 +351,62 @@ impl crate::Pool {
     pub fn places(&self) -> usize {
         self.registry().places.as_ref().map_or(1, |p| p.count())
     }
+}
+
+// The places and squads of the pool the caller runs in, as the public API asks for them (re-
+// exported by lib.rs).
+
+/// The place of the worker running the caller, if it runs on a worker of a pool with places
+/// ([`Builder::places`](crate::Builder::places)).
+pub fn place_index() -> Option<usize> {
+    let w = worker::current()?;
+    w.core
+        .registry
+        .places
+        .as_ref()
+        .map(|p| p.place_of(w.core.index))
+}
+
+/// CAB's boundary level (Eq. 4) for a divide-and-conquer computation over `data_bytes` that
+/// splits its data `branching` ways at each level, on the topology of the pool the caller runs
+/// in: the smallest level whose tasks number at least one per socket and each fit one socket's
+/// last-level cache; 0 on one socket (no inter-socket tier) or outside a pool with squads.
+/// [`Builder::boundary_level`](crate::Builder::boundary_level) overrides it.
+pub fn boundary_level(data_bytes: u64, branching: u32) -> u32 {
+    let Some(w) = worker::current() else {
+        return 0;
+    };
+    let c = &w.core.registry.config;
+    if !c.squads {
+        return 0;
+    }
+    let topology = w.core.registry.extensions.get::<Topology>();
+    c.boundary_level
+        .unwrap_or_else(|| topology.map_or(0, |t| t.boundary_level(data_bytes, branching)))
+}
+
+/// Whether the caller runs in a pool with CAB's squads ([`Builder::squads`](crate::Builder::squads)).
+pub fn current_squads() -> bool {
+    worker::current().is_some_and(|w| w.core.registry.config.squads)
+}
+
+/// CAB's bi-tier computation: runs `body(scope, BL)` in a new scope, with BL the
+/// [`boundary_level`] for `data_bytes` split `branching` ways per level. The body is the task at
+/// level 1; tasks it and its descendants create with [`Scope::inter_spawn`](crate::Scope::inter_spawn) above level BL are
+/// the inter-socket tier, and each task at level BL runs its own work (joins, spawns) within
+/// its squad.
+pub fn bi_tier<'scope, R, F>(data_bytes: u64, branching: u32, body: F) -> R
+where
+    F: FnOnce(&Scope<'scope>, u32) -> R + Send,
+    R: Send,
+{
+    let bl = boundary_level(data_bytes, branching);
+    scope(move |s| body(s, bl))
+}
+
+/// Number of places of the pool the caller runs in: 1 outside a pool or in a pool without places.
+pub fn current_places() -> usize {
+    worker::current()
+        .and_then(|w| w.core.registry.places.as_ref().map(|p| p.count()))
+        .unwrap_or(1)
 }
