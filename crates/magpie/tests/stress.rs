@@ -6,8 +6,12 @@
 // These exercise the runtime, which is not built under `--cfg loom` (see lib.rs).
 #![cfg(not(loom))]
 
+#[path = "support/watchdog.rs"]
+mod support;
+
 use magpie::{join, scope, Policy, Pool, Scope};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use support::watchdog;
 
 struct Seen {
     bits: Vec<AtomicU64>,
@@ -120,12 +124,17 @@ fn ten_million_tasks_no_loss_no_duplicate() {
             for p in POLICIES {
                 let pool = Pool::builder().workers(workers).policy(p).build().unwrap();
                 let seen = Seen::new(2_000_000);
-                pool.install(|| {
-                    scope(|s| {
-                        for k in 0..64u64 {
-                            let seen = &seen;
-                            s.spawn(move |s| task(seen, s, round * 1000 + k, 4096));
-                        }
+                // A round takes seconds, also under ThreadSanitizer: a hang fails the test
+                // (aborting the process, naming the round) instead of holding the run up.
+                let what = format!("stress round {round} ({workers} workers, {p:?})");
+                watchdog(900, &what, || {
+                    pool.install(|| {
+                        scope(|s| {
+                            for k in 0..64u64 {
+                                let seen = &seen;
+                                s.spawn(move |s| task(seen, s, round * 1000 + k, 4096));
+                            }
+                        })
                     })
                 });
                 total += seen.check();
