@@ -73,13 +73,17 @@ impl WorkerThread {
             // The pool's shutdown flag is part of the re-check, and shutdown wakes every
             // sleeper: nothing else ends a sleep (`done` is never true).
             self.stats().sleeps.bump();
+            // A thread with a task waiting on it hands what it may not start to the pool's queue
+            // first, where any worker may take it: a guest in a borrowed seat as much as the
+            // seat's own worker. Left in its deque's private part, such an item would be seen
+            // by nobody while the thread sleeps.
+            self.shed_what_it_may_not_start();
             if self.seat.is_lent() {
                 // A caller holding this seat sleeps in the seat's slot, as a guest.
                 reg.sleep
                     .sleep_lent(self.core.index, || reg.has_visible_work(self.core.index));
                 return false;
             }
-            self.shed_what_it_may_not_start();
             // With nothing of its own thread in flight, the seat may be lent while it sleeps.
             reg.sleep
                 .set_lendable(self.core.index, self.seat.lendable(reg.lends_seats));
