@@ -23,7 +23,7 @@ use magpie::schedule::{Iterate, Stage};
 use magpie_bench::fork::{Coarsen, Fork, Magpie, Serial};
 
 use magpie_bench::harness::example_arg as arg;
-use magpie_bench::heat;
+use magpie_bench::kernels::heat;
 use magpie_bench::placement::Program;
 use std::time::Instant;
 

@@ -10,20 +10,20 @@
 //! - fib: one spawn per call, no cutoff; checked against the iteration.
 //! - fj: 1024 tasks per repetition into one scope, each bumping its own counter; the counters are
 //!   checked.
-//! - nqueens: tasks for the first [`PAR_ROWS`](crate::nqueens::PAR_ROWS) rows; checked against
+//! - nqueens: tasks for the first [`PAR_ROWS`](crate::kernels::nqueens::PAR_ROWS) rows; checked against
 //!   the known counts.
-//! - uts: the T1 family ([`uts::t1_family`](crate::uts::t1_family)), one scope with a task per
+//! - uts: the T1 family ([`uts::t1_family`](crate::kernels::uts::t1_family)), one scope with a task per
 //!   node, on the program's own SHA-1 (on the x86 SHA extensions where the CPU has them, as the
 //!   Rust sha1 crate); the counts are checked against T1's known ones at depth 10, else against
 //!   the program's serial count (computed once per process), and equal the Rust serial twin's.
 //! - sort: the same splitmix64 keys, merge sort with `join` down to
-//!   [`SORT_CUTOFF`](crate::sort::SORT_CUTOFF) and parallel merges down to
-//!   [`MERGE_CUTOFF`](crate::sort::MERGE_CUTOFF); checked against `std::sort` of the input.
+//!   [`SORT_CUTOFF`](crate::kernels::sort::SORT_CUTOFF) and parallel merges down to
+//!   [`MERGE_CUTOFF`](crate::kernels::sort::MERGE_CUTOFF); checked against `std::sort` of the input.
 //! - matmul: the same inputs, the same quadrant recursion with blocks of
-//!   [`THRESHOLD`](crate::matmul::THRESHOLD); checked by Freivalds' method as
-//!   [`matmul::verify`](crate::matmul::verify); bit for bit the Rust product.
-//! - heat: the same grid, [`STEPS`](crate::heat::STEPS) steps with rows split by `join` down to
-//!   [`GRAIN_ROWS`](crate::heat::GRAIN_ROWS); checked bit for bit against the program's serial
+//!   [`THRESHOLD`](crate::kernels::matmul::THRESHOLD); checked by Freivalds' method as
+//!   [`matmul::verify`](crate::kernels::matmul::verify); bit for bit the Rust product.
+//! - heat: the same grid, [`STEPS`](crate::kernels::heat::STEPS) steps with rows split by `join` down to
+//!   [`GRAIN_ROWS`](crate::kernels::heat::GRAIN_ROWS); checked bit for bit against the program's serial
 //!   run (computed once per process), which is bit for bit the Rust serial twin's.
 //!
 //! A `join(a, b)` is a `task_group` into which `b` is `run` while `a` runs on the caller (TBB), or
@@ -425,7 +425,7 @@ mod tests {
     fn uts_counts_equal_the_rust_serial_twin() {
         for peer in Native::built() {
             for depth in [1, 3, 6, 7] {
-                let want = crate::uts::serial(&crate::uts::t1_family(depth));
+                let want = crate::kernels::uts::serial(&crate::kernels::uts::t1_family(depth));
                 // The SHA extensions where the CPU has them, and the portable SHA-1.
                 for env in [&[][..], &[("MAGPIE_PEERS_SHA1", "portable")][..]] {
                     for threads in [1, 2] {
@@ -452,10 +452,10 @@ mod tests {
         if peers.is_empty() {
             return;
         }
-        let want = crate::uts::serial(&crate::uts::t1_family(10));
+        let want = crate::kernels::uts::serial(&crate::kernels::uts::t1_family(10));
         assert_eq!(
             Some(want.nodes),
-            crate::uts::expected_nodes(&crate::uts::t1_family(10))
+            crate::kernels::uts::expected_nodes(&crate::kernels::uts::t1_family(10))
         );
         for peer in peers {
             for r in reports(peer, "uts", 10, 2, 1, &[]) {
@@ -468,21 +468,21 @@ mod tests {
 
     #[test]
     fn sort_matmul_heat_results_equal_the_rust_kernels_bit_for_bit() {
-        let n = 3 * crate::sort::MERGE_CUTOFF as u64 + 17;
-        let mut keys = crate::sort::input(n);
-        crate::sort::serial(&mut keys);
+        let n = 3 * crate::kernels::sort::MERGE_CUTOFF as u64 + 17;
+        let mut keys = crate::kernels::sort::input(n);
+        crate::kernels::sort::serial(&mut keys);
         let sort_want = fnv1a(keys);
         let mut matmul_want = vec![];
         for side in [64, 128] {
-            let (a, b) = crate::matmul::inputs(side);
+            let (a, b) = crate::kernels::matmul::inputs(side);
             let mut c = vec![0.0; a.len()];
-            crate::matmul::serial(side, &a, &b, &mut c);
+            crate::kernels::matmul::serial(side, &a, &b, &mut c);
             matmul_want.push((side, fnv1a(c.iter().map(|x| x.to_bits()))));
         }
         let mut heat_want = vec![];
         for side in [37, 128] {
-            let mut g = crate::heat::input(side);
-            crate::heat::serial(side, &mut g);
+            let mut g = crate::kernels::heat::input(side);
+            crate::kernels::heat::serial(side, &mut g);
             heat_want.push((side, fnv1a(g.iter().map(|x| x.to_bits()))));
         }
         for peer in Native::built() {

@@ -384,25 +384,31 @@ mod tests {
 
     #[test]
     fn heat_under_every_strategy() {
-        check_all(&crate::heat::Placed::new(37, 4, 5).unwrap());
+        check_all(&crate::kernels::heat::Placed::new(37, 4, 5).unwrap());
     }
 
     #[test]
     fn fdtd_floyd_cg_and_prefix_under_every_strategy() {
-        check_all(&crate::fdtd2d::Placed::new(23, 3, 4).unwrap());
-        check_all(&crate::floyd_warshall::Placed::new(40, 4, 6).unwrap());
-        check_all(&crate::cg::Placed::new(3000, 300, 3).unwrap());
-        check_all(&crate::prefix_scan::Placed::new(5000, 100, 3).unwrap());
+        check_all(&crate::kernels::fdtd2d::Placed::new(23, 3, 4).unwrap());
+        check_all(&crate::kernels::floyd_warshall::Placed::new(40, 4, 6).unwrap());
+        check_all(&crate::kernels::cg::Placed::new(3000, 300, 3).unwrap());
+        check_all(&crate::kernels::prefix_scan::Placed::new(5000, 100, 3).unwrap());
     }
 
     #[test]
     fn programs_run_to_the_end_give_the_kernels_answers() {
         use crate::fork::Serial;
         // The full iteration counts equal the benchmark kernels' serial results.
-        let mut h = crate::heat::Placed::new(37, 4, crate::heat::STEPS).unwrap();
-        let mut g = crate::fdtd2d::Placed::new(23, 3, crate::fdtd2d::STEPS).unwrap();
-        let mut d = crate::floyd_warshall::Placed::new(40, 4, 40).unwrap();
-        let mut s = crate::prefix_scan::Placed::new(5000, 100, crate::prefix_scan::PASSES).unwrap();
+        let mut h = crate::kernels::heat::Placed::new(37, 4, crate::kernels::heat::STEPS).unwrap();
+        let mut g =
+            crate::kernels::fdtd2d::Placed::new(23, 3, crate::kernels::fdtd2d::STEPS).unwrap();
+        let mut d = crate::kernels::floyd_warshall::Placed::new(40, 4, 40).unwrap();
+        let mut s = crate::kernels::prefix_scan::Placed::new(
+            5000,
+            100,
+            crate::kernels::prefix_scan::PASSES,
+        )
+        .unwrap();
         fn all<P: Program>(p: &mut P) {
             p.place(&mut Serial);
             for it in 0..p.iterations() {
@@ -412,29 +418,29 @@ mod tests {
             }
         }
         all(&mut h);
-        assert_eq!(crate::heat::verify(37, h.grid()), Ok(()));
+        assert_eq!(crate::kernels::heat::verify(37, h.grid()), Ok(()));
         all(&mut g);
         all(&mut d);
         all(&mut s);
-        let mut want = crate::fdtd2d::input(23);
-        crate::fdtd2d::plain(&mut want);
+        let mut want = crate::kernels::fdtd2d::input(23);
+        crate::kernels::fdtd2d::plain(&mut want);
         assert!(g
             .answer()
             .contains(&format!("{:.9e}", want.hz.iter().sum::<f64>())));
-        let mut dw = crate::floyd_warshall::graph(40, 8, 40);
-        crate::floyd_warshall::plain(40, &mut dw);
+        let mut dw = crate::kernels::floyd_warshall::graph(40, 8, 40);
+        crate::kernels::floyd_warshall::plain(40, &mut dw);
         let finite = dw
             .iter()
-            .filter(|&&x| x < crate::floyd_warshall::INF)
+            .filter(|&&x| x < crate::kernels::floyd_warshall::INF)
             .count();
         assert!(
             d.answer().starts_with(&format!("{finite} finite")),
             "{}",
             d.answer()
         );
-        let mut v = crate::prefix_scan::input(5000);
-        for _ in 0..crate::prefix_scan::PASSES {
-            crate::prefix_scan::plain(&mut v);
+        let mut v = crate::kernels::prefix_scan::input(5000);
+        for _ in 0..crate::kernels::prefix_scan::PASSES {
+            crate::kernels::prefix_scan::plain(&mut v);
         }
         assert_eq!(s.answer(), format!("last {}", v[4999]));
     }
@@ -442,7 +448,7 @@ mod tests {
     #[test]
     fn the_relaxed_loop_places_after_relaxing_and_settles() {
         let pool = magpie::Pool::builder().workers(2).build().unwrap();
-        let prog = crate::heat::Placed::new(64, 4, 8).unwrap();
+        let prog = crate::kernels::heat::Placed::new(64, 4, 8).unwrap();
         let r = run(
             &pool,
             &prog,

@@ -3,318 +3,17 @@
 //! every run, and [`bench()`], which puts the three together into the [`BenchRecord`] that the
 //! CLI prints (as a table or as JSON).
 
-use crate::harness::{self, answered, measure, Measured, RunError};
-use crate::{
-    fib, fj, heat, jacobi, matmul, nqueens, pdfs, programs, sort, tree_sum, uts, workload, Kernel,
-    Peer,
-};
+use crate::harness::{self, Measured, RunError};
+pub use crate::kernel::Case;
+use crate::kernel::Runtime;
+use crate::{Kernel, Peer};
 use serde::{Deserialize, Serialize};
 use std::num::NonZero;
-use std::sync::atomic::{AtomicU32, Ordering};
 
-/// One instance of a kernel: the kernel, its size, and the optional knobs (a grain for the kernels
-/// that have one, the tree for UTS).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Case {
-    /// The kernel.
-    pub kernel: Kernel,
-    /// Its problem size (ignored by UTS when `tree` is given).
-    pub n: u64,
-    /// The grain, for kernels with a grain parameter ([`Kernel::check_grain`]); `None` is the
-    /// kernel's default ([`Kernel::default_grain`]; fib and uts: no cutoff).
-    pub grain: Option<u64>,
-    /// UTS only: the tree to search; `None` is the T1 family at depth `n`.
-    pub tree: Option<uts::Params>,
-}
-
-impl Case {
-    /// `kernel` at size `n` with its default knobs.
-    pub fn new(kernel: Kernel, n: u64) -> Case {
-        Case {
-            kernel,
-            n,
-            grain: None,
-            tree: None,
-        }
-    }
-
-    /// The UTS tree this case searches.
-    pub fn uts_params(&self) -> uts::Params {
-        self.tree.unwrap_or_else(|| uts::t1_family(self.n))
-    }
-
-    /// Checks the knobs against the kernel; the error is one line.
-    pub fn check(&self) -> Result<(), String> {
-        if self.tree.is_some() && self.kernel != Kernel::Uts {
-            return Err(format!(
-                "--tree is for uts only, not {}",
-                self.kernel.name()
-            ));
-        }
-        if self.tree.is_none() {
-            self.kernel.check_n(self.n)?;
-        }
-        match self.grain {
-            Some(g) => self.kernel.check_grain(g),
-            None => Ok(()),
-        }
-    }
-}
-
-/// A key for [`workload::cached`] values of the UTS tree `p` (its parameters, hashed).
-fn uts_key(p: &uts::Params) -> (&'static str, u64) {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    p.to_string().hash(&mut h);
-    ("uts-serial-counts", h.finish())
-}
-
-/// Verifies UTS counts against the published count of a named tree, or else against the serial
-/// twin's counts, computed once (the first time a run needs them) rather than once per run.
-struct UtsCheck<'p> {
-    p: &'p uts::Params,
-    serial: std::cell::OnceCell<uts::Counts>,
-}
-
-impl<'p> UtsCheck<'p> {
-    fn new(p: &'p uts::Params) -> Self {
-        UtsCheck {
-            p,
-            serial: std::cell::OnceCell::new(),
-        }
-    }
-    fn verify(&self, got: &uts::Counts) -> Result<(), String> {
-        if uts::expected_nodes(self.p).is_some() {
-            return uts::verify(self.p, got, None);
-        }
-        let p = self.p;
-        let want = *self
-            .serial
-            .get_or_init(|| *workload::cached(uts_key(p), || uts::serial(p)));
-        uts::verify(self.p, got, Some(want.nodes))?;
-        if *got == want {
-            Ok(())
-        } else {
-            Err(format!(
-                "UTS {}: counted {got:?}, the serial twin {want:?}",
-                self.p
-            ))
-        }
-    }
-
-    /// [`Self::verify`], with the counts' answer when they verify.
-    fn answer(&self, got: &uts::Counts) -> Result<String, String> {
-        answered(self.verify(got), || got.answer())
-    }
-}
-
-/// The serial twin's heat grid, computed once per measurement: every version computes each point
-/// by the same expression, so a run is verified by bit-for-bit equality with it. It is computed
-/// at the default grain, whatever the case's: the grain only moves where the rows are split.
-fn heat_expected(n: u64) -> Vec<f64> {
-    let mut g = heat::input(n);
-    heat::serial(n, &mut g);
-    g
-}
-
-fn heat_check(want: &[f64], got: &[f64]) -> Result<(), String> {
-    match want
-        .iter()
-        .zip(got)
-        .position(|(a, b)| a.to_bits() != b.to_bits())
-    {
-        None if want.len() == got.len() => Ok(()),
-        None => Err(format!(
-            "heat: {} points, expected {}",
-            got.len(),
-            want.len()
-        )),
-        Some(i) => Err(format!(
-            "heat: point {i} is {}, the serial twin's is {}",
-            got[i], want[i]
-        )),
-    }
-}
-
-/// The serial twin's jacobi grid and residual, computed once per measurement (see
-/// [`heat_expected`]). At the default grain whatever the case's: the residual is a maximum, so
-/// it does not depend on how the rows are split (no sum whose order the grain would change), and
-/// the cache key needs no grain.
-fn jacobi_expected(n: u64) -> (Vec<f64>, f64) {
-    let mut p = jacobi::input(n);
-    let r = jacobi::serial(n, &mut p);
-    (p.grid, r)
-}
-
-fn jacobi_check(want: &(Vec<f64>, f64), got: &jacobi::Problem, r: f64) -> Result<(), String> {
-    if r.to_bits() != want.1.to_bits() {
-        return Err(format!(
-            "jacobi: residual {r}, the serial twin's is {}",
-            want.1
-        ));
-    }
-    heat_check(&want.0, &got.grid).map_err(|e| e.replacen("heat", "jacobi", 1))
-}
-
-/// Times a stencil kernel's version (`heat_run` or `jacobi_run`, called with the grid and the
-/// grain, `grain` or the kernel's default) against the serial twin's result.
-fn measure_stencil(
-    kernel: Kernel,
-    n: u64,
-    grain: Option<u64>,
-    runs: usize,
-    mut heat_run: impl FnMut(&mut Vec<f64>, usize),
-    mut jacobi_run: impl FnMut(&mut jacobi::Problem, usize) -> f64,
-) -> Result<Measured, RunError> {
-    let grain = grain_or_default(kernel, grain);
-    if kernel == Kernel::Heat {
-        let want = workload::cached(("heat-expected", n), || heat_expected(n));
-        measure(
-            runs,
-            || heat::input(n),
-            |g| heat_run(g, grain),
-            |g, ()| answered(heat_check(&want, g), || heat::answer(g)),
-        )
-    } else {
-        let want = workload::cached(("jacobi-expected", n), || jacobi_expected(n));
-        measure(
-            runs,
-            || jacobi::input(n),
-            |p| jacobi_run(p, grain),
-            |p, r| answered(jacobi_check(&want, p, r), || jacobi::answer(&p.grid, r)),
-        )
-    }
-}
-
-/// Times `sum` over the tree of depth `n`, which is built once (outside the timed region) and
-/// kept for the next measurement of the same depth ([`workload::cached`]): only the sum is timed.
-fn measure_tree_sum(
-    n: u64,
-    runs: usize,
-    mut sum: impl FnMut(&tree_sum::Node) -> i64,
-) -> Result<Measured, RunError> {
-    let tree = workload::cached(("tree-sum-tree", n), || tree_sum::build(n));
-    let tree: &tree_sum::Node = &tree;
-    measure(
-        runs,
-        || (),
-        |_| sum(tree),
-        |_, r| answered(tree_sum::verify(n, r), || tree_sum::answer(n, r)),
-    )
-}
-
-/// The grain a case of a kernel with a default grain runs at: the case's, else the default.
-fn grain_or_default(kernel: Kernel, grain: Option<u64>) -> usize {
-    grain
-        .or(kernel.default_grain())
-        .expect("a kernel with a default grain") as usize
-}
-
-/// nqueens's grain (rows placed by tasks) as the kernel takes it.
-fn nqueens_rows(grain: Option<u64>) -> u32 {
-    u32::try_from(grain_or_default(Kernel::NQueens, grain)).unwrap_or(u32::MAX)
-}
-
-fn counts_of(counters: &[AtomicU32]) -> Vec<u32> {
-    // Relaxed: read after the run has returned, which orders every task's increment.
-    counters.iter().map(|c| c.load(Ordering::Relaxed)).collect()
-}
-
-/// Times the serial twin of `kernel` `runs` times and verifies each result.
+/// Times `kernel`'s serial twin `runs` times, verifying each result.
 pub fn run_serial(case: &Case, runs: usize) -> Result<Measured, RunError> {
-    let Case {
-        kernel, n, grain, ..
-    } = *case;
     case.check().map_err(RunError::Setup)?;
-    let rt = workload::Runtime::Serial;
-    if let Some(r) = kernel.visit(workload::Measure {
-        rt: &rt,
-        n,
-        grain,
-        runs,
-    }) {
-        return r;
-    }
-    if let Some(p) = kernel.program() {
-        return programs::measure(p, &rt, n, runs);
-    }
-    match kernel {
-        Kernel::Fib => measure(
-            runs,
-            || (),
-            |_| fib::serial(n),
-            |_, r| answered(fib::verify(n, r), || fib::answer(n, r)),
-        ),
-        Kernel::TreeSum => measure_tree_sum(n, runs, tree_sum::serial),
-        // The serial twin places no tasks, so nqueens's grain does not apply to it (like fib's).
-        Kernel::NQueens => measure(
-            runs,
-            || (),
-            |_| nqueens::serial(n),
-            |_, r| answered(nqueens::verify(n, r), || nqueens::answer(r)),
-        ),
-        Kernel::Uts => {
-            let p = case.uts_params();
-            let check = UtsCheck::new(&p);
-            measure(runs, || (), |_| uts::serial(&p), |_, c| check.answer(&c))
-        }
-        Kernel::Sort => {
-            let g = grain_or_default(kernel, grain);
-            measure(
-                runs,
-                || sort::input(n),
-                |v| sort::serial_grain(v, g),
-                |v, ()| answered(sort::verify(n, v), || sort::answer(v.iter().copied())),
-            )
-        }
-        Kernel::Heat | Kernel::Jacobi => measure_stencil(
-            kernel,
-            n,
-            grain,
-            runs,
-            |g, gr| heat::serial_grain(n, g, gr),
-            |p, gr| jacobi::serial_grain(n, p, gr),
-        ),
-        Kernel::Matmul => {
-            let (a, b) = workload::cached(("matmul-inputs", n), || matmul::inputs(n))
-                .as_ref()
-                .clone();
-            let len = (n * n) as usize;
-            let g = grain_or_default(kernel, grain);
-            measure(
-                runs,
-                || vec![0.0; len],
-                |c| matmul::serial_grain(n, &a, &b, c, g),
-                |c, ()| answered(matmul::verify(n, &a, &b, c), || matmul::answer(c)),
-            )
-        }
-        Kernel::Fj | Kernel::FjRec => measure(
-            runs,
-            || vec![0u32; fj::TASKS],
-            |c| {
-                if kernel == Kernel::Fj {
-                    fj::serial_flat(n, c)
-                } else {
-                    fj::serial_recursive(n, c)
-                }
-            },
-            |c, ()| {
-                answered(fj::verify(n, c.iter().copied()), || {
-                    fj::answer(c.iter().copied())
-                })
-            },
-        ),
-        Kernel::Pdfs => {
-            let t = pdfs::Torus::new(n);
-            measure(
-                runs,
-                || vec![pdfs::NONE; t.nodes()],
-                |p| pdfs::serial(t, p),
-                |p, ()| answered(pdfs::verify(t, p), || pdfs::answer(p.iter().copied())),
-            )
-        }
-        _ => unreachable!("workload kernels are measured above"),
-    }
+    (case.kernel.def().measure)(&Runtime::Serial, case, runs)
 }
 
 /// Times `kernel` on `pool` `runs` times, verifies each result, and records the pool's counter
@@ -329,114 +28,11 @@ pub fn run_magpie_with_stats(
     case: &Case,
     runs: usize,
 ) -> (Result<Measured, RunError>, magpie::Stats) {
-    let Case {
-        kernel, n, grain, ..
-    } = *case;
     if let Err(e) = case.check() {
         return (Err(RunError::Setup(e)), magpie::Stats::default());
     }
     let before = pool.stats();
-    let rt = workload::Runtime::Magpie(pool);
-    let visited = kernel.visit(workload::Measure {
-        rt: &rt,
-        n,
-        grain,
-        runs,
-    });
-    let r = match kernel {
-        _ if visited.is_some() => visited.expect("a workload"),
-        _ if kernel.program().is_some() => {
-            programs::measure(kernel.program().expect("a program"), &rt, n, runs)
-        }
-        Kernel::Fib => measure(
-            runs,
-            || (),
-            |_| match grain {
-                None => pool.install(|| fib::parallel(n)),
-                Some(g) => pool.install(|| fib::parallel_cutoff(n, g)),
-            },
-            |_, r| answered(fib::verify(n, r), || fib::answer(n, r)),
-        ),
-        Kernel::TreeSum => measure_tree_sum(n, runs, |t| pool.install(|| tree_sum::parallel(t))),
-        Kernel::NQueens => {
-            let g = nqueens_rows(grain);
-            measure(
-                runs,
-                || (),
-                |_| pool.install(|| nqueens::parallel_grain(n, g)),
-                |_, r| answered(nqueens::verify(n, r), || nqueens::answer(r)),
-            )
-        }
-        Kernel::Uts => {
-            let p = case.uts_params();
-            let check = UtsCheck::new(&p);
-            measure(
-                runs,
-                || (),
-                |_| match grain {
-                    None => pool.install(|| uts::parallel(&p)),
-                    Some(c) => pool.install(|| uts::parallel_chunked(&p, c as usize)),
-                },
-                |_, c| check.answer(&c),
-            )
-        }
-        Kernel::Sort => {
-            let g = grain_or_default(kernel, grain);
-            measure(
-                runs,
-                || sort::input(n),
-                |v| pool.install(|| sort::parallel_grain(v, g)),
-                |v, ()| answered(sort::verify(n, v), || sort::answer(v.iter().copied())),
-            )
-        }
-        Kernel::Heat | Kernel::Jacobi => measure_stencil(
-            kernel,
-            n,
-            grain,
-            runs,
-            |g, gr| pool.install(|| heat::parallel_grain(n, g, gr)),
-            |p, gr| pool.install(|| jacobi::parallel_grain(n, p, gr)),
-        ),
-        Kernel::Matmul => {
-            let (a, b) = workload::cached(("matmul-inputs", n), || matmul::inputs(n))
-                .as_ref()
-                .clone();
-            let len = (n * n) as usize;
-            let g = grain_or_default(kernel, grain);
-            measure(
-                runs,
-                || vec![0.0; len],
-                |c| pool.install(|| matmul::parallel_grain(n, &a, &b, c, g)),
-                |c, ()| answered(matmul::verify(n, &a, &b, c), || matmul::answer(c)),
-            )
-        }
-        Kernel::Fj | Kernel::FjRec => measure(
-            runs,
-            fj::new_counters,
-            |c| {
-                let c = &*c;
-                if kernel == Kernel::Fj {
-                    pool.install(|| fj::flat(n, c))
-                } else {
-                    pool.install(|| fj::recursive(n, c))
-                }
-            },
-            |c, ()| answered(fj::verify_atomic(n, c), || fj::answer_atomic(c)),
-        ),
-        Kernel::Pdfs => {
-            let t = pdfs::Torus::new(n);
-            measure(
-                runs,
-                || pdfs::new_parents(t),
-                |p| {
-                    let p = &*p;
-                    pool.install(|| pdfs::parallel(t, p))
-                },
-                |p, ()| answered(pdfs::verify_atomic(t, p), || pdfs::answer_atomic(p)),
-            )
-        }
-        _ => unreachable!("workload kernels are measured above"),
-    };
+    let r = (case.kernel.def().measure)(&Runtime::Magpie(pool), case, runs);
     let stats = pool.stats() - before;
     (
         r.map(|mut m| {
@@ -455,64 +51,23 @@ pub fn run_peer(
     workers: usize,
     runs: usize,
 ) -> Result<Measured, RunError> {
-    let Case {
-        kernel, n, grain, ..
-    } = *case;
+    let kernel = case.kernel;
     case.check().map_err(RunError::Setup)?;
-    let unsupported = || {
-        Err(RunError::Setup(format!(
+    if !kernel.peers().contains(&peer) {
+        return Err(RunError::Setup(format!(
             "{peer} has no version of {kernel}"
-        )))
-    };
-    if kernel.info().is_some() && matches!(peer, Peer::RayonJoin | Peer::ChiliJoin) {
-        let r;
-        let rt = if peer == Peer::RayonJoin {
-            r = rayon::ThreadPoolBuilder::new()
-                .num_threads(workers)
-                .build()
-                .map_err(|e| RunError::Setup(e.to_string()))?;
-            workload::Runtime::Rayon(&r)
-        } else {
-            let c = chili::ThreadPool::with_config(chili::Config {
-                thread_count: NonZero::new(workers),
-                ..Default::default()
-            });
-            return kernel
-                .visit(workload::Measure {
-                    rt: &workload::Runtime::Chili(&c),
-                    n,
-                    grain,
-                    runs,
-                })
-                .expect("a workload");
-        };
-        return kernel
-            .visit(workload::Measure {
-                rt: &rt,
-                n,
-                grain,
-                runs,
-            })
-            .expect("a workload");
+        )));
     }
-    if let Some(p) = kernel.program() {
-        if peer != Peer::RayonIter {
-            return unsupported();
-        }
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(workers)
-            .build()
-            .map_err(|e| RunError::Setup(e.to_string()))?;
-        return programs::measure(p, &workload::Runtime::Rayon(&pool), n, runs);
-    }
+    let n = case.n;
     match peer {
-        Peer::RayonIter => unsupported(),
         Peer::Tbb | Peer::OpenMp => {
             let native = peer.native().expect("a native peer");
             if !native.kernels().contains(&kernel.name()) {
-                return unsupported();
+                return Err(RunError::Setup(format!(
+                    "{peer} has no version of {kernel}"
+                )));
             }
-            if grain.is_some() || case.tree.is_some() {
+            if case.grain.is_some() || case.tree.is_some() {
                 return Err(RunError::Setup(format!(
                     "the {} program takes no grain or tree: it runs the kernel's default form",
                     native.name()
@@ -539,174 +94,19 @@ pub fn run_peer(
                 stats: None,
             })
         }
-        Peer::RayonJoin | Peer::RayonScope => {
+        Peer::RayonJoin | Peer::RayonScope | Peer::RayonIter => {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(workers)
                 .build()
                 .map_err(|e| RunError::Setup(e.to_string()))?;
-            match (peer, kernel) {
-                (Peer::RayonJoin, Kernel::Fib) => measure(
-                    runs,
-                    || (),
-                    |_| match grain {
-                        None => pool.install(|| fib::rayon_join(n)),
-                        Some(g) => pool.install(|| fib::rayon_join_cutoff(n, g)),
-                    },
-                    |_, r| answered(fib::verify(n, r), || fib::answer(n, r)),
-                ),
-                (Peer::RayonJoin, Kernel::TreeSum) => {
-                    measure_tree_sum(n, runs, |t| pool.install(|| tree_sum::rayon_join(t)))
-                }
-                (Peer::RayonJoin, Kernel::Heat | Kernel::Jacobi) => measure_stencil(
-                    kernel,
-                    n,
-                    grain,
-                    runs,
-                    |g, gr| pool.install(|| heat::rayon_join_grain(n, g, gr)),
-                    |p, gr| pool.install(|| jacobi::rayon_join_grain(n, p, gr)),
-                ),
-                (Peer::RayonJoin, Kernel::Sort) => {
-                    let g = grain_or_default(kernel, grain);
-                    measure(
-                        runs,
-                        || sort::input(n),
-                        |v| pool.install(|| sort::rayon_join_grain(v, g)),
-                        |v, ()| answered(sort::verify(n, v), || sort::answer(v.iter().copied())),
-                    )
-                }
-                (Peer::RayonJoin, Kernel::Matmul) => {
-                    let (a, b) = workload::cached(("matmul-inputs", n), || matmul::inputs(n))
-                        .as_ref()
-                        .clone();
-                    let len = (n * n) as usize;
-                    let g = grain_or_default(kernel, grain);
-                    measure(
-                        runs,
-                        || vec![0.0; len],
-                        |c| pool.install(|| matmul::rayon_join_grain(n, &a, &b, c, g)),
-                        |c, ()| answered(matmul::verify(n, &a, &b, c), || matmul::answer(c)),
-                    )
-                }
-                (Peer::RayonScope, Kernel::Uts) => {
-                    let p = case.uts_params();
-                    let check = UtsCheck::new(&p);
-                    measure(
-                        runs,
-                        || (),
-                        |_| match grain {
-                            None => pool.install(|| uts::rayon(&p)),
-                            Some(c) => pool.install(|| uts::rayon_chunked(&p, c as usize)),
-                        },
-                        |_, c| check.answer(&c),
-                    )
-                }
-                (Peer::RayonScope, Kernel::NQueens) => {
-                    let g = nqueens_rows(grain);
-                    measure(
-                        runs,
-                        || (),
-                        |_| pool.install(|| nqueens::rayon_scope_grain(n, g)),
-                        |_, r| answered(nqueens::verify(n, r), || nqueens::answer(r)),
-                    )
-                }
-                (Peer::RayonScope, Kernel::Fj) => measure(
-                    runs,
-                    fj::new_counters,
-                    |c| {
-                        let c = &*c;
-                        pool.install(|| fj::rayon_scope(n, c))
-                    },
-                    |c, ()| answered(fj::verify(n, counts_of(c)), || fj::answer_atomic(c)),
-                ),
-                _ => unsupported(),
-            }
+            (kernel.def().measure)(&Runtime::Rayon(&pool), case, runs)
         }
         Peer::ChiliJoin => {
-            if !matches!(
-                kernel,
-                Kernel::Fib
-                    | Kernel::NQueens
-                    | Kernel::Uts
-                    | Kernel::Sort
-                    | Kernel::Matmul
-                    | Kernel::Heat
-                    | Kernel::Jacobi
-                    | Kernel::TreeSum
-            ) {
-                return unsupported();
-            }
             let pool = chili::ThreadPool::with_config(chili::Config {
                 thread_count: NonZero::new(workers),
                 ..Default::default()
             });
-            let mut scope = pool.scope();
-            if matches!(kernel, Kernel::Heat | Kernel::Jacobi) {
-                let scope = std::cell::RefCell::new(scope);
-                return measure_stencil(
-                    kernel,
-                    n,
-                    grain,
-                    runs,
-                    |g, gr| heat::chili_join_grain(&mut scope.borrow_mut(), n, g, gr),
-                    |p, gr| jacobi::chili_join_grain(&mut scope.borrow_mut(), n, p, gr),
-                );
-            }
-            if kernel == Kernel::TreeSum {
-                return measure_tree_sum(n, runs, |t| tree_sum::chili_join(&mut scope, t));
-            }
-            if kernel == Kernel::Sort {
-                let g = grain_or_default(kernel, grain);
-                return measure(
-                    runs,
-                    || sort::input(n),
-                    |v| sort::chili_join_grain(&mut scope, v, g),
-                    |v, ()| answered(sort::verify(n, v), || sort::answer(v.iter().copied())),
-                );
-            }
-            if kernel == Kernel::Matmul {
-                let (a, b) = workload::cached(("matmul-inputs", n), || matmul::inputs(n))
-                    .as_ref()
-                    .clone();
-                let len = (n * n) as usize;
-                let g = grain_or_default(kernel, grain);
-                return measure(
-                    runs,
-                    || vec![0.0; len],
-                    |c| matmul::chili_join_grain(&mut scope, n, &a, &b, c, g),
-                    |c, ()| answered(matmul::verify(n, &a, &b, c), || matmul::answer(c)),
-                );
-            }
-            if kernel == Kernel::Uts && grain.is_some() {
-                return Err(RunError::Setup(CHILI_NO_CHUNKED_UTS.into()));
-            }
-            if kernel == Kernel::Uts {
-                let p = case.uts_params();
-                let check = UtsCheck::new(&p);
-                return measure(
-                    runs,
-                    || (),
-                    |_| uts::chili(&mut scope, &p),
-                    |_, c| check.answer(&c),
-                );
-            }
-            if kernel == Kernel::NQueens {
-                let g = nqueens_rows(grain);
-                return measure(
-                    runs,
-                    || (),
-                    |_| nqueens::chili_join_grain(&mut scope, n, g),
-                    |_, r| answered(nqueens::verify(n, r), || nqueens::answer(r)),
-                );
-            }
-            measure(
-                runs,
-                || (),
-                |_| match grain {
-                    None => fib::chili_join(&mut scope, n),
-                    Some(g) => fib::chili_join_cutoff(&mut scope, n, g),
-                },
-                |_, r| answered(fib::verify(n, r), || fib::answer(n, r)),
-            )
+            (kernel.def().measure)(&Runtime::Chili(&pool), case, runs)
         }
     }
 }
@@ -727,7 +127,7 @@ pub struct BenchConfig {
     /// The grain ([`Case::grain`]).
     pub grain: Option<u64>,
     /// The UTS tree ([`Case::tree`]).
-    pub tree: Option<uts::Params>,
+    pub tree: Option<crate::kernels::uts::tree::Params>,
 }
 
 /// One peer's line in a [`BenchRecord`].
@@ -955,9 +355,6 @@ fn per_task(kernel: Kernel, n: u64, median: Option<f64>) -> Option<f64> {
 }
 
 /// Why chili has no chunked UTS: `run_peer` refuses it, and `bench` lists chili as not measured.
-const CHILI_NO_CHUNKED_UTS: &str =
-    "chili has only join, so no chunked UTS (one spawn per chunk needs a scope)";
-
 /// Why `peer` cannot run the kernel as `cfg` asks, if it cannot: it is not built here, or it has
 /// no form of the asked grain or tree.
 fn peer_unavailable(peer: Peer, cfg: &BenchConfig) -> Option<String> {
@@ -969,8 +366,11 @@ fn peer_unavailable(peer: Peer, cfg: &BenchConfig) -> Option<String> {
             "the C++ program takes no grain or tree: it runs the kernel's default form".into(),
         );
     }
-    if peer == Peer::ChiliJoin && cfg.kernel == Kernel::Uts && cfg.grain.is_some() {
-        return Some(CHILI_NO_CHUNKED_UTS.into());
+    if cfg.grain.is_some() {
+        let without = cfg.kernel.def().peers_without_grain;
+        if let Some(&(_, why)) = without.iter().find(|&&(p, _)| p == peer) {
+            return Some(why.into());
+        }
     }
     None
 }
@@ -1195,6 +595,7 @@ pub fn bench_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::*;
     use crate::Size;
     use magpie::{Policy, Pool};
 
@@ -1204,7 +605,7 @@ mod tests {
     /// float sum is verified within 1e-9 (its last printed digits may differ).
     fn same_answer(k: Kernel, got: &Option<String>, want: &str) -> bool {
         let Some(got) = got else { return false };
-        if k != Kernel::FineSum {
+        if k != programs::FINE_SUM {
             return got == want;
         }
         let num = |s: &str| s.trim_start_matches("sum ").parse::<f64>().unwrap();
@@ -1213,7 +614,7 @@ mod tests {
 
     #[test]
     fn every_kernel_policy_and_width_verifies() {
-        for k in Kernel::ALL {
+        for &k in Kernel::ALL {
             let case = Case::new(k, k.size_n(Size::Ci));
             let s = run_serial(&case, 1).unwrap();
             assert!(s.verified, "{k} serial: {:?}", s.failure);
@@ -1225,7 +626,7 @@ mod tests {
             );
             // The programs reach magpie through rayon-core, in another build (magpie-cli runs it);
             // here a magpie pool refuses them, saying how to build it.
-            if k.program().is_some() {
+            if k.is_program() {
                 let pool = Pool::builder().workers(2).build().unwrap();
                 let e = run_magpie(&pool, &case, 1).unwrap_err();
                 assert!(
@@ -1235,7 +636,7 @@ mod tests {
                 continue;
             }
             // Workloads test every policy and width in their own modules; here, the runner's path.
-            let (policies, widths) = if k.info().is_some() {
+            let (policies, widths) = if k.def().workload {
                 (&POLICIES[2..], &[2][..])
             } else {
                 (&POLICIES[..], &[1, 2][..])
@@ -1268,26 +669,26 @@ mod tests {
         let fj_ci = fj::CI * fj::TASKS as u64;
         let pdfs_nodes = pdfs::CI * pdfs::CI;
         for (kernel, n, want) in [
-            (Kernel::Fib, 20, "fib(20) = 6765".to_string()),
-            (Kernel::TreeSum, 10, "sum of 1023 nodes = 523776".into()),
-            (Kernel::NQueens, 8, "92 solutions".into()),
-            (Kernel::NQueens, 10, "724 solutions".into()),
-            (Kernel::Uts, 6, "16000 nodes, ".into()),
-            (Kernel::Fj, fj::CI, format!("{fj_ci} tasks run")),
-            (Kernel::FjRec, fj::CI, format!("{fj_ci} tasks run")),
+            (fib::KERNEL, 20, "fib(20) = 6765".to_string()),
+            (tree_sum::KERNEL, 10, "sum of 1023 nodes = 523776".into()),
+            (nqueens::KERNEL, 8, "92 solutions".into()),
+            (nqueens::KERNEL, 10, "724 solutions".into()),
+            (uts::KERNEL, 6, "16000 nodes, ".into()),
+            (fj::FJ, fj::CI, format!("{fj_ci} tasks run")),
+            (fj::FJ_REC, fj::CI, format!("{fj_ci} tasks run")),
             (
-                Kernel::Pdfs,
+                pdfs::KERNEL,
                 pdfs::CI,
                 format!("{pdfs_nodes} of {pdfs_nodes} vertices reached"),
             ),
             // 8 words a line, from a ten-word vocabulary.
             (
-                Kernel::WordCount,
+                programs::WORD_COUNT,
                 100,
                 "10 distinct words, 800 in all".into(),
             ),
             (
-                Kernel::Sort,
+                sort::KERNEL,
                 3,
                 sort::answer({
                     let mut v = sort::input(3);
@@ -1297,7 +698,7 @@ mod tests {
             ),
         ] {
             let case = Case::new(kernel, n);
-            let parallel = if kernel.program().is_some() {
+            let parallel = if kernel.is_program() {
                 run_peer(Peer::RayonIter, &case, 2, 1)
             } else {
                 run_magpie(&pool, &case, 1)
@@ -1318,7 +719,7 @@ mod tests {
 
     #[test]
     fn peers_verify_and_others_are_refused() {
-        for k in Kernel::ALL {
+        for &k in Kernel::ALL {
             let case = Case::new(k, k.size_n(Size::Ci));
             let answer = run_serial(&case, 1).unwrap().result.unwrap();
             for &peer in k.peers() {
@@ -1326,7 +727,7 @@ mod tests {
                     eprintln!("skipped {peer} on {k}: {why}");
                     continue;
                 }
-                let widths = if k.info().is_some() || k.program().is_some() {
+                let widths = if k.def().workload || k.is_program() {
                     &[2][..]
                 } else {
                     &[1, 2]
@@ -1344,21 +745,21 @@ mod tests {
             }
         }
         assert!(matches!(
-            run_peer(Peer::ChiliJoin, &Case::new(Kernel::Fj, 1), 1, 1),
+            run_peer(Peer::ChiliJoin, &Case::new(fj::FJ, 1), 1, 1),
             Err(RunError::Setup(_))
         ));
         assert!(matches!(
-            run_peer(Peer::RayonScope, &Case::new(Kernel::Pdfs, 1), 1, 1),
+            run_peer(Peer::RayonScope, &Case::new(pdfs::KERNEL, 1), 1, 1),
             Err(RunError::Setup(_))
         ));
         // rayon's parallel iterators run the programs only, and the programs have no other peer.
         assert!(matches!(
-            run_peer(Peer::RayonIter, &Case::new(Kernel::Fib, 10), 1, 1),
+            run_peer(Peer::RayonIter, &Case::new(fib::KERNEL, 10), 1, 1),
             Err(RunError::Setup(_))
         ));
         for peer in [Peer::RayonJoin, Peer::ChiliJoin, Peer::Tbb] {
             assert!(matches!(
-                run_peer(peer, &Case::new(Kernel::Spmv, 10), 1, 1),
+                run_peer(peer, &Case::new(programs::SPMV, 10), 1, 1),
                 Err(RunError::Setup(_))
             ));
         }
@@ -1369,7 +770,7 @@ mod tests {
         // fib with a cutoff, on every runtime.
         let case = Case {
             grain: Some(12),
-            ..Case::new(Kernel::Fib, 22)
+            ..Case::new(fib::KERNEL, 22)
         };
         let pool = Pool::builder().workers(2).build().unwrap();
         assert!(run_serial(&case, 1).unwrap().verified);
@@ -1387,7 +788,7 @@ mod tests {
         // A workload's grain.
         let case = Case {
             grain: Some(3),
-            ..Case::new(Kernel::Sor, 64)
+            ..Case::new(sor::KERNEL, 64)
         };
         assert!(run_magpie(&pool, &case, 1).unwrap().verified);
         // The grains of the kernels written out per runtime, on every runtime; magpie's spawn
@@ -1401,23 +802,23 @@ mod tests {
         for case in [
             Case {
                 grain: Some(2),
-                ..Case::new(Kernel::Sort, 20_000)
+                ..Case::new(sort::KERNEL, 20_000)
             },
             Case {
                 grain: Some(8),
-                ..Case::new(Kernel::Matmul, 64)
+                ..Case::new(matmul::KERNEL, 64)
             },
             Case {
                 grain: Some(1),
-                ..Case::new(Kernel::Heat, 37)
+                ..Case::new(heat::KERNEL, 37)
             },
             Case {
                 grain: Some(1),
-                ..Case::new(Kernel::Jacobi, 37)
+                ..Case::new(jacobi::KERNEL, 37)
             },
             Case {
                 grain: Some(8),
-                ..Case::new(Kernel::NQueens, 9)
+                ..Case::new(nqueens::KERNEL, 9)
             },
         ] {
             let k = case.kernel;
@@ -1436,7 +837,7 @@ mod tests {
         // A named UTS tree instead of the T1 family; n is then ignored.
         let case = Case {
             tree: Some(uts::named("T3XS").unwrap()),
-            ..Case::new(Kernel::Uts, 0)
+            ..Case::new(uts::KERNEL, 0)
         };
         assert!(run_serial(&case, 1).unwrap().verified);
         assert!(run_magpie(&pool, &case, 1).unwrap().verified);
@@ -1455,42 +856,42 @@ mod tests {
             (
                 Case {
                     grain: Some(0),
-                    ..Case::new(Kernel::Fib, 20)
+                    ..Case::new(fib::KERNEL, 20)
                 },
                 "grain",
             ),
             (
                 Case {
                     grain: Some(0),
-                    ..Case::new(Kernel::Sor, 64)
+                    ..Case::new(sor::KERNEL, 64)
                 },
                 "grain",
             ),
             (
                 Case {
                     grain: Some(4),
-                    ..Case::new(Kernel::Pdfs, 8)
+                    ..Case::new(pdfs::KERNEL, 8)
                 },
                 "no grain",
             ),
             (
                 Case {
                     grain: Some(17),
-                    ..Case::new(Kernel::NQueens, 8)
+                    ..Case::new(nqueens::KERNEL, 8)
                 },
                 "grain",
             ),
             (
                 Case {
                     grain: Some(0),
-                    ..Case::new(Kernel::Matmul, 64)
+                    ..Case::new(matmul::KERNEL, 64)
                 },
                 "grain",
             ),
             (
                 Case {
                     tree: Some(uts::named("T1XS").unwrap()),
-                    ..Case::new(Kernel::Fib, 20)
+                    ..Case::new(fib::KERNEL, 20)
                 },
                 "--tree",
             ),
@@ -1507,7 +908,7 @@ mod tests {
         // fail verification over it, which stopped scripts that asked for chunked UTS.
         let pool = Pool::builder().workers(2).build().unwrap();
         let cfg = BenchConfig {
-            kernel: Kernel::Uts,
+            kernel: uts::KERNEL,
             n: 6,
             runs: 1,
             serial: true,
@@ -1537,7 +938,7 @@ mod tests {
     fn bench_record_has_everything() {
         let pool = Pool::builder().workers(2).build().unwrap();
         let cfg = BenchConfig {
-            kernel: Kernel::Fj,
+            kernel: fj::FJ,
             n: fj::CI,
             runs: 3,
             serial: true,
@@ -1600,7 +1001,7 @@ mod tests {
             .build()
             .unwrap();
         let cfg = BenchConfig {
-            kernel: Kernel::Pdfs,
+            kernel: pdfs::KERNEL,
             n: pdfs::CI,
             runs: 1,
             serial: false,

@@ -21,7 +21,7 @@ pub struct Heat {
 impl Heat {
     /// The two buffers, both holding the suite's initial grid (so both hold the boundary).
     pub fn grids(n: usize) -> Grids {
-        let g = crate::heat::input(n as u64);
+        let g = crate::kernels::heat::input(n as u64);
         Grids::new(vec![(n, g.clone()), (n, g)])
     }
 
@@ -53,7 +53,7 @@ impl Phase for Heat {
         for r in b.clone() {
             let ([out], [up, mid, down]) =
                 v.rows([(dst, r)], [(src, r - 1), (src, r), (src, r + 1)]);
-            crate::heat::update_row(up, mid, down, out);
+            crate::kernels::heat::update_row(up, mid, down, out);
         }
     }
     fn empty(&self) {}
@@ -74,7 +74,7 @@ pub struct Jacobi {
 impl Jacobi {
     /// The suite's problem: the grid twice and f.
     pub fn grids(n: usize) -> Grids {
-        let p = crate::jacobi::input(n as u64);
+        let p = crate::kernels::jacobi::input(n as u64);
         Grids::new(vec![(n, p.grid.clone()), (n, p.grid), (n, p.f)])
     }
 
@@ -113,7 +113,7 @@ impl Phase for Jacobi {
         for r in b.clone() {
             let ([out], [up, mid, down, f]) =
                 v.rows([(dst, r)], [(src, r - 1), (src, r), (src, r + 1), (2, r)]);
-            res = res.max(crate::jacobi::sweep_row(h2, up, mid, down, f, out));
+            res = res.max(crate::kernels::jacobi::sweep_row(h2, up, mid, down, f, out));
         }
         res
     }
@@ -145,7 +145,7 @@ pub struct Fdtd {
 impl Fdtd {
     /// The suite's initial fields.
     pub fn grids(n: usize) -> Grids {
-        let f = crate::fdtd2d::input(n);
+        let f = crate::kernels::fdtd2d::input(n);
         Grids::new(vec![(n, f.ey), (n, f.ex), (n, f.hz)])
     }
 
@@ -199,14 +199,14 @@ impl Phase for Fdtd {
             if self.electric() {
                 if r == 0 {
                     let ([ey, ex], [h]) = v.rows([(EY, 0), (EX, 0)], [(HZ, 0)]);
-                    crate::fdtd2d::e_row(t, ey, ex, h, None);
+                    crate::kernels::fdtd2d::e_row(t, ey, ex, h, None);
                 } else {
                     let ([ey, ex], [h, h_up]) = v.rows([(EY, r), (EX, r)], [(HZ, r), (HZ, r - 1)]);
-                    crate::fdtd2d::e_row(t, ey, ex, h, Some(h_up));
+                    crate::kernels::fdtd2d::e_row(t, ey, ex, h, Some(h_up));
                 }
             } else {
                 let ([h], [x, y, y_down]) = v.rows([(HZ, r)], [(EX, r), (EY, r), (EY, r + 1)]);
-                crate::fdtd2d::h_row_update(h, x, y, y_down);
+                crate::kernels::fdtd2d::h_row_update(h, x, y, y_down);
             }
         }
     }

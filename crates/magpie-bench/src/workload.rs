@@ -10,6 +10,9 @@
 
 use crate::fork::{Chili, Fork, Magpie, Rayon, Serial};
 use crate::harness::{self, Measured, RunError};
+pub use crate::kernel::Runtime;
+use crate::kernel::{self, Case, Def, Grain};
+use crate::Peer;
 
 /// What the command line and the reports need to know about a kernel.
 #[derive(Clone, Copy, Debug)]
@@ -102,18 +105,6 @@ pub trait Workload {
     ) -> Result<(), String>;
 }
 
-/// Where [`measure`] runs a workload.
-pub enum Runtime<'p> {
-    /// The serial twin ([`Serial`]).
-    Serial,
-    /// A magpie pool.
-    Magpie(&'p magpie::Pool),
-    /// A rayon pool.
-    Rayon(&'p rayon::ThreadPool),
-    /// A chili pool.
-    Chili(&'p chili::ThreadPool),
-}
-
 /// Times `runs` runs of `W` at size `n` and grain `grain` on `rt`, verifying each one.
 pub fn measure<W: Workload>(
     rt: &Runtime<'_>,
@@ -192,63 +183,38 @@ pub fn cached<T: Send + Sync + 'static>(
     v
 }
 
-/// Something done with a workload's type: [`crate::Kernel::visit`] calls it with the kernel's
-/// [`Workload`].
-pub trait Visitor {
-    /// The result.
-    type Out;
-    /// Does it for `W`.
-    fn visit<W: Workload>(self) -> Self::Out;
-}
-
-/// A visitor returning [`Workload::INFO`].
-pub(crate) struct GetInfo;
-
-impl Visitor for GetInfo {
-    type Out = Info;
-    fn visit<W: Workload>(self) -> Info {
-        W::INFO
+/// A workload's kernel record ([`Def`]): its names and sizes from [`Workload::INFO`], its
+/// checks, and [`measure`] on the case's runtime. rayon and chili run the same code, so both are
+/// its peers.
+pub const fn def<W: Workload>() -> Def {
+    let i = W::INFO;
+    Def {
+        name: i.name,
+        n_meaning: i.n_meaning,
+        sizes: [i.ci, i.default, i.paper],
+        min_n: i.min_n,
+        max_n: i.max_n,
+        check_n: Some(W::check_n),
+        grain: Some(Grain {
+            default: Some(i.grain),
+            max: None,
+            meaning: i.grain_meaning,
+            check: Some(W::check_grain),
+        }),
+        peers: &[Peer::RayonJoin, Peer::ChiliJoin],
+        workload: true,
+        measure: measure_case::<W>,
+        ..kernel::NONE
     }
 }
 
-/// A visitor running [`Workload::check_n`].
-pub(crate) struct CheckN(pub u64);
-
-impl Visitor for CheckN {
-    type Out = Result<(), String>;
-    fn visit<W: Workload>(self) -> Result<(), String> {
-        W::check_n(self.0)
-    }
-}
-
-/// A visitor running [`Workload::check_grain`].
-pub(crate) struct CheckGrain(pub u64);
-
-impl Visitor for CheckGrain {
-    type Out = Result<(), String>;
-    fn visit<W: Workload>(self) -> Result<(), String> {
-        W::check_grain(self.0)
-    }
-}
-
-/// A visitor running [`measure`].
-pub(crate) struct Measure<'r, 'p> {
-    pub rt: &'r Runtime<'p>,
-    pub n: u64,
-    pub grain: Option<u64>,
-    pub runs: usize,
-}
-
-impl Visitor for Measure<'_, '_> {
-    type Out = Result<Measured, RunError>;
-    fn visit<W: Workload>(self) -> Self::Out {
-        measure::<W>(
-            self.rt,
-            self.n,
-            self.grain.unwrap_or(W::INFO.grain),
-            self.runs,
-        )
-    }
+/// [`measure`] of a case, at its grain or the workload's default.
+fn measure_case<W: Workload>(
+    rt: &Runtime<'_>,
+    case: &Case,
+    runs: usize,
+) -> Result<Measured, RunError> {
+    measure::<W>(rt, case.n, case.grain.unwrap_or(W::INFO.grain), runs)
 }
 
 /// Test support: runs `W` at each size in `sizes` and a few grains on the serial twin, on magpie

@@ -158,26 +158,26 @@ fn pipelined_kernels_are_bit_identical_at_every_slice_size() {
 #[test]
 fn the_spliced_kernels_compute_the_suites_bits() {
     let n = 48;
-    let steps = magpie_bench::heat::STEPS;
+    let steps = magpie_bench::kernels::heat::STEPS;
     let mut g = Heat::grids(n);
     run(&Heat::phases(n, steps, 4), &mut g, 8, Mode::Spliced);
-    let mut want = magpie_bench::heat::input(n as u64);
-    magpie_bench::heat::serial(n as u64, &mut want);
+    let mut want = magpie_bench::kernels::heat::input(n as u64);
+    magpie_bench::kernels::heat::serial(n as u64, &mut want);
     assert_eq!(g.buffer(steps % 2), &want[..]);
 
-    let steps = magpie_bench::jacobi::STEPS;
+    let steps = magpie_bench::kernels::jacobi::STEPS;
     let mut g = Jacobi::grids(n);
     let (res, _) = run(&Jacobi::phases(n, steps, 4), &mut g, 4, Mode::Spliced);
-    let mut p = magpie_bench::jacobi::input(n as u64);
-    let want_res = magpie_bench::jacobi::serial(n as u64, &mut p);
+    let mut p = magpie_bench::kernels::jacobi::input(n as u64);
+    let want_res = magpie_bench::kernels::jacobi::serial(n as u64, &mut p);
     assert_eq!(g.buffer(steps % 2), &p.grid[..]);
     assert_eq!(res.last().copied(), Some(want_res));
 
-    let steps = magpie_bench::fdtd2d::STEPS;
+    let steps = magpie_bench::kernels::fdtd2d::STEPS;
     let mut g = Fdtd::grids(n);
     run(&Fdtd::phases(n, steps, 4), &mut g, 8, Mode::Spliced);
-    let mut f = magpie_bench::fdtd2d::input(n);
-    magpie_bench::fdtd2d::plain(&mut f);
+    let mut f = magpie_bench::kernels::fdtd2d::input(n);
+    magpie_bench::kernels::fdtd2d::plain(&mut f);
     assert_eq!(g.buffer(0), &f.ey[..]);
     assert_eq!(g.buffer(1), &f.ex[..]);
     assert_eq!(g.buffer(2), &f.hz[..]);

@@ -2,7 +2,7 @@
 //! serial twin, and the parameter parser.
 
 use magpie::{Policy, Pool};
-use magpie_bench::uts::{self, Counts, Params};
+use magpie_bench::kernels::uts::{self, Counts, Params};
 
 fn tree(name: &str) -> Params {
     uts::named(name).unwrap_or_else(|| panic!("{name} is a named tree"))

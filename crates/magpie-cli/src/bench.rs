@@ -80,7 +80,7 @@ pub(crate) fn case_of(
     n: Option<u64>,
     size: magpie_bench::Size,
     grain: Option<u64>,
-    tree: Option<magpie_bench::uts::Params>,
+    tree: Option<magpie_bench::kernels::uts::Params>,
 ) -> Result<runner::Case, Failure> {
     if tree.is_some() && n.is_some() {
         return Err(Failure::Usage(
@@ -137,7 +137,7 @@ pub(crate) fn run(a: BenchArgs) -> Result<(), Failure> {
         grain: a.grain,
         tree: a.tree,
     };
-    let mut rec = if a.kernel.program().is_some() {
+    let mut rec = if a.kernel.is_program() {
         bench_program(&a, &cfg, &pool)?
     } else {
         runner::bench(&cfg, pool)
@@ -235,7 +235,7 @@ fn bench_program(
 fn is_program(kernel: &str) -> bool {
     kernel
         .parse::<magpie_bench::Kernel>()
-        .is_ok_and(|k| k.program().is_some())
+        .is_ok_and(|k| k.is_program())
 }
 
 fn table(r: &BenchRecord) -> String {

@@ -4,6 +4,7 @@
 //! turn bad values into one-line errors.
 
 use clap::{Args, Parser, Subcommand};
+use magpie_bench::kernels;
 use magpie_bench::{Kernel, Peer, Size};
 use std::path::PathBuf;
 
@@ -132,7 +133,8 @@ fn parse_race_kernel(s: &str) -> Result<magpie_bench::races::Facet, String> {
         Some(f) => Ok(f),
         None => {
             let raced: Vec<&str> = Kernel::ALL
-                .into_iter()
+                .iter()
+                .copied()
                 .filter(|k| k.race().is_some())
                 .map(Kernel::name)
                 .collect();
@@ -638,7 +640,7 @@ pub(crate) struct BenchArgs {
     /// uts only: a named tree (T1, T3, T1L, T3L, T1XS, T3XS) or the standard parameters in
     /// quotes, e.g. "-t 1 -a 3 -d 10 -b 4 -r 19" [default: the T1 family at depth n].
     #[arg(long, value_parser = parse_tree, allow_hyphen_values = true)]
-    pub tree: Option<magpie_bench::uts::Params>,
+    pub tree: Option<kernels::uts::Params>,
     /// The folder of the two builds that run the rayon programs, `magpie` (rayon on magpie's
     /// rayon-core) and `rayon` (on its own), made by scripts/build-rayon-compare.sh [default:
     /// target/rayon-compare/workspace, or .../dev for a debug magpie].
@@ -704,7 +706,7 @@ pub(crate) struct RunOptions {
     /// uts only: a named tree (T1, T3, T1L, T3L, T1XS, T3XS) or the standard parameters in
     /// quotes [default: the T1 family at depth n].
     #[arg(long, value_parser = parse_tree, allow_hyphen_values = true)]
-    pub tree: Option<magpie_bench::uts::Params>,
+    pub tree: Option<kernels::uts::Params>,
     /// Most fibers (task stacks) alive at once in magpie's pool [magpie's default: 8192].
     #[arg(long, value_parser = parse_max_fibers)]
     pub max_fibers: Option<usize>,
@@ -1041,10 +1043,10 @@ fn parse_kernel(s: &str) -> Result<Kernel, String> {
     s.parse()
 }
 
-fn parse_tree(s: &str) -> Result<magpie_bench::uts::Params, String> {
-    match magpie_bench::uts::named(s.trim()) {
+fn parse_tree(s: &str) -> Result<kernels::uts::Params, String> {
+    match kernels::uts::named(s.trim()) {
         Some(p) => Ok(p),
-        None if s.trim_start().starts_with('-') => magpie_bench::uts::Params::parse(s),
+        None if s.trim_start().starts_with('-') => kernels::uts::Params::parse(s),
         None => Err(format!(
             "unknown tree `{s}`: expected T1, T3, T1L, T3L, T1XS, T3XS or parameters such as \
              \"-t 1 -a 3 -d 10 -b 4 -r 19\""

@@ -71,20 +71,28 @@ pub(crate) struct Settings<'a> {
 }
 
 /// The kernels that declare their leaves' accesses (the others give the model nothing).
-pub(crate) const KERNELS: &[Kernel] = &[
-    Kernel::Heat,
-    Kernel::Fdtd2d,
-    Kernel::FloydWarshall,
-    Kernel::Cg,
-    Kernel::PrefixScan,
-    Kernel::Sor,
-    Kernel::Ge,
-    Kernel::Mergesort,
-];
+pub(crate) fn kernels() -> Vec<Kernel> {
+    Kernel::ALL
+        .iter()
+        .copied()
+        .filter(|k| k.declares_leaves())
+        .collect()
+}
 
-/// [`KERNELS`] in words.
+/// The names of the kernels for which `pick` holds, in report order.
+fn names_where(pick: impl Fn(Kernel) -> bool) -> String {
+    let names: Vec<&str> = Kernel::ALL
+        .iter()
+        .copied()
+        .filter(|&k| pick(k))
+        .map(|k| k.name())
+        .collect();
+    names.join(", ")
+}
+
+/// [`kernels`] in words.
 pub(crate) fn kernels_in_words() -> String {
-    let names: Vec<&str> = KERNELS.iter().map(|k| k.name()).collect();
+    let names: Vec<&str> = kernels().iter().map(|k| k.name()).collect();
     match names.split_last() {
         Some((last, [])) => last.to_string(),
         Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
@@ -117,15 +125,16 @@ pub(crate) fn model(case: &magpie_bench::runner::Case, m: &Settings) -> Result<V
     for (name, st) in m.strategies {
         if st.follow.is_some() && !program {
             return Err(Failure::Usage(format!(
-                "the strategy {name} needs a kernel with a first-touch initialiser (heat, \
-                 fdtd-2d, floyd-warshall, cg, prefix-scan), not {}",
+                "the strategy {name} needs a kernel with a first-touch initialiser ({}), not {}",
+                names_where(|k| k.placement().is_some()),
                 case.kernel.name()
             )));
         }
         if facet.is_some_and(|f| !f.banded) && (st.places.is_some() || st.squads) {
             return Err(Failure::Usage(format!(
-                "the strategy {name} needs a kernel whose phases sweep rows (heat, fdtd-2d, \
-                 floyd-warshall), not {}; leave it out",
+                "the strategy {name} needs a kernel whose phases sweep rows ({}), not {}; leave \
+                 it out",
+                names_where(|k| k.placement().is_some_and(|f| f.banded)),
                 case.kernel.name()
             )));
         }

@@ -6,6 +6,7 @@
 
 use magpie::Policy;
 use magpie_bench::harness::{Measured, RunError};
+use magpie_bench::kernels;
 use magpie_bench::runner::BenchRecord;
 use magpie_bench::{Kernel, Peer, Size};
 use serde::{Deserialize, Serialize};
@@ -249,11 +250,11 @@ pub(crate) struct Results {
 }
 
 /// The small-input figure: the 1,023-node tree sum called once per entry into each runtime's
-/// pool from a thread outside it (`magpie_bench::tree_sum::small_input`).
+/// pool from a thread outside it (`kernels::tree_sum::small_input`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct SmallInputInfo {
     /// The figure; `null` when it failed.
-    pub figure: Option<magpie_bench::tree_sum::SmallInput>,
+    pub figure: Option<kernels::tree_sum::SmallInput>,
     /// What went wrong, in one line; `null` when nothing did.
     pub error: Option<String>,
 }
@@ -432,7 +433,7 @@ mod tests {
     #[test]
     fn speedup_and_best_peer() {
         let mk = |who, w, m: f64| {
-            let mut r = Row::new(Kernel::Fib, Size::Ci, 20, who, w);
+            let mut r = Row::new(kernels::fib::KERNEL, Size::Ci, 20, who, w);
             r.set_times(vec![m]);
             r.verified = true;
             r

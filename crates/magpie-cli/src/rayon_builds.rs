@@ -225,12 +225,13 @@ fn parse_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use magpie_bench::kernels;
 
     #[test]
     fn lines_parse_into_measurements() {
         let m = parse_line(
             "fine-sum 2 rayon-iter 0.5 true 0.4,0.5,0.6 sum 1.5e9",
-            Kernel::FineSum,
+            kernels::programs::FINE_SUM,
             2,
         )
         .unwrap()
@@ -238,21 +239,40 @@ mod tests {
         assert_eq!(m.timing.times_s, [0.4, 0.5, 0.6]);
         assert!(m.verified);
         assert_eq!(m.result.as_deref(), Some("sum 1.5e9"));
-        let failed = parse_line("fine-sum 2 rayon-iter 0.5 false 0.5 -", Kernel::FineSum, 2)
-            .unwrap()
-            .unwrap();
+        let failed = parse_line(
+            "fine-sum 2 rayon-iter 0.5 false 0.5 -",
+            kernels::programs::FINE_SUM,
+            2,
+        )
+        .unwrap()
+        .unwrap();
         assert!(!failed.verified && failed.failure.is_some() && failed.result.is_none());
         let err = parse_line(
             "fine-sum 1 rayon-iter NaN false - error: it broke",
-            Kernel::FineSum,
+            kernels::programs::FINE_SUM,
             1,
         )
         .unwrap();
         assert_eq!(err.unwrap_err(), RunError::Panicked("it broke".into()));
         // Another kernel, another worker count, or a short line is refused.
-        assert!(parse_line("spmv 2 rayon-iter 0.5 true 0.5 x", Kernel::FineSum, 2).is_err());
-        assert!(parse_line("fine-sum 1 rayon-iter 0.5 true 0.5 x", Kernel::FineSum, 2).is_err());
-        assert!(parse_line("fine-sum 2 rayon-iter 0.5", Kernel::FineSum, 2).is_err());
-        assert!(parse_line("fine-sum 2 rayon-iter 0.5 yes 0.5 x", Kernel::FineSum, 2).is_err());
+        assert!(parse_line(
+            "spmv 2 rayon-iter 0.5 true 0.5 x",
+            kernels::programs::FINE_SUM,
+            2
+        )
+        .is_err());
+        assert!(parse_line(
+            "fine-sum 1 rayon-iter 0.5 true 0.5 x",
+            kernels::programs::FINE_SUM,
+            2
+        )
+        .is_err());
+        assert!(parse_line("fine-sum 2 rayon-iter 0.5", kernels::programs::FINE_SUM, 2).is_err());
+        assert!(parse_line(
+            "fine-sum 2 rayon-iter 0.5 yes 0.5 x",
+            kernels::programs::FINE_SUM,
+            2
+        )
+        .is_err());
     }
 }

@@ -8,6 +8,7 @@ use crate::cli::ReportArgs;
 use crate::format::{nanos, result_line, secs, times};
 use crate::Failure;
 use magpie::Policy;
+use magpie_bench::kernels;
 use magpie_bench::{Kernel, Peer};
 use std::fmt::Write;
 use std::time::Instant;
@@ -280,7 +281,7 @@ fn render(a: &ReportArgs, sections: &[Section], idle_pct: f64, elapsed: f64) -> 
 
     for s in sections {
         let fj = s.kernel.tasks_per_run(s.n).is_some();
-        let pdfs = s.kernel == Kernel::Pdfs;
+        let pdfs = s.kernel == kernels::pdfs::KERNEL;
         let _ = writeln!(
             o,
             "## {} (n = {}: {})\n",
@@ -384,7 +385,7 @@ fn render(a: &ReportArgs, sections: &[Section], idle_pct: f64, elapsed: f64) -> 
     let ws = &a.workers_list.0;
     let pct = |a: f64, b: f64| (a / b - 1.0) * 100.0;
 
-    if let Some(s) = find(Kernel::Fib) {
+    if let Some(s) = find(kernels::fib::KERNEL) {
         if ws.contains(&1) {
             for p in POLICIES {
                 let fig = match (s.median(Runtime::Magpie(p), 1), s.serial.median()) {
@@ -396,7 +397,7 @@ fn render(a: &ReportArgs, sections: &[Section], idle_pct: f64, elapsed: f64) -> 
                 let _ = writeln!(
                     o,
                     "- fib, 1 worker, magpie {p}: {fig} — `{}`",
-                    bench_cmd(Kernel::Fib, s.n, 1, p, runs)
+                    bench_cmd(kernels::fib::KERNEL, s.n, 1, p, runs)
                 );
             }
         }
@@ -415,12 +416,12 @@ fn render(a: &ReportArgs, sections: &[Section], idle_pct: f64, elapsed: f64) -> 
                     o,
                     "- fib, {}, magpie {p}: {fig} — `{}`",
                     workers_word(w),
-                    bench_cmd(Kernel::Fib, s.n, w, p, runs)
+                    bench_cmd(kernels::fib::KERNEL, s.n, w, p, runs)
                 );
             }
         }
     }
-    if let Some(s) = find(Kernel::Fj) {
+    if let Some(s) = find(kernels::fj::FJ) {
         let tasks = s.kernel.tasks_per_run(s.n).unwrap_or(1) as f64;
         for &w in ws {
             let rayon = s
@@ -442,7 +443,7 @@ fn render(a: &ReportArgs, sections: &[Section], idle_pct: f64, elapsed: f64) -> 
                     o,
                     "- FJ, {}, magpie {p}: {fig} — `{}`",
                     workers_word(w),
-                    bench_cmd(Kernel::Fj, s.n, w, p, runs)
+                    bench_cmd(kernels::fj::FJ, s.n, w, p, runs)
                 );
             }
         }
@@ -470,7 +471,7 @@ fn render(a: &ReportArgs, sections: &[Section], idle_pct: f64, elapsed: f64) -> 
             );
         }
     }
-    for k in [Kernel::Fib, Kernel::Fj] {
+    for k in [kernels::fib::KERNEL, kernels::fj::FJ] {
         let Some(s) = find(k) else { continue };
         for &w in ws {
             let fig = match (

@@ -408,7 +408,7 @@ mod tests {
     #[test]
     fn notes_round_trip_and_bad_notes_are_errors() {
         let r = Recorded {
-            kernel: Kernel::Fib,
+            kernel: magpie_bench::kernels::fib::KERNEL,
             n: 30,
             grain: Some(20),
             tree: None,

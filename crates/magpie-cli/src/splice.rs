@@ -5,6 +5,7 @@
 
 use crate::cli::SpliceArgs;
 use crate::Failure;
+use magpie_bench::kernels;
 use magpie_bench::spliced::{Fdtd, Heat, Jacobi};
 use magpie_splice::kernels::{Seidel, Sliced};
 use magpie_splice::splice::{run as splice_run, Mode, Phase};
@@ -253,15 +254,14 @@ pub(crate) fn outcome(a: &SpliceArgs) -> Result<Outcome, Failure> {
     };
     let (m, steps) = match a.kernel.as_str() {
         "heat" => {
-            let steps = a.steps.unwrap_or(magpie_bench::heat::STEPS);
+            let steps = a.steps.unwrap_or(kernels::heat::STEPS);
             let rayon = || {
-                let mut grid = magpie_bench::heat::input(n as u64);
+                let mut grid = kernels::heat::input(n as u64);
                 timed(&mut || {
-                    rayon_pool
-                        .install(|| magpie_bench::heat::rayon_join_grain(n as u64, &mut grid, g))
+                    rayon_pool.install(|| kernels::heat::rayon_join_grain(n as u64, &mut grid, g))
                 })
             };
-            let suite = steps == magpie_bench::heat::STEPS;
+            let suite = steps == kernels::heat::STEPS;
             let m = measure(
                 a,
                 &pool,
@@ -272,16 +272,16 @@ pub(crate) fn outcome(a: &SpliceArgs) -> Result<Outcome, Failure> {
             (m, steps)
         }
         "jacobi" => {
-            let steps = a.steps.unwrap_or(magpie_bench::jacobi::STEPS);
+            let steps = a.steps.unwrap_or(kernels::jacobi::STEPS);
             let rayon = || {
-                let mut p = magpie_bench::jacobi::input(n as u64);
+                let mut p = kernels::jacobi::input(n as u64);
                 timed(&mut || {
                     rayon_pool.install(|| {
-                        magpie_bench::jacobi::rayon_join_grain(n as u64, &mut p, g);
+                        kernels::jacobi::rayon_join_grain(n as u64, &mut p, g);
                     })
                 })
             };
-            let suite = steps == magpie_bench::jacobi::STEPS;
+            let suite = steps == kernels::jacobi::STEPS;
             let m = measure(
                 a,
                 &pool,
@@ -292,16 +292,16 @@ pub(crate) fn outcome(a: &SpliceArgs) -> Result<Outcome, Failure> {
             (m, steps)
         }
         "fdtd-2d" => {
-            let steps = a.steps.unwrap_or(magpie_bench::fdtd2d::STEPS);
+            let steps = a.steps.unwrap_or(kernels::fdtd2d::STEPS);
             let rayon = || {
-                let mut f = magpie_bench::fdtd2d::input(n);
+                let mut f = kernels::fdtd2d::input(n);
                 timed(&mut || {
                     rayon_pool.install(|| {
-                        magpie_bench::fdtd2d::run(&mut magpie_bench::fork::Rayon, &mut f, g as u64)
+                        kernels::fdtd2d::run(&mut magpie_bench::fork::Rayon, &mut f, g as u64)
                     })
                 })
             };
-            let suite = steps == magpie_bench::fdtd2d::STEPS;
+            let suite = steps == kernels::fdtd2d::STEPS;
             let m = measure(
                 a,
                 &pool,

@@ -22,6 +22,7 @@ use indicatif::ProgressBar;
 use magpie::dws::SharingMode;
 use magpie::Policy;
 use magpie_bench::harness::{Measured, RunError};
+use magpie_bench::kernels;
 use magpie_bench::runner::{self, BenchRecord};
 use magpie_bench::{Kernel, Peer, Size};
 use std::fmt::Write as _;
@@ -207,7 +208,8 @@ impl Plan {
         let mut plan = Plan {
             kernels: match &a.kernels {
                 Some(k) => Kernel::ALL
-                    .into_iter()
+                    .iter()
+                    .copied()
                     .filter(|x| k.0.contains(x))
                     .collect(),
                 None => Kernel::ALL.to_vec(),
@@ -261,7 +263,7 @@ impl Plan {
                          the suite runs"
                     )));
                 }
-                if !crate::locality::KERNELS.contains(&k) {
+                if !k.declares_leaves() {
                     return Err(Failure::Usage(format!(
                         "--locality names {k}, which declares no leaf accesses: only {} can be \
                          modelled",
@@ -565,7 +567,7 @@ fn measure_kernel(
     prog: &mut Progress,
     not_measured: &mut Vec<NotMeasured>,
 ) -> Result<Vec<Row>, Failure> {
-    if kernel.program().is_some() {
+    if kernel.is_program() {
         return Ok(measure_program(plan, kernel, prog, not_measured));
     }
     let n = kernel.size_n(plan.size);
@@ -577,7 +579,7 @@ fn measure_kernel(
         let mut serial_acc = None;
         let mut group = vec![];
         let mut skipped = vec![];
-        if kernel == Kernel::Pdfs {
+        if kernel == kernels::pdfs::KERNEL {
             if i == 0 {
                 for round in 1..=runs {
                     prog.at(&format!("{kernel} serial, round {round}/{runs}"));
@@ -1026,9 +1028,9 @@ pub(crate) fn run(a: SuiteArgs) -> Result<(), Failure> {
         .corun
         .map(|p| corunning(p, plan.trace_workers(), plan.size, plan.runs));
     let dist = plan.dist.map(|d| crate::dist::simulated(d, plan.size));
-    let small_input = plan.kernels.contains(&Kernel::TreeSum).then(|| {
+    let small_input = plan.kernels.contains(&kernels::tree_sum::KERNEL).then(|| {
         eprintln!("small input: the 1,023-node tree sum entered from outside each pool");
-        match magpie_bench::tree_sum::small_input(&plan.workers, plan.runs) {
+        match kernels::tree_sum::small_input(&plan.workers, plan.runs) {
             Ok(f) => SmallInputInfo {
                 figure: Some(f),
                 error: None,

@@ -48,7 +48,7 @@ pub(crate) fn kernel_heading(res: &Results, kernel: &str) -> String {
 /// What a kernel's rows are, where that is not plain: the rayon programs' magpie rows are rayon
 /// on magpie's rayon-core, from another build (`rayon_builds.rs`).
 pub(crate) fn kernel_note(kernel: &str) -> Option<&'static str> {
-    kernel.parse::<Kernel>().ok()?.program()?;
+    kernel.parse::<Kernel>().ok()?.is_program().then_some(())?;
     Some(
         "a rayon program: magpie's rows are rayon's iterators on magpie's rayon-core, rayon's \
          are rayon on its own; two builds of one source, each timed in a process of its own",

@@ -1,6 +1,6 @@
 //! The kernels a task collection runs, each with its answer checked on every run.
 //!
-//! - `uts`: the Unbalanced Tree Search trees of the benchmark suite (`magpie_bench::uts`), a
+//! - `uts`: the Unbalanced Tree Search trees of the benchmark suite (`magpie_bench::kernels::uts`), a
 //!   node per task (its 24-byte generator state), children spawned into the rank's deque; the
 //!   node, leaf and depth counts are gathered over the ranks and checked against the published
 //!   count or the serial search.
@@ -21,7 +21,7 @@
 //!   Ranks are seeded with contiguous ranges of ids, so the heavy shells and blocks make some
 //!   ranks far busier than others.
 
-use magpie_bench::uts;
+use magpie_bench::kernels::uts;
 use magpie_dist::collection::{Comm, Entry, IterationReport, Strategy, TaskCollection, Transport};
 use serde::{Deserialize, Serialize};
 

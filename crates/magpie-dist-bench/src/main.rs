@@ -361,7 +361,7 @@ fn balance(ranks: &[usize], n: u64, json: bool) -> ExitCode {
 struct RunArgs {
     /// `None`: uts; otherwise the synthetic kernel.
     synthetic: Option<magpie_dist_bench::kernels::Synthetic>,
-    tree: magpie_bench::uts::Params,
+    tree: magpie_bench::kernels::uts::Params,
     tree_name: String,
     strategy: magpie_dist::collection::Strategy,
     transport: magpie_dist::collection::Transport,
@@ -383,7 +383,7 @@ impl RunArgs {
         let mut n = 200u64;
         let mut a = RunArgs {
             synthetic: None,
-            tree: magpie_bench::uts::named("T1XS").expect("T1XS is a named tree"),
+            tree: magpie_bench::kernels::uts::named("T1XS").expect("T1XS is a named tree"),
             tree_name: "T1XS".into(),
             strategy: magpie_dist::collection::Strategy::Steal,
             transport: magpie_dist::collection::Transport::OneSided,
@@ -407,11 +407,13 @@ impl RunArgs {
             match o.as_str() {
                 "--tree" => {
                     let v = it.next().ok_or("--tree needs a value")?;
-                    a.tree = match magpie_bench::uts::named(v) {
+                    a.tree = match magpie_bench::kernels::uts::named(v) {
                         Some(p) => p,
-                        None => magpie_bench::uts::Params::parse(v).map_err(|e| {
-                            let names: Vec<&str> =
-                                magpie_bench::uts::NAMED.iter().map(|t| t.0).collect();
+                        None => magpie_bench::kernels::uts::Params::parse(v).map_err(|e| {
+                            let names: Vec<&str> = magpie_bench::kernels::uts::NAMED
+                                .iter()
+                                .map(|t| t.0)
+                                .collect();
                             format!(
                                 "--tree '{v}': not a named tree ({}) nor a tree spec: {e}",
                                 names.join(", ")

@@ -17,9 +17,10 @@
 //!
 //! [`PrefixScan::expected`] is a plain serial loop ([`plain`]) applied [`PASSES`] times.
 
+use crate::kernel::{Def, Kernel};
 use crate::common::SplitMix64;
 use crate::fork::Fork;
-use crate::workload::{Info, Workload};
+use crate::workload::{self, Info, Workload};
 
 /// Scans of the array in one run.
 pub const PASSES: usize = 8;
@@ -218,6 +219,14 @@ pub fn plain(v: &mut [u64]) {
 
 /// The prefix-scan workload.
 pub struct PrefixScan;
+
+static DEF: Def = Def {
+    declares_leaves: true,
+    placement: Some(PLACEMENT),
+    ..workload::def::<PrefixScan>()
+};
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
 
 impl Workload for PrefixScan {
     const INFO: Info = Info {

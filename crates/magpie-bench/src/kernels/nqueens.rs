@@ -15,6 +15,12 @@
 //! an indexing bug: the child's slot computed without its column, so that all the children of
 //! one task write one slot.
 
+use crate::harness::{answered, Measured, RunError};
+use crate::kernel::{self, Def, Grain, Kernel};
+use crate::kernel::Case;
+use crate::workload::Runtime;
+use crate::Peer;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Board side for `--size ci`.
@@ -364,7 +370,7 @@ pub const RACE: crate::races::Facet = crate::races::Facet {
 /// for [`RACE_ROWS`] rows on the current pool, checked against the known count and the serial
 /// twin. Returns the answer line; the error (an invalid `n`, a wrong count) is one line.
 pub fn race_run(n: u64) -> Result<String, String> {
-    crate::Kernel::NQueens.check_n(n)?;
+    KERNEL.check_n(n)?;
     let got = slot_search(n, RACE_ROWS);
     verify(n, got)?;
     let twin = serial(n);
@@ -374,6 +380,44 @@ pub fn race_run(n: u64) -> Result<String, String> {
         ));
     }
     Ok(answer(got))
+}
+
+static DEF: Def = Def {
+    name: "nqueens",
+    n_meaning: "board side",
+    sizes: [CI, DEFAULT, PAPER],
+    max_n: MAX_N,
+    grain: Some(Grain {
+        default: Some(PAR_ROWS as u64),
+        max: Some(MAX_N),
+        meaning: "rows of the board placed by tasks before the search turns serial",
+        check: None,
+    }),
+    peers: &[Peer::RayonScope, Peer::ChiliJoin, Peer::Tbb, Peer::OpenMp],
+    race: Some(RACE),
+    measure,
+    ..kernel::NONE
+};
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
+
+/// Times the count on `rt`, tasks placing the case's grain of rows.
+fn measure(rt: &Runtime<'_>, case: &Case, runs: usize) -> Result<Measured, RunError> {
+    let n = case.n;
+    let rows = case
+        .grain
+        .map_or(PAR_ROWS, |g| u32::try_from(g).unwrap_or(u32::MAX));
+    kernel::measure_versions(
+        rt,
+        runs,
+        || (),
+        // The serial twin places no tasks, so the grain does not apply to it.
+        |_| serial(n),
+        |_| parallel_grain(n, rows),
+        |_| rayon_scope_grain(n, rows),
+        |s, _| chili_join_grain(s, n, rows),
+        |_, r| answered(verify(n, r), || answer(r)),
+    )
 }
 
 #[cfg(test)]

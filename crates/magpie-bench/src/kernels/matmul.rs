@@ -25,6 +25,12 @@
 //! block bound off by one: a leaf also declares a write of the entry just right of its C
 //! block's first row, which belongs to the neighbouring C block, updated in the same round.
 
+use crate::harness::{answered, Measured, RunError};
+use crate::kernel::{self, Def, Grain, Kernel};
+use crate::kernel::Case;
+use crate::workload::{self, Runtime};
+use crate::Peer;
+
 use crate::fork::{Chili, Fork, Magpie, Rayon, Serial};
 
 /// `n` for `--size ci`.
@@ -371,6 +377,47 @@ pub fn verify(n: u64, a: &[f64], b: &[f64], c: &[f64]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+static DEF: Def = Def {
+    name: "matmul",
+    n_meaning: "matrix side, a power of two",
+    sizes: [CI, DEFAULT, PAPER],
+    max_n: MAX_N,
+    check_n: Some(check_n),
+    grain: Some(Grain {
+        default: Some(THRESHOLD as u64),
+        max: Some(MAX_N),
+        meaning: "block side multiplied by the plain loop",
+        check: None,
+    }),
+    peers: &[Peer::RayonJoin, Peer::ChiliJoin, Peer::Tbb, Peer::OpenMp],
+    race: Some(RACE),
+    measure,
+    ..kernel::NONE
+};
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
+
+/// Times the product on `rt` at the case's grain; the inputs are built once per size.
+fn measure(rt: &Runtime<'_>, case: &Case, runs: usize) -> Result<Measured, RunError> {
+    let n = case.n;
+    let (a, b) = workload::cached(("matmul-inputs", n), || inputs(n))
+        .as_ref()
+        .clone();
+    let (a, b) = (&a[..], &b[..]);
+    let len = (n * n) as usize;
+    let g = case.grain.map_or(THRESHOLD, |g| g as usize);
+    kernel::measure_versions(
+        rt,
+        runs,
+        || vec![0.0; len],
+        |c| serial_grain(n, a, b, c, g),
+        |c| parallel_grain(n, a, b, c, g),
+        |c| rayon_join_grain(n, a, b, c, g),
+        |s, c| chili_join_grain(s, n, a, b, c, g),
+        |c, ()| answered(verify(n, a, b, c), || answer(c)),
+    )
 }
 
 #[cfg(test)]

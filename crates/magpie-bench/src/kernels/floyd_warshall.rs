@@ -18,9 +18,10 @@
 //! every version gives exactly the same matrix; [`FloydWarshall::expected`] is the textbook triple
 //! loop (k, i, j) on the matrix in place, and the verifier compares every entry.
 
+use crate::kernel::{Def, Kernel};
 use crate::common::{for_row_bands, Rows, SplitMix64};
 use crate::fork::Fork;
-use crate::workload::{Info, Workload};
+use crate::workload::{self, Info, Workload};
 
 /// The distance of a missing edge (and of an unreachable pair).
 pub const INF: u32 = u32::MAX / 2;
@@ -224,6 +225,14 @@ impl FloydWarshall {
         graph(n as usize, SPARSITY, n)
     }
 }
+
+static DEF: Def = Def {
+    declares_leaves: true,
+    placement: Some(PLACEMENT),
+    ..workload::def::<FloydWarshall>()
+};
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
 
 impl Workload for FloydWarshall {
     const INFO: Info = Info {

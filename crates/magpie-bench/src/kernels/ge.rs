@@ -1,6 +1,6 @@
 //! GE: Gaussian elimination solving A x = b for an `n`×`n` matrix, the "GE" benchmark of CAB
 //! (Chen et al., ICPP 2011, §V). A is strictly diagonally dominant by rows
-//! ([`lu::dominant_matrix`](crate::lu::dominant_matrix)), so elimination without pivoting is
+//! ([`lu::dominant_matrix`](crate::kernels::lu::dominant_matrix)), so elimination without pivoting is
 //! stable and every pivot is nonzero; b = A·x_true for a known random x_true.
 //!
 //! Forward elimination runs the pivots one after the other; at pivot k every row i below it is
@@ -20,10 +20,11 @@
 //! so all versions give bit-for-bit the same x. [`Ge::expected`] runs [`plain`], an independent
 //! triple loop; [`Ge::verify`] compares x with it bit for bit and with x_true within [`TOLERANCE`].
 
+use crate::kernel::{Def, Kernel};
 use crate::common::{first_bit_difference, for_row_bands, Rows, SplitMix64};
 use crate::fork::Fork;
 use crate::harness::sum12;
-use crate::workload::{Info, Workload};
+use crate::workload::{self, Info, Workload};
 
 /// Largest |x_i − x_true_i| a solution may show: the system is well conditioned (strict diagonal
 /// dominance by a margin of 1 with entries in [-1, 1)), and the errors measured up to n = 2048
@@ -40,10 +41,10 @@ pub struct System {
 }
 
 impl System {
-    /// The system of size `n`: A from [`lu::dominant_matrix`](crate::lu::dominant_matrix), x_true
+    /// The system of size `n`: A from [`lu::dominant_matrix`](crate::kernels::lu::dominant_matrix), x_true
     /// pseudo-random in [-1, 1) (SplitMix64), b = A·x_true summed in column order.
     pub fn new(n: usize) -> System {
-        let a = crate::lu::dominant_matrix(n, 0x4745_0000_0000_0000);
+        let a = crate::kernels::lu::dominant_matrix(n, 0x4745_0000_0000_0000);
         let mut rng = SplitMix64(0x4745_7874_7275_6500 ^ n as u64);
         let x_true: Vec<f64> = (0..n).map(|_| rng.next_signed_f64()).collect();
         let b = a
@@ -192,6 +193,13 @@ pub fn plain(s: &System) -> Vec<f64> {
 
 /// The GE workload.
 pub struct Ge;
+
+static DEF: Def = Def {
+    declares_leaves: true,
+    ..workload::def::<Ge>()
+};
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
 
 impl Workload for Ge {
     const INFO: Info = Info {

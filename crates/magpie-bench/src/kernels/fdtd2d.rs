@@ -22,10 +22,11 @@
 //! parallel, so every version is bit-for-bit equal to [`plain`], PolyBench's four loop nests run
 //! one after another, which [`Fdtd2d::expected`] computes and the verifier compares with.
 
+use crate::kernel::{Def, Kernel};
 use crate::common::{first_bit_difference, for_row_bands, Rows, SplitMix64};
 use crate::fork::Fork;
 use crate::harness::sum12;
-use crate::workload::{Info, Workload};
+use crate::workload::{self, Info, Workload};
 
 /// Time steps of one run.
 pub const STEPS: usize = 100;
@@ -333,6 +334,14 @@ fn first_difference(got: &Fields, want: &Fields) -> Option<(&'static str, usize,
 
 /// The FDTD-2D workload.
 pub struct Fdtd2d;
+
+static DEF: Def = Def {
+    declares_leaves: true,
+    placement: Some(PLACEMENT),
+    ..workload::def::<Fdtd2d>()
+};
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
 
 impl Workload for Fdtd2d {
     const INFO: Info = Info {

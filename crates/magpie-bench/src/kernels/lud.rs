@@ -29,10 +29,11 @@
 //! of `f64` is 32 KiB (cache-resident), its update is about 2.6 × 10⁵ multiply-subtracts, enough
 //! to repay a fork, and a 2048×2048 matrix still has 31² = 961 interior blocks in its first step.
 
+use crate::kernel::{Def, Kernel};
 use crate::common::SplitMix64;
 use crate::fork::Fork;
 use crate::harness::sum12;
-use crate::workload::{Info, Workload};
+use crate::workload::{self, Info, Workload};
 
 /// The input: an `n`×`n` row-major matrix with entries uniform in [-1, 1) (SplitMix64) plus `n`
 /// on the diagonal, so it is strictly diagonally dominant by rows and columns and LU without
@@ -183,10 +184,14 @@ pub fn run<F: Fork>(f: &mut F, n: usize, a: &mut [f64], grain: u64) {
 }
 
 // The plain loop, unblocked right-looking LU (k-i-j) in place, is LU's.
-pub use crate::lu::plain;
+pub use crate::kernels::lu::plain;
 
 /// The LUD workload.
 pub struct Lud;
+
+static DEF: Def = workload::def::<Lud>();
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
 
 impl Workload for Lud {
     const INFO: Info = Info {
@@ -224,7 +229,7 @@ impl Workload for Lud {
         format!("sum {}", sum12(a))
     }
     fn verify(n: u64, _: &(), want: &Vec<f64>, got: &Vec<f64>, _: ()) -> Result<(), String> {
-        crate::lu::compare_with("lud", n as usize, want, got, "the unblocked loop")
+        crate::kernels::lu::compare_with("lud", n as usize, want, got, "the unblocked loop")
     }
 }
 

@@ -28,6 +28,12 @@
 //! ([`crate::races::planted`]) is a block bound off by one: a leaf declares that it also writes
 //! the row after its block, the first row of its neighbour's block in the same step.
 
+use crate::harness::{answered, Measured, RunError};
+use crate::kernel::{self, Def, Grain, Kernel};
+use crate::kernel::Case;
+use crate::workload::{self, Runtime};
+use crate::Peer;
+
 use crate::fork::{Chili, Fork, Magpie, Rayon, Serial};
 
 /// `n` (grid side) for `--size ci`.
@@ -449,6 +455,73 @@ pub fn race_run(n: u64) -> Result<String, String> {
     std::thread::scope(|s| s.spawn(|| verify(n, &grid)).join())
         .unwrap_or_else(|_| Err(format!("heat({n}): the serial twin panicked")))?;
     Ok(answer(&grid))
+}
+
+static DEF: Def = Def {
+    name: "heat",
+    n_meaning: "grid side",
+    sizes: [CI, DEFAULT, PAPER],
+    min_n: 3,
+    max_n: MAX_N,
+    grain: Some(Grain {
+        default: Some(GRAIN_ROWS as u64),
+        max: Some(MAX_N),
+        meaning: "rows updated by one task in each step",
+        check: None,
+    }),
+    peers: &[Peer::RayonJoin, Peer::ChiliJoin, Peer::Tbb, Peer::OpenMp],
+    race: Some(RACE),
+    placement: Some(PLACEMENT),
+    declares_leaves: true,
+    measure,
+    ..kernel::NONE
+};
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
+
+/// Times the steps on `rt` at the case's grain, each run checked bit for bit against the serial
+/// twin's grid, computed once per measurement: every version computes each point by the same
+/// expression. The twin runs at the default grain, whatever the case's: the grain only moves
+/// where the rows are split.
+fn measure(rt: &Runtime<'_>, case: &Case, runs: usize) -> Result<Measured, RunError> {
+    let n = case.n;
+    let g = case.grain.map_or(GRAIN_ROWS, |g| g as usize);
+    let want = workload::cached(("heat-expected", n), || {
+        let mut grid = input(n);
+        serial(n, &mut grid);
+        grid
+    });
+    kernel::measure_versions(
+        rt,
+        runs,
+        || input(n),
+        |grid| serial_grain(n, grid, g),
+        |grid| parallel_grain(n, grid, g),
+        |grid| rayon_join_grain(n, grid, g),
+        |s, grid| chili_join_grain(s, n, grid, g),
+        |grid, ()| answered(same_bits("heat", &want, grid), || answer(grid)),
+    )
+}
+
+/// Whether the grid `got` is `want` bit for bit; the error names `kernel` and the first point
+/// that differs.
+pub(crate) fn same_bits(kernel: &str, want: &[f64], got: &[f64]) -> Result<(), String> {
+    match want
+        .iter()
+        .zip(got)
+        .position(|(a, b)| a.to_bits() != b.to_bits())
+    {
+        None if want.len() == got.len() => Ok(()),
+        None => Err(format!(
+            "{kernel}: {} points, expected {}",
+            got.len(),
+            want.len()
+        )),
+        Some(i) => Err(format!(
+            "{kernel}: point {i} is {}, the serial twin's is {}",
+            got[i], want[i]
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,12 @@
 //! ([`rayon_join`]) and chili ([`chili_join`]); [`verify`] checks a result against the closed
 //! iteration.
 
+use crate::harness::{answered, Measured, RunError};
+use crate::kernel::{self, Def, Grain, Kernel};
+use crate::kernel::Case;
+use crate::workload::Runtime;
+use crate::Peer;
+
 /// `n` for `--size ci`.
 pub const CI: u64 = 20;
 /// `n` for `--size default`.
@@ -108,6 +114,45 @@ pub fn verify(n: u64, got: u64) -> Result<(), String> {
     } else {
         Err(format!("fib({n}) = {got}, expected {want}"))
     }
+}
+
+const N_MEANING: &str = "fib(n)";
+
+static DEF: Def = Def {
+    name: "fib",
+    n_meaning: N_MEANING,
+    sizes: [CI, DEFAULT, PAPER],
+    max_n: MAX_N,
+    grain: Some(Grain {
+        default: None,
+        max: Some(MAX_N),
+        meaning: "below fib(grain) the recursion is serial",
+        check: None,
+    }),
+    peers: &[Peer::RayonJoin, Peer::ChiliJoin, Peer::Tbb, Peer::OpenMp],
+    measure,
+    ..kernel::NONE
+};
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
+
+/// Times fib on `rt`: a join at every level, or serial below the case's grain.
+fn measure(rt: &Runtime<'_>, case: &Case, runs: usize) -> Result<Measured, RunError> {
+    let (n, grain) = (case.n, case.grain);
+    kernel::measure_versions(
+        rt,
+        runs,
+        || (),
+        // The serial twin places no tasks, so the grain does not apply to it.
+        |_| serial(n),
+        |_| grain.map_or_else(|| parallel(n), |g| parallel_cutoff(n, g)),
+        |_| grain.map_or_else(|| rayon_join(n), |g| rayon_join_cutoff(n, g)),
+        |s, _| match grain {
+            None => chili_join(s, n),
+            Some(g) => chili_join_cutoff(s, n, g),
+        },
+        |_, r| answered(verify(n, r), || answer(n, r)),
+    )
 }
 
 #[cfg(test)]

@@ -7,6 +7,11 @@
 //! size. The serial twin [`serial`] is an iterative DFS with an explicit stack; [`verify`] checks
 //! that a parent array is a spanning tree of the torus rooted at node 0, in O(N).
 
+use crate::harness::{self, answered, Measured, RunError};
+use crate::kernel::{self, Def, Kernel};
+use crate::kernel::Case;
+use crate::workload::Runtime;
+
 use magpie::Scope;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -181,6 +186,40 @@ fn check(t: Torus, len: usize, parent: impl Fn(usize) -> u32) -> Result<(), Stri
         }
     }
     Ok(())
+}
+
+static DEF: Def = Def {
+    name: "pdfs",
+    n_meaning: "torus side (n*n nodes)",
+    sizes: [CI, DEFAULT, PAPER],
+    max_n: MAX_SIDE,
+    measure,
+    ..kernel::NONE
+};
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
+
+/// Times the search on `rt` (the serial twin or magpie: no peer has a version).
+fn measure(rt: &Runtime<'_>, case: &Case, runs: usize) -> Result<Measured, RunError> {
+    let t = Torus::new(case.n);
+    match rt {
+        Runtime::Serial => harness::measure(
+            runs,
+            || vec![NONE; t.nodes()],
+            |p| serial(t, p),
+            |p, ()| answered(verify(t, p), || answer(p.iter().copied())),
+        ),
+        Runtime::Magpie(pool) => harness::measure(
+            runs,
+            || new_parents(t),
+            |p| {
+                let p = &*p;
+                pool.install(|| parallel(t, p))
+            },
+            |p, ()| answered(verify_atomic(t, p), || answer_atomic(p)),
+        ),
+        _ => Err(kernel::no_version(case.kernel, rt)),
+    }
 }
 
 #[cfg(test)]

@@ -6,6 +6,12 @@
 //! every task ran exactly once per repetition. Serial twins: [`serial_flat`], [`serial_recursive`];
 //! rayon peer: [`rayon_scope`] (chili has no scope/spawn, so it has no FJ).
 
+use crate::harness::{self, answered, Measured, RunError};
+use crate::kernel::{self, Def, Kernel};
+use crate::kernel::Case;
+use crate::workload::Runtime;
+use crate::Peer;
+
 use magpie::Scope;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -144,6 +150,87 @@ pub fn answer_atomic(counters: &[AtomicU32]) -> String {
 pub fn verify_atomic(reps: u64, counters: &[AtomicU32]) -> Result<(), String> {
     // Relaxed: as in `answer_atomic`.
     verify(reps, counters.iter().map(|c| c.load(Ordering::Relaxed)))
+}
+
+const N_MEANING: &str = "repetitions of 1024 tasks";
+
+static FLAT: Def = Def {
+    name: "fj",
+    n_meaning: N_MEANING,
+    sizes: [CI, DEFAULT, PAPER],
+    max_n: MAX_REPS,
+    tasks_per_n: Some(TASKS as u64),
+    peers: &[Peer::RayonScope, Peer::Tbb, Peer::OpenMp],
+    unavailable_peers: &[(
+        "chili",
+        "chili has only join (no scope/spawn); a join-split of the 1024 tasks would be a \
+         different kernel",
+    )],
+    measure: |rt, case, runs| measure(rt, case, runs, false),
+    ..kernel::NONE
+};
+static RECURSIVE: Def = Def {
+    name: "fj-rec",
+    measure: |rt, case, runs| measure(rt, case, runs, true),
+    peers: &[],
+    unavailable_peers: &[],
+    ..FLAT
+};
+/// FJ, the tasks spawned in a loop, as the registry lists it.
+pub const FJ: Kernel = Kernel::new(&FLAT);
+/// FJ, the tasks spawned by recursive halving, as the registry lists it.
+pub const FJ_REC: Kernel = Kernel::new(&RECURSIVE);
+
+/// Times FJ (`halving`: the recursive form) on `rt`.
+fn measure(
+    rt: &Runtime<'_>,
+    case: &Case,
+    runs: usize,
+    halving: bool,
+) -> Result<Measured, RunError> {
+    let n = case.n;
+    match rt {
+        Runtime::Serial => harness::measure(
+            runs,
+            || vec![0u32; TASKS],
+            |c| {
+                if halving {
+                    serial_recursive(n, c)
+                } else {
+                    serial_flat(n, c)
+                }
+            },
+            |c, ()| answered(verify(n, c.iter().copied()), || answer(c.iter().copied())),
+        ),
+        Runtime::Magpie(pool) => harness::measure(
+            runs,
+            new_counters,
+            |c| {
+                let c = &*c;
+                if halving {
+                    pool.install(|| recursive(n, c))
+                } else {
+                    pool.install(|| flat(n, c))
+                }
+            },
+            |c, ()| answered(verify_atomic(n, c), || answer_atomic(c)),
+        ),
+        Runtime::Rayon(pool) if !halving => harness::measure(
+            runs,
+            new_counters,
+            |c| {
+                let c = &*c;
+                pool.install(|| rayon_scope(n, c))
+            },
+            |c, ()| answered(verify(n, counts_of(c)), || answer_atomic(c)),
+        ),
+        _ => Err(kernel::no_version(case.kernel, rt)),
+    }
+}
+
+fn counts_of(counters: &[AtomicU32]) -> Vec<u32> {
+    // Relaxed: read after the run has returned, which orders every task's increment.
+    counters.iter().map(|c| c.load(Ordering::Relaxed)).collect()
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@
 //! diagonal quadrants and its off-diagonal one ([`gemm_tn`], C -= Aᵀ·B) in parallel, in two rounds
 //! (the first and second halves of the inner dimension, in that order). Blocks of side `grain` or
 //! less are done by plain loops. Blocks are lists of row slices split with `split_at_mut` and read
-//! through shared views ([`lu::Block`](crate::lu::Block), [`lu::View`](crate::lu::View)): safe
+//! through shared views ([`lu::Block`](crate::kernels::lu::Block), [`lu::View`](crate::kernels::lu::View)): safe
 //! Rust.
 //!
 //! Every update is subtracted straight into the matrix in the order of its index k: entry (i, j),
@@ -31,11 +31,12 @@
 //! and equal to [`plain`] (a test checks it). [`Cholesky::expected`] runs the serial twin (the
 //! same recursion on [`Serial`]); [`Cholesky::verify`] compares bits.
 
+use crate::kernel::{Def, Kernel};
 use crate::common::{self, SplitMix64};
 use crate::fork::{Fork, Serial};
 use crate::harness::sum12;
-use crate::lu::{Block, View};
-use crate::workload::{Info, Workload};
+use crate::kernels::lu::{Block, View};
+use crate::workload::{self, Info, Workload};
 
 /// The input of size `n`: a symmetric, strictly diagonally dominant row-major matrix with a
 /// positive diagonal (SPD). Off-diagonal entries are pseudo-random in [-1, 1) (SplitMix64).
@@ -225,6 +226,10 @@ pub fn plain(n: usize, a: &mut [f64]) {
 /// The Cholesky workload.
 pub struct Cholesky;
 
+static DEF: Def = workload::def::<Cholesky>();
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
+
 impl Workload for Cholesky {
     const INFO: Info = Info {
         name: "cholesky",
@@ -267,7 +272,7 @@ impl Workload for Cholesky {
         format!("sum {}", sum12(a))
     }
     fn verify(n: u64, _: &(), want: &Vec<f64>, got: &Vec<f64>, _: ()) -> Result<(), String> {
-        crate::lu::compare("cholesky", n as usize, want, got)
+        crate::kernels::lu::compare("cholesky", n as usize, want, got)
     }
 }
 
@@ -291,7 +296,7 @@ mod tests {
                 let mut a = input(n);
                 run(&mut Serial, n, &mut a, grain);
                 assert_eq!(
-                    crate::lu::compare("cholesky", n, &want, &a),
+                    crate::kernels::lu::compare("cholesky", n, &want, &a),
                     Ok(()),
                     "grain {grain}"
                 );

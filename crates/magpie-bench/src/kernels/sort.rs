@@ -13,6 +13,12 @@
 //! result is sorted and a permutation of the input (the grain changes where the recursion stops,
 //! never the result: a sorted permutation is unique).
 
+use crate::harness::{answered, Measured, RunError};
+use crate::kernel::{self, Def, Grain, Kernel};
+use crate::kernel::Case;
+use crate::workload::Runtime;
+use crate::Peer;
+
 use crate::fork::{Chili, Fork, Magpie, Rayon, Serial};
 
 /// Keys for `--size ci`.
@@ -236,6 +242,40 @@ pub fn verify(n: u64, v: &[u64]) -> Result<(), String> {
             got.sum, got.xor, got.sum_sq, want.sum, want.xor, want.sum_sq
         ))
     }
+}
+
+static DEF: Def = Def {
+    name: "sort",
+    n_meaning: "keys",
+    sizes: [CI, DEFAULT, PAPER],
+    max_n: MAX_N,
+    grain: Some(Grain {
+        default: Some(SORT_CUTOFF as u64),
+        max: Some(MAX_N),
+        meaning: "keys sorted by one sort_unstable",
+        check: None,
+    }),
+    peers: &[Peer::RayonJoin, Peer::ChiliJoin, Peer::Tbb, Peer::OpenMp],
+    measure,
+    ..kernel::NONE
+};
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
+
+/// Times the sort on `rt` at the case's grain.
+fn measure(rt: &Runtime<'_>, case: &Case, runs: usize) -> Result<Measured, RunError> {
+    let n = case.n;
+    let g = case.grain.map_or(SORT_CUTOFF, |g| g as usize);
+    kernel::measure_versions(
+        rt,
+        runs,
+        || input(n),
+        |v| serial_grain(v, g),
+        |v| parallel_grain(v, g),
+        |v| rayon_join_grain(v, g),
+        |s, v| chili_join_grain(s, v, g),
+        |v, ()| answered(verify(n, v), || answer(v.iter().copied())),
+    )
 }
 
 #[cfg(test)]

@@ -40,10 +40,11 @@
 //! one, while the runs are held to the serial twin's bits. The tests also compare the serial
 //! twin with the naive product within Higham's bound.
 
+use crate::kernel::{Def, Kernel};
 use crate::common::{first_bit_difference, SplitMix64};
 use crate::fork::{Fork, Serial};
 use crate::harness::sum12;
-use crate::workload::{Info, Workload};
+use crate::workload::{self, Info, Workload};
 
 /// The side at or below which a product is computed by the plain loop.
 pub const LEAF: usize = 64;
@@ -405,6 +406,10 @@ impl Check {
 
 /// The Strassen workload.
 pub struct Strassen;
+
+static DEF: Def = workload::def::<Strassen>();
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
 
 impl Workload for Strassen {
     const INFO: Info = Info {

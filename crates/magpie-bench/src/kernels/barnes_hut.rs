@@ -27,10 +27,11 @@
 //! which [`BarnesHut::expected`] computes and the verifier compares with. The tests check the
 //! approximation against direct summation.
 
+use crate::kernel::{Def, Kernel};
 use crate::common::{first_bit_difference, for_row_bands, SplitMix64};
 use crate::fork::Fork;
 use crate::harness::{abs_sum12, sum12};
-use crate::workload::{Info, Workload};
+use crate::workload::{self, Info, Workload};
 
 /// Steps of one run.
 pub const STEPS: usize = 3;
@@ -335,6 +336,10 @@ pub fn plain(b: &mut Bodies) {
 
 /// The Barnes–Hut workload.
 pub struct BarnesHut;
+
+static DEF: Def = workload::def::<BarnesHut>();
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
 
 impl Workload for BarnesHut {
     const INFO: Info = Info {

@@ -23,10 +23,11 @@
 //! naive O(n²) DFT at small sizes, within a tolerance, and check that the inverse transform gives
 //! back the input.
 
+use crate::kernel::{Def, Kernel};
 use crate::common::{self, for_row_bands, SplitMix64};
 use crate::fork::Fork;
 use crate::harness::sum12;
-use crate::workload::{Info, Workload};
+use crate::workload::{self, Info, Workload};
 
 /// A complex number.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -163,6 +164,10 @@ pub fn run<F: Fork>(f: &mut F, s: &mut Signal, tw: &[Complex], grain: u64) {
 
 /// The FFT workload.
 pub struct Fft;
+
+static DEF: Def = workload::def::<Fft>();
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
 
 impl Workload for Fft {
     const INFO: Info = Info {

@@ -26,9 +26,10 @@
 //! neighbour lists, no masks, no forking); the tests also check both against chromatic
 //! polynomials (cycles, complete graphs, trees, empty graphs).
 
+use crate::kernel::{Def, Kernel};
 use crate::common::SplitMix64;
 use crate::fork::Fork;
-use crate::workload::{Info, Workload};
+use crate::workload::{self, Info, Workload};
 
 /// Colours of the benchmark graph.
 pub const COLOURS: usize = 3;
@@ -195,6 +196,10 @@ pub fn plain(g: &Graph) -> u64 {
 
 /// The graph-colouring workload.
 pub struct Gc;
+
+static DEF: Def = workload::def::<Gc>();
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
 
 impl Workload for Gc {
     const INFO: Info = Info {

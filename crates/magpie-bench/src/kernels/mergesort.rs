@@ -15,9 +15,10 @@
 //! [`Mergesort::expected`] is the input sorted by `slice::sort_unstable`; a run must equal it
 //! key for key, which shows both that it is sorted and that it is a permutation of the input.
 
+use crate::kernel::{Def, Kernel};
 use crate::fork::Fork;
-use crate::sort::{self, merge_seq};
-use crate::workload::{Info, Workload};
+use crate::kernels::sort::{self, merge_seq};
+use crate::workload::{self, Info, Workload};
 
 /// Sorts a leaf run `src` in place, and copies it into `buf` when `into_buf`.
 fn sort_leaf(src: &mut [u64], buf: &mut [u64], into_buf: bool) {
@@ -197,6 +198,13 @@ fn merge_top(level: u32, bl: u32, src: &mut [u64], buf: &mut [u64], into_buf: bo
 
 /// The merge-sort workload.
 pub struct Mergesort;
+
+static DEF: Def = Def {
+    declares_leaves: true,
+    ..workload::def::<Mergesort>()
+};
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
 
 impl Workload for Mergesort {
     const INFO: Info = Info {

@@ -25,6 +25,9 @@
 //! rayon pool is rayon on its own core, and a magpie pool has no version of these programs
 //! ([`measure`] says so).
 
+use crate::kernel::{self, Def, Kernel};
+use crate::Peer;
+
 use crate::harness::{self, abs_sum12, answered, sig12, sum12, Measured, RunError};
 use crate::workload::{cached, Runtime};
 use std::collections::HashMap;
@@ -61,7 +64,7 @@ impl Program {
     ];
 
     /// The kernel's name on the command line and in reports.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Program::Mandelbrot => "mandelbrot",
             Program::SortUnstable => "par-sort-unstable",
@@ -74,7 +77,7 @@ impl Program {
     }
 
     /// What `n` means.
-    pub fn n_meaning(self) -> &'static str {
+    pub const fn n_meaning(self) -> &'static str {
         match self {
             Program::Mandelbrot => "image side (n*n pixels, at most 200 iterations each)",
             Program::SortUnstable => "random u64 keys (par_sort_unstable)",
@@ -90,7 +93,7 @@ impl Program {
     /// `default` about 0.1–0.4 s serially in a release build on a 2-core machine (fine-sum, which
     /// only streams memory, 25 ms on its 160 MB); `paper` is the `rayon_programs` example's
     /// scale 1, the inputs of the figures in docs/RESULTS.md.
-    pub fn sizes(self) -> (u64, u64, u64) {
+    pub const fn sizes(self) -> (u64, u64, u64) {
         match self {
             Program::Mandelbrot => (48, 1_500, 600),
             Program::SortUnstable => (20_000, 10_000_000, 2_000_000),
@@ -103,7 +106,7 @@ impl Program {
     }
 
     /// The largest `n` accepted (the smallest is 1).
-    pub fn max_n(self) -> u64 {
+    pub const fn max_n(self) -> u64 {
         match self {
             Program::Mandelbrot => 1 << 15,
             Program::SortUnstable | Program::SortByKey => 1 << 30,
@@ -467,7 +470,7 @@ pub fn measure(p: Program, rt: &Runtime<'_>, n: u64, runs: usize) -> Result<Meas
                 |v| on!(sort_unstable(v)),
                 |v, ()| {
                     answered(same("par_sort_unstable", v, &d.1), || {
-                        crate::sort::answer(v.iter().copied())
+                        crate::kernels::sort::answer(v.iter().copied())
                     })
                 },
             )
@@ -486,7 +489,7 @@ pub fn measure(p: Program, rt: &Runtime<'_>, n: u64, runs: usize) -> Result<Meas
                 |v, ()| {
                     // Each (key, index) pair as one number, key · 2^32 + index (n < 2^32).
                     answered(same("par_sort_by_key", v, &d.1), || {
-                        crate::sort::answer(v.iter().map(|&(k, i)| (u64::from(k) << 32) + i))
+                        crate::kernels::sort::answer(v.iter().map(|&(k, i)| (u64::from(k) << 32) + i))
                     })
                 },
             )
@@ -582,6 +585,65 @@ pub fn measure(p: Program, rt: &Runtime<'_>, n: u64, runs: usize) -> Result<Meas
         }
     }
 }
+
+/// A program's kernel record: its names and sizes from [`Program`], rayon's iterators as its
+/// one peer, and [`measure`] of the case's program.
+const fn def(p: Program) -> Def {
+    let (ci, default, paper) = p.sizes();
+    Def {
+        name: p.name(),
+        n_meaning: p.n_meaning(),
+        sizes: [ci, default, paper],
+        max_n: p.max_n(),
+        peers: &[Peer::RayonIter],
+        unavailable_peers: &[
+            (
+                "chili",
+                "chili has only join, no parallel iterators: the program is written on \
+                 rayon's prelude",
+            ),
+            (
+                "tbb",
+                "no C++ version: the program is written on rayon's prelude",
+            ),
+            (
+                "openmp",
+                "no C++ version: the program is written on rayon's prelude",
+            ),
+        ],
+        rayon_program: true,
+        measure: |rt, case, runs| {
+            let name = case.kernel.name();
+            let p = Program::ALL.into_iter().find(|p| p.name() == name);
+            measure(p.expect("a program's kernel"), rt, case.n, runs)
+        },
+        ..kernel::NONE
+    }
+}
+
+static DEFS: [Def; 7] = [
+    def(Program::Mandelbrot),
+    def(Program::SortUnstable),
+    def(Program::SortByKey),
+    def(Program::NBodyStep),
+    def(Program::WordCount),
+    def(Program::FineSum),
+    def(Program::Spmv),
+];
+/// mandelbrot, as the registry lists it.
+pub const MANDELBROT: Kernel = Kernel::new(&DEFS[0]);
+/// par-sort-unstable, as the registry lists it.
+pub const PAR_SORT_UNSTABLE: Kernel = Kernel::new(&DEFS[1]);
+/// par-sort-by-key, as the registry lists it.
+pub const PAR_SORT_BY_KEY: Kernel = Kernel::new(&DEFS[2]);
+/// nbody-step, as the registry lists it.
+pub const NBODY_STEP: Kernel = Kernel::new(&DEFS[3]);
+/// word-count, as the registry lists it.
+pub const WORD_COUNT: Kernel = Kernel::new(&DEFS[4]);
+/// fine-sum, as the registry lists it.
+pub const FINE_SUM: Kernel = Kernel::new(&DEFS[5]);
+/// spmv, as the registry lists it.
+pub const SPMV: Kernel = Kernel::new(&DEFS[6]);
 
 #[cfg(test)]
 mod tests {

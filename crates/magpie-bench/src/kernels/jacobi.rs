@@ -22,6 +22,12 @@
 //! after the other), rayon ([`rayon_join`]) and chili ([`chili_join`]), each also with a grain
 //! ([`parallel_grain`] and so on); [`verify`] reruns the serial twin and compares bit for bit.
 
+use crate::harness::{answered, Measured, RunError};
+use crate::kernel::{self, Def, Grain, Kernel};
+use crate::kernel::Case;
+use crate::workload::{self, Runtime};
+use crate::Peer;
+
 use crate::fork::{Chili, Fork, Magpie, Rayon, Serial};
 
 /// `n` for `--size ci`.
@@ -330,6 +336,59 @@ pub fn verify(n: u64, got_grid: &[f64], got_residual: f64) -> Result<(), String>
         ));
     }
     Ok(())
+}
+
+static DEF: Def = Def {
+    name: "jacobi",
+    n_meaning: "grid side",
+    sizes: [CI, DEFAULT, PAPER],
+    min_n: 3,
+    max_n: MAX_N,
+    grain: Some(Grain {
+        default: Some(GRAIN_ROWS as u64),
+        max: Some(MAX_N),
+        meaning: "rows swept by one task in each step",
+        check: None,
+    }),
+    peers: &[Peer::RayonJoin, Peer::ChiliJoin],
+    measure,
+    ..kernel::NONE
+};
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
+
+/// Times the sweeps on `rt` at the case's grain, each run checked bit for bit against the
+/// serial twin's grid and residual, computed once per measurement at the default grain: the
+/// residual is a maximum, so it does not depend on how the rows are split (no sum whose order
+/// the grain would change), and the cache key needs no grain.
+fn measure(rt: &Runtime<'_>, case: &Case, runs: usize) -> Result<Measured, RunError> {
+    let n = case.n;
+    let g = case.grain.map_or(GRAIN_ROWS, |g| g as usize);
+    let want = workload::cached(("jacobi-expected", n), || {
+        let mut p = input(n);
+        let r = serial(n, &mut p);
+        (p.grid, r)
+    });
+    kernel::measure_versions(
+        rt,
+        runs,
+        || input(n),
+        |p| serial_grain(n, p, g),
+        |p| parallel_grain(n, p, g),
+        |p| rayon_join_grain(n, p, g),
+        |s, p| chili_join_grain(s, n, p, g),
+        |p, r| {
+            let verdict = if r.to_bits() != want.1.to_bits() {
+                Err(format!(
+                    "jacobi: residual {r}, the serial twin's is {}",
+                    want.1
+                ))
+            } else {
+                crate::kernels::heat::same_bits("jacobi", &want.0, &p.grid)
+            };
+            answered(verdict, || answer(&p.grid, r))
+        },
+    )
 }
 
 #[cfg(test)]

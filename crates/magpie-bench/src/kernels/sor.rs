@@ -17,10 +17,11 @@
 //! [`Sor::expected`] is an independent plain loop over the ordinary row-major grid; every version
 //! must equal it bit for bit.
 
+use crate::kernel::{Def, Kernel};
 use crate::common::{first_bit_difference, for_row_bands, Rows, SplitMix64};
 use crate::fork::Fork;
 use crate::harness::sum12;
-use crate::workload::{Info, Workload};
+use crate::workload::{self, Info, Workload};
 
 /// Iterations (red sweep then black sweep) of one run.
 pub const ITERATIONS: usize = 50;
@@ -167,6 +168,13 @@ pub fn plain(n: usize, g: &mut [f64]) {
 
 /// The SOR workload.
 pub struct Sor;
+
+static DEF: Def = Def {
+    declares_leaves: true,
+    ..workload::def::<Sor>()
+};
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
 
 impl Workload for Sor {
     const INFO: Info = Info {

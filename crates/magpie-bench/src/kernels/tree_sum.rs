@@ -20,6 +20,12 @@
 //! forwards or backwards), so their times agree (19 and 18 ms there) and the comparison measures
 //! the joins, not the layout.
 
+use crate::harness::{answered, Measured, RunError};
+use crate::kernel::{self, Def, Kernel};
+use crate::kernel::Case;
+use crate::workload::{self, Runtime};
+use crate::Peer;
+
 /// `n` (depth) for `--size ci`: 1,023 nodes.
 pub const CI: u64 = 10;
 /// `n` (depth) for `--size default`: 4,194,303 nodes.
@@ -271,6 +277,36 @@ pub fn small_input(workers: &[usize], runs: usize) -> Result<SmallInput, String>
         runs,
         rows,
     })
+}
+
+static DEF: Def = Def {
+    name: "tree-sum",
+    n_meaning: "tree depth (2^n - 1 nodes)",
+    sizes: [CI, DEFAULT, PAPER],
+    max_n: MAX_N,
+    peers: &[Peer::RayonJoin, Peer::ChiliJoin],
+    measure,
+    ..kernel::NONE
+};
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
+
+/// Times the sum on `rt`. The tree is built once (outside the timed region) and kept for the
+/// next measurement of the same depth ([`workload::cached`]): only the sum is timed.
+fn measure(rt: &Runtime<'_>, case: &Case, runs: usize) -> Result<Measured, RunError> {
+    let n = case.n;
+    let tree = workload::cached(("tree-sum-tree", n), || build(n));
+    let tree: &Node = &tree;
+    kernel::measure_versions(
+        rt,
+        runs,
+        || (),
+        |_| serial(tree),
+        |_| parallel(tree),
+        |_| rayon_join(tree),
+        |s, _| chili_join(s, tree),
+        |_, r| answered(verify(n, r), || answer(n, r)),
+    )
 }
 
 #[cfg(test)]

@@ -35,10 +35,11 @@
 //! [`Cg::verify`] requires x and the residual norm bit for bit, and the residual to have fallen
 //! below [`DROP`] × ‖b‖.
 
+use crate::kernel::{Def, Kernel};
 use crate::common::{first_bit_difference, SplitMix64};
 use crate::fork::Fork;
 use crate::harness::{sig12, sum12};
-use crate::workload::{Info, Workload};
+use crate::workload::{self, Info, Workload};
 
 /// CG iterations of one run (NPB's inner loop).
 pub const ITERATIONS: usize = 25;
@@ -558,6 +559,14 @@ pub fn plain(a: &Matrix) -> (Vec<f64>, f64) {
 
 /// The CG workload.
 pub struct Cg;
+
+static DEF: Def = Def {
+    declares_leaves: true,
+    placement: Some(PLACEMENT),
+    ..workload::def::<Cg>()
+};
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
 
 impl Workload for Cg {
     const INFO: Info = Info {

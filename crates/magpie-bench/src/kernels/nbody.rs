@@ -29,10 +29,11 @@
 //! also declares a write of the acceleration of the next block's first body, which the next
 //! leaf of the same pass writes.
 
+use crate::kernel::{Def, Kernel};
 use crate::common::{first_bit_difference, for_row_bands, SplitMix64};
 use crate::fork::Fork;
 use crate::harness::{abs_sum12, sum12};
-use crate::workload::{Info, Workload};
+use crate::workload::{self, Info, Workload};
 
 /// Leapfrog steps of one run.
 pub const STEPS: usize = 4;
@@ -200,6 +201,13 @@ pub fn plain(b: &mut Bodies) {
 
 /// The N-body workload.
 pub struct NBody;
+
+static DEF: Def = Def {
+    race: Some(RACE),
+    ..workload::def::<NBody>()
+};
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
 
 impl Workload for NBody {
     const INFO: Info = Info {

@@ -19,10 +19,11 @@
 //! [`Cilksort::expected`] is the input sorted by `slice::sort_unstable`; a run must equal it key
 //! for key (sorted, and a permutation of the input).
 
+use crate::kernel::{Def, Kernel};
 use crate::fork::Fork;
-use crate::mergesort::{check_sorted, sorted_input};
-use crate::sort::{self, merge_rec};
-use crate::workload::{Info, Workload};
+use crate::kernels::mergesort::{check_sorted, sorted_input};
+use crate::kernels::sort::{self, merge_rec};
+use crate::workload::{self, Info, Workload};
 
 /// Runs of at most this many keys are finished by insertion sort inside [`quicksort`] (Cilk's
 /// `INSERTIONSIZE`).
@@ -129,6 +130,10 @@ pub fn run<F: Fork>(f: &mut F, v: &mut [u64], grain: u64) {
 
 /// The cilksort workload.
 pub struct Cilksort;
+
+static DEF: Def = workload::def::<Cilksort>();
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
 
 impl Workload for Cilksort {
     const INFO: Info = Info {

@@ -42,10 +42,11 @@
 //! pointer-and-stride code such as Cilk's `lu`: each C block's update also runs over the row
 //! just below the block, the top row of the block its sibling task updates in the same round.
 
+use crate::kernel::{Def, Kernel};
 use crate::common::{self, SplitMix64};
 use crate::fork::{Fork, Serial};
 use crate::harness::sum12;
-use crate::workload::{Info, Workload};
+use crate::workload::{self, Info, Workload};
 
 /// A deterministic `n`×`n` row-major matrix, strictly diagonally dominant by rows: off-diagonal
 /// entries pseudo-random in [-1, 1), each diagonal entry 1 more than its row's sum of
@@ -360,6 +361,13 @@ pub fn plain(n: usize, a: &mut [f64]) {
 
 /// The LU workload.
 pub struct Lu;
+
+static DEF: Def = Def {
+    race: Some(RACE),
+    ..workload::def::<Lu>()
+};
+/// The kernel, as the registry lists it.
+pub const KERNEL: Kernel = Kernel::new(&DEF);
 
 impl Workload for Lu {
     const INFO: Info = Info {
