@@ -4,6 +4,8 @@
 #
 #   1. fib(N) without a cutoff: magpie, rayon and chili at 1 and 2 workers against the serial
 #      twin (downstream/, scripts/downstream.sh);
+#   1b. the floor under fib's join: the serial twin against joins that only call their halves,
+#      also catch a panic, also keep a depth (downstream/src/bin/join_floor.rs);
 #   2. the sum of a balanced tree of boxed nodes, one join per node, at each depth: ns per
 #      node inside the pool, and the smallest tree entered from outside the pool once per sum,
 #      in µs and × serial (downstream/src/bin/tree_sum.rs);
@@ -48,6 +50,9 @@ echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f
 echo
 echo "== fib($fib) without a cutoff"
 "$repo/target/downstream/release/magpie-downstream" "$fib" "$runs"
+echo
+echo "== the floor under a join: fib($fib) with joins that do less"
+"$repo/target/downstream/release/join_floor" "$fib" "$runs"
 echo
 echo "== tree sum"
 "$repo/target/downstream/release/tree_sum" "$depths" "$runs"
