@@ -10,11 +10,16 @@ runtime crate keeps its modules' flat names (`crate::worker`) and places their f
 `#[path]` in lib.rs, so a module's name is its file's path without the core/ or ext/ folder.
 
     python3 scripts/import-circles.py [SRC] [--max-circle N] [--no-core-imports] [--cut FROM->TO]...
+                                      [--layers A+B,C,...]
 
 With --max-circle N it exits 1 when a circle has more than N modules, and with
 --no-core-imports when a core module imports a feature, so it can guard a restructuring once
 one has landed (scripts/test.sh runs both). Each --cut FROM->TO leaves one import out, to see what a
-planned change would leave. Imports are read as text: a path written out in full
+planned change would leave. --layers names folders of SRC from the top layer down, a layer's
+sibling folders joined by `+` (`render+measure,model`): a module in one of them may import its
+own folder's modules and those of the layers below, nothing above and no sibling; modules
+outside every named folder (the commands) may import anything. It exits 1 when an import runs
+the other way. Imports are read as text: a path written out in full
 (`crate::a::b::C`), a `use crate::a::{b, c}` group, or `super::x`.
 """
 import os
@@ -134,6 +139,16 @@ def main():
             sys.exit("error: --cut takes FROM->TO (two module paths)")
         cuts.append((a.strip(), b.strip()))
         del args[i:i + 2]
+    layers = None
+    if "--layers" in args:
+        i = args.index("--layers")
+        try:
+            layers = [[f.strip() for f in layer.split("+") if f.strip()] for layer in args[i + 1].split(",")]
+        except IndexError:
+            sys.exit("error: --layers takes folders from the top layer down: A+B,C")
+        if not all(layers):
+            sys.exit("error: --layers: an empty layer")
+        del args[i:i + 2]
     root = args[0] if args else os.path.join(os.path.dirname(__file__), "..", "crates", "magpie", "src")
     if not os.path.isdir(root):
         sys.exit(f"error: {root} is not a folder")
@@ -156,6 +171,28 @@ def main():
     for m, t in crossing:
         print(f"    {m} -> {t}")
     failed = False
+    if layers is not None:
+        def place(m):
+            top = m.split("::")[0]
+            for depth, layer in enumerate(layers):
+                if top in layer:
+                    return depth, top
+            return None
+        against = []
+        for m in sorted(mods):
+            pm = place(m)
+            if pm is None:
+                continue
+            for t in sorted(out[m]):
+                pt = place(t)
+                if pt is None or (pt[1] != pm[1] and pt[0] <= pm[0]):
+                    against.append((m, t))
+        print(f"{len(against)} imports against the layers {' > '.join('+'.join(l) for l in layers)}:")
+        for m, t in against:
+            print(f"    {m} -> {t}")
+        if against:
+            print(f"error: {len(against)} imports run against the layers", file=sys.stderr)
+            failed = True
     if limit is not None and cs and len(cs[0]) > limit:
         print(f"error: a circle of {len(cs[0])} modules (at most {limit} allowed)", file=sys.stderr)
         failed = True

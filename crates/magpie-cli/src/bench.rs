@@ -2,7 +2,7 @@
 //! or one JSON object (with the process's peak RSS, which `magpie report` reads from a child).
 
 use crate::cli::BenchArgs;
-use crate::format::{nanos, result_line, secs, times};
+use crate::render::format::{nanos, result_line, secs, times};
 use crate::Failure;
 use magpie_bench::harness::peak_rss_kib;
 use magpie_bench::runner::{self, BenchConfig, BenchRecord};
@@ -168,7 +168,7 @@ fn bench_program(
     cfg: &BenchConfig,
     pool: &magpie::Pool,
 ) -> Result<BenchRecord, Failure> {
-    use crate::rayon_builds::{Core, RayonBuilds, Run};
+    use crate::measure::rayon_builds::{Core, RayonBuilds, Run};
     use magpie_bench::harness::{Measured, RunError, Timing};
     let own_pool_only = [
         ("--squads", a.squads),

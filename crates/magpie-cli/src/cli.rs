@@ -3,6 +3,7 @@
 //! parsers that
 //! turn bad values into one-line errors.
 
+use crate::model::peer_parts;
 use clap::{Args, Parser, Subcommand};
 use magpie_bench::kernels;
 use magpie_bench::{Kernel, Peer, Size};
@@ -1158,14 +1159,6 @@ pub(crate) fn all_peers() -> Vec<Peer> {
         }
     }
     v
-}
-
-/// A peer's runtime (`rayon`, `chili`) and variant (`join`, `scope`, `iter`), from its name.
-pub(crate) fn peer_parts(p: Peer) -> (&'static str, Option<&'static str>) {
-    match p.name().split_once('-') {
-        Some((runtime, variant)) => (runtime, Some(variant)),
-        None => (p.name(), None),
-    }
 }
 
 fn parse_peer_list(s: &str) -> Result<PeerList, String> {

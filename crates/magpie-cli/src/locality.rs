@@ -12,48 +12,12 @@
 //! share and the schedule's bytes. The strategies `relws`, `stows` and `user` are theirs.
 
 use crate::cli::LocalityArgs;
+use crate::model::locality::Row;
+use crate::render::locality::iteration_lines;
 use crate::Failure;
 use magpie::cachemodel::{simulate, simulate_each, Misses};
 use magpie::Topology;
 use magpie_bench::Kernel;
-
-/// One strategy's result.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Row {
-    pub strategy: String,
-    /// Total modelled misses (lines), the median run's.
-    pub misses: u64,
-    pub misses_per_socket: Vec<u64>,
-    /// Bytes read from memory in the model (misses × line size).
-    pub bytes: u64,
-    /// Leaf tasks recorded in that run.
-    pub leaves: usize,
-    /// Every run's total, in run order.
-    pub runs: Vec<u64>,
-    /// Bytes declared on pages of another socket (the model's first-touch page map), the median
-    /// run's.
-    #[serde(default)]
-    pub remote_bytes: u64,
-    /// Missed lines on pages of another socket, the median run's.
-    #[serde(default)]
-    pub remote_misses: u64,
-    /// For a kernel with a first-touch initialiser: the median run's iterations.
-    #[serde(default)]
-    pub iterations: Vec<magpie_bench::placement::Iteration>,
-    /// For a kernel with a first-touch initialiser: the result, in words.
-    #[serde(default)]
-    pub answer: Option<String>,
-    /// For a kernel with a first-touch initialiser: the misses of the second half of its
-    /// iterations (once a schedule has settled), the median run's.
-    #[serde(default)]
-    pub late_misses: u64,
-    /// The same for remote bytes.
-    #[serde(default)]
-    pub late_remote_bytes: u64,
-    /// Misses of the initialiser's runs (placing and re-placing the data).
-    #[serde(default)]
-    pub placing_misses: u64,
-}
 
 /// How the model runs: the virtual machine, the strategies and the runs of each.
 pub(crate) struct Settings<'a> {
@@ -230,53 +194,6 @@ pub(crate) fn model(case: &magpie_bench::runner::Case, m: &Settings) -> Result<V
         });
     }
     Ok(rows)
-}
-
-/// The per-iteration table of a first-touch program's row (at most `max` iterations, then a
-/// line on the rest).
-pub(crate) fn iteration_lines(r: &Row, max: usize) -> Vec<String> {
-    let mut v = vec![format!(
-        "  {}: {:>4} {:<9} {:>6} {:>6} {:>7} {:>5} {:>4} {:>10} {:>9}",
-        r.strategy,
-        "it",
-        "stage",
-        "same%",
-        "idle%",
-        "sched B",
-        "cuts",
-        "dev",
-        "misses",
-        "remote MB"
-    )];
-    let pad = " ".repeat(r.strategy.len() + 2);
-    for (i, it) in r.iterations.iter().enumerate().take(max) {
-        v.push(format!(
-            "  {pad}{:>4} {:<9} {:>6.1} {:>6.1} {:>7} {:>5} {:>4} {:>10} {:>9.2}{}",
-            i,
-            it.stage,
-            100.0 * it.same_worker,
-            100.0 * it.idle,
-            it.schedule_bytes,
-            it.cuts,
-            it.deviations,
-            it.misses,
-            it.remote_bytes as f64 / 1e6,
-            if it.placed_after { "  re-placed" } else { "" }
-        ));
-    }
-    let rest = &r.iterations[r.iterations.len().min(max)..];
-    if !rest.is_empty() {
-        let mean = |f: &dyn Fn(&magpie_bench::placement::Iteration) -> f64| {
-            rest.iter().map(f).sum::<f64>() / rest.len() as f64
-        };
-        v.push(format!(
-            "  {pad}and {} more: mean same {:.1}%, idle {:.1}%",
-            rest.len(),
-            100.0 * mean(&|i| i.same_worker),
-            100.0 * mean(&|i| i.idle)
-        ));
-    }
-    v
 }
 
 pub(crate) fn run(a: LocalityArgs) -> Result<(), Failure> {

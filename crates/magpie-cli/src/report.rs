@@ -5,7 +5,7 @@
 //! stack limit is reported as "stopped", not as a failure.
 
 use crate::cli::ReportArgs;
-use crate::format::{nanos, result_line, secs, times};
+use crate::render::format::{nanos, result_line, secs, times};
 use crate::Failure;
 use magpie::Policy;
 use magpie_bench::kernels;
@@ -149,7 +149,7 @@ fn section_from(kernel: Kernel, n: u64, rows: &[crate::model::Row]) -> Section {
             },
             (rt, _) => match crate::cli::all_peers()
                 .into_iter()
-                .find(|&p| crate::cli::peer_parts(p) == (rt, r.variant.as_deref()))
+                .find(|&p| crate::model::peer_parts(p) == (rt, r.variant.as_deref()))
             {
                 Some(p) => Runtime::Peer(p),
                 None => continue,

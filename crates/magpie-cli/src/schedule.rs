@@ -277,7 +277,7 @@ fn bench(a: ScheduleBenchArgs) -> Result<(), Failure> {
         "{} n={} ({}, {}), {} runs each, interleaved, every run verified; template: {} cuts, {} bytes",
         a.kernel.name(),
         case.n,
-        crate::trace::count(pool.workers(), "worker"),
+        crate::render::format::count(pool.workers(), "worker"),
         pool.policy(),
         a.runs,
         template.cuts().len(),
@@ -359,7 +359,7 @@ fn print(d: &serde_json::Value, as_json: bool, s: &Schedule, list: bool) -> Resu
         t += &format!(
             "{mode}: {} ({}), verified, {:.6} s\n",
             d["note"].as_str().unwrap_or(""),
-            crate::trace::count(s.workers(), "worker"),
+            crate::render::format::count(s.workers(), "worker"),
             d["run_s"].as_f64().unwrap_or(0.0),
         );
     }

@@ -4,13 +4,13 @@
 //! unspliced one. Prints medians, the ratio, the scheduler's statistics and `verified`.
 
 use crate::cli::SpliceArgs;
+use crate::model::splice::{Outcome, StatsOut};
 use crate::Failure;
 use magpie_bench::kernels;
 use magpie_bench::spliced::{Fdtd, Heat, Jacobi};
 use magpie_splice::kernels::{Seidel, Sliced};
 use magpie_splice::splice::{run as splice_run, Mode, Phase};
 use magpie_splice::{Grids, Rows, Stats};
-use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
 fn median(v: &mut [f64]) -> f64 {
@@ -128,45 +128,6 @@ impl SpliceArgs {
     fn grain(&self) -> usize {
         self.grain.unwrap_or((8192 / self.n).max(2))
     }
-}
-
-/// One `magpie splice` measurement, as the JSON and the suite report it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct Outcome {
-    pub kernel: String,
-    pub n: usize,
-    pub steps: usize,
-    pub window: usize,
-    pub grain: usize,
-    /// Rows per part under step pipelining (0: whole steps).
-    #[serde(default)]
-    pub slice: usize,
-    pub workers: usize,
-    pub runs: usize,
-    pub spliced_median_s: f64,
-    pub unspliced_median_s: f64,
-    /// rayon running the suite's unspliced recursion (only with the suite's step count).
-    pub rayon_median_s: Option<f64>,
-    /// Unspliced ÷ spliced.
-    pub speedup: f64,
-    pub verified: bool,
-    /// A checksum of every buffer's bits.
-    pub result: String,
-    pub stats: StatsOut,
-}
-
-/// The scheduler's statistics of the last spliced run.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct StatsOut {
-    pub steps: u64,
-    pub checks: u64,
-    pub switches: u64,
-    pub delayed: u64,
-    pub dependences: u64,
-    pub peak_delayed_bytes: u64,
-    /// Parts run under step pipelining.
-    #[serde(default)]
-    pub slices: u64,
 }
 
 pub(crate) fn run(a: SpliceArgs) -> Result<(), Failure> {

@@ -10,12 +10,12 @@
 //! index.html shows their timelines (the trace files go to `traces/` in the report folder).
 
 use crate::cli::{self, SuiteArgs};
-use crate::format::utc_date;
 use crate::model::{
     derive, CorunInfo, LocalityInfo, Machine, NotMeasured, Results, Row, SmallInputInfo,
     SpliceInfo, TraceInfo, Who, POLICIES,
 };
-use crate::table::table;
+use crate::render::format::utc_date;
+use crate::render::table::table;
 use crate::trace;
 use crate::Failure;
 use indicatif::ProgressBar;
@@ -83,7 +83,7 @@ impl Results {
             dist: None,
             small_input: None,
         };
-        res.headline = crate::headline::headline(&res);
+        res.headline = crate::model::headline::headline(&res);
         res
     }
 }
@@ -697,7 +697,7 @@ fn measure_program(
     prog: &mut Progress,
     not_measured: &mut Vec<NotMeasured>,
 ) -> Vec<Row> {
-    use crate::rayon_builds::{Core, RayonBuilds, Run};
+    use crate::measure::rayon_builds::{Core, RayonBuilds, Run};
     let n = kernel.size_n(plan.size);
     let runs = plan.runs;
     let peers = plan.peers_of(kernel);
@@ -984,7 +984,11 @@ pub(crate) fn run(a: SuiteArgs) -> Result<(), Failure> {
     // could not be set up here.
     for &k in &plan.kernels {
         for (name, reason) in k.unavailable_peers() {
-            if plan.peers.iter().any(|&p| cli::peer_parts(p).0 == *name) {
+            if plan
+                .peers
+                .iter()
+                .any(|&p| crate::model::peer_parts(p).0 == *name)
+            {
                 not_measured.push(NotMeasured {
                     kernel: k.name().into(),
                     runtime: name.to_string(),
@@ -1070,7 +1074,7 @@ pub(crate) fn run(a: SuiteArgs) -> Result<(), Failure> {
         })
     };
     write("results.json", &json)?;
-    write("index.html", &crate::html::page(&res))?;
+    write("index.html", &crate::render::html::page(&res))?;
     // results.json has it all now.
     let _ = std::fs::remove_file(&partial);
     if a.json {

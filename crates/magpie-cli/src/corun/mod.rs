@@ -16,28 +16,24 @@
 //! panic), every child is killed and reaped, and the directory removed.
 
 pub(crate) mod child;
-pub(crate) mod html;
 
 use crate::bench::case_of;
 use crate::cli::{CorunArgs, ProgramSpec};
-use crate::format::{secs, times};
-use crate::trace::count;
+use crate::model::corun::{mean, ModeRow, ProgramRow, Report, Sample, Timeline, WHO};
+use crate::render::corun::table;
+use crate::render::format::count;
+use crate::render::format::{secs, times};
 use crate::Failure;
 use child::Line;
 use magpie::dws::{CoreTable, SharingMode};
-use magpie_bench::harness::Timing;
 use magpie_bench::runner::Case;
 use magpie_view::progress::Progress;
-use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
-
-/// The two programs' names in the output.
-pub(crate) const WHO: [&str; 2] = ["a", "b"];
 
 /// One of the two programs: its run, and how messages name it.
 struct Program {
@@ -275,18 +271,6 @@ impl Drop for Child {
     fn drop(&mut self) {
         self.kill();
     }
-}
-
-/// The cores a program held and used at one moment of the co-run.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct Sample {
-    /// Seconds since both programs were told to go.
-    t_s: f64,
-    /// Cores each program holds in the core table (`null`: the table could not be read).
-    held: [Option<usize>; 2],
-    /// Cores each program used since the sample before (the first: since go): its threads' CPU
-    /// time over wall time (`null` when `/proc` could not be read).
-    used: [Option<f64>; 2],
 }
 
 /// Samples the two co-running children.
@@ -531,96 +515,6 @@ fn not_a_result(line: &str) -> String {
     format!("printed `{line}`, not a result line")
 }
 
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len().max(1) as f64
-}
-
-/// One program's figures under one mode.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct ProgramRow {
-    kernel: String,
-    n: u64,
-    grain: Option<u64>,
-    /// Mean seconds of a run alone, under this mode.
-    solo_s: f64,
-    solo_median_s: f64,
-    solo_runs: usize,
-    /// Mean seconds of a run alone under `off`: the one baseline of every mode's slowdown.
-    baseline_s: f64,
-    /// Mean seconds of a run co-running (the paper's T_i).
-    corun_s: f64,
-    corun_median_s: f64,
-    /// Runs counted co-running.
-    runs: usize,
-    /// corun_s / baseline_s.
-    slowdown: f64,
-}
-
-impl ProgramRow {
-    fn new(case: &Case, solo: &[f64], baseline: &[f64], corun: &[f64]) -> ProgramRow {
-        let median = |v: &[f64]| {
-            Timing {
-                times_s: v.to_vec(),
-            }
-            .median()
-            .unwrap_or(0.0)
-        };
-        ProgramRow {
-            kernel: case.kernel.name().into(),
-            n: case.n,
-            grain: case.grain,
-            solo_s: mean(solo),
-            solo_median_s: median(solo),
-            solo_runs: solo.len(),
-            baseline_s: mean(baseline),
-            corun_s: mean(corun),
-            corun_median_s: median(corun),
-            runs: corun.len(),
-            slowdown: mean(corun) / mean(baseline),
-        }
-    }
-}
-
-/// One mode's figures: what `--json` prints, one per mode.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct ModeRow {
-    mode: String,
-    workers: usize,
-    a: ProgramRow,
-    b: ProgramRow,
-    /// a.slowdown + b.slowdown (2 when neither slows the other).
-    combined_slowdown: f64,
-    /// Seconds the co-run lasted.
-    corun_wall_s: f64,
-}
-
-/// One mode's co-run over time, for the plot.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct Timeline {
-    mode: String,
-    pids: [u32; 2],
-    samples: Vec<Sample>,
-}
-
-/// `corun.json`, and the co-run of `magpie suite --corun`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct Report {
-    /// The command line that reproduces it.
-    pub command: String,
-    /// "a (fib n=30 grain=15)" and the other.
-    #[serde(default)]
-    programs: [String; 2],
-    size: String,
-    workers: usize,
-    cpus: usize,
-    solo_runs: usize,
-    runs: usize,
-    min_seconds: f64,
-    sample_ms: u64,
-    rows: Vec<ModeRow>,
-    timelines: Vec<Timeline>,
-}
-
 pub(crate) fn run(a: CorunArgs) -> Result<(), Failure> {
     // A report folder that cannot be made fails now, not after the experiment.
     if let Some(out) = &a.out {
@@ -764,7 +658,7 @@ fn write_report(out: &Path, report: &Report) -> Result<(), Failure> {
         .map_err(|e| Failure::Failed(format!("cannot serialize the report: {e}")))?;
     for (name, text) in [
         ("corun.json", json),
-        ("index.html", html::page(report, &WHO)),
+        ("index.html", crate::render::corun::page(report, &WHO)),
     ] {
         let p = out.join(name);
         std::fs::write(&p, text).map_err(|e| {
@@ -775,58 +669,4 @@ fn write_report(out: &Path, report: &Report) -> Result<(), Failure> {
         })?;
     }
     Ok(())
-}
-
-/// The table: the two programs, then one line per mode.
-pub(crate) fn table(r: &Report) -> String {
-    let rows = &r.rows;
-    use std::fmt::Write as _;
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "{} and {}, {} each; alone {} each, co-running until each has ≥ {} and ≥ {} s\n",
-        r.programs[0],
-        r.programs[1],
-        count(r.workers, "worker"),
-        count(r.solo_runs, "run"),
-        count(r.runs, "run"),
-        r.min_seconds
-    );
-    let _ = writeln!(
-        o,
-        "{:<6} {:>10} {:>10} {:>6} {:>9}   {:>10} {:>10} {:>6} {:>9}   {:>8}",
-        "mode",
-        "a solo s",
-        "a co-run s",
-        "a runs",
-        "a slower",
-        "b solo s",
-        "b co-run s",
-        "b runs",
-        "b slower",
-        "combined"
-    );
-    for r in rows {
-        let _ = writeln!(
-            o,
-            "{:<6} {:>10} {:>10} {:>6} {:>9}   {:>10} {:>10} {:>6} {:>9}   {:>8}",
-            r.mode,
-            secs(Some(r.a.solo_s)),
-            secs(Some(r.a.corun_s)),
-            r.a.runs,
-            times(Some(r.a.slowdown)),
-            secs(Some(r.b.solo_s)),
-            secs(Some(r.b.corun_s)),
-            r.b.runs,
-            times(Some(r.b.slowdown)),
-            times(Some(r.combined_slowdown))
-        );
-    }
-    let _ = writeln!(
-        o,
-        "\nsolo s, co-run s: mean seconds of a run alone (under that mode) and co-running; \
-         slower = co-run s ÷ the run alone under off (one baseline for every mode); \
-         combined = a's + b's (2.00× = no interference)"
-    );
-    o
 }

@@ -18,6 +18,7 @@ pub(crate) mod perfetto;
 pub(crate) mod svg;
 
 use crate::cli::{ExportArgs, Format, SummaryArgs, TraceAction, TraceArgs, TraceRunArgs};
+use crate::render::format::count;
 use crate::Failure;
 use magpie::trace::{Origin, Taken, Trace};
 use magpie_bench::runner::Case;
@@ -221,11 +222,6 @@ fn export(a: ExportArgs) -> Result<(), Failure> {
     write_out(a.out.as_deref(), &text)
 }
 
-/// `1 steal`, `2 steals`.
-pub(crate) fn count(n: usize, word: &str) -> String {
-    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
-}
-
 /// The timeline's title: what, workers, policy, phases, steals, parallelism.
 pub(crate) fn title(what: &str, t: &Trace, an: &analysis::Analysis) -> String {
     format!(
@@ -405,14 +401,14 @@ impl Summary {
             o,
             "busy {} of {} workers × {}; steal tree: work {}, span {}, parallelism {} \
              (burdened by {} µs per steal: span {}, parallelism {})",
-            crate::format::duration(busy),
+            crate::render::format::duration(busy),
             self.workers,
-            crate::format::duration(self.duration_s),
-            crate::format::duration(self.work_s),
-            crate::format::duration(self.span_s),
+            crate::render::format::duration(self.duration_s),
+            crate::render::format::duration(self.work_s),
+            crate::render::format::duration(self.span_s),
             num(self.parallelism),
             self.burden_us,
-            crate::format::duration(self.burdened_span_s),
+            crate::render::format::duration(self.burdened_span_s),
             num(self.burdened_parallelism)
         );
         let _ = writeln!(

@@ -7,7 +7,8 @@
 //! is a segment of the same phase (so a lane has at most about two rects per pixel); steal lines that would be drawn on the same half pixel between
 //! the same two lanes are drawn once. Rects carry a hover title while there are few enough.
 
-use super::{count, origin_name, Kind};
+use super::{origin_name, Kind};
+use crate::render::format::count;
 use magpie::trace::Trace;
 use magpie_view::chart::axis::{fmt_ns, multiples, nice_step, tick_label, time_unit};
 use magpie_view::chart::legend::{Legend, Mark};

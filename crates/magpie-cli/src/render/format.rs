@@ -62,6 +62,11 @@ pub(crate) fn utc_date(unix: u64) -> String {
     )
 }
 
+/// `1 steal`, `2 steals`.
+pub(crate) fn count(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,10 +3,10 @@
 //! cores each program held in the core table (upper panel) and the cores it used, CPU time over
 //! wall time (lower panel), as step lines, one colour per program.
 
-use super::{ModeRow, Report, Sample, Timeline};
-use crate::format::{secs, times};
-use crate::style::CSS;
-use crate::trace::count;
+use crate::model::corun::{ModeRow, Report, Sample, Timeline};
+use crate::render::format::count;
+use crate::render::format::{secs, times};
+use crate::render::style::CSS;
 use magpie_view::chart::axis::{multiples, nice_step, tick_label, Scale};
 use magpie_view::chart::legend::{Legend, Mark};
 use magpie_view::chart::svg::{esc, Anchor, Svg, MARK};
@@ -320,4 +320,58 @@ pub(crate) fn page(r: &Report, who: &[&str; 2]) -> String {
         meta(r, who),
         body(r, who, "h2")
     )
+}
+
+/// The table: the two programs, then one line per mode.
+pub(crate) fn table(r: &Report) -> String {
+    let rows = &r.rows;
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{} and {}, {} each; alone {} each, co-running until each has ≥ {} and ≥ {} s\n",
+        r.programs[0],
+        r.programs[1],
+        count(r.workers, "worker"),
+        count(r.solo_runs, "run"),
+        count(r.runs, "run"),
+        r.min_seconds
+    );
+    let _ = writeln!(
+        o,
+        "{:<6} {:>10} {:>10} {:>6} {:>9}   {:>10} {:>10} {:>6} {:>9}   {:>8}",
+        "mode",
+        "a solo s",
+        "a co-run s",
+        "a runs",
+        "a slower",
+        "b solo s",
+        "b co-run s",
+        "b runs",
+        "b slower",
+        "combined"
+    );
+    for r in rows {
+        let _ = writeln!(
+            o,
+            "{:<6} {:>10} {:>10} {:>6} {:>9}   {:>10} {:>10} {:>6} {:>9}   {:>8}",
+            r.mode,
+            secs(Some(r.a.solo_s)),
+            secs(Some(r.a.corun_s)),
+            r.a.runs,
+            times(Some(r.a.slowdown)),
+            secs(Some(r.b.solo_s)),
+            secs(Some(r.b.corun_s)),
+            r.b.runs,
+            times(Some(r.b.slowdown)),
+            times(Some(r.combined_slowdown))
+        );
+    }
+    let _ = writeln!(
+        o,
+        "\nsolo s, co-run s: mean seconds of a run alone (under that mode) and co-running; \
+         slower = co-run s ÷ the run alone under off (one baseline for every mode); \
+         combined = a's + b's (2.00× = no interference)"
+    );
+    o
 }

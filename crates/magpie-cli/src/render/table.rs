@@ -1,8 +1,8 @@
 //! The suite's results as text: the table `magpie suite` prints at the end, whose cells the
 //! page (html.rs) shows too.
 
-use crate::format::{duration, result_line, times};
 use crate::model::{Results, Row, SmallInputInfo};
+use crate::render::format::{duration, result_line, times};
 use magpie_bench::Kernel;
 use std::fmt::Write as _;
 
@@ -218,7 +218,7 @@ pub(crate) fn table(res: &Results) -> String {
             );
         }
         for r in l.rows.iter().filter(|r| !r.iterations.is_empty()) {
-            for line in crate::locality::iteration_lines(r, 10) {
+            for line in crate::render::locality::iteration_lines(r, 10) {
                 let _ = writeln!(o, "{line}");
             }
         }
@@ -226,18 +226,18 @@ pub(crate) fn table(res: &Results) -> String {
     if let Some(c) = &res.corun {
         let _ = writeln!(o, "\nco-run (magpie corun, every sharing mode):");
         match (&c.report, &c.error) {
-            (Some(r), _) => o.push_str(&crate::corun::table(r)),
+            (Some(r), _) => o.push_str(&crate::render::corun::table(r)),
             (None, e) => {
                 let _ = writeln!(o, "  failed: {}", e.as_deref().unwrap_or("unknown"));
             }
         }
     }
     if let Some(d) = &res.dist {
-        o.push_str(&crate::dist::table(d));
+        o.push_str(&crate::render::dist::table(d));
     }
     // Last, where a terminal leaves it in view: the headline.
-    if let Some(h) = crate::headline::headline(res) {
-        let _ = write!(o, "\n{}", crate::headline::text(&h));
+    if let Some(h) = crate::model::headline::headline(res) {
+        let _ = write!(o, "\n{}", crate::model::headline::text(&h));
     }
     o
 }

@@ -6,14 +6,14 @@
 //! `--locality`, `--splice`, `--corun` and `--dist`. Every chart is drawn by
 //! `magpie_view::chart`, the plotting layer all of magpie's pages share.
 
-use crate::format::{duration, result_line};
-use crate::headline::{
+use crate::model::headline::{
     behind_list, headline, headline_policy, peer_runtimes, ratios, verdict, worker_counts,
 };
 use crate::model::{CorunInfo, Results, Row, SmallInputInfo, TraceInfo};
-use crate::style::CSS;
-use crate::table::{kernel_heading, kernel_note, table_cells, TABLE_HEAD};
-use crate::trace::count;
+use crate::render::format::count;
+use crate::render::format::{duration, result_line};
+use crate::render::style::CSS;
+use crate::render::table::{kernel_heading, kernel_note, table_cells, TABLE_HEAD};
 use magpie_view::chart::{esc, Bar, Chart};
 use std::fmt::Write;
 
@@ -514,7 +514,7 @@ pub(crate) fn page(res: &Results) -> String {
         o.push_str(&corun_section(c));
     }
     if let Some(d) = &res.dist {
-        o.push_str(&crate::dist::section(d));
+        o.push_str(&crate::render::dist::section(d));
     }
     if let Some(si) = &res.small_input {
         o.push_str(&small_input_section(si));
@@ -526,7 +526,8 @@ pub(crate) fn page(res: &Results) -> String {
 /// The co-run of `--corun`: two programs sharing the machine under each sharing mode, as
 /// `magpie corun --out` shows it.
 fn corun_section(c: &CorunInfo) -> String {
-    use crate::corun::{html, WHO};
+    use crate::model::corun::WHO;
+    use crate::render::corun as html;
     let mut o = String::from(
         "<section id=\"corun\">\n<h2>Co-running <small>two programs sharing this machine under \
          each sharing mode (magpie corun)</small></h2>\n",
@@ -635,10 +636,11 @@ fn splice_section(res: &Results) -> String {
                     x.n,
                     x.steps,
                     x.grain,
-                    crate::format::duration(x.spliced_median_s),
-                    crate::format::duration(x.unspliced_median_s),
+                    crate::render::format::duration(x.spliced_median_s),
+                    crate::render::format::duration(x.unspliced_median_s),
                     x.speedup,
-                    x.rayon_median_s.map_or("–".into(), crate::format::duration),
+                    x.rayon_median_s
+                        .map_or("–".into(), crate::render::format::duration),
                     x.stats.delayed
                 );
             }
@@ -734,8 +736,8 @@ fn locality_section(res: &Results) -> String {
 
 /// Per iteration of a first-touch program, per strategy: the share of leaves that stayed on
 /// their worker, the idle share and the schedule's bytes (empty for other kernels).
-fn iteration_table(rows: &[crate::locality::Row]) -> String {
-    let rows: Vec<&crate::locality::Row> =
+fn iteration_table(rows: &[crate::model::locality::Row]) -> String {
+    let rows: Vec<&crate::model::locality::Row> =
         rows.iter().filter(|r| !r.iterations.is_empty()).collect();
     let Some(count) = rows.iter().map(|r| r.iterations.len()).max() else {
         return String::new();
@@ -802,8 +804,8 @@ fn timeline_section(t: &TraceInfo) -> String {
                  strands). Each lane is a worker, coloured by how the phase it ran began; lines \
                  join a victim to its thief. Trace file: <code>{}</code> (<code>magpie trace \
                  export</code> turns it into Perfetto JSON or Cilkscale's CSV).</p>",
-                crate::trace::count(t.phases, "phase"),
-                crate::trace::count(t.steals, "steal"),
+                crate::render::format::count(t.phases, "phase"),
+                crate::render::format::count(t.steals, "steal"),
                 dur(t.run_s),
                 dur(t.work_s),
                 dur(t.span_s),

@@ -1,8 +1,15 @@
 //! What the suite measured, as `results.json` holds it: the machine, one row per kernel,
 //! runtime and worker count, the add-ons' outcomes (traces, locality, splicing, co-running,
 //! simulated collections, the small-input figure), and the figures derived from the rows
-//! (speedup, the best peer). The suite fills it (suite.rs); the text table (table.rs), the page
-//! (html.rs) and the headline (headline.rs) read it.
+//! (speedup, the best peer). The suite fills it (suite.rs); the text table (render/table.rs),
+//! the page (render/html.rs) and the headline ([`headline`]) read it. The add-ons' records are
+//! in [`corun`], [`dist`], [`locality`] and [`splice`].
+
+pub(crate) mod corun;
+pub(crate) mod dist;
+pub(crate) mod headline;
+pub(crate) mod locality;
+pub(crate) mod splice;
 
 use magpie::Policy;
 use magpie_bench::harness::{Measured, RunError};
@@ -94,7 +101,7 @@ impl Row {
             Who::Serial => ("serial", None, None),
             Who::Magpie(p) => ("magpie", None, Some(p.name().to_string())),
             Who::Peer(p) => {
-                let (rt, v) = crate::cli::peer_parts(p);
+                let (rt, v) = peer_parts(p);
                 (rt, v.map(str::to_string), None)
             }
         };
@@ -242,7 +249,7 @@ pub(crate) struct Results {
     pub corun: Option<CorunInfo>,
     /// magpie-dist's collections, simulated (`--dist`); absent without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dist: Option<crate::dist::DistInfo>,
+    pub dist: Option<dist::DistInfo>,
     /// A small input entered from outside the pool, every runtime (with tree-sum); absent
     /// without tree-sum.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -263,7 +270,7 @@ pub(crate) struct SmallInputInfo {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct CorunInfo {
     /// What `magpie corun --out` writes to corun.json; `null` when it failed.
-    pub report: Option<crate::corun::Report>,
+    pub report: Option<corun::Report>,
     /// What went wrong, in one line; `null` when nothing did.
     pub error: Option<String>,
 }
@@ -276,7 +283,7 @@ pub(crate) struct SpliceInfo {
     /// Workers.
     pub workers: usize,
     /// What `magpie splice --json` reports; `null` when it failed.
-    pub outcome: Option<crate::splice::Outcome>,
+    pub outcome: Option<splice::Outcome>,
     /// What went wrong, in one line; `null` when nothing did.
     pub error: Option<String>,
 }
@@ -293,7 +300,7 @@ pub(crate) struct LocalityInfo {
     /// Runs per strategy (the median run's misses are reported).
     pub runs: u64,
     /// One row per strategy, in the order run.
-    pub rows: Vec<crate::locality::Row>,
+    pub rows: Vec<locality::Row>,
     /// What went wrong, in one line; `null` when nothing did.
     pub error: Option<String>,
 }
@@ -424,11 +431,19 @@ pub(crate) struct Headline {
     pub versus: Vec<Versus>,
 }
 
+/// A peer's runtime (`rayon`, `chili`) and variant (`join`, `scope`, `iter`), from its name.
+pub(crate) fn peer_parts(p: Peer) -> (&'static str, Option<&'static str>) {
+    match p.name().split_once('-') {
+        Some((runtime, variant)) => (runtime, Some(variant)),
+        None => (p.name(), None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::result_line;
-    use crate::table::table_cells;
+    use crate::render::format::result_line;
+    use crate::render::table::table_cells;
 
     #[test]
     fn speedup_and_best_peer() {
