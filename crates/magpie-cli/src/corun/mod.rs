@@ -10,7 +10,8 @@
 //! creates and removes, named by `MAGPIE_SHARE_TABLE`, so neither a table left by other programs
 //! nor the cores a killed child still holds carry into the next phase. While co-running, corun
 //! samples the cores each program holds in that table and the cores it uses (CPU time over wall
-//! time); `--out` writes them to `corun.json` and plots them in `index.html` ([`render::corun`](crate::render::corun)).
+//! time); `--out` writes them to `corun.json` and plots them in `index.html`
+//! ([`render::corun`](crate::render::corun)).
 //!
 //! The children are [`Child`] guards: whatever path the command leaves by (success, an error, a
 //! panic), every child is killed and reaped, and the directory removed.

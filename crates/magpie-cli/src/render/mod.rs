@@ -1,7 +1,7 @@
 //! What the tool writes: the suite's text table ([`table`]) and report page ([`html`], with
-//! [`style`]'s sheet), the co-run report's page ([`corun`]), and how every figure is written
-//! ([`format`]). A renderer reads only the results ([`crate::model`]) and draws nothing from
-//! the commands that measured them.
+//! [`style`]'s sheet), the co-run report's page ([`corun`]), the add-ons' tables ([`dist`],
+//! [`locality`]) and how every figure is written ([`format`](mod@format)). A renderer reads
+//! only the results ([`crate::model`]) and draws nothing from the commands that measured them.
 
 pub(crate) mod corun;
 pub(crate) mod dist;
