@@ -2,14 +2,11 @@
 //! or one JSON object (with the process's peak RSS, which `magpie report` reads from a child).
 
 use crate::cli::BenchArgs;
+use crate::measure::run::{case_of, pool_builder, BUG};
 use crate::render::format::{nanos, result_line, secs, times};
 use crate::Failure;
 use magpie_bench::harness::peak_rss_kib;
 use magpie_bench::runner::{self, BenchConfig, BenchRecord};
-
-/// What to do when a kernel gives a wrong answer: it is a bug, in magpie or in the kernel.
-pub(crate) const BUG: &str = "this is a bug in magpie or in the kernel: please report it with the \
-                       command line and the output above";
 
 /// magpie's counters in one line.
 pub(crate) fn stats_line(s: &magpie::Stats) -> String {
@@ -33,33 +30,6 @@ pub(crate) fn stats_line(s: &magpie::Stats) -> String {
     )
 }
 
-/// The pool settings that `bench` and `trace` take alike: the environment (`MAGPIE_*`), then the
-/// options given.
-pub(crate) fn pool_builder(
-    workers: Option<usize>,
-    policy: Option<magpie::Policy>,
-    stack_size: Option<usize>,
-    max_fibers: Option<usize>,
-    steal_one: bool,
-) -> Result<magpie::Builder, Failure> {
-    let mut builder = magpie::Builder::default()
-        .from_env()
-        .map_err(Failure::from_magpie)?;
-    if let Some(w) = workers {
-        builder = builder.workers(w);
-    }
-    if let Some(p) = policy {
-        builder = builder.policy(p);
-    }
-    if let Some(b) = stack_size {
-        builder = builder.stack_size(b);
-    }
-    if let Some(f) = max_fibers {
-        builder = builder.max_fibers(f);
-    }
-    Ok(builder.steal_half(!steal_one))
-}
-
 /// The pool `RunOptions` describe.
 pub(crate) fn run_pool(o: &crate::cli::RunOptions) -> Result<magpie::Builder, Failure> {
     pool_builder(o.workers, o.policy, o.stack_size, o.max_fibers, o.steal_one)
@@ -71,54 +41,6 @@ pub(crate) fn run_case(
     o: &crate::cli::RunOptions,
 ) -> Result<runner::Case, Failure> {
     case_of(kernel, o.n, o.size, o.grain, o.tree)
-}
-
-/// The run that `bench` and `trace` take alike: the kernel at `n` (default: its size for
-/// `size`), or the uts tree given, checked.
-pub(crate) fn case_of(
-    kernel: magpie_bench::Kernel,
-    n: Option<u64>,
-    size: magpie_bench::Size,
-    grain: Option<u64>,
-    tree: Option<magpie_bench::kernels::uts::Params>,
-) -> Result<runner::Case, Failure> {
-    if tree.is_some() && n.is_some() {
-        return Err(Failure::Usage(
-            "give uts either --n (a depth of the T1 family) or --tree, not both".into(),
-        ));
-    }
-    let n = match tree {
-        Some(_) => 0,
-        None => n.unwrap_or_else(|| kernel.size_n(size)),
-    };
-    let case = runner::Case {
-        kernel,
-        n,
-        grain,
-        tree,
-    };
-    case.check().map_err(Failure::Usage)?;
-    Ok(case)
-}
-
-/// Runs `case` once on `pool`, verified; returns the run's wall time. A wrong result is a
-/// failure, magpie's stack-limit stop a stop, a bad case bad input.
-pub(crate) fn run_once_verified(pool: &magpie::Pool, case: &runner::Case) -> Result<f64, Failure> {
-    let m = runner::run_magpie(pool, case, 1).map_err(|e| match e {
-        magpie_bench::harness::RunError::Stopped(m) => Failure::Stopped(m),
-        magpie_bench::harness::RunError::Setup(m) => Failure::Usage(m),
-        e => Failure::Failed(e.to_string()),
-    })?;
-    if !m.verified {
-        return Err(Failure::Failed(format!(
-            "{}: verification failed: {}; {BUG}",
-            case.kernel.name(),
-            m.failure
-                .as_deref()
-                .unwrap_or("the run returned a wrong result")
-        )));
-    }
-    Ok(m.timing.times_s.first().copied().unwrap_or(0.0))
 }
 
 pub(crate) fn run(a: BenchArgs) -> Result<(), Failure> {

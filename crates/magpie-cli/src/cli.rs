@@ -3,15 +3,15 @@
 //! parsers that
 //! turn bad values into one-line errors.
 
+use crate::measure::dist::{parse_dist, DistSpec};
+use crate::measure::locality::{
+    parse_strategies, Strategies, DEFAULT_PACE_US_PER_MIB, DEFAULT_STRATEGIES,
+};
 use crate::model::peer_parts;
 use clap::{Args, Parser, Subcommand};
 use magpie_bench::kernels;
 use magpie_bench::{Kernel, Peer, Size};
 use std::path::PathBuf;
-
-/// `--pace-us-per-mib`'s default: a leaf touching the 80 KiB of four rows of a 1024-wide grid
-/// sleeps about 160 µs, long enough that 16 workers' leaves overlap on 2 CPUs.
-pub(crate) const DEFAULT_PACE_US_PER_MIB: u64 = 2000;
 
 /// The burden (µs) `trace export --format csv` adds to a span for each steal edge on its path:
 /// an estimate of what migrating work to another worker costs (a steal's synchronisation, the
@@ -212,108 +212,6 @@ pub(crate) struct LocalityArgs {
     /// One JSON array, one object per strategy, instead of a table.
     #[arg(long)]
     pub json: bool,
-}
-
-/// A scheduling strategy for `magpie locality`: how thieves pick victims, and whether the pool
-/// has places (`Some(cross_place_steal)`).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Strategy {
-    pub victims: magpie::Victims,
-    pub places: Option<bool>,
-    /// CAB's squads.
-    pub squads: bool,
-    /// With squads: whether inter-socket tasks go to the squads they name.
-    pub squad_hints: bool,
-    /// relws, stows or user: the schedule the kernel's iterations follow.
-    pub follow: Option<Follow>,
-}
-
-/// The schedule-following strategies of `magpie locality` (`magpie_bench::placement`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Follow {
-    /// relws: the §6.4 loop.
-    Relaxed,
-    /// stows: the initialiser's schedule, Ordered.
-    Ordered,
-    /// user: `Schedule::halving`, Unordered.
-    User,
-}
-
-/// Strategies, in the order given.
-#[derive(Clone, Debug)]
-pub(crate) struct Strategies(pub Vec<(String, Strategy)>);
-
-/// `magpie locality`'s strategies when none are named, and the ones `magpie suite --locality`
-/// compares.
-pub(crate) const DEFAULT_STRATEGIES: &str = "random,numa,places,places-cross,cab,cab-paper";
-
-/// The schedule-following strategies, parsed (for the kernels with a first-touch initialiser).
-pub(crate) fn schedule_strategies() -> Strategies {
-    parse_strategies("relws,stows,user").expect("the schedule strategies parse")
-}
-
-/// [`DEFAULT_STRATEGIES`], parsed.
-pub(crate) fn default_strategies() -> Strategies {
-    parse_strategies(DEFAULT_STRATEGIES).expect("the default strategies parse")
-}
-
-fn parse_strategies(s: &str) -> Result<Strategies, String> {
-    let mut v = Vec::new();
-    for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        let st = match name {
-            "places" => Strategy {
-                victims: magpie::Victims::Random,
-                places: Some(false),
-                squads: false,
-                squad_hints: true,
-                follow: None,
-            },
-            "places-cross" => Strategy {
-                victims: magpie::Victims::Random,
-                places: Some(true),
-                squads: false,
-                squad_hints: true,
-                follow: None,
-            },
-            "cab" | "cab-paper" => Strategy {
-                victims: magpie::Victims::Random,
-                places: None,
-                squads: true,
-                squad_hints: name == "cab",
-                follow: None,
-            },
-            "relws" | "stows" | "user" => Strategy {
-                victims: magpie::Victims::Random,
-                places: None,
-                squads: false,
-                squad_hints: true,
-                follow: Some(match name {
-                    "relws" => Follow::Relaxed,
-                    "stows" => Follow::Ordered,
-                    _ => Follow::User,
-                }),
-            },
-            _ => Strategy {
-                victims: name.parse::<magpie::Victims>().map_err(|_| {
-                    format!(
-                        "unknown strategy `{name}`: expected random, numa, places, \
-                         places-cross, cab, cab-paper, relws, stows or user"
-                    )
-                })?,
-                places: None,
-                squads: false,
-                squad_hints: true,
-                follow: None,
-            },
-        };
-        if !v.iter().any(|(n, _)| n == name) {
-            v.push((name.to_string(), st));
-        }
-    }
-    if v.is_empty() {
-        return Err("no strategy given: expected a list such as random,numa".into());
-    }
-    Ok(Strategies(v))
 }
 
 #[derive(Args, Debug)]
@@ -1210,77 +1108,4 @@ fn parse_suite_workers(s: &str) -> Result<WorkersList, String> {
     }
     v.sort_unstable();
     Ok(WorkersList(v))
-}
-
-/// The kernel of `--dist`: hf or tce, and its side (`None`: from the suite's size).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct DistSpec {
-    /// Hartree-Fock (`hf`) rather than tensor contraction (`tce`).
-    pub hf: bool,
-    /// The kernel's side: n × n tasks.
-    pub n: Option<u64>,
-}
-
-impl std::fmt::Display for DistSpec {
-    /// As `--dist` takes it.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.hf { "hf" } else { "tce" })?;
-        match self.n {
-            Some(n) => write!(f, ":{n}"),
-            None => Ok(()),
-        }
-    }
-}
-
-/// `hf`, `tce`, `hf:200`.
-pub(crate) fn parse_dist(s: &str) -> Result<DistSpec, String> {
-    let (k, n) = match s.split_once(':') {
-        Some((k, n)) => (k, Some(n)),
-        None => (s, None),
-    };
-    let hf = match k.trim() {
-        "hf" => true,
-        "tce" => false,
-        other => {
-            return Err(format!(
-                "unknown kernel `{other}` for --dist: expected hf or tce (magpie-dist's \
-                 synthetic kernels), optionally with a side, e.g. hf:200"
-            ))
-        }
-    };
-    let n = match n {
-        None => None,
-        Some(v) => Some(
-            v.trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|n| (2..=4000).contains(n))
-                .ok_or(format!(
-                    "--dist {s}: the side `{v}` is not a whole number from 2 to 4000"
-                ))?,
-        ),
-    };
-    Ok(DistSpec { hf, n })
-}
-
-#[cfg(test)]
-mod dist_tests {
-    use super::*;
-
-    #[test]
-    fn dist_specs_parse_and_bad_ones_say_what_is_expected() {
-        assert_eq!(parse_dist("hf"), Ok(DistSpec { hf: true, n: None }));
-        assert_eq!(
-            parse_dist("tce:30"),
-            Ok(DistSpec {
-                hf: false,
-                n: Some(30)
-            })
-        );
-        assert!(parse_dist("uts")
-            .unwrap_err()
-            .contains("expected hf or tce"));
-        assert!(parse_dist("hf:1").unwrap_err().contains("from 2 to 4000"));
-        assert!(parse_dist("hf:x").unwrap_err().contains("from 2 to 4000"));
-    }
 }

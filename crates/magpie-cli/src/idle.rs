@@ -61,7 +61,7 @@ pub(crate) fn measure(
     if pool.install(|| fib(25)) != 75025 {
         return Err(Failure::Failed(format!(
             "fib(25) gave a wrong answer; {}",
-            crate::bench::BUG
+            crate::measure::run::BUG
         )));
     }
     std::thread::sleep(settle);

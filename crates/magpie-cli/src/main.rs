@@ -20,7 +20,6 @@ mod bench;
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 mod cli;
 mod corun;
-mod dist;
 mod idle;
 mod locality;
 mod measure;

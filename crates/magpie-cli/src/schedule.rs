@@ -140,7 +140,7 @@ fn record(a: ScheduleRecordArgs) -> Result<(), Failure> {
         policy: pool.policy(),
     };
     let (run_s, s) =
-        pool.install(|| schedule::record(|| crate::bench::run_once_verified(&pool, &case)));
+        pool.install(|| schedule::record(|| crate::measure::run::run_once_verified(&pool, &case)));
     let run_s = run_s?;
     let s = s.with_note(rec.note());
     write(&s, &out)?;
@@ -163,7 +163,7 @@ fn follow(a: ScheduleFollowArgs) -> Result<(), Failure> {
     })?;
     let case = rec.case()?;
     let workers = a.workers.unwrap_or(template.workers());
-    let builder = crate::bench::pool_builder(
+    let builder = crate::measure::run::pool_builder(
         Some(workers),
         Some(a.policy.unwrap_or(rec.policy)),
         a.stack_size,
@@ -174,7 +174,7 @@ fn follow(a: ScheduleFollowArgs) -> Result<(), Failure> {
     let before = pool.stats().deviations;
     let (run_s, taken) = pool.install(|| {
         schedule::follow(&template, a.constraint, || {
-            crate::bench::run_once_verified(&pool, &case)
+            crate::measure::run::run_once_verified(&pool, &case)
         })
     });
     let run_s = run_s?;
@@ -200,7 +200,7 @@ fn bench(a: ScheduleBenchArgs) -> Result<(), Failure> {
     let builder = crate::bench::run_pool(&a.opts)?;
     let case = crate::bench::run_case(a.kernel, &a.opts)?;
     let pool = builder.build().map_err(Failure::from_magpie)?;
-    let once = || crate::bench::run_once_verified(&pool, &case);
+    let once = || crate::measure::run::run_once_verified(&pool, &case);
     // The template: record, then relax until the schedule settles (at most 4 relaxed runs), on
     // a pool that also clocks the time its workers spend looking for work; each iteration is
     // reported (the convergence of the loop).
@@ -213,7 +213,7 @@ fn bench(a: ScheduleBenchArgs) -> Result<(), Failure> {
     for _ in 0..a.iterations {
         let before = clocked.stats().search_ns;
         let t = std::time::Instant::now();
-        clocked.install(|| it.run(|| crate::bench::run_once_verified(&clocked, &case)))?;
+        clocked.install(|| it.run(|| crate::measure::run::run_once_verified(&clocked, &case)))?;
         let secs = t.elapsed().as_secs_f64();
         let step = it.steps().last().expect("a step").clone();
         iterations.push(json!({

@@ -184,7 +184,7 @@ struct Plan {
     /// Co-run two programs under every sharing mode (`--corun`).
     corun: Option<cli::ProgramPair>,
     /// Simulate magpie-dist's collections (`--dist`).
-    dist: Option<cli::DistSpec>,
+    dist: Option<crate::measure::dist::DistSpec>,
     /// Where the two rayon builds are (`--rayon-builds`; default: beside this executable).
     rayon_builds: Option<PathBuf>,
 }
@@ -235,7 +235,7 @@ impl Plan {
         // A co-run program that cannot be built fails now, not after the suite.
         if let Some(cli::ProgramPair(x, y)) = &a.corun {
             for p in [x, y] {
-                crate::bench::case_of(p.kernel, p.n, a.size, p.grain, None)
+                crate::measure::run::case_of(p.kernel, p.n, a.size, p.grain, None)
                     .map_err(|e| Failure::Usage(format!("--corun {p}: {}", e.message())))?;
             }
         }
@@ -267,7 +267,7 @@ impl Plan {
                     return Err(Failure::Usage(format!(
                         "--locality names {k}, which declares no leaf accesses: only {} can be \
                          modelled",
-                        crate::locality::kernels_in_words()
+                        crate::measure::locality::kernels_in_words()
                     )));
                 }
             }
@@ -784,14 +784,14 @@ fn modelled(
     l: &LocalityPlan,
     size: Size,
     runs: u64,
-    strategies: &cli::Strategies,
+    strategies: &crate::measure::locality::Strategies,
 ) -> Vec<LocalityInfo> {
-    let settings = crate::locality::Settings {
+    let settings = crate::measure::locality::Settings {
         topology: &l.topology,
         strategies: &strategies.0,
         runs,
         line: 64,
-        pace_us_per_mib: cli::DEFAULT_PACE_US_PER_MIB,
+        pace_us_per_mib: crate::measure::locality::DEFAULT_PACE_US_PER_MIB,
         boundary_level: None,
         policy: None,
         iterations: None,
@@ -805,24 +805,24 @@ fn modelled(
             // (relws, stows, user); places and squads only where its phases sweep rows.
             let own;
             let settings = if let Some(facet) = k.placement() {
-                let mut v: Vec<(String, cli::Strategy)> = strategies
+                let mut v: Vec<(String, crate::measure::locality::Strategy)> = strategies
                     .0
                     .iter()
                     .filter(|(_, st)| facet.banded || (st.places.is_none() && !st.squads))
                     .cloned()
                     .collect();
-                for (name, st) in cli::schedule_strategies().0 {
+                for (name, st) in crate::measure::locality::schedule_strategies().0 {
                     if !v.iter().any(|(n, _)| *n == name) {
                         v.push((name, st));
                     }
                 }
                 own = v;
-                crate::locality::Settings {
+                crate::measure::locality::Settings {
                     strategies: &own,
                     ..settings
                 }
             } else {
-                crate::locality::Settings { ..settings }
+                crate::measure::locality::Settings { ..settings }
             };
             let strategies = settings.strategies;
             eprintln!(
@@ -830,10 +830,11 @@ fn modelled(
                 l.spec,
                 strategies.len()
             );
-            let (rows, error) = match crate::locality::model(&runner::Case::new(k, n), &settings) {
-                Ok(rows) => (rows, None),
-                Err(f) => (vec![], Some(f.message().to_string())),
-            };
+            let (rows, error) =
+                match crate::measure::locality::model(&runner::Case::new(k, n), &settings) {
+                    Ok(rows) => (rows, None),
+                    Err(f) => (vec![], Some(f.message().to_string())),
+                };
             LocalityInfo {
                 kernel: k.name().into(),
                 n,
@@ -1021,7 +1022,12 @@ pub(crate) fn run(a: SuiteArgs) -> Result<(), Failure> {
             .collect()
     };
     let locality = plan.locality.as_ref().map_or_else(Vec::new, |l| {
-        modelled(l, plan.size, plan.runs as u64, &cli::default_strategies())
+        modelled(
+            l,
+            plan.size,
+            plan.runs as u64,
+            &crate::measure::locality::default_strategies(),
+        )
     });
     let splice = if a.splice {
         spliced(&plan.kernels, &plan.workers, plan.size, plan.runs)
@@ -1031,7 +1037,9 @@ pub(crate) fn run(a: SuiteArgs) -> Result<(), Failure> {
     let corun = plan
         .corun
         .map(|p| corunning(p, plan.trace_workers(), plan.size, plan.runs));
-    let dist = plan.dist.map(|d| crate::dist::simulated(d, plan.size));
+    let dist = plan
+        .dist
+        .map(|d| crate::measure::dist::simulated(d, plan.size));
     let small_input = plan.kernels.contains(&kernels::tree_sum::KERNEL).then(|| {
         eprintln!("small input: the 1,023-node tree sum entered from outside each pool");
         match kernels::tree_sum::small_input(&plan.workers, plan.runs) {

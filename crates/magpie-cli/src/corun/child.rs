@@ -10,8 +10,8 @@
 //! `magpie corun` does not wait for that: it kills both programs at the same moment and discards
 //! the runs they were in. A wrong result is an `error:` line and exit 1.
 
-use crate::bench::{case_of, pool_builder, run_once_verified};
 use crate::cli::CorunChildArgs;
+use crate::measure::run::{case_of, pool_builder, run_once_verified};
 use crate::Failure;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};

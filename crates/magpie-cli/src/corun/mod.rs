@@ -18,8 +18,8 @@
 
 pub(crate) mod child;
 
-use crate::bench::case_of;
 use crate::cli::{CorunArgs, ProgramSpec};
+use crate::measure::run::case_of;
 use crate::model::corun::{mean, ModeRow, ProgramRow, Report, Sample, Timeline, WHO};
 use crate::render::corun::table;
 use crate::render::format::count;

@@ -478,7 +478,7 @@ fn summary_of_file(a: SummaryArgs) -> Result<(), Failure> {
 /// Runs `case` once on `pool`, which must trace, verified; returns the trace and the run's wall
 /// time. A wrong result is a failure, magpie's stack-limit stop a stop, a bad case bad input.
 pub(crate) fn traced_run(pool: &magpie::Pool, case: &Case) -> Result<(Trace, f64), Failure> {
-    let run_s = crate::bench::run_once_verified(pool, case)?;
+    let run_s = crate::measure::run::run_once_verified(pool, case)?;
     let t = pool
         .trace()
         .ok_or_else(|| Failure::Failed("the pool did not record a trace".into()))?;

@@ -10,7 +10,6 @@
 //!
 //! Real MPI runs are `mpirun -n P magpie-dist run ...` ([docs/DISTRIBUTED.md]).
 
-use crate::cli::DistSpec;
 use crate::model::dist::{DistInfo, DistRow};
 use magpie_bench::Size;
 use magpie_dist::collection::Strategy;
@@ -112,6 +111,57 @@ pub(crate) fn simulated(spec: DistSpec, size: Size) -> DistInfo {
     info
 }
 
+/// The kernel of `--dist`: hf or tce, and its side (`None`: from the suite's size).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DistSpec {
+    /// Hartree-Fock (`hf`) rather than tensor contraction (`tce`).
+    pub hf: bool,
+    /// The kernel's side: n × n tasks.
+    pub n: Option<u64>,
+}
+
+impl std::fmt::Display for DistSpec {
+    /// As `--dist` takes it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.hf { "hf" } else { "tce" })?;
+        match self.n {
+            Some(n) => write!(f, ":{n}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `hf`, `tce`, `hf:200`.
+pub(crate) fn parse_dist(s: &str) -> Result<DistSpec, String> {
+    let (k, n) = match s.split_once(':') {
+        Some((k, n)) => (k, Some(n)),
+        None => (s, None),
+    };
+    let hf = match k.trim() {
+        "hf" => true,
+        "tce" => false,
+        other => {
+            return Err(format!(
+                "unknown kernel `{other}` for --dist: expected hf or tce (magpie-dist's \
+                 synthetic kernels), optionally with a side, e.g. hf:200"
+            ))
+        }
+    };
+    let n = match n {
+        None => None,
+        Some(v) => Some(
+            v.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (2..=4000).contains(n))
+                .ok_or(format!(
+                    "--dist {s}: the side `{v}` is not a whole number from 2 to 4000"
+                ))?,
+        ),
+    };
+    Ok(DistSpec { hf, n })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,5 +191,27 @@ mod tests {
         let html = section(&d);
         assert_eq!(html.matches("<svg").count(), Strategy::ALL.len());
         assert!(html.contains("steal-retentive") && table(&d).contains("plb-hierarchical"));
+    }
+}
+
+#[cfg(test)]
+mod dist_tests {
+    use super::*;
+
+    #[test]
+    fn dist_specs_parse_and_bad_ones_say_what_is_expected() {
+        assert_eq!(parse_dist("hf"), Ok(DistSpec { hf: true, n: None }));
+        assert_eq!(
+            parse_dist("tce:30"),
+            Ok(DistSpec {
+                hf: false,
+                n: Some(30)
+            })
+        );
+        assert!(parse_dist("uts")
+            .unwrap_err()
+            .contains("expected hf or tce"));
+        assert!(parse_dist("hf:1").unwrap_err().contains("from 2 to 4000"));
+        assert!(parse_dist("hf:x").unwrap_err().contains("from 2 to 4000"));
     }
 }
