@@ -2,9 +2,9 @@
 //! or one JSON object (with the process's peak RSS, which `magpie report` reads from a child).
 
 use crate::cli::BenchArgs;
+use crate::failure::Failure;
 use crate::measure::run::{case_of, pool_builder, BUG};
 use crate::render::format::{nanos, result_line, secs, times};
-use crate::Failure;
 use magpie_bench::harness::peak_rss_kib;
 use magpie_bench::runner::{self, BenchConfig, BenchRecord};
 

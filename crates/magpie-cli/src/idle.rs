@@ -4,7 +4,7 @@
 //! of this process is read from `/proc/self/task/*/schedstat` (nanoseconds) before and after.
 
 use crate::cli::IdleArgs;
-use crate::Failure;
+use crate::failure::Failure;
 use std::time::{Duration, Instant};
 
 /// CPU time used so far by every thread of the process whose `/proc` directory is `proc` (e.g.

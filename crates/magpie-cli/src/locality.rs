@@ -12,9 +12,9 @@
 //! share and the schedule's bytes. The strategies `relws`, `stows` and `user` are theirs.
 
 use crate::cli::LocalityArgs;
+use crate::failure::Failure;
 use crate::measure::locality::{model, Settings};
 use crate::render::locality::iteration_lines;
-use crate::Failure;
 use magpie::Topology;
 
 pub(crate) fn run(a: LocalityArgs) -> Result<(), Failure> {

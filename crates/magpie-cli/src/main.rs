@@ -20,6 +20,7 @@ mod bench;
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 mod cli;
 mod corun;
+mod failure;
 mod idle;
 mod locality;
 mod measure;
@@ -34,42 +35,8 @@ mod suite;
 mod trace;
 
 use clap::Parser;
+use failure::Failure;
 use std::process::ExitCode;
-
-/// A command's failure, printed as one `error: ...` line on stderr.
-#[derive(Debug)]
-pub enum Failure {
-    /// Bad arguments or environment (exit 2).
-    Usage(String),
-    /// A run failed verification, crashed, or the OS refused something (exit 1).
-    Failed(String),
-    /// magpie stopped a work-first spawn at its stack limit (exit 3).
-    Stopped(String),
-    /// `magpie race` found a race (exit 3).
-    Raced(String),
-}
-
-impl Failure {
-    fn code(&self) -> u8 {
-        match self {
-            Failure::Failed(_) => 1,
-            Failure::Usage(_) => 2,
-            Failure::Stopped(_) | Failure::Raced(_) => 3,
-        }
-    }
-    pub fn message(&self) -> &str {
-        match self {
-            Failure::Usage(m) | Failure::Failed(m) | Failure::Stopped(m) | Failure::Raced(m) => m,
-        }
-    }
-    /// A magpie configuration error is bad input; anything else from magpie is a failure.
-    pub fn from_magpie(e: magpie::Error) -> Failure {
-        match e {
-            magpie::Error::Config { .. } => Failure::Usage(e.to_string()),
-            _ => Failure::Failed(e.to_string()),
-        }
-    }
-}
 
 /// Keeps magpie's stack-limit stops (panics carrying a `magpie::Error`) off stderr: the command
 /// reports them as one `error:` line. Other panics keep the default report.

@@ -7,7 +7,7 @@
 //! bad arguments.
 
 use crate::cli::RaceArgs;
-use crate::Failure;
+use crate::failure::Failure;
 use magpie::race::dpst::Search;
 use magpie::race::{Options, Report};
 

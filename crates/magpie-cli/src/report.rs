@@ -5,8 +5,8 @@
 //! stack limit is reported as "stopped", not as a failure.
 
 use crate::cli::ReportArgs;
+use crate::failure::Failure;
 use crate::render::format::{nanos, result_line, secs, times};
-use crate::Failure;
 use magpie::Policy;
 use magpie_bench::kernels;
 use magpie_bench::{Kernel, Peer};

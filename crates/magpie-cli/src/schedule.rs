@@ -23,7 +23,7 @@ use crate::cli::{
     ScheduleAction, ScheduleArgs, ScheduleBenchArgs, ScheduleFollowArgs, ScheduleRecordArgs,
     ScheduleShowArgs,
 };
-use crate::Failure;
+use crate::failure::Failure;
 use magpie::schedule::{self, Constraint, Schedule};
 use magpie_bench::runner::Case;
 use magpie_bench::Kernel;

@@ -5,7 +5,7 @@
 //! reported and exit 0; a table magpie would refuse is an `error:` line and exit 2.
 
 use crate::cli::{ShareAction, ShareArgs, ShareStatusArgs};
-use crate::Failure;
+use crate::failure::Failure;
 use magpie::dws::{CoreEntry, CoreTable, ProgramEntry, Snapshot, STALE_MS};
 use serde_json::{json, Value};
 use std::fmt::Write as _;

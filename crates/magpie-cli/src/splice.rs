@@ -4,8 +4,8 @@
 //! unspliced one. Prints medians, the ratio, the scheduler's statistics and `verified`.
 
 use crate::cli::SpliceArgs;
+use crate::failure::Failure;
 use crate::model::splice::{Outcome, StatsOut};
-use crate::Failure;
 use magpie_bench::kernels;
 use magpie_bench::spliced::{Fdtd, Heat, Jacobi};
 use magpie_splice::kernels::{Seidel, Sliced};

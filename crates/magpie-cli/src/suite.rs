@@ -10,6 +10,7 @@
 //! index.html shows their timelines (the trace files go to `traces/` in the report folder).
 
 use crate::cli::{self, SuiteArgs};
+use crate::failure::Failure;
 use crate::model::{
     derive, CorunInfo, LocalityInfo, Machine, NotMeasured, Results, Row, SmallInputInfo,
     SpliceInfo, TraceInfo, Who, POLICIES,
@@ -17,7 +18,6 @@ use crate::model::{
 use crate::render::format::utc_date;
 use crate::render::table::table;
 use crate::trace;
-use crate::Failure;
 use indicatif::ProgressBar;
 use magpie::dws::SharingMode;
 use magpie::Policy;

@@ -11,8 +11,8 @@
 //! the runs they were in. A wrong result is an `error:` line and exit 1.
 
 use crate::cli::CorunChildArgs;
+use crate::failure::Failure;
 use crate::measure::run::{case_of, pool_builder, run_once_verified};
-use crate::Failure;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};

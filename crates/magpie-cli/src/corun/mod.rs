@@ -19,12 +19,12 @@
 pub(crate) mod child;
 
 use crate::cli::{CorunArgs, ProgramSpec};
+use crate::failure::Failure;
 use crate::measure::run::case_of;
 use crate::model::corun::{mean, ModeRow, ProgramRow, Report, Sample, Timeline, WHO};
 use crate::render::corun::table;
 use crate::render::format::count;
 use crate::render::format::{secs, times};
-use crate::Failure;
 use child::Line;
 use magpie::dws::{CoreTable, SharingMode};
 use magpie_bench::runner::Case;

@@ -2,8 +2,8 @@
 //! victim-selection strategy on a virtual topology, its leaves' declared accesses replayed
 //! through one LRU cache per socket (`magpie::cachemodel`); the strategies and their names.
 
+use crate::failure::Failure;
 use crate::model::locality::Row;
-use crate::Failure;
 use magpie::cachemodel::{simulate, simulate_each, Misses};
 use magpie::Topology;
 use magpie_bench::Kernel;

@@ -1,7 +1,7 @@
 //! One kernel's run as the commands take it: the pool from the environment and the options
 //! given, the case checked, one run verified.
 
-use crate::Failure;
+use crate::failure::Failure;
 use magpie_bench::runner;
 
 /// What to do when a kernel gives a wrong answer: it is a bug, in magpie or in the kernel.

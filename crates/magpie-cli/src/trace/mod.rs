@@ -18,8 +18,8 @@ pub(crate) mod perfetto;
 pub(crate) mod svg;
 
 use crate::cli::{ExportArgs, Format, SummaryArgs, TraceAction, TraceArgs, TraceRunArgs};
+use crate::failure::Failure;
 use crate::render::format::count;
-use crate::Failure;
 use magpie::trace::{Origin, Taken, Trace};
 use magpie_bench::runner::Case;
 use serde::Serialize;
