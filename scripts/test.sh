@@ -98,7 +98,7 @@ python3 scripts/import-circles.py --max-circle 4 --no-core-imports
 # the tool's results (model/) are written by the commands that measure and read by the
 # renderers (render/), which import nothing from the commands, and model/ imports neither.
 python3 scripts/import-circles.py crates/magpie-bench/src --max-circle 1 >/dev/null
-python3 scripts/import-circles.py crates/magpie-cli/src --max-circle 1 --layers render+measure,model >/dev/null
+python3 scripts/import-circles.py crates/magpie-cli/src --max-circle 1 --layers render+measure,model+failure >/dev/null
 
 echo "== the join's instruction budget: scripts/join-instructions.sh"
 # A join nobody steals, counted under callgrind (fib without a cutoff on a one-worker pool, and
