@@ -31,6 +31,33 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/nightly.sh
 . scripts/nightly.sh
 
+# part NAME: starts the next part of the run. Each part's wall time is kept, and the list is
+# printed when the run ends (passed or not), so a slow part shows which it is.
+run_start=$SECONDS
+part_name=""
+part_start=$SECONDS
+part_times=()
+end_part() {
+    if [ -n "$part_name" ]; then
+        part_times+=("$(printf '%6d s  %s' $((SECONDS - part_start)) "${part_name%%:*}")")
+    fi
+    part_name=""
+}
+part() {
+    end_part
+    part_name=$1
+    part_start=$SECONDS
+    echo "== $1"
+}
+print_part_times() {
+    local status=$?
+    end_part
+    echo "== time per part (wall seconds)"
+    printf '%s\n' "${part_times[@]}"
+    printf '%6d s  the whole run (exit %d)\n' $((SECONDS - run_start)) "$status"
+}
+trap print_part_times EXIT
+
 if ! command -v cargo >/dev/null 2>&1; then
     echo "error: cargo not found; install Rust (https://rustup.rs) and run this again" >&2
     exit 2
@@ -48,14 +75,14 @@ if [ -n "$avail_kb" ] && [ "$avail_kb" -lt $((10 * 1024 * 1024)) ]; then
     echo "warning: only $((avail_kb / 1024)) MB free on this disk; a whole run needs about 6 GB" >&2
 fi
 
-echo "== C++ peers (TBB, OpenMP): scripts/build-peers.sh"
+part "C++ peers (TBB, OpenMP): scripts/build-peers.sh"
 # The peers are optional for magpie itself: if they cannot be built here (no root, no apt), their
 # tests and benchmarks say so and skip them.
 if ! bash scripts/build-peers.sh; then
     skip_part "the C++ peers could not be built; their tests will be skipped"
 fi
 
-echo "== cargo fmt --all --check (and rayon-core's, and its compare crate's)"
+part "cargo fmt --all --check (and rayon-core's, and its compare crate's)"
 if ! cargo fmt --version >/dev/null 2>&1; then
     rustup component add rustfmt || {
         echo "error: cargo fmt is missing and rustup could not add it (rustup component add rustfmt)" >&2
@@ -66,10 +93,10 @@ cargo fmt --all --check
 (cd rayon-core && cargo fmt --check)
 rustfmt --edition 2021 --check rayon-core/compare/src/main.rs
 
-echo "== the oldest Rust the crates declare (rust-version): scripts/check-msrv.sh"
+part "the oldest Rust the crates declare (rust-version): scripts/check-msrv.sh"
 bash scripts/check-msrv.sh
 
-echo "== cargo clippy --workspace --all-targets -- -D warnings"
+part "cargo clippy --workspace --all-targets -- -D warnings"
 # The workspace's lints (Cargo.toml: every unsafe block documented, no unsafe operation outside
 # an unsafe block) and clippy's defaults, as errors; magpie's rayon-core, outside the workspace,
 # with the same lints. A toolchain without clippy gets it from rustup.
@@ -82,14 +109,14 @@ fi
 cargo clippy --workspace --all-targets --locked -- -D warnings
 (cd rayon-core && cargo clippy --all-targets --quiet -- -D warnings)
 
-echo "== rustdoc: every crate's documentation builds and its links resolve (warnings as errors)"
+part "rustdoc: every crate's documentation builds and its links resolve (warnings as errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 (cd rayon-core && RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet)
 
-echo "== every atomic ordering says why it is enough: scripts/check-orderings.sh"
+part "every atomic ordering says why it is enough: scripts/check-orderings.sh"
 bash scripts/check-orderings.sh
 
-echo "== the core's layering: scripts/import-circles.py --max-circle 4 --no-core-imports"
+part "the core's layering: scripts/import-circles.py --max-circle 4 --no-core-imports"
 # No import circle in the runtime crate larger than rayon-core's (4 modules), and no import
 # from the scheduler's core into a feature (docs/DESIGN.md, "Layering").
 python3 scripts/import-circles.py --max-circle 4 --no-core-imports
@@ -100,44 +127,48 @@ python3 scripts/import-circles.py --max-circle 4 --no-core-imports
 python3 scripts/import-circles.py crates/magpie-bench/src --max-circle 1 >/dev/null
 python3 scripts/import-circles.py crates/magpie-cli/src --max-circle 1 --layers render+measure,model+failure >/dev/null
 
-echo "== the join's instruction budget: scripts/join-instructions.sh"
+part "the join's instruction budget: scripts/join-instructions.sh"
 # A join nobody steals, counted under callgrind (fib without a cutoff on a one-worker pool, and
 # on one worker of two with and without oldest-first hand-over), against the budget written in
 # scripts/join-instructions.budget: a feature that adds work to the join path fails here.
 bash scripts/join-instructions.sh
 
-echo "== the rayon programs' two builds (debug), for the tests: scripts/build-rayon-compare.sh --profile dev"
+part "the rayon programs' two builds (debug), for the tests: scripts/build-rayon-compare.sh --profile dev"
 bash scripts/build-rayon-compare.sh --profile dev
 
-echo "== cargo test --workspace"
+part "cargo test --workspace: building the tests"
+cargo test --workspace --locked --no-run
+part "cargo test --workspace: running them"
 cargo test --workspace --locked
 
-echo "== the examples a user would copy: scripts/run-examples.sh"
+part "the examples a user would copy: scripts/run-examples.sh"
 # crates/magpie/examples: each checks its own answer (built by the step above, run here).
 bash scripts/run-examples.sh
 
-echo "== other platforms (aarch64 Linux, macOS, Windows): scripts/check-platforms.sh"
+part "other platforms (aarch64 Linux, macOS, Windows): scripts/check-platforms.sh"
 bash scripts/check-platforms.sh
-echo "== the core's tests on aarch64 Linux under qemu-user: scripts/test-aarch64.sh"
+part "the core's tests on aarch64 Linux under qemu-user: scripts/test-aarch64.sh"
 bash scripts/test-aarch64.sh
 
-echo "== the packages of magpie and magpie-dist: scripts/check-package.sh --no-verify"
+part "the packages of magpie and magpie-dist: scripts/check-package.sh --no-verify"
 bash scripts/check-package.sh --no-verify
 
-echo "== rayon-core on magpie (rayon-core/): its own tests, rayon's and rayon-core's suites, a downstream crate"
+part "rayon-core on magpie (rayon-core/): its own tests, rayon's and rayon-core's suites, a downstream crate"
 # magpie's rayon-core stands outside the workspace (see rayon-core/Cargo.toml). Its own tests;
 # then rayon 1.12.0's and rayon-core 1.13.0's published tests against it (scripts/rayon-suite.sh:
 # every test passes but the known failures it lists with their reasons); then a user's crate
 # that uses rayon and ndarray, patched onto magpie, results checked (scripts/downstream-rayon.sh).
 # Both scripts skip with a warning when the package registry cannot be reached.
 (cd rayon-core && cargo test --quiet)
+part "rayon's and rayon-core's published tests against magpie: scripts/rayon-suite.sh"
 bash scripts/rayon-suite.sh
+part "a user's crate on rayon and ndarray, patched onto magpie: scripts/downstream-rayon.sh"
 bash scripts/downstream-rayon.sh
 
-echo "== a user's crate on the magpie-dist library alone: scripts/downstream-dist.sh"
+part "a user's crate on the magpie-dist library alone: scripts/downstream-dist.sh"
 bash scripts/downstream-dist.sh
 
-echo "== the suite's report in a browser: scripts/install-chromium.sh, then scripts/check-report.sh"
+part "the suite's report in a browser: scripts/install-chromium.sh, then scripts/check-report.sh"
 # Optional like the others: without Chromium (no root, no apt) the browser check is skipped.
 if bash scripts/install-chromium.sh; then
     bash scripts/check-report.sh
@@ -145,7 +176,7 @@ else
     skip_part "Chromium could not be installed; the report is not checked in a browser"
 fi
 
-echo "== hwloc: scripts/install-hwloc.sh, then the hwloc tests (--features hwloc)"
+part "hwloc: scripts/install-hwloc.sh, then the hwloc tests (--features hwloc)"
 # The hwloc feature is optional too: without hwloc (no root, no apt) its tests are skipped. Only
 # the tests named hwloc run (tests/hwloc.rs and topology.rs's hwloc unit tests), to keep CI short.
 if bash scripts/install-hwloc.sh; then
@@ -154,7 +185,7 @@ else
     skip_part "hwloc 2.x could not be installed; the hwloc tests are skipped"
 fi
 
-echo "== MPI: scripts/install-mpi.sh, then magpie-dist's MPI tests (--features mpi, under mpirun)"
+part "MPI: scripts/install-mpi.sh, then magpie-dist's MPI tests (--features mpi, under mpirun)"
 # MPI is optional for magpie: without it (no root, no apt) the MPI tests are skipped, said here.
 # The library's own tests and doctests with the transport, then the tool's runs under mpirun.
 if bash scripts/install-mpi.sh; then
@@ -166,7 +197,7 @@ else
     skip_part "Open MPI could not be installed; magpie-dist's MPI tests are skipped"
 fi
 
-echo "== Miri: scripts/install-miri.sh, then magpie-splice's unit tests under Miri"
+part "Miri: scripts/install-miri.sh, then magpie-splice's unit tests under Miri"
 # The splice views hand out raw-pointer slices of shared buffers: Miri checks the unit tests
 # (views, the shadow checker, the spliced walk, random graph orders) for undefined behaviour.
 # Optional like the others: without rustup's nightly miri the run is skipped, said here.
@@ -176,7 +207,7 @@ else
     skip_part "Miri could not be installed; the Miri run is skipped"
 fi
 
-echo "== ThreadSanitizer: scripts/tsan.sh"
+part "ThreadSanitizer: scripts/tsan.sh"
 # The runtime's tests under ThreadSanitizer, and a canary race it must report (see the script).
 # Optional like the others: without nightly's rust-src (exit 3) the run is skipped, said here;
 # a race, a failed test or an unreported canary (any other non-zero exit) fails the test command.
@@ -188,6 +219,6 @@ elif [ "$tsan" -ne 0 ]; then
     exit "$tsan"
 fi
 
-echo "== loom model tests (RUSTFLAGS=--cfg loom)"
+part "loom model tests (RUSTFLAGS=--cfg loom)"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
     cargo test --locked --release -p magpie -p magpie-dist --lib
