@@ -14,28 +14,19 @@
 //! read, or a core table magpie refuses, included), 3 magpie stopped the kernel at its stack
 //! limit (for `corun`: the code its failing program exited with).
 
-mod bench;
-// The doc comments in `cli` are the commands' `--help` text, written for a terminal: `<kernel>`
-// and `[N:GRAIN]` there are placeholders, not HTML tags or links.
-#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+mod args;
 mod cli;
-mod corun;
+// The doc comments on the commands' arguments are their `--help` text, written for a terminal:
+// `<kernel>` and `[N:GRAIN]` there are placeholders, not HTML tags or links.
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+mod commands;
 mod failure;
-mod idle;
-mod locality;
+mod format;
 mod measure;
 mod model;
-mod race;
 mod render;
-mod report;
-mod schedule;
-mod share;
-mod splice;
-mod suite;
-mod trace;
 
 use clap::Parser;
-use failure::Failure;
 use std::process::ExitCode;
 
 /// Keeps magpie's stack-limit stops (panics carrying a `magpie::Error`) off stderr: the command
@@ -101,21 +92,7 @@ fn main() -> ExitCode {
     };
     // `magpie` alone is `magpie suite` with its defaults.
     let command = args.command.unwrap_or_else(cli::Command::default_suite);
-    let r = match command {
-        cli::Command::Suite(a) => suite::run(a),
-        cli::Command::Bench(a) => bench::run(a),
-        cli::Command::Report(a) => report::run(a),
-        cli::Command::Idle(a) => idle::run(a),
-        cli::Command::Trace(a) => trace::run(a),
-        cli::Command::Schedule(a) => schedule::run(a),
-        cli::Command::Topology(a) => topology(a),
-        cli::Command::Locality(a) => locality::run(a),
-        cli::Command::Share(a) => share::run(a),
-        cli::Command::Corun(a) => corun::run(a),
-        cli::Command::Splice(a) => splice::run(a),
-        cli::Command::Race(a) => race::run(a),
-        cli::Command::CorunChild(a) => corun::child::run(a),
-    };
+    let r = command.run();
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
@@ -123,38 +100,4 @@ fn main() -> ExitCode {
             ExitCode::from(f.code())
         }
     }
-}
-
-/// `magpie topology`: the detected machine, or the virtual topology given or in MAGPIE_TOPOLOGY.
-fn topology(a: cli::TopologyArgs) -> Result<(), Failure> {
-    let spec = a
-        .virtual_topology
-        .or_else(|| std::env::var("MAGPIE_TOPOLOGY").ok());
-    let t = match spec {
-        Some(s) => magpie::Topology::parse(&s).map_err(Failure::from_magpie)?,
-        None => magpie::Topology::detect(),
-    };
-    if a.json {
-        let sockets: Vec<serde_json::Value> = t
-            .sockets
-            .iter()
-            .map(|s| {
-                serde_json::json!({
-                    "cpus": s.cores.iter().map(|c| c.cpu).collect::<Vec<_>>(),
-                    "numa_nodes": s.cores.iter().map(|c| c.numa_node).collect::<Vec<_>>(),
-                    "llc_bytes": s.llc_bytes,
-                })
-            })
-            .collect();
-        let v = serde_json::json!({
-            "virtual": t.is_virtual,
-            "detector": t.detector.to_string(),
-            "sockets": sockets,
-            "cores": t.cores(),
-        });
-        println!("{v}");
-    } else {
-        print!("{t}");
-    }
-    Ok(())
 }

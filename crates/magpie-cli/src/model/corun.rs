@@ -4,6 +4,7 @@
 
 use magpie_bench::harness::Timing;
 use magpie_bench::runner::Case;
+use magpie_bench::Kernel;
 use serde::{Deserialize, Serialize};
 
 /// The two programs' names in the output.
@@ -111,3 +112,27 @@ pub(crate) struct Report {
     pub(crate) rows: Vec<ModeRow>,
     pub(crate) timelines: Vec<Timeline>,
 }
+
+/// One program of `magpie corun`: a kernel, its size (`None`: from `--size`) and its grain.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ProgramSpec {
+    pub kernel: Kernel,
+    pub n: Option<u64>,
+    pub grain: Option<u64>,
+}
+
+impl std::fmt::Display for ProgramSpec {
+    /// As it is written on the command line: `fib`, `fib:30`, `fib:30:15`, `fib::15`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.kernel)?;
+        match (self.n, self.grain) {
+            (None, None) => Ok(()),
+            (Some(n), None) => write!(f, ":{n}"),
+            (n, Some(g)) => write!(f, ":{}:{g}", n.map_or(String::new(), |n| n.to_string())),
+        }
+    }
+}
+
+/// The two programs of `magpie suite --corun A,B`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ProgramPair(pub ProgramSpec, pub ProgramSpec);

@@ -1,15 +1,16 @@
 //! What the suite measured, as `results.json` holds it: the machine, one row per kernel,
 //! runtime and worker count, the add-ons' outcomes (traces, locality, splicing, co-running,
 //! simulated collections, the small-input figure), and the figures derived from the rows
-//! (speedup, the best peer). The suite fills it (suite.rs); the text table (render/table.rs),
-//! the page (render/html.rs) and the headline ([`headline`]) read it. The add-ons' records are
-//! in [`corun`], [`dist`], [`locality`] and [`splice`].
+//! (speedup, the best peer). The suite fills it (measure/suite.rs); the text table
+//! (render/table.rs), the page (render/html.rs) and the headline ([`headline`]) read it. The
+//! add-ons' records are in [`corun`], [`dist`], [`locality`], [`splice`] and [`trace`].
 
 pub(crate) mod corun;
 pub(crate) mod dist;
 pub(crate) mod headline;
 pub(crate) mod locality;
 pub(crate) mod splice;
+pub(crate) mod trace;
 
 use magpie::Policy;
 use magpie_bench::harness::{Measured, RunError};
@@ -439,10 +440,23 @@ pub(crate) fn peer_parts(p: Peer) -> (&'static str, Option<&'static str>) {
     }
 }
 
+/// Every peer version some kernel has, in kernel order.
+pub(crate) fn all_peers() -> Vec<Peer> {
+    let mut v = vec![];
+    for k in Kernel::ALL {
+        for &p in k.peers() {
+            if !v.contains(&p) {
+                v.push(p);
+            }
+        }
+    }
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::format::result_line;
+    use crate::format::result_line;
     use crate::render::table::table_cells;
 
     #[test]

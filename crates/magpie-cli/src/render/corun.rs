@@ -3,9 +3,9 @@
 //! cores each program held in the core table (upper panel) and the cores it used, CPU time over
 //! wall time (lower panel), as step lines, one colour per program.
 
+use crate::format::count;
+use crate::format::{secs, times};
 use crate::model::corun::{ModeRow, Report, Sample, Timeline};
-use crate::render::format::count;
-use crate::render::format::{secs, times};
 use crate::render::style::CSS;
 use magpie_view::chart::axis::{multiples, nice_step, tick_label, Scale};
 use magpie_view::chart::legend::{Legend, Mark};

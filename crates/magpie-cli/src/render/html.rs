@@ -6,12 +6,12 @@
 //! `--locality`, `--splice`, `--corun` and `--dist`. Every chart is drawn by
 //! `magpie_view::chart`, the plotting layer all of magpie's pages share.
 
+use crate::format::count;
+use crate::format::{duration, result_line};
 use crate::model::headline::{
     behind_list, headline, headline_policy, peer_runtimes, ratios, verdict, worker_counts,
 };
 use crate::model::{CorunInfo, Results, Row, SmallInputInfo, TraceInfo};
-use crate::render::format::count;
-use crate::render::format::{duration, result_line};
 use crate::render::style::CSS;
 use crate::render::table::{kernel_heading, kernel_note, table_cells, TABLE_HEAD};
 use magpie_view::chart::{esc, Bar, Chart};
@@ -636,11 +636,10 @@ fn splice_section(res: &Results) -> String {
                     x.n,
                     x.steps,
                     x.grain,
-                    crate::render::format::duration(x.spliced_median_s),
-                    crate::render::format::duration(x.unspliced_median_s),
+                    crate::format::duration(x.spliced_median_s),
+                    crate::format::duration(x.unspliced_median_s),
                     x.speedup,
-                    x.rayon_median_s
-                        .map_or("–".into(), crate::render::format::duration),
+                    x.rayon_median_s.map_or("–".into(), crate::format::duration),
                     x.stats.delayed
                 );
             }
@@ -804,8 +803,8 @@ fn timeline_section(t: &TraceInfo) -> String {
                  strands). Each lane is a worker, coloured by how the phase it ran began; lines \
                  join a victim to its thief. Trace file: <code>{}</code> (<code>magpie trace \
                  export</code> turns it into Perfetto JSON or Cilkscale's CSV).</p>",
-                crate::render::format::count(t.phases, "phase"),
-                crate::render::format::count(t.steals, "steal"),
+                crate::format::count(t.phases, "phase"),
+                crate::format::count(t.steals, "steal"),
                 dur(t.run_s),
                 dur(t.work_s),
                 dur(t.span_s),

@@ -1,12 +1,12 @@
 //! What the tool writes: the suite's text table ([`table`]) and report page ([`html`], with
 //! [`style`]'s sheet), the co-run report's page ([`corun`]), the add-ons' tables ([`dist`],
-//! [`locality`]) and how every figure is written ([`format`](mod@format)). A renderer reads
-//! only the results ([`crate::model`]) and draws nothing from the commands that measured them.
+//! [`locality`]). A renderer reads only the results ([`crate::model`]), writes each figure as
+//! [`crate::format`] does, and draws nothing from the commands that measured them.
 
 pub(crate) mod corun;
 pub(crate) mod dist;
-pub(crate) mod format;
 pub(crate) mod html;
 pub(crate) mod locality;
 pub(crate) mod style;
 pub(crate) mod table;
+pub(crate) mod trace;

@@ -1,8 +1,8 @@
 //! The suite's results as text: the table `magpie suite` prints at the end, whose cells the
 //! page (html.rs) shows too.
 
+use crate::format::{duration, result_line, times};
 use crate::model::{Results, Row, SmallInputInfo};
-use crate::render::format::{duration, result_line, times};
 use magpie_bench::Kernel;
 use std::fmt::Write as _;
 

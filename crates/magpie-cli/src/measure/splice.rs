@@ -1,9 +1,8 @@
-//! `magpie splice`: one stencil of `magpie-splice` run spliced against unspliced (and against
-//! rayon running the suite's own unspliced recursion when the step count is the suite's),
-//! alternating the versions run by run, every spliced result compared bit for bit with the
-//! unspliced one. Prints medians, the ratio, the scheduler's statistics and `verified`.
+//! One splicing run (Lifflander's thesis, Ch. 7): a stencil's time steps spliced against the
+//! same steps one after another, and rayon running the suite's unspliced recursion, every
+//! spliced run's buffers checked bit for bit against the unspliced run's. `magpie splice` and
+//! `magpie suite --splice` ask for one with a [`Splice`].
 
-use crate::cli::SpliceArgs;
 use crate::failure::Failure;
 use crate::model::splice::{Outcome, StatsOut};
 use magpie_bench::kernels;
@@ -12,6 +11,35 @@ use magpie_splice::kernels::{Seidel, Sliced};
 use magpie_splice::splice::{run as splice_run, Mode, Phase};
 use magpie_splice::{Grids, Rows, Stats};
 use std::time::Instant;
+
+/// A splicing run (see `magpie splice --help` for each field).
+pub(crate) struct Splice {
+    /// heat, jacobi, fdtd-2d or seidel-2d.
+    pub kernel: String,
+    /// Grid side.
+    pub n: usize,
+    /// Time steps (default: the suite's for the kernel).
+    pub steps: Option<usize>,
+    /// Time steps spliced together.
+    pub window: usize,
+    /// Rows per step (default: 8192 / n, at least 2).
+    pub grain: Option<usize>,
+    /// Rows per part of a pipelined step (0: whole steps).
+    pub slice: usize,
+    /// Workers: 1 runs the spliced walk, more the dependence graph on a pool.
+    pub workers: usize,
+    /// Timed runs of each version.
+    pub runs: usize,
+    /// One version only, once: spliced, unspliced or setup.
+    pub only: Option<String>,
+}
+
+impl Splice {
+    /// The grain: given, or 8192 / n rows, at least 2.
+    fn grain(&self) -> usize {
+        self.grain.unwrap_or((8192 / self.n).max(2))
+    }
+}
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -45,7 +73,7 @@ struct Measured {
 /// Times the versions `a.runs` times each, alternating; checks every spliced run's buffers
 /// against the unspliced run's.
 fn measure<P>(
-    a: &SpliceArgs,
+    a: &Splice,
     pool: &magpie::Pool,
     grids: &dyn Fn() -> Grids,
     phases: &[P],
@@ -123,78 +151,8 @@ where
     Ok(m)
 }
 
-impl SpliceArgs {
-    /// The grain: given, or 8192 / n rows, at least 2.
-    fn grain(&self) -> usize {
-        self.grain.unwrap_or((8192 / self.n).max(2))
-    }
-}
-
-pub(crate) fn run(a: SpliceArgs) -> Result<(), Failure> {
-    let o = outcome(&a)?;
-    if let Some(only) = &a.only {
-        println!(
-            "{}: {only} only, {:.4} s, checksum {} (not compared: run the other version and \
-             compare)",
-            header(&o),
-            o.spliced_median_s,
-            o.result
-        );
-        return Ok(());
-    }
-    if a.json {
-        println!(
-            "{}",
-            serde_json::to_string(&o).map_err(|e| Failure::Failed(e.to_string()))?
-        );
-        return Ok(());
-    }
-    println!(
-        "{}: spliced {:.4} s, unspliced {:.4} s ({:.2}× faster){}; verified, checksum {}",
-        header(&o),
-        o.spliced_median_s,
-        o.unspliced_median_s,
-        o.speedup,
-        match o.rayon_median_s {
-            Some(r) => format!(", rayon (the suite's unspliced recursion) {r:.4} s"),
-            None => String::new(),
-        },
-        o.result
-    );
-    let st = &o.stats;
-    println!(
-        "  last run: {} steps{}, {} interference checks, {} thread switches, {} delayed, {} \
-         dependences, peak {:.1} KiB delayed",
-        st.steps,
-        if o.slice > 0 {
-            format!(" in {} parts", st.slices)
-        } else {
-            String::new()
-        },
-        st.checks,
-        st.switches,
-        st.delayed,
-        st.dependences,
-        st.peak_delayed_bytes as f64 / 1024.0
-    );
-    Ok(())
-}
-
-/// What was run: `heat n=4096 steps=16 window=8 grain=16 [slice=2] workers=1`.
-fn header(o: &Outcome) -> String {
-    let slice = if o.slice > 0 {
-        format!(" slice={}", o.slice)
-    } else {
-        String::new()
-    };
-    format!(
-        "{} n={} steps={} window={} grain={}{slice} workers={}",
-        o.kernel, o.n, o.steps, o.window, o.grain, o.workers
-    )
-}
-
 /// Measures what `a` asks for (see `run`); an error is one line.
-pub(crate) fn outcome(a: &SpliceArgs) -> Result<Outcome, Failure> {
+pub(crate) fn outcome(a: &Splice) -> Result<Outcome, Failure> {
     if a.slice > 0 && a.workers > 1 {
         return Err(Failure::Usage(format!(
             "--slice pipelines the spliced walk of one worker; with --workers {} the dependence \

@@ -11,11 +11,77 @@
 //! memory, and each iteration reports the share of leaves that stayed on their worker, the idle
 //! share and the schedule's bytes. The strategies `relws`, `stows` and `user` are theirs.
 
-use crate::cli::LocalityArgs;
+use crate::args::{parse_kernel, parse_policy, parse_size};
 use crate::failure::Failure;
+use crate::measure::locality::parse_strategies;
+use crate::measure::locality::Strategies;
+use crate::measure::locality::DEFAULT_PACE_US_PER_MIB;
+use crate::measure::locality::DEFAULT_STRATEGIES;
 use crate::measure::locality::{model, Settings};
 use crate::render::locality::iteration_lines;
+use clap::Args;
 use magpie::Topology;
+use magpie_bench::Kernel;
+use magpie_bench::Size;
+
+#[derive(Args, Debug)]
+pub(crate) struct LocalityArgs {
+    /// The kernel (one whose leaf tasks declare their accesses: heat, fdtd-2d, floyd-warshall,
+    /// cg, prefix-scan, sor, ge, mergesort).
+    #[arg(value_parser = parse_kernel)]
+    pub kernel: Kernel,
+    /// Problem size (default: from --size).
+    #[arg(long)]
+    pub n: Option<u64>,
+    /// ci, default or paper: the size used when --n is not given.
+    #[arg(long, default_value = "ci", value_parser = parse_size)]
+    pub size: Size,
+    /// The kernel's grain (default: the kernel's).
+    #[arg(long)]
+    pub grain: Option<u64>,
+    /// Spawning policy (default: the pool's, adaptive).
+    #[arg(long, value_parser = parse_policy)]
+    pub policy: Option<magpie::Policy>,
+    /// The modelled machine, SOCKETSxCORES:LLC; the pool gets one worker per core.
+    #[arg(long, default_value = "4x4:6MiB")]
+    pub topology: String,
+    /// Strategies to compare, comma-separated: random (victims at random), numa (nearest
+    /// victims first), places (SLAW's places, one per socket, with the kernel's hints; no
+    /// cross-place stealing), places-cross (the same with cross-place stealing), cab (CAB's
+    /// squads, the work split across squads down to Eq. 4's boundary level, each inter-socket
+    /// task sent to the squad it names), cab-paper (the same, each inter-socket task left in its
+    /// spawner's squad's pool, as in CAB's paper); for the kernels with a first-touch
+    /// initialiser (heat, fdtd-2d, floyd-warshall, cg, prefix-scan) also relws (the thesis's
+    /// §6.4 loop: Relaxed iterations re-placing the data until the schedule is stable, then
+    /// Ordered), stows (the initialiser's schedule followed Ordered) and user (a user-specified
+    /// halving partition, Unordered).
+    #[arg(long, default_value = DEFAULT_STRATEGIES, value_parser = parse_strategies)]
+    pub strategies: Strategies,
+    /// For the kernels with a first-touch initialiser: iterations to run (default: the
+    /// kernel's; floyd-warshall's is n).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub iterations: Option<u64>,
+    /// With relws: percent of the template's cuts pruned before each relaxed iteration.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub prune: u32,
+    /// With cab: use this boundary level instead of Eq. 4's (to sweep it).
+    #[arg(long)]
+    pub boundary_level: Option<u32>,
+    /// Cache line size in bytes.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub line: u64,
+    /// Runs per strategy; the misses reported are the median run's.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=101))]
+    pub runs: u64,
+    /// Each leaf also holds its worker, asleep, this many microseconds per MiB it touches, so
+    /// that all the modelled cores' workers run side by side even on a machine with fewer cores
+    /// (0: not at all; then the schedule is whatever the real cores allowed).
+    #[arg(long, default_value_t = DEFAULT_PACE_US_PER_MIB, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub pace_us_per_mib: u64,
+    /// One JSON array, one object per strategy, instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub(crate) fn run(a: LocalityArgs) -> Result<(), Failure> {
     let topo = Topology::parse(&a.topology).map_err(Failure::from_magpie)?;

@@ -4,14 +4,33 @@
 //! ... --json`) so that each one's peak RSS is its own; a work-first PDFS that magpie stops at its
 //! stack limit is reported as "stopped", not as a failure.
 
-use crate::cli::ReportArgs;
+use crate::args::{parse_runs, parse_size, parse_workers_list, WorkersList};
 use crate::failure::Failure;
-use crate::render::format::{nanos, result_line, secs, times};
+use crate::format::{nanos, result_line, secs, times};
+use clap::Args;
 use magpie::Policy;
 use magpie_bench::kernels;
+use magpie_bench::Size;
 use magpie_bench::{Kernel, Peer};
 use std::fmt::Write;
+use std::path::PathBuf;
 use std::time::Instant;
+
+#[derive(Args, Debug)]
+pub(crate) struct ReportArgs {
+    /// Worker counts to measure, comma-separated.
+    #[arg(long, default_value = "1,2", value_parser = parse_workers_list)]
+    pub workers_list: WorkersList,
+    /// Timed runs of each configuration.
+    #[arg(long, default_value_t = 5, value_parser = parse_runs)]
+    pub runs: usize,
+    /// Size preset: ci, default or paper.
+    #[arg(long, default_value = "default", value_parser = parse_size)]
+    pub size: Size,
+    /// Where to write the Markdown report (it is also printed on stdout).
+    #[arg(long, default_value = "target/magpie-report.md")]
+    pub out: PathBuf,
+}
 
 const POLICIES: [Policy; 3] = [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive];
 
@@ -147,7 +166,7 @@ fn section_from(kernel: Kernel, n: u64, rows: &[crate::model::Row]) -> Section {
                 Ok(p) => Runtime::Magpie(p),
                 Err(_) => continue,
             },
-            (rt, _) => match crate::cli::all_peers()
+            (rt, _) => match crate::model::all_peers()
                 .into_iter()
                 .find(|&p| crate::model::peer_parts(p) == (rt, r.variant.as_deref()))
             {
@@ -180,23 +199,23 @@ pub(crate) fn run(a: ReportArgs) -> Result<(), Failure> {
     let workers = a.workers_list.0.clone();
     let runs = a.runs;
     let started = Instant::now();
-    let (rows, _) = crate::suite::measure_all(
+    let plan = crate::measure::suite::Plan::new(
         Kernel::ALL.to_vec(),
         POLICIES.to_vec(),
         workers,
-        crate::cli::all_peers(),
+        crate::model::all_peers(),
         a.size,
         runs,
-        None,
-        |_, _, _| {},
-    )?;
+    );
+    let (rows, _) = crate::measure::suite::measure_all(&plan, |_, _, _| {})?;
+
     let sections: Vec<Section> = Kernel::ALL
         .iter()
         .map(|&k| section_from(k, k.size_n(a.size), &rows))
         .collect();
 
     // The idle pool: CPU used over one second by 2 sleeping workers.
-    let idle = crate::idle::measure(
+    let idle = crate::measure::idle::measure(
         2,
         magpie::dws::SharingMode::Off,
         1.0,

@@ -1,5 +1,6 @@
-//! Work and span of a trace's install regions, from its steal tree, written as OpenCilk
-//! Cilkscale's CSV.
+//! What a steal-tree trace says: how each phase began ([`Kind`], [`origin_name`]), the summary
+//! of a trace file or a traced run ([`Summary`]), and the work and span of its install regions
+//! from its steal tree ([`analyse`]), also written as OpenCilk Cilkscale's CSV ([`csv`]).
 //!
 //! Every phase descends from a root: follow its origin to the phase it names (the victim of a
 //! steal, the phase an early continuation came from, the phase that opened the sync point a
@@ -14,7 +15,7 @@
 //!   *before* the steal, then the thief's, not the whole parent (which ran on, in parallel with
 //!   the thief). So a phase's path length is `start(parent) + busy(parent before the child began) +
 //!   busy(child)`, and the span is the longest of these.
-//! - **burdened span**: the same with a burden (`--burden-us`, [`BURDEN_US`](crate::cli::BURDEN_US) =
+//! - **burdened span**: the same with a burden (`--burden-us`, [`BURDEN_US`] =
 //!   15 µs by default) added for each steal edge on the path, an estimate of what moving work to
 //!   another worker costs (the role of Cilkscale's burden). Early and resumed edges carry no
 //!   burden: neither is a steal.
@@ -30,9 +31,17 @@
 //! The overall row: work is the total; the regions are composed in time, those whose busy
 //! intervals overlap in parallel (the largest span counts) and the others in series (spans add).
 
-use magpie::trace::{Origin, PhaseId, Trace};
+use magpie::trace::{Origin, PhaseId, Taken, Trace};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::path::Path;
+
+/// The burden (µs) `trace export --format csv` adds to a span for each steal edge on its path:
+/// an estimate of what migrating work to another worker costs (a steal's synchronisation, the
+/// cache misses of running the task's data on another core). OpenCilk's Cilkscale uses a burden of
+/// the same order (about 15,000 instructions per spawn's continuation).
+pub(crate) const BURDEN_US: f64 = 15.0;
 
 /// The CSV header, exactly Cilkscale's.
 pub(crate) const CSV_HEADER: &str =
@@ -314,6 +323,241 @@ pub(crate) fn csv(a: &Analysis) -> String {
         );
     }
     o
+}
+
+/// How a phase began, as the timeline colours it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Root,
+    External,
+    StolenChild,
+    StolenContinuation,
+    Resumed,
+    Early,
+}
+
+impl Kind {
+    /// In legend order.
+    pub(crate) const ALL: [Kind; 6] = [
+        Kind::Root,
+        Kind::StolenChild,
+        Kind::StolenContinuation,
+        Kind::Resumed,
+        Kind::Early,
+        Kind::External,
+    ];
+
+    pub(crate) fn of(o: &Origin) -> Kind {
+        match o {
+            Origin::Root { .. } => Kind::Root,
+            Origin::External => Kind::External,
+            Origin::Stolen {
+                taken: Taken::Child,
+                ..
+            } => Kind::StolenChild,
+            Origin::Stolen {
+                taken: Taken::Continuation,
+                ..
+            } => Kind::StolenContinuation,
+            Origin::Resumed { .. } => Kind::Resumed,
+            Origin::Early { .. } => Kind::Early,
+        }
+    }
+
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Kind::Root => "root",
+            Kind::StolenChild => "stolen child",
+            Kind::StolenContinuation => "stolen continuation",
+            Kind::Resumed => "resumed",
+            Kind::Early => "early",
+            Kind::External => "external",
+        }
+    }
+}
+
+fn taken_word(t: Taken) -> &'static str {
+    match t {
+        Taken::Child => "child",
+        Taken::Continuation => "continuation",
+    }
+}
+
+/// A phase's origin in words: `root`, `stolen from w1 (child, level 3)`, `resumed`, `early`,
+/// `external`.
+pub(crate) fn origin_name(o: &Origin) -> String {
+    match *o {
+        Origin::Root { .. } => "root".into(),
+        Origin::External => "external".into(),
+        Origin::Stolen { from, taken, level } => format!(
+            "stolen from w{} ({}, level {level})",
+            from.phase.worker,
+            taken_word(taken)
+        ),
+        Origin::Resumed { .. } => "resumed".into(),
+        Origin::Early { .. } => "early".into(),
+    }
+}
+
+/// A phase and its origin's details, as JSON fields.
+pub(crate) fn origin_args(phase: u32, o: &Origin) -> serde_json::Map<String, serde_json::Value> {
+    use serde_json::json;
+    let mut m = serde_json::Map::new();
+    m.insert("phase".into(), json!(phase));
+    let event = |m: &mut serde_json::Map<String, serde_json::Value>,
+                 prefix: &str,
+                 e: magpie::trace::EventId| {
+        m.insert(format!("{prefix}_worker"), json!(e.phase.worker));
+        m.insert(format!("{prefix}_phase"), json!(e.phase.index));
+        m.insert("event".into(), json!(e.seq));
+        m.insert("half".into(), json!(e.half));
+    };
+    match *o {
+        Origin::Root { ordinal } => {
+            m.insert("origin".into(), json!("root"));
+            m.insert("install".into(), json!(ordinal));
+        }
+        Origin::External => {
+            m.insert("origin".into(), json!("external"));
+        }
+        Origin::Stolen { from, taken, level } => {
+            m.insert("origin".into(), json!("stolen"));
+            event(&mut m, "victim", from);
+            m.insert("taken".into(), json!(taken_word(taken)));
+            m.insert("level".into(), json!(level));
+        }
+        Origin::Resumed { sync } => {
+            m.insert("origin".into(), json!("resumed"));
+            event(&mut m, "sync", sync);
+        }
+        Origin::Early { from } => {
+            m.insert("origin".into(), json!("early"));
+            event(&mut m, "from", from);
+        }
+    }
+    m
+}
+
+/// What a traced run was, for its summary.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct RunInfo {
+    pub kernel: String,
+    pub n: u64,
+    pub grain: Option<u64>,
+    pub tree: Option<String>,
+    pub verified: bool,
+    /// Wall time of the run, seconds.
+    pub run_s: f64,
+}
+
+/// One worker's storage (or the total, `worker` null).
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct WorkerStorage {
+    pub worker: Option<usize>,
+    pub phases: usize,
+    /// Bytes of the worker's section of the trace file.
+    pub file_bytes: u64,
+    /// Of those, timestamps.
+    pub timestamp_bytes: u64,
+    /// The thesis's b_w (work-first) for the worker's phases, without timestamps.
+    pub b_w: u64,
+    /// The thesis's b_h (help-first).
+    pub b_h: u64,
+    /// Storing the worker of every task instead: 4 bytes per task, split evenly over workers.
+    pub enumeration_bytes: f64,
+    /// enumeration_bytes / file_bytes.
+    pub enumeration_over_file: Option<f64>,
+}
+
+/// `magpie trace`'s summary (also `--json`).
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct Summary {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunInfo>,
+    /// The trace file.
+    pub file: String,
+    /// Its size in bytes (the sections plus header, counts and checksum).
+    pub file_bytes: u64,
+    pub policy: String,
+    pub workers: usize,
+    pub phases: usize,
+    pub steals: usize,
+    /// Spawns while tracing.
+    pub spawns: u64,
+    /// From the pool's start to when the trace was taken, seconds.
+    pub duration_s: f64,
+    /// Busy time of every worker, seconds (the sum of the segments).
+    pub busy_s: Vec<f64>,
+    /// The steal tree's work, span and parallelism overall (see `trace export --format csv`).
+    pub work_s: f64,
+    pub span_s: f64,
+    pub parallelism: Option<f64>,
+    pub burdened_span_s: f64,
+    pub burdened_parallelism: Option<f64>,
+    /// The burden per steal edge, µs.
+    pub burden_us: f64,
+    pub storage: Vec<WorkerStorage>,
+    pub storage_total: WorkerStorage,
+}
+
+fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+impl Summary {
+    pub(crate) fn new(t: &Trace, file: &Path, an: &Analysis, run: Option<RunInfo>) -> Summary {
+        let st = t.storage();
+        let file_bytes = t.to_bytes().len() as u64;
+        let ratio = |e: f64, f: u64| (f > 0).then(|| e / f as f64);
+        let storage: Vec<WorkerStorage> = (0..t.workers())
+            .map(|w| {
+                let f = st.file_bytes.get(w).copied().unwrap_or(0);
+                WorkerStorage {
+                    worker: Some(w),
+                    phases: t.phases[w].len(),
+                    file_bytes: f,
+                    timestamp_bytes: st.timestamp_bytes.get(w).copied().unwrap_or(0),
+                    b_w: st.b_w.get(w).copied().unwrap_or(0),
+                    b_h: st.b_h.get(w).copied().unwrap_or(0),
+                    enumeration_bytes: st.enumeration_per_worker,
+                    enumeration_over_file: ratio(st.enumeration_per_worker, f),
+                }
+            })
+            .collect();
+        let f: u64 = storage.iter().map(|s| s.file_bytes).sum();
+        let e = st.enumeration_per_worker * t.workers() as f64;
+        let storage_total = WorkerStorage {
+            worker: None,
+            phases: storage.iter().map(|s| s.phases).sum(),
+            file_bytes: f,
+            timestamp_bytes: storage.iter().map(|s| s.timestamp_bytes).sum(),
+            b_w: storage.iter().map(|s| s.b_w).sum(),
+            b_h: storage.iter().map(|s| s.b_h).sum(),
+            enumeration_bytes: e,
+            enumeration_over_file: ratio(e, f),
+        };
+        let o = &an.overall;
+        Summary {
+            run,
+            file: file.display().to_string(),
+            file_bytes,
+            policy: t.policy.name().into(),
+            workers: t.workers(),
+            phases: storage_total.phases,
+            steals: t.steal_count(),
+            spawns: t.spawns,
+            duration_s: secs(t.duration_ns),
+            busy_s: t.busy_ns().into_iter().map(secs).collect(),
+            work_s: secs(o.work_ns),
+            span_s: secs(o.span_ns),
+            parallelism: o.parallelism(),
+            burdened_span_s: secs(o.burdened_span_ns),
+            burdened_parallelism: o.burdened_parallelism(),
+            burden_us: BURDEN_US,
+            storage,
+            storage_total,
+        }
+    }
 }
 
 #[cfg(test)]

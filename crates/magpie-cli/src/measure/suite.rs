@@ -1,25 +1,21 @@
-//! `magpie suite` (also what `magpie` alone runs): every kernel under each magpie policy at each
-//! worker count, with the serial twin and the peers, measured in interleaved rounds like `magpie
-//! report` (one run of every runtime per round, see `runner::merge`); PDFS configurations run in
-//! a child process so that each one's peak RSS is its own. While it runs, a progress bar (or, when
-//! stderr is not a terminal, one line per finished configuration); at the end a table (or
-//! results.json with `--json`) and a report folder with `results.json` and `index.html`. Until
-//! then the folder's `results.partial.json` holds every kernel finished so far, in the same
-//! format, so a suite stopped part-way loses only the kernel it was measuring. With
-//! `--trace`, the kernels it names run once more, traced, at the suite's highest worker count, and
-//! index.html shows their timelines (the trace files go to `traces/` in the report folder).
+//! The suite's runs: every kernel of a [`Plan`] under each magpie policy at each worker count,
+//! with the serial twin and the peers, in interleaved rounds (one run of every runtime per
+//! round, see `runner::merge`); PDFS configurations in a child process, so that each one's peak
+//! RSS is its own; progress on stderr (a bar on a terminal, else a line per configuration); and
+//! the add-ons a plan asks for: traced runs, the cache model, splicing, a co-run, the simulated
+//! task collections. `magpie suite` and `magpie report` measure through [`measure_all`].
 
-use crate::cli::{self, SuiteArgs};
 use crate::failure::Failure;
+use crate::format::utc_date;
+use crate::model::corun::ProgramPair;
+use crate::model::trace::Analysis;
 use crate::model::{
-    derive, CorunInfo, LocalityInfo, Machine, NotMeasured, Results, Row, SmallInputInfo,
-    SpliceInfo, TraceInfo, Who, POLICIES,
+    CorunInfo, LocalityInfo, Machine, NotMeasured, Results, Row, SpliceInfo, TraceInfo, Who,
+    POLICIES,
 };
-use crate::render::format::utc_date;
-use crate::render::table::table;
-use crate::trace;
 use indicatif::ProgressBar;
 use magpie::dws::SharingMode;
+use magpie::trace::Trace;
 use magpie::Policy;
 use magpie_bench::harness::{Measured, RunError};
 use magpie_bench::kernels;
@@ -30,265 +26,65 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-/// The file in the report folder that holds what a suite has measured so far, kernel by kernel,
-/// until `results.json` is written.
-pub(crate) const PARTIAL: &str = "results.partial.json";
-
-/// Writes `res` to `path` whole or not at all (a temporary file, then a rename), so a reader or
-/// a stop never sees half a file. A failure is said and the suite goes on: the partial file is
-/// a safeguard, and the run's own results are still to come.
-fn write_partial(path: &Path, res: &Results) {
-    let tmp = path.with_extension("json.tmp");
-    let written = serde_json::to_string_pretty(res)
-        .map_err(|e| e.to_string())
-        .and_then(|j| std::fs::write(&tmp, j).map_err(|e| e.to_string()))
-        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| e.to_string()));
-    if let Err(e) = written {
-        eprintln!(
-            "magpie: cannot write {}: {e}; the suite goes on",
-            path.display()
-        );
-    }
-}
-
-impl Results {
-    /// What `plan` measured of `kernels` in `elapsed_s`: its rows and the peers it could not
-    /// measure, with the headline (which reads only the rows, workers and policies), and none of
-    /// the add-ons (traces, locality, splice, co-run, dist).
-    fn measured(
-        machine: Machine,
-        plan: &Plan,
-        kernels: Vec<String>,
-        elapsed_s: f64,
-        rows: Vec<Row>,
-        not_measured: Vec<NotMeasured>,
-    ) -> Results {
-        let mut res = Results {
-            machine,
-            size: plan.size.name().into(),
-            runs: plan.runs,
-            command: plan.command(),
-            kernels,
-            workers: plan.workers.clone(),
-            policies: plan.policies.iter().map(|p| p.name().into()).collect(),
-            peers: plan.peers.iter().map(|p| p.name().into()).collect(),
-            elapsed_s,
-            headline: None,
-            rows,
-            not_measured,
-            traces: vec![],
-            locality: vec![],
-            splice: vec![],
-            corun: None,
-            dist: None,
-            small_input: None,
-        };
-        res.headline = crate::model::headline::headline(&res);
-        res
-    }
-}
-
-/// `magpie corun A B` under every mode, each program with `workers` workers and the suite's
-/// size and runs (and at least a second of co-running).
-fn corunning(pair: cli::ProgramPair, workers: usize, size: Size, runs: usize) -> CorunInfo {
-    let args = cli::CorunArgs {
-        a: pair.0,
-        b: pair.1,
-        mode: cli::ModeList(vec![
-            SharingMode::Dws,
-            SharingMode::Abp,
-            SharingMode::Ep,
-            SharingMode::Off,
-        ]),
-        size,
-        workers,
-        solo_runs: runs,
-        runs,
-        min_seconds: 1.0,
-        sample_ms: 20,
-        timeout: 600.0,
-        json: false,
-        out: None,
-    };
-    match crate::corun::measure(&args) {
-        Ok(mut r) => {
-            // The command that repeats this co-run on its own.
-            r.command = format!(
-                "magpie corun {} {} --size {} --workers {workers} --solo-runs {runs} --runs \
-                 {runs} --min-seconds 1",
-                pair.0,
-                pair.1,
-                size.name()
-            );
-            CorunInfo {
-                report: Some(r),
-                error: None,
-            }
-        }
-        Err(e) => CorunInfo {
-            report: None,
-            error: Some(e.message().to_string()),
-        },
-    }
-}
-
-/// Runs each stencil of `kernels` spliced and unspliced at each worker count.
-fn spliced(kernels: &[Kernel], workers: &[usize], size: Size, runs: usize) -> Vec<SpliceInfo> {
-    let mut out = Vec::new();
-    for &k in kernels {
-        if !["heat", "jacobi", "fdtd-2d"].contains(&k.name()) {
-            continue;
-        }
-        for &w in workers {
-            let a = cli::SpliceArgs {
-                kernel: k.name().into(),
-                n: k.size_n(size) as usize,
-                steps: None,
-                window: 8,
-                grain: None,
-                slice: 0,
-                workers: w,
-                runs,
-                json: true,
-                only: None,
-            };
-            let (outcome, error) = match crate::splice::outcome(&a) {
-                Ok(o) => (Some(o), None),
-                Err(e) => (None, Some(e.message().to_string())),
-            };
-            out.push(SpliceInfo {
-                kernel: k.name().into(),
-                workers: w,
-                outcome,
-                error,
-            });
-        }
-    }
-    out
-}
-
 /// What the suite will run.
-struct Plan {
-    kernels: Vec<Kernel>,
-    policies: Vec<Policy>,
-    workers: Vec<usize>,
-    peers: Vec<Peer>,
-    size: Size,
-    runs: usize,
+pub(crate) struct Plan {
+    pub(crate) kernels: Vec<Kernel>,
+    pub(crate) policies: Vec<Policy>,
+    pub(crate) workers: Vec<usize>,
+    pub(crate) peers: Vec<Peer>,
+    pub(crate) size: Size,
+    pub(crate) runs: usize,
     /// Kernels to trace once more at the highest worker count.
-    traces: Vec<Kernel>,
+    pub(crate) traces: Vec<Kernel>,
     /// What to model under each locality strategy (`--locality`).
-    locality: Option<LocalityPlan>,
+    pub(crate) locality: Option<LocalityPlan>,
     /// Run the stencils spliced too (`--splice`).
-    splice: bool,
+    pub(crate) splice: bool,
     /// Co-run two programs under every sharing mode (`--corun`).
-    corun: Option<cli::ProgramPair>,
+    pub(crate) corun: Option<ProgramPair>,
     /// Simulate magpie-dist's collections (`--dist`).
-    dist: Option<crate::measure::dist::DistSpec>,
+    pub(crate) dist: Option<crate::measure::dist::DistSpec>,
     /// Where the two rayon builds are (`--rayon-builds`; default: beside this executable).
-    rayon_builds: Option<PathBuf>,
+    pub(crate) rayon_builds: Option<PathBuf>,
 }
 
 /// Kernels to model under each locality strategy, and the virtual machine.
-struct LocalityPlan {
-    kernels: Vec<Kernel>,
-    topology: magpie::Topology,
+pub(crate) struct LocalityPlan {
+    pub(crate) kernels: Vec<Kernel>,
+    pub(crate) topology: magpie::Topology,
     /// `--locality-topology` as given.
-    spec: String,
+    pub(crate) spec: String,
 }
 
 impl Plan {
-    fn from_args(a: &SuiteArgs) -> Result<Plan, Failure> {
-        let cpus = available_cpus();
-        let workers = match &a.workers {
-            Some(w) => w.0.clone(),
-            None if cpus > 1 => vec![1, cpus],
-            None => vec![1],
-        };
-        let mut plan = Plan {
-            kernels: match &a.kernels {
-                Some(k) => Kernel::ALL
-                    .iter()
-                    .copied()
-                    .filter(|x| k.0.contains(x))
-                    .collect(),
-                None => Kernel::ALL.to_vec(),
-            },
-            policies: match &a.policies {
-                Some(p) => POLICIES.into_iter().filter(|x| p.0.contains(x)).collect(),
-                None => POLICIES.to_vec(),
-            },
+    /// The kernels, policies, worker counts and peers given, at `size`, `runs` timed runs
+    /// each, without add-ons.
+    pub(crate) fn new(
+        kernels: Vec<Kernel>,
+        policies: Vec<Policy>,
+        workers: Vec<usize>,
+        peers: Vec<Peer>,
+        size: Size,
+        runs: usize,
+    ) -> Plan {
+        Plan {
+            kernels,
+            policies,
             workers,
-            peers: match &a.peers {
-                Some(p) => p.0.clone(),
-                None => cli::all_peers(),
-            },
-            size: a.size,
-            runs: a.runs,
+            peers,
+            size,
+            runs,
             traces: vec![],
             locality: None,
-            splice: a.splice,
-            corun: a.corun,
-            dist: a.dist,
-            rayon_builds: a.rayon_builds.clone(),
-        };
-        // A co-run program that cannot be built fails now, not after the suite.
-        if let Some(cli::ProgramPair(x, y)) = &a.corun {
-            for p in [x, y] {
-                crate::measure::run::case_of(p.kernel, p.n, a.size, p.grain, None)
-                    .map_err(|e| Failure::Usage(format!("--corun {p}: {}", e.message())))?;
-            }
+            splice: false,
+            corun: None,
+            dist: None,
+            rayon_builds: None,
         }
-        if let Some(t) = &a.trace {
-            for &k in &t.0 {
-                if !plan.kernels.contains(&k) {
-                    return Err(Failure::Usage(format!(
-                        "--trace names {k}, which --kernels leaves out: trace only kernels the \
-                         suite runs"
-                    )));
-                }
-            }
-            plan.traces = plan
-                .kernels
-                .iter()
-                .copied()
-                .filter(|k| t.0.contains(k))
-                .collect();
-        }
-        if let Some(l) = &a.locality {
-            for &k in &l.0 {
-                if !plan.kernels.contains(&k) {
-                    return Err(Failure::Usage(format!(
-                        "--locality names {k}, which --kernels leaves out: model only kernels \
-                         the suite runs"
-                    )));
-                }
-                if !k.declares_leaves() {
-                    return Err(Failure::Usage(format!(
-                        "--locality names {k}, which declares no leaf accesses: only {} can be \
-                         modelled",
-                        crate::measure::locality::kernels_in_words()
-                    )));
-                }
-            }
-            plan.locality = Some(LocalityPlan {
-                kernels: plan
-                    .kernels
-                    .iter()
-                    .copied()
-                    .filter(|k| l.0.contains(k))
-                    .collect(),
-                topology: magpie::Topology::parse(&a.locality_topology).map_err(|e| {
-                    Failure::Usage(format!("--locality-topology {}: {e}", a.locality_topology))
-                })?,
-                spec: a.locality_topology.clone(),
-            });
-        }
-        Ok(plan)
     }
 
     /// The policy of the traced runs: adaptive when the suite runs it, else its first policy.
-    fn trace_policy(&self) -> Policy {
+    pub(crate) fn trace_policy(&self) -> Policy {
         if self.policies.contains(&Policy::Adaptive) {
             Policy::Adaptive
         } else {
@@ -297,7 +93,7 @@ impl Plan {
     }
 
     /// The worker count of the traced runs: the suite's highest.
-    fn trace_workers(&self) -> usize {
+    pub(crate) fn trace_workers(&self) -> usize {
         self.workers.iter().copied().max().unwrap_or(1)
     }
 
@@ -318,7 +114,7 @@ impl Plan {
         (configs, (configs * self.runs) as u64)
     }
 
-    fn command(&self) -> String {
+    pub(crate) fn command(&self) -> String {
         let join = |v: Vec<String>| v.join(",");
         let mut c = format!(
             "magpie suite --size {} --runs {} --workers {}",
@@ -340,7 +136,7 @@ impl Plan {
                 join(self.policies.iter().map(|p| p.to_string()).collect())
             );
         }
-        let all = cli::all_peers();
+        let all = crate::model::all_peers();
         if self.peers.is_empty() {
             c.push_str(" --peers none");
         } else if self.peers.len() != all.len() {
@@ -368,7 +164,7 @@ impl Plan {
         if self.splice {
             c.push_str(" --splice");
         }
-        if let Some(cli::ProgramPair(x, y)) = &self.corun {
+        if let Some(ProgramPair(x, y)) = &self.corun {
             let _ = write!(c, " --corun {x},{y}");
         }
         if let Some(d) = &self.dist {
@@ -378,7 +174,7 @@ impl Plan {
     }
 }
 
-fn available_cpus() -> usize {
+pub(crate) fn available_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
@@ -472,37 +268,16 @@ impl Progress {
 /// suite's progress output. `magpie report` measures through this too.
 /// Measures every kernel of the plan in turn; after each one, `finished` gets the kernel and
 /// everything measured so far (the suite writes it to `results.partial.json`).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn measure_all(
-    kernels: Vec<Kernel>,
-    policies: Vec<Policy>,
-    workers: Vec<usize>,
-    peers: Vec<Peer>,
-    size: Size,
-    runs: usize,
-    rayon_builds: Option<PathBuf>,
+    plan: &Plan,
     mut finished: impl FnMut(Kernel, &[Row], &[NotMeasured]),
 ) -> Result<(Vec<Row>, Vec<NotMeasured>), Failure> {
-    let plan = Plan {
-        kernels,
-        policies,
-        workers,
-        peers,
-        size,
-        runs,
-        traces: vec![],
-        locality: None,
-        splice: false,
-        corun: None,
-        dist: None,
-        rayon_builds,
-    };
     let (configs, total_runs) = plan.totals();
     let mut prog = Progress::new(configs, total_runs);
     let mut rows = vec![];
     let mut not_measured = vec![];
     for &k in &plan.kernels {
-        match measure_kernel(&plan, k, &mut prog, &mut not_measured) {
+        match measure_kernel(plan, k, &mut prog, &mut not_measured) {
             Ok(r) => {
                 rows.extend(r);
                 finished(k, &rows, &not_measured);
@@ -780,7 +555,7 @@ fn measure_program(
 
 /// Models each kernel of `l`'s cache misses under each strategy, as `magpie locality` does at
 /// its defaults. A failure is recorded, not returned.
-fn modelled(
+pub(crate) fn modelled(
     l: &LocalityPlan,
     size: Size,
     runs: u64,
@@ -848,8 +623,16 @@ fn modelled(
 }
 
 /// Runs `kernel` once more on a pool of `workers` that traces, verified; writes the trace to
-/// `<out>/traces/<kernel>.mtrace` and draws its timeline. A failure is recorded, not returned.
-fn traced(kernel: Kernel, n: u64, workers: usize, policy: Policy, out: &Path) -> TraceInfo {
+/// `<out>/traces/<kernel>.mtrace` and analyses its steal tree. A failure is recorded in the
+/// record, not returned; the trace and its analysis come back when there are both, for the
+/// timeline.
+pub(crate) fn traced(
+    kernel: Kernel,
+    n: u64,
+    workers: usize,
+    policy: Policy,
+    out: &Path,
+) -> (TraceInfo, Option<(Trace, Analysis)>) {
     eprintln!("tracing {kernel} n={n} magpie {policy} x{workers}");
     let mut info = TraceInfo {
         kernel: kernel.name().into(),
@@ -873,40 +656,41 @@ fn traced(kernel: Kernel, n: u64, workers: usize, policy: Policy, out: &Path) ->
         .trace(true)
         .build()
         .map_err(Failure::from_magpie)
-        .and_then(|pool| trace::traced_run(&pool, &runner::Case::new(kernel, n)));
+        .and_then(|pool| crate::measure::trace::traced_run(&pool, &runner::Case::new(kernel, n)));
     let (t, run_s) = match taken {
         Ok(x) => x,
         Err(f) => {
             info.stopped = matches!(f, Failure::Stopped(_));
             info.error = Some(f.message().to_string());
-            return info;
+            return (info, None);
         }
     };
     info.run_s = Some(run_s);
     info.phases = t.phases.iter().map(Vec::len).sum();
     info.steals = t.steal_count();
     let file = format!("traces/{}.mtrace", kernel.name());
-    if let Err(f) = trace::write_trace(&t, &out.join(&file)) {
+    if let Err(f) = crate::measure::trace::write_trace(&t, &out.join(&file)) {
         info.error = Some(f.message().to_string());
-        return info;
+        return (info, None);
     }
     info.file = Some(file);
-    let burden = (cli::BURDEN_US * 1e3) as u64;
-    match trace::analysis::analyse(&t, burden) {
+    let burden = (crate::model::trace::BURDEN_US * 1e3) as u64;
+    match crate::model::trace::analyse(&t, burden) {
         Ok(an) => {
             let o = &an.overall;
             info.work_s = Some(o.work_ns as f64 / 1e9);
             info.span_s = Some(o.span_ns as f64 / 1e9);
             info.parallelism = o.parallelism();
-            let what = format!("{kernel} (n = {n})");
-            info.svg = Some(trace::svg::timeline(&t, &trace::title(&what, &t, &an)));
+            (info, Some((t, an)))
         }
-        Err(e) => info.error = Some(format!("the trace does not form a tree: {e}")),
+        Err(e) => {
+            info.error = Some(format!("the trace does not form a tree: {e}"));
+            (info, None)
+        }
     }
-    info
 }
 
-fn machine() -> Machine {
+pub(crate) fn machine() -> Machine {
     let read = |p: &str| {
         std::fs::read_to_string(p)
             .ok()
@@ -938,212 +722,120 @@ fn machine() -> Machine {
     }
 }
 
-pub(crate) fn run(a: SuiteArgs) -> Result<(), Failure> {
-    // Bad MAGPIE_* variables are bad input here too, though the suite sets workers and policy.
-    magpie::Builder::default()
-        .from_env()
-        .map_err(Failure::from_magpie)?;
-    let plan = Plan::from_args(&a)?;
-    // A report folder that cannot be made fails now, not after the suite.
-    std::fs::create_dir_all(&a.out).map_err(|e| {
-        Failure::Usage(format!(
-            "cannot create {}: {e}; choose a folder you can write with --out",
-            a.out.display()
-        ))
-    })?;
-    let machine = machine();
-    let started = Instant::now();
-    // What is measured so far, rewritten after each kernel: a suite stopped part-way (Ctrl-C, a
-    // time limit) leaves every kernel it finished, in results.json's format, rows and headline.
-    let partial = a.out.join(PARTIAL);
-    let mut done: Vec<String> = Vec::new();
-    let (mut rows, mut not_measured) = measure_all(
-        plan.kernels.clone(),
-        plan.policies.clone(),
-        plan.workers.clone(),
-        plan.peers.clone(),
-        plan.size,
-        plan.runs,
-        plan.rayon_builds.clone(),
-        |k, rows, nm| {
-            done.push(k.name().into());
-            let mut rows = rows.to_vec();
-            derive(&mut rows);
-            let res = Results::measured(
-                machine.clone(),
-                &plan,
-                done.clone(),
-                started.elapsed().as_secs_f64(),
-                rows,
-                nm.to_vec(),
-            );
-            write_partial(&partial, &res);
-        },
-    )?;
-    derive(&mut rows);
-    // Peers with no faithful version of a kernel (the kernel's own list), after those that
-    // could not be set up here.
-    for &k in &plan.kernels {
-        for (name, reason) in k.unavailable_peers() {
-            if plan
-                .peers
-                .iter()
-                .any(|&p| crate::model::peer_parts(p).0 == *name)
-            {
-                not_measured.push(NotMeasured {
-                    kernel: k.name().into(),
-                    runtime: name.to_string(),
-                    reason: reason.to_string(),
-                });
-            }
-        }
-    }
-    let traces = if plan.traces.is_empty() {
-        vec![]
-    } else {
-        let dir = a.out.join("traces");
-        std::fs::create_dir_all(&dir).map_err(|e| {
-            Failure::Failed(format!(
-                "cannot create {}: {e}; choose a folder you can write with --out",
-                dir.display()
-            ))
-        })?;
-        plan.traces
-            .iter()
-            .map(|&k| {
-                traced(
-                    k,
-                    k.size_n(plan.size),
-                    plan.trace_workers(),
-                    plan.trace_policy(),
-                    &a.out,
-                )
-            })
-            .collect()
-    };
-    let locality = plan.locality.as_ref().map_or_else(Vec::new, |l| {
-        modelled(
-            l,
-            plan.size,
-            plan.runs as u64,
-            &crate::measure::locality::default_strategies(),
-        )
-    });
-    let splice = if a.splice {
-        spliced(&plan.kernels, &plan.workers, plan.size, plan.runs)
-    } else {
-        Vec::new()
-    };
-    let corun = plan
-        .corun
-        .map(|p| corunning(p, plan.trace_workers(), plan.size, plan.runs));
-    let dist = plan
-        .dist
-        .map(|d| crate::measure::dist::simulated(d, plan.size));
-    let small_input = plan.kernels.contains(&kernels::tree_sum::KERNEL).then(|| {
-        eprintln!("small input: the 1,023-node tree sum entered from outside each pool");
-        match kernels::tree_sum::small_input(&plan.workers, plan.runs) {
-            Ok(f) => SmallInputInfo {
-                figure: Some(f),
-                error: None,
-            },
-            Err(e) => SmallInputInfo {
-                figure: None,
-                error: Some(e),
-            },
-        }
-    });
-    let res = Results {
-        small_input,
-        traces,
-        locality,
-        splice,
-        corun,
-        dist,
-        ..Results::measured(
+impl Results {
+    /// What `plan` measured of `kernels` in `elapsed_s`: its rows and the peers it could not
+    /// measure, with the headline (which reads only the rows, workers and policies), and none of
+    /// the add-ons (traces, locality, splice, co-run, dist).
+    pub(crate) fn measured(
+        machine: Machine,
+        plan: &Plan,
+        kernels: Vec<String>,
+        elapsed_s: f64,
+        rows: Vec<Row>,
+        not_measured: Vec<NotMeasured>,
+    ) -> Results {
+        let mut res = Results {
             machine,
-            &plan,
-            plan.kernels.iter().map(|k| k.name().into()).collect(),
-            started.elapsed().as_secs_f64(),
+            size: plan.size.name().into(),
+            runs: plan.runs,
+            command: plan.command(),
+            kernels,
+            workers: plan.workers.clone(),
+            policies: plan.policies.iter().map(|p| p.name().into()).collect(),
+            peers: plan.peers.iter().map(|p| p.name().into()).collect(),
+            elapsed_s,
+            headline: None,
             rows,
             not_measured,
-        )
-    };
-
-    let json = serde_json::to_string_pretty(&res)
-        .map_err(|e| Failure::Failed(format!("cannot serialize the results: {e}")))?;
-    let write = |name: &str, text: &str| {
-        let p = a.out.join(name);
-        std::fs::write(&p, text).map_err(|e| {
-            Failure::Failed(format!(
-                "cannot write {}: {e}; choose a folder you can write with --out",
-                p.display()
-            ))
-        })
-    };
-    write("results.json", &json)?;
-    write("index.html", &crate::render::html::page(&res))?;
-    // results.json has it all now.
-    let _ = std::fs::remove_file(&partial);
-    if a.json {
-        println!("{json}");
-    } else {
-        print!("{}", table(&res));
+            traces: vec![],
+            locality: vec![],
+            splice: vec![],
+            corun: None,
+            dist: None,
+            small_input: None,
+        };
+        res.headline = crate::model::headline::headline(&res);
+        res
     }
-    eprintln!(
-        "report written to {} (index.html, results.json)",
-        a.out.display()
-    );
+}
 
-    let failed: Vec<String> = res
-        .rows
-        .iter()
-        .filter(|r| r.failed())
-        .map(|r| format!("{} {} x{}", r.kernel, r.label(), r.workers))
-        .chain(
-            res.traces
-                .iter()
-                .filter(|t| t.failed())
-                .map(|t| format!("{} traced run x{}", t.kernel, t.workers)),
-        )
-        .chain(
-            res.locality
-                .iter()
-                .filter(|l| l.error.is_some())
-                .map(|l| format!("{} locality model", l.kernel)),
-        )
-        .chain(
-            res.splice
-                .iter()
-                .filter(|s| s.error.is_some())
-                .map(|s| format!("{} spliced x{}", s.kernel, s.workers)),
-        )
-        .chain(
-            res.corun
-                .iter()
-                .filter(|c| c.error.is_some())
-                .map(|_| "the co-run".to_string()),
-        )
-        .chain(
-            res.small_input
-                .iter()
-                .filter(|c| c.error.is_some())
-                .map(|_| "the small-input figure".to_string()),
-        )
-        .chain(
-            res.dist
-                .iter()
-                .filter(|d| d.error.is_some())
-                .map(|_| "the distributed simulation".to_string()),
-        )
-        .collect();
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        Err(Failure::Failed(format!(
-            "{} configuration(s) failed (see the report): {}",
-            failed.len(),
-            failed.join(", ")
-        )))
+/// `magpie corun A B` under every mode, each program with `workers` workers and the suite's
+/// size and runs (and at least a second of co-running).
+pub(crate) fn corunning(pair: ProgramPair, workers: usize, size: Size, runs: usize) -> CorunInfo {
+    let plan = crate::measure::corun::Plan {
+        a: pair.0,
+        b: pair.1,
+        modes: vec![
+            SharingMode::Dws,
+            SharingMode::Abp,
+            SharingMode::Ep,
+            SharingMode::Off,
+        ],
+        size,
+        workers,
+        solo_runs: runs,
+        runs,
+        min_seconds: 1.0,
+        sample_ms: 20,
+        timeout: 600.0,
+    };
+    match crate::measure::corun::measure(&plan) {
+        Ok(mut r) => {
+            // The command that repeats this co-run on its own.
+            r.command = format!(
+                "magpie corun {} {} --size {} --workers {workers} --solo-runs {runs} --runs \
+                 {runs} --min-seconds 1",
+                pair.0,
+                pair.1,
+                size.name()
+            );
+            CorunInfo {
+                report: Some(r),
+                error: None,
+            }
+        }
+        Err(e) => CorunInfo {
+            report: None,
+            error: Some(e.message().to_string()),
+        },
     }
+}
+
+/// Runs each stencil of `kernels` spliced and unspliced at each worker count.
+pub(crate) fn spliced(
+    kernels: &[Kernel],
+    workers: &[usize],
+    size: Size,
+    runs: usize,
+) -> Vec<SpliceInfo> {
+    let mut out = Vec::new();
+    for &k in kernels {
+        if !["heat", "jacobi", "fdtd-2d"].contains(&k.name()) {
+            continue;
+        }
+        for &w in workers {
+            let a = crate::measure::splice::Splice {
+                kernel: k.name().into(),
+                n: k.size_n(size) as usize,
+                steps: None,
+                window: 8,
+                grain: None,
+                slice: 0,
+                workers: w,
+                runs,
+                only: None,
+            };
+            let (outcome, error) = match crate::measure::splice::outcome(&a) {
+                Ok(o) => (Some(o), None),
+                Err(e) => (None, Some(e.message().to_string())),
+            };
+            out.push(SpliceInfo {
+                kernel: k.name().into(),
+                workers: w,
+                outcome,
+                error,
+            });
+        }
+    }
+    out
 }

@@ -7,8 +7,9 @@
 //! is a segment of the same phase (so a lane has at most about two rects per pixel); steal lines that would be drawn on the same half pixel between
 //! the same two lanes are drawn once. Rects carry a hover title while there are few enough.
 
-use super::{origin_name, Kind};
-use crate::render::format::count;
+use super::color;
+use crate::format::count;
+use crate::model::trace::{origin_name, Kind};
 use magpie::trace::Trace;
 use magpie_view::chart::axis::{fmt_ns, multiples, nice_step, tick_label, time_unit};
 use magpie_view::chart::legend::{Legend, Mark};
@@ -120,7 +121,7 @@ pub(crate) fn timeline(t: &Trace, title: &str) -> String {
     );
     let mut legend = Legend::new(11.0);
     for k in Kind::ALL {
-        legend.push(k.label(), Mark::Swatch(k.color().to_string(), None));
+        legend.push(k.label(), Mark::Swatch(color(k).to_string(), None));
     }
     legend.push("steal", Mark::Line(STEAL_STYLE.to_string()));
     legend.draw(&mut o, LEFT, 28.0, PLOT_W);
@@ -194,7 +195,7 @@ pub(crate) fn timeline(t: &Trace, title: &str) -> String {
             } else {
                 ""
             };
-            let style = format!("{MARK} fill=\"{}\"{edge}", r.kind.color());
+            let style = format!("{MARK} fill=\"{}\"{edge}", color(r.kind));
             if titles {
                 let what = t.phases[w]
                     .get(r.phase as usize)

@@ -1,6 +1,6 @@
-//! How the tools write what they measured: seconds, ratios, nanoseconds, durations, dates and a
-//! kernel's answer line. One home for each, so the suite, `bench`, `report`, `corun` and
-//! `trace` write the same figure the same way.
+//! How the tool writes what it measured: seconds, ratios, nanoseconds, durations, dates, counts
+//! and a kernel's answer line. One home for each, so the suite, `bench`, `report`, `corun`,
+//! `trace` and the progress lines of `measure/` write the same figure the same way.
 
 /// Seconds with microsecond resolution, or `–` when absent.
 pub(crate) fn secs(x: Option<f64>) -> String {

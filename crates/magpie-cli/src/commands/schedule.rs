@@ -19,16 +19,124 @@
 //! version, not a schedule) or one whose note names no kernel is bad input: one `error:` line
 //! naming the file and the problem, exit code 2.
 
-use crate::cli::{
-    ScheduleAction, ScheduleArgs, ScheduleBenchArgs, ScheduleFollowArgs, ScheduleRecordArgs,
-    ScheduleShowArgs,
+use crate::args::{
+    parse_kernel, parse_max_fibers, parse_policy, parse_stack_size, parse_workers, RunOptions,
 };
 use crate::failure::Failure;
+use clap::{Args, Subcommand};
 use magpie::schedule::{self, Constraint, Schedule};
 use magpie_bench::runner::Case;
 use magpie_bench::Kernel;
 use serde_json::json;
 use std::path::{Path, PathBuf};
+
+/// `magpie schedule`: record, follow and show schedules.
+#[derive(Args, Debug)]
+#[command(
+    arg_required_else_help = true,
+    after_long_help = "Examples:\n  \
+        magpie schedule record heat --size ci --workers 2 -o heat.msched\n  \
+        magpie schedule follow heat.msched --constraint relaxed -o heat2.msched\n  \
+        magpie schedule show heat.msched --json"
+)]
+pub(crate) struct ScheduleArgs {
+    #[command(subcommand)]
+    pub action: ScheduleAction,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum ScheduleAction {
+    /// Run a kernel once as a recorded region (verified) and write the schedule it took.
+    Record(ScheduleRecordArgs),
+    /// Run the kernel a schedule file was recorded on again, following it (verified); print the
+    /// deviations and the share of its cuts that ran on their recorded worker.
+    Follow(ScheduleFollowArgs),
+    /// Print a schedule file: workers, cuts per worker, depth, bytes, note and every cut.
+    Show(ScheduleShowArgs),
+    /// What following costs on a kernel: plain stealing, recording, and each constraint on the
+    /// schedule the record/relax loop settled on; medians of interleaved verified runs.
+    Bench(ScheduleBenchArgs),
+}
+
+/// `magpie schedule bench <kernel>`.
+#[derive(Args, Debug)]
+pub(crate) struct ScheduleBenchArgs {
+    /// The kernel (`magpie bench --help` lists them all).
+    #[arg(value_parser = parse_kernel)]
+    pub kernel: Kernel,
+    #[command(flatten)]
+    pub opts: RunOptions,
+    /// Runs per mode (at least 1).
+    #[arg(long, default_value = "7", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: u32,
+    /// Iterations of the record/relax/follow loop that settles the template (each reported).
+    #[arg(long, default_value = "10", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub iterations: u32,
+    /// Percent of the cuts the relaxed iterations prune from their template (0 to 100).
+    #[arg(long, default_value = "0", value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub prune: u32,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `magpie schedule record <kernel>`.
+#[derive(Args, Debug)]
+pub(crate) struct ScheduleRecordArgs {
+    /// The kernel (`magpie bench --help` lists them all).
+    #[arg(value_parser = parse_kernel)]
+    pub kernel: Kernel,
+    /// Where to write the schedule [default: <kernel>.msched].
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub opts: RunOptions,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `magpie schedule follow <file>`.
+#[derive(Args, Debug)]
+pub(crate) struct ScheduleFollowArgs {
+    /// A schedule file written by `magpie schedule record` (or by `follow -o`).
+    pub schedule: PathBuf,
+    /// ordered (StOWS), unordered (StUWS) or relaxed (RelWS).
+    #[arg(long, value_parser = parse_constraint)]
+    pub constraint: magpie::schedule::Constraint,
+    /// Worker threads [default: the schedule's; other counts follow it remapped].
+    #[arg(long, value_parser = parse_workers)]
+    pub workers: Option<usize>,
+    /// Spawning policy [default: the one recorded].
+    #[arg(long, value_parser = parse_policy)]
+    pub policy: Option<magpie::Policy>,
+    /// Write the schedule this run took here (the template of a next iteration).
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    /// Most fibers (task stacks) alive at once [magpie's default: 8192].
+    #[arg(long, value_parser = parse_max_fibers)]
+    pub max_fibers: Option<usize>,
+    /// Bytes of stack per fiber [magpie's default: 2 MiB].
+    #[arg(long, value_parser = parse_stack_size)]
+    pub stack_size: Option<usize>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `magpie schedule show <file>`.
+#[derive(Args, Debug)]
+pub(crate) struct ScheduleShowArgs {
+    /// A schedule file.
+    pub schedule: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_constraint(s: &str) -> Result<magpie::schedule::Constraint, String> {
+    s.parse()
+}
 
 pub(crate) fn run(a: ScheduleArgs) -> Result<(), Failure> {
     match a.action {
@@ -126,8 +234,8 @@ impl Recorded {
 }
 
 fn record(a: ScheduleRecordArgs) -> Result<(), Failure> {
-    let builder = crate::bench::run_pool(&a.opts)?;
-    let case = crate::bench::run_case(a.kernel, &a.opts)?;
+    let builder = a.opts.pool()?;
+    let case = a.opts.case(a.kernel)?;
     let out = a
         .out
         .unwrap_or_else(|| PathBuf::from(format!("{}.msched", a.kernel.name())));
@@ -197,14 +305,16 @@ fn follow(a: ScheduleFollowArgs) -> Result<(), Failure> {
 }
 
 fn bench(a: ScheduleBenchArgs) -> Result<(), Failure> {
-    let builder = crate::bench::run_pool(&a.opts)?;
-    let case = crate::bench::run_case(a.kernel, &a.opts)?;
+    let builder = a.opts.pool()?;
+    let case = a.opts.case(a.kernel)?;
     let pool = builder.build().map_err(Failure::from_magpie)?;
     let once = || crate::measure::run::run_once_verified(&pool, &case);
     // The template: record, then relax until the schedule settles (at most 4 relaxed runs), on
     // a pool that also clocks the time its workers spend looking for work; each iteration is
     // reported (the convergence of the loop).
-    let clocked = crate::bench::run_pool(&a.opts)?
+    let clocked = a
+        .opts
+        .pool()?
         .measure_overheads(true)
         .build()
         .map_err(Failure::from_magpie)?;
@@ -277,7 +387,7 @@ fn bench(a: ScheduleBenchArgs) -> Result<(), Failure> {
         "{} n={} ({}, {}), {} runs each, interleaved, every run verified; template: {} cuts, {} bytes",
         a.kernel.name(),
         case.n,
-        crate::render::format::count(pool.workers(), "worker"),
+        crate::format::count(pool.workers(), "worker"),
         pool.policy(),
         a.runs,
         template.cuts().len(),
@@ -359,7 +469,7 @@ fn print(d: &serde_json::Value, as_json: bool, s: &Schedule, list: bool) -> Resu
         t += &format!(
             "{mode}: {} ({}), verified, {:.6} s\n",
             d["note"].as_str().unwrap_or(""),
-            crate::render::format::count(s.workers(), "worker"),
+            crate::format::count(s.workers(), "worker"),
             d["run_s"].as_f64().unwrap_or(0.0),
         );
     }

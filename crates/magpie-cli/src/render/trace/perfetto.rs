@@ -13,7 +13,7 @@
 //!   anything then) and an `f` event with `"bp":"e"` at the same time on the thief's track, so each
 //!   binds to the slice that encloses it. The flow events come after every slice in the file.
 
-use super::{origin_args, origin_name};
+use crate::model::trace::{origin_args, origin_name};
 use magpie::trace::Trace;
 use std::fmt::Write as _;
 

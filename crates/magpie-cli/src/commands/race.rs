@@ -6,10 +6,69 @@
 //! Exit code 3 when any run found a race, 0 when none did, 1 when an answer was wrong, 2 on
 //! bad arguments.
 
-use crate::cli::RaceArgs;
+use crate::args::{parse_workers_list, WorkersList};
 use crate::failure::Failure;
+use clap::Args;
 use magpie::race::dpst::Search;
 use magpie::race::{Options, Report};
+use magpie_bench::Kernel;
+
+#[derive(Args, Debug)]
+pub(crate) struct RaceArgs {
+    /// The kernel: heat, matmul, nbody, lu or nqueens.
+    #[arg(value_parser = parse_race_kernel)]
+    pub kernel: magpie_bench::races::Facet,
+    /// Problem size (default: the kernel's small checking size; every access is checked).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub n: Option<u64>,
+    /// Workers of the checked pool, comma-separated for several runs (e.g. 1,2,16).
+    #[arg(long, default_value = "2", value_parser = parse_workers_list)]
+    pub workers: WorkersList,
+    /// Declare the kernel's planted race (a bug of its kind: see the kernel's docs).
+    #[arg(long)]
+    pub plant: bool,
+    /// The lowest-common-ancestor search: phases (the thesis's, from the steal tree's working
+    /// phases) or plain (parent by parent).
+    #[arg(long, default_value = "phases", value_parser = parse_search)]
+    pub search: magpie::race::dpst::Search,
+    /// Run both searches on every query, check that they agree, and report each one's tree
+    /// traversals and the share the phase search saved (the thesis's Fig. 4.9).
+    #[arg(long)]
+    pub compare: bool,
+    /// Also time the same run on a pool that does not check (the median of 3) and report the
+    /// checker's slowdown against it.
+    #[arg(long)]
+    pub slowdown: bool,
+    /// One JSON object per run instead of the report.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_race_kernel(s: &str) -> Result<magpie_bench::races::Facet, String> {
+    match s.parse::<Kernel>().ok().and_then(Kernel::race) {
+        Some(f) => Ok(f),
+        None => {
+            let raced: Vec<&str> = Kernel::ALL
+                .iter()
+                .copied()
+                .filter(|k| k.race().is_some())
+                .map(Kernel::name)
+                .collect();
+            Err(format!(
+                "unknown kernel `{s}` for race: expected one of {}",
+                raced.join(", ")
+            ))
+        }
+    }
+}
+
+fn parse_search(s: &str) -> Result<magpie::race::dpst::Search, String> {
+    match s {
+        "phases" => Ok(magpie::race::dpst::Search::Phases),
+        "plain" => Ok(magpie::race::dpst::Search::Plain),
+        _ => Err(format!("unknown search `{s}`: expected phases or plain")),
+    }
+}
 
 pub(crate) fn run(a: RaceArgs) -> Result<(), Failure> {
     let n = a.n.unwrap_or(a.kernel.default_n);

@@ -4,11 +4,42 @@
 //! and every core's holder. It only reads the table (`CoreTable::inspect`): no table yet is
 //! reported and exit 0; a table magpie would refuse is an `error:` line and exit 2.
 
-use crate::cli::{ShareAction, ShareArgs, ShareStatusArgs};
 use crate::failure::Failure;
+use clap::{Args, Subcommand};
 use magpie::dws::{CoreEntry, CoreTable, ProgramEntry, Snapshot, STALE_MS};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// `magpie share`: the core allocation table of co-running programs.
+#[derive(Args, Debug)]
+#[command(arg_required_else_help = false)]
+pub(crate) struct ShareArgs {
+    #[command(subcommand)]
+    pub action: ShareAction,
+}
+
+/// What `magpie share` does with the table.
+#[derive(Subcommand, Debug)]
+pub(crate) enum ShareAction {
+    /// Print the table: its file and version, the registered programs (pid, start time,
+    /// heartbeat age, alive or stale, cores held) and each core's holder. Only reads: it never
+    /// creates or changes the table. No table yet is not an error; a table magpie would refuse is
+    /// (exit 2).
+    Status(ShareStatusArgs),
+}
+
+/// `magpie share status`.
+#[derive(Args, Debug)]
+pub(crate) struct ShareStatusArgs {
+    /// The table file to read [default: MAGPIE_SHARE_TABLE if set, else
+    /// $XDG_RUNTIME_DIR/magpie-cores if that is your directory, else /dev/shm/magpie-cores-<uid>].
+    #[arg(long)]
+    pub table: Option<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub(crate) fn run(a: ShareArgs) -> Result<(), Failure> {
     match a.action {

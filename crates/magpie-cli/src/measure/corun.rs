@@ -1,40 +1,72 @@
-//! `magpie corun`: two programs co-running, the experiment of DWS (Chen et al.) §4. Each program
-//! is this binary in a process of its own (`magpie corun-child`, see [`child`]) running one
-//! kernel over and over on a pool whose sharing mode is set by `MAGPIE_SHARE`. For each mode, each
-//! program first runs alone; then both run side by side, each repeatedly, so their runs overlap
-//! completely (the paper's Fig. 3), until each has completed `--runs` runs and `--min-seconds`
-//! have passed; both are then killed at once and the runs they were in are discarded. A program's
-//! co-run time is the mean of its counted runs (Eq. 2), its slowdown that over its mean alone.
-//!
-//! Every phase has a fresh core table of its own in a private directory (mode 0700) that corun
-//! creates and removes, named by `MAGPIE_SHARE_TABLE`, so neither a table left by other programs
-//! nor the cores a killed child still holds carry into the next phase. While co-running, corun
-//! samples the cores each program holds in that table and the cores it uses (CPU time over wall
-//! time); `--out` writes them to `corun.json` and plots them in `index.html`
-//! ([`render::corun`](crate::render::corun)).
-//!
-//! The children are [`Child`] guards: whatever path the command leaves by (success, an error, a
-//! panic), every child is killed and reaped, and the directory removed.
+//! Running a co-run (DWS §4): each program as this binary in a process of its own (`magpie
+//! corun-child`), alone and then side by side under each sharing mode, with a fresh core table
+//! per phase in a private directory; the cores each program holds and uses sampled while they
+//! co-run. `magpie corun` and `magpie suite --corun` ask for one with a [`Plan`].
 
-pub(crate) mod child;
-
-use crate::cli::{CorunArgs, ProgramSpec};
 use crate::failure::Failure;
+use crate::format::count;
+use crate::format::{secs, times};
 use crate::measure::run::case_of;
-use crate::model::corun::{mean, ModeRow, ProgramRow, Report, Sample, Timeline, WHO};
-use crate::render::corun::table;
-use crate::render::format::count;
-use crate::render::format::{secs, times};
-use child::Line;
+use crate::model::corun::{mean, ModeRow, ProgramRow, ProgramSpec, Report, Sample, Timeline, WHO};
 use magpie::dws::{CoreTable, SharingMode};
 use magpie_bench::runner::Case;
+use magpie_bench::Size;
 use magpie_view::progress::Progress;
+use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
+
+/// A co-run to measure: the two programs, the sharing modes in the order given, and how long each
+/// phase runs (see `magpie corun --help`).
+pub(crate) struct Plan {
+    pub a: ProgramSpec,
+    pub b: ProgramSpec,
+    pub modes: Vec<SharingMode>,
+    /// The size preset for a program's N not given.
+    pub size: Size,
+    /// Workers of each program's pool.
+    pub workers: usize,
+    /// Runs of each program alone, per mode.
+    pub solo_runs: usize,
+    /// The co-run lasts until each program has completed this many runs ...
+    pub runs: usize,
+    /// ... and this many seconds have passed.
+    pub min_seconds: f64,
+    /// Milliseconds between two samples of the cores held and used.
+    pub sample_ms: u64,
+    /// Seconds after which a phase is stopped and reported as an error.
+    pub timeout: f64,
+}
+
+/// One line of a child's stdout, as JSON (`{"event": "ready", ...}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub(crate) enum Line {
+    /// Warmed up; waiting for `go`.
+    Ready {
+        pid: u32,
+        kernel: String,
+        n: u64,
+        grain: Option<u64>,
+        workers: usize,
+        /// The sharing mode in force (`Pool::share_mode`): the one asked for, or `off` when the
+        /// pool could not use the core table.
+        mode: String,
+        warmup_s: f64,
+    },
+    /// One timed, verified run: when it began and ended (milliseconds of `CLOCK_MONOTONIC`,
+    /// `magpie::dws::now_ms`, the clock the parent samples with) and the kernel's time.
+    Run {
+        run: usize,
+        start_ms: u64,
+        end_ms: u64,
+        seconds: f64,
+    },
+}
 
 /// One of the two programs: its run, and how messages name it.
 struct Program {
@@ -301,7 +333,7 @@ impl Sampler {
         let mut used = [None; 2];
         for (i, &pid) in self.pids.iter().enumerate() {
             let now = Instant::now();
-            let cpu = crate::idle::tasks_cpu_ns(Path::new(&format!("/proc/{pid}"))).ok();
+            let cpu = crate::measure::idle::tasks_cpu_ns(Path::new(&format!("/proc/{pid}"))).ok();
             let before = std::mem::replace(&mut self.last[i], cpu.map(|c| (now, c)));
             if let (Some((t, c0)), Some(c1)) = (before, cpu) {
                 let wall = now.duration_since(t).as_nanos() as f64;
@@ -516,36 +548,8 @@ fn not_a_result(line: &str) -> String {
     format!("printed `{line}`, not a result line")
 }
 
-pub(crate) fn run(a: CorunArgs) -> Result<(), Failure> {
-    // A report folder that cannot be made fails now, not after the experiment.
-    if let Some(out) = &a.out {
-        std::fs::create_dir_all(out).map_err(|e| {
-            Failure::Failed(format!(
-                "cannot create {}: {e}; choose a folder you can write with --out",
-                out.display()
-            ))
-        })?;
-    }
-    let report = measure(&a)?;
-    if a.json {
-        let json = serde_json::to_string_pretty(&report.rows)
-            .map_err(|e| Failure::Failed(format!("cannot serialize the results: {e}")))?;
-        println!("{json}");
-    } else {
-        print!("{}", table(&report));
-    }
-    if let Some(out) = &a.out {
-        write_report(out, &report)?;
-        eprintln!(
-            "report written to {} (index.html, corun.json)",
-            out.display()
-        );
-    }
-    Ok(())
-}
-
-/// Runs the experiment `a` describes (its output options aside), with progress on stderr.
-pub(crate) fn measure(a: &CorunArgs) -> Result<Report, Failure> {
+/// Runs the co-run `a` plans, with progress on stderr.
+pub(crate) fn measure(a: &Plan) -> Result<Report, Failure> {
     let progs = [Program::new(0, a.a, a.size)?, Program::new(1, a.b, a.size)?];
     let exe = std::env::current_exe()
         .map_err(|e| Failure::Failed(format!("cannot find the magpie executable: {e}")))?;
@@ -562,8 +566,7 @@ pub(crate) fn measure(a: &CorunArgs) -> Result<Report, Failure> {
     // The phases: both programs alone under off (the baseline), then per mode both alone (but
     // for off, whose baseline that is) and the co-run.
     let phases = 2 + a
-        .mode
-        .0
+        .modes
         .iter()
         .map(|&m| if m == SharingMode::Off { 1 } else { 3 })
         .sum::<u64>();
@@ -593,7 +596,7 @@ pub(crate) fn measure(a: &CorunArgs) -> Result<Report, Failure> {
     // against one non-interference time (§4.1): a mode that also changes a program's time alone
     // is not charged or credited for that in its co-run figure.
     let baseline = alone(SharingMode::Off)?;
-    for &mode in &a.mode.0 {
+    for &mode in &a.modes {
         let solo = if mode == SharingMode::Off {
             baseline.clone()
         } else {
@@ -652,22 +655,4 @@ pub(crate) fn measure(a: &CorunArgs) -> Result<Report, Failure> {
         rows,
         timelines,
     })
-}
-
-fn write_report(out: &Path, report: &Report) -> Result<(), Failure> {
-    let json = serde_json::to_string_pretty(report)
-        .map_err(|e| Failure::Failed(format!("cannot serialize the report: {e}")))?;
-    for (name, text) in [
-        ("corun.json", json),
-        ("index.html", crate::render::corun::page(report, &WHO)),
-    ] {
-        let p = out.join(name);
-        std::fs::write(&p, text).map_err(|e| {
-            Failure::Failed(format!(
-                "cannot write {}: {e}; choose a folder you can write with --out",
-                p.display()
-            ))
-        })?;
-    }
-    Ok(())
 }

@@ -1,9 +1,8 @@
-//! `magpie idle`: how much CPU an idle pool burns. Idle workers sleep after a bounded number of
-//! failed steal rounds (DWS §3.1); rayon's idle spinning is the long-standing complaint this
-//! measures against. The pool runs a small job, then sits idle while the CPU time of every thread
-//! of this process is read from `/proc/self/task/*/schedstat` (nanoseconds) before and after.
+//! What an idle pool burns: the CPU time of a process's threads, read to the nanosecond from
+//! `/proc/<pid>/task/*/schedstat`, and an idle pool's share of one core over a stretch of time
+//! after a short job (`magpie idle`, the report's idle figure; `magpie corun` samples other
+//! processes with [`tasks_cpu_ns`]).
 
-use crate::cli::IdleArgs;
 use crate::failure::Failure;
 use std::time::{Duration, Instant};
 
@@ -72,25 +71,4 @@ pub(crate) fn measure(
     let wall = start.elapsed().as_nanos() as f64;
     drop(pool);
     Ok(100.0 * cpu as f64 / wall)
-}
-
-pub(crate) fn run(a: IdleArgs) -> Result<(), Failure> {
-    let pct = measure(a.workers, a.share, a.seconds, Duration::from_millis(100))?;
-    if a.json {
-        println!(
-            "{}",
-            serde_json::json!({
-                "workers": a.workers,
-                "share": a.share.name(),
-                "seconds": a.seconds,
-                "cpu_percent_of_one_core": pct,
-            })
-        );
-    } else {
-        println!(
-            "idle pool of {} workers (share {}) over {:.2} s: {:.3}% of one core",
-            a.workers, a.share, a.seconds, pct
-        );
-    }
-    Ok(())
 }

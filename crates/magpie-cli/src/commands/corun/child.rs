@@ -10,38 +10,30 @@
 //! `magpie corun` does not wait for that: it kills both programs at the same moment and discards
 //! the runs they were in. A wrong result is an `error:` line and exit 1.
 
-use crate::cli::CorunChildArgs;
+use crate::args::{parse_kernel, parse_runs, parse_workers};
 use crate::failure::Failure;
+use crate::measure::corun::Line;
 use crate::measure::run::{case_of, pool_builder, run_once_verified};
-use serde::{Deserialize, Serialize};
+use clap::Args;
+use magpie_bench::Kernel;
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// One line of a child's stdout, as JSON (`{"event": "ready", ...}`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub(crate) enum Line {
-    /// Warmed up; waiting for `go`.
-    Ready {
-        pid: u32,
-        kernel: String,
-        n: u64,
-        grain: Option<u64>,
-        workers: usize,
-        /// The sharing mode in force (`Pool::share_mode`): the one asked for, or `off` when the
-        /// pool could not use the core table.
-        mode: String,
-        warmup_s: f64,
-    },
-    /// One timed, verified run: when it began and ended (milliseconds of `CLOCK_MONOTONIC`,
-    /// `magpie::dws::now_ms`, the clock the parent samples with) and the kernel's time.
-    Run {
-        run: usize,
-        start_ms: u64,
-        end_ms: u64,
-        seconds: f64,
-    },
+/// `magpie corun-child`: one program of a co-run (see `corun::child`).
+#[derive(Args, Debug)]
+pub(crate) struct CorunChildArgs {
+    #[arg(value_parser = parse_kernel)]
+    pub kernel: Kernel,
+    #[arg(long)]
+    pub n: u64,
+    #[arg(long)]
+    pub grain: Option<u64>,
+    #[arg(long, default_value_t = 2, value_parser = parse_workers)]
+    pub workers: usize,
+    /// Exit after this many timed runs (default: run until stdin closes).
+    #[arg(long, value_parser = parse_runs)]
+    pub max_runs: Option<usize>,
 }
 
 /// Prints `line` and flushes it; a closed stdout (the parent is gone) is a failure, so the child
