@@ -122,12 +122,12 @@ part "the core's layering: scripts/import-circles.py --max-circle 4 --no-core-im
 python3 scripts/import-circles.py --max-circle 4 --no-core-imports
 # Neither the benchmark crate nor the command-line tool has an import circle: each kernel is one
 # file that fills in its record, which the runner and the tool read without naming the kernel.
-# The tool's layers, top down: the commands (commands/, with the arguments they share in
-# args.rs); what measures (measure/) and what renders (render/), which import neither each
+# The tool's layers, top down: the commands (commands/); the arguments they share (args.rs);
+# what measures (measure/) and what renders (render/), which import neither each
 # other nor a command; at the bottom the results (model/), the failures and how figures are
 # written (format.rs), which import nothing above.
 python3 scripts/import-circles.py crates/magpie-bench/src --max-circle 1 >/dev/null
-python3 scripts/import-circles.py crates/magpie-cli/src --max-circle 1 --layers commands+args,render+measure,model+failure+format >/dev/null
+python3 scripts/import-circles.py crates/magpie-cli/src --max-circle 1 --layers commands,args,render+measure,model+failure+format >/dev/null
 
 part "the join's instruction budget: scripts/join-instructions.sh"
 # A join nobody steals, counted under callgrind (fib without a cutoff on a one-worker pool, and
