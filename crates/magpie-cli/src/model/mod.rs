@@ -9,6 +9,7 @@ pub(crate) mod corun;
 pub(crate) mod dist;
 pub(crate) mod headline;
 pub(crate) mod locality;
+pub(crate) mod report;
 pub(crate) mod splice;
 pub(crate) mod trace;
 

@@ -7,6 +7,7 @@ pub(crate) mod corun;
 pub(crate) mod dist;
 pub(crate) mod html;
 pub(crate) mod locality;
+pub(crate) mod markdown;
 pub(crate) mod style;
 pub(crate) mod table;
 pub(crate) mod trace;
