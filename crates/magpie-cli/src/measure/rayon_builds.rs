@@ -18,7 +18,9 @@
 //! child. The other `MAGPIE_*` variables reach it only for `magpie bench`, whose own pool reads
 //! them too; the suite's pools do not, and neither do its children.
 
+use crate::failure::Failure;
 use magpie_bench::harness::{Measured, RunError, Timing};
+use magpie_bench::runner::{self, BenchConfig, BenchRecord};
 use magpie_bench::Kernel;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -220,6 +222,63 @@ fn parse_line(
         result: (verified && result != "-").then_some(result),
         stats: None,
     }))
+}
+
+/// One of the rayon programs benched as `magpie bench` benches a kernel: magpie's figure is
+/// rayon's iterators on magpie's rayon-core and rayon's is rayon on its own, each from its build
+/// in `builds` (default: beside this executable, see [`RayonBuilds::find`]), one child process
+/// each with all the runs (a child per run would time only first runs, in a cold process); the
+/// serial twin runs here. `pool` gives the policy and the worker count.
+pub(crate) fn bench_program(
+    cfg: &BenchConfig,
+    pool: &magpie::Pool,
+    builds: Option<&Path>,
+) -> Result<BenchRecord, Failure> {
+    let builds = RayonBuilds::find(builds).map_err(Failure::Usage)?;
+    let workers = pool.workers();
+    let measure = |core: Core| -> Result<Measured, RunError> {
+        let run = Run {
+            kernel: cfg.kernel,
+            n: cfg.n,
+            workers: &[workers],
+            runs: cfg.runs,
+            policy: Some(pool.policy()),
+            inherit_settings: true,
+        };
+        match builds.run(core, &run) {
+            Ok(mut r) => r.remove(0),
+            Err(e) => Err(RunError::Panicked(e)),
+        }
+    };
+    let on_magpie = measure(Core::Magpie);
+    let on_rayon = (cfg.peers && cfg.kernel.peers().contains(&magpie_bench::Peer::RayonIter))
+        .then(|| measure(Core::Rayon));
+    // The children's runs, handed out one per round as `runner::bench_with` asks for them.
+    let nth = |r: &Result<Measured, RunError>, i: usize| match r {
+        Ok(m) => Ok(Measured {
+            timing: Timing {
+                times_s: m.timing.times_s.get(i).copied().into_iter().collect(),
+            },
+            ..m.clone()
+        }),
+        Err(e) => Err(e.clone()),
+    };
+    let (mut i_magpie, mut i_rayon) = (0, 0);
+    Ok(runner::bench_with(
+        cfg,
+        pool,
+        &mut |_| {
+            i_magpie += 1;
+            (nth(&on_magpie, i_magpie - 1), magpie::Stats::default())
+        },
+        &mut |peer, case, w| match (peer, &on_rayon) {
+            (magpie_bench::Peer::RayonIter, Some(r)) => {
+                i_rayon += 1;
+                nth(r, i_rayon - 1)
+            }
+            _ => runner::run_peer(peer, case, w, 1),
+        },
+    ))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! [`locality`]). A renderer reads only the results ([`crate::model`]), writes each figure as
 //! [`crate::format`] does, and draws nothing from the commands that measured them.
 
+pub(crate) mod bench;
 pub(crate) mod corun;
 pub(crate) mod dist;
 pub(crate) mod html;
