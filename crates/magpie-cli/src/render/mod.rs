@@ -1,5 +1,5 @@
 //! What the tool writes: the suite's text table ([`table`]) and report page ([`html`], with
-//! [`style`]'s sheet), `magpie bench`'s table ([`bench`]), `magpie report`'s Markdown
+//! [`style`]'s sheet), `magpie bench`'s table ([`bench`](mod@bench)), `magpie report`'s Markdown
 //! ([`markdown`]), the co-run report's page ([`corun`]), a trace's timeline, Perfetto JSON and
 //! summary ([`trace`]) and the add-ons' tables ([`dist`], [`locality`]). A renderer reads only
 //! the results ([`crate::model`]), writes each figure as [`crate::format`] does, and draws
