@@ -293,3 +293,35 @@ fn kept_spares_outlive_their_pools_and_end_with_their_thread() {
         .expect("the caller thread");
     });
 }
+
+/// Calls from outside, one after another, start on the fiber the caller's thread kept from its
+/// last call: the loop fiber parks as the caller leaves, and no call makes and ends a fiber of
+/// its own.
+#[test]
+fn calls_one_after_another_reuse_the_callers_fiber() {
+    watchdog(120, "fibers of calls in a borrowed seat", || {
+        thread::spawn(|| {
+            let pool = pool(1);
+            assert!(all_asleep(&pool));
+            let here = thread::current().id();
+            assert_eq!(pool.install(|| thread::current().id()), here);
+            let before = pool.stats().fibers_created;
+            let mut in_seat = 0;
+            for i in 0..200u64 {
+                assert!(all_asleep(&pool), "call {i}");
+                let leaves = AtomicUsize::new(0);
+                let (id, r) = pool.install(|| (thread::current().id(), fib(10, &leaves)));
+                assert_eq!((r, leaves.load(Ordering::Relaxed)), (55, 89), "call {i}");
+                in_seat += usize::from(id == here);
+            }
+            assert_eq!(
+                in_seat, 200,
+                "calls did not run in the sleeping worker's seat"
+            );
+            let made = pool.stats().fibers_created - before;
+            assert_eq!(made, 0, "200 calls made {made} fibers");
+        })
+        .join()
+        .expect("the caller thread");
+    });
+}

@@ -218,3 +218,19 @@ fn a_lending_thread_that_ends_leaves_a_pool_that_still_drops() {
     assert_eq!(pool.install(magpie::current_thread_index), Some(1));
     drop(pool);
 }
+
+/// Calls one after another start on the fiber the lent thread parked as it left the last one:
+/// none makes and ends a fiber of its own.
+#[test]
+fn calls_one_after_another_reuse_the_lent_threads_fiber() {
+    let pool = lent(1);
+    assert_eq!(pool.install(|| 1), 1);
+    let before = pool.stats().fibers_created;
+    for i in 0..200 {
+        let leaves = AtomicUsize::new(0);
+        assert_eq!(pool.install(|| fib(10, &leaves)), 55, "call {i}");
+        assert_eq!(leaves.load(Ordering::Relaxed), 89, "call {i}");
+    }
+    let made = pool.stats().fibers_created - before;
+    assert_eq!(made, 0, "200 calls made {made} fibers");
+}

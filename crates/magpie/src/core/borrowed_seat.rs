@@ -70,11 +70,8 @@ struct KeptSpares {
 
 impl Drop for KeptSpares {
     fn drop(&mut self) {
-        // Each is parked in its scheduling loop, which returns at `Exit` without touching a
-        // worker (`main_loop::fiber_main`), so this may run at the thread's exit.
-        for mut f in self.spares.drain(..) {
-            let _ = f.co.resume(Cmd::Exit);
-        }
+        // Before `reg` is dropped, after this.
+        end(&mut self.spares);
     }
 }
 
@@ -87,14 +84,33 @@ thread_local! {
     static KEPT: RefCell<Vec<KeptSpares>> = const { RefCell::new(Vec::new()) };
 }
 
-/// This thread's kept spares for `reg`'s pool, re-homed to seat `w` (none if it has none).
+/// Ends fibers parked in their scheduling loop, which returns at `Exit` without touching a
+/// worker (`main_loop::fiber_main`), so this may run at the thread's exit. Their pool must be
+/// alive: a fiber counts itself out of its registry as it ends.
+#[allow(clippy::vec_box)]
+fn end(spares: &mut Vec<Box<Fiber>>) {
+    if spares.is_empty() {
+        return;
+    }
+    for mut f in spares.drain(..) {
+        let _ = f.co.resume(Cmd::Exit);
+    }
+}
+
+/// This thread's kept spares for `reg`'s pool, re-homed to seat `w` (none if it has none). The
+/// pool's entry stays, emptied, for [`keep`] to fill again, and becomes the most recently used.
 #[allow(clippy::vec_box)]
 fn take_kept(reg: &Arc<Registry>, w: usize) -> Vec<Box<Fiber>> {
     let mut spares = KEPT
         .try_with(|k| {
             let mut k = k.borrow_mut();
-            let i = k.iter().position(|s| Arc::ptr_eq(&s.reg, reg))?;
-            Some(std::mem::take(&mut k[i].spares))
+            let i = k.iter().rposition(|s| Arc::ptr_eq(&s.reg, reg))?;
+            let last = k.len() - 1;
+            if i != last {
+                let e = k.remove(i);
+                k.push(e);
+            }
+            Some(std::mem::take(&mut k[last].spares))
         })
         .ok()
         .flatten()
@@ -106,29 +122,42 @@ fn take_kept(reg: &Arc<Registry>, w: usize) -> Vec<Box<Fiber>> {
 }
 
 /// Keeps `spares` of `reg`'s pool for this thread's next call into it (or ends them if the
-/// thread is exiting).
+/// thread is exiting). The pool's entry, which `take_kept` left, takes them back in place: a
+/// new entry for every call (a count on the pool's `Arc` taken and one dropped, the old entry
+/// ended) cost a small call from outside the pool about 190 instructions.
 #[allow(clippy::vec_box)]
 fn keep(reg: &Arc<Registry>, spares: Vec<Box<Fiber>>) {
-    let k = KeptSpares {
-        reg: reg.clone(),
-        spares,
-    };
-    // At the thread's exit the closure, and `k` in it, is dropped unrun, ending the spares.
-    let _ = KEPT.try_with(move |cell| {
+    /// Whatever does not reach the thread's list is ended, while the caller holds the pool.
+    struct Ending(Vec<Box<Fiber>>);
+    impl Drop for Ending {
+        fn drop(&mut self) {
+            end(&mut self.0);
+        }
+    }
+    let mut spares = Ending(spares);
+    // At the thread's exit the closure does not run, and `spares` keeps the fibers.
+    let _ = KEPT.try_with(|cell| {
         let evicted = {
             let mut kept = cell.borrow_mut();
-            // The pool's own entry, emptied by `take_kept`, makes way for the new one.
-            let old = kept.iter().position(|s| Arc::ptr_eq(&s.reg, &k.reg));
-            let mut out = old.map(|i| kept.remove(i));
-            kept.push(k);
-            if kept.len() > KEPT_POOLS {
-                out = Some(kept.remove(0));
+            match kept.iter_mut().rev().find(|s| Arc::ptr_eq(&s.reg, reg)) {
+                // What the entry still held (nothing, unless a bug) is ended below.
+                Some(e) => {
+                    std::mem::swap(&mut e.spares, &mut spares.0);
+                    None
+                }
+                None => {
+                    kept.push(KeptSpares {
+                        reg: reg.clone(),
+                        spares: std::mem::take(&mut spares.0),
+                    });
+                    (kept.len() > KEPT_POOLS).then(|| kept.remove(0))
+                }
             }
-            out
         };
         // Ended after the borrow is released.
         drop(evicted);
     });
+    drop(spares);
 }
 
 /// Whether `wt`, which has just found no work of its own, is held by a guest that may leave

@@ -28,7 +28,10 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
 enum LoopExit {
+    /// The pool shuts down: the loop fiber returns.
     Exit,
+    /// A lent thread leaves: the loop fiber parks, a spare for the thread's next call.
+    Leave,
     Switch(FiberPtr),
 }
 
@@ -89,19 +92,21 @@ pub(crate) fn fiber_main(
                     }
                 }
             }
-            match run_loop(&fl) {
+            let action = match run_loop(&fl) {
                 LoopExit::Exit => return,
-                LoopExit::Switch(target) => {
-                    // Parked from here: every task's frame has returned, and what stays live
-                    // lies above this local but for the switch's own frames (`park` trims the
-                    // rest if this fiber becomes a trimmed spare).
-                    let here = 0u8;
-                    fl.parked_at
-                        .set(std::hint::black_box(std::ptr::addr_of!(here)) as usize);
-                    cmd = y.suspend(Action::Switch(target));
-                    fl.resumed.set(fl.resumed.get() + 1);
-                }
-            }
+                LoopExit::Leave => Action::Leave,
+                LoopExit::Switch(target) => Action::Switch(target),
+            };
+            // Parked from here: every task's frame has returned, and what stays live lies above
+            // this local but for the switch's own frames (`park` trims the rest if this fiber
+            // becomes a trimmed spare). A lent thread's fiber parks here too as the thread
+            // leaves, so its next call starts on it instead of on a new fiber: making one and
+            // ending it was a third of what a small call from outside the pool cost.
+            let here = 0u8;
+            fl.parked_at
+                .set(std::hint::black_box(std::ptr::addr_of!(here)) as usize);
+            cmd = y.suspend(action);
+            fl.resumed.set(fl.resumed.get() + 1);
         }
     }));
     if r.is_err() {
@@ -316,10 +321,10 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
                 && wt.core.registry.config.lent
                 && crate::caller_worker::may_leave(wt) =>
             {
-                return LoopExit::Exit
+                return LoopExit::Leave
             }
             // So does a caller holding a sleeping worker's seat (`borrowed_seat.rs`).
-            None if crate::borrowed_seat::may_leave(wt) => return LoopExit::Exit,
+            None if crate::borrowed_seat::may_leave(wt) => return LoopExit::Leave,
             None => {
                 if wt.sleep_if_core_lost() {
                     idle = 0;
@@ -439,7 +444,8 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize, deque: Deque) {
 }
 
 /// The dispatcher: resumes fibers and carries out what they ask when they yield, until the
-/// loop fiber it runs returns (at shutdown, or when a lent worker leaves: `caller_worker.rs`).
+/// loop fiber it runs returns (at shutdown) or parks itself as a lent thread leaves
+/// (`caller_worker.rs`, `borrowed_seat.rs`).
 /// `waits` keeps this thread's fibers that are suspended in a task (waiting at a join or
 /// scope, or a work-first parent behind its child), which decide what the thread may start
 /// (`leapfrog.rs`); a lent worker may leave only when none is. The count wraps: with migration
@@ -506,6 +512,14 @@ pub(crate) fn dispatch(wt: &WorkerThread, waits: &Waits) {
                 }
                 // SAFETY: `target` came out of a `Resume` item, which owned the fiber.
                 (unsafe { target.into_box() }, Cmd::Continue)
+            }
+            CoroutineResult::Yield(Action::Leave) => {
+                // The thread leaves; the fiber, parked in its loop, is a spare of the seat, which
+                // the thread takes with it (`borrowed_seat::keep`) or finds in its lent worker's
+                // record at its next call.
+                let parked_at = wt.fiber_local().parked_at.get();
+                wt.park(f, Some(parked_at));
+                break;
             }
             CoroutineResult::Return(()) => break,
         };

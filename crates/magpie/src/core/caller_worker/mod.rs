@@ -19,8 +19,9 @@
 //!   call runs on a fiber of worker 0, on this thread; while it waits at a join the worker
 //!   steals and runs other work as any worker does.
 //!
-//! **Leaving.** The loop fiber goes back to the caller (`run_loop` returns `Exit`, the
-//! dispatcher returns) when it finds no work of its own (ready fibers, inbox, deque: all
+//! **Leaving.** The loop fiber goes back to the caller (`run_loop` returns `Leave`: the fiber
+//! parks as a spare of worker 0, where the next call starts, and the dispatcher returns) when it
+//! finds no work of its own (ready fibers, inbox, deque: all
 //! empty, and no deferred completions) and [`may_leave`] holds: the root job has finished, and
 //! no fiber of this worker is suspended in a task (the dispatcher counts them). A suspended
 //! fiber may only be resumed by its home worker (migration is refused with this setting), so

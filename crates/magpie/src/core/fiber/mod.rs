@@ -228,6 +228,9 @@ pub(crate) enum Action {
     Wait(*const Latch, Tag, Option<isize>, usize),
     /// Resume this ready fiber (the loop fiber that found it parks itself).
     Switch(FiberPtr),
+    /// A lent thread goes back to its caller (`caller_worker.rs`, `borrowed_seat.rs`): the loop
+    /// fiber parks itself as a spare, and the dispatcher returns.
+    Leave,
 }
 
 /// A stackful coroutine with its own stack, owned by whoever holds the box: the dispatcher while it
