@@ -48,8 +48,8 @@
 //! (`build_with`), whose identity a call may look for, and no schedule region in progress. Elsewhere, and when
 //! no worker sleeps lendably, the call goes to the workers as before.
 
-use crate::caller_worker::RootJob;
 use crate::fiber::{Cmd, Fiber};
+use crate::job::RootJob;
 use crate::registry::Registry;
 use crate::worker::{self, Guest, WorkerThread};
 use std::cell::RefCell;
@@ -160,15 +160,6 @@ fn keep(reg: &Arc<Registry>, spares: Vec<Box<Fiber>>) {
     drop(spares);
 }
 
-/// Whether `wt`, which has just found no work of its own, is held by a guest that may leave
-/// (module doc, "Leaving").
-pub(crate) fn may_leave(wt: &WorkerThread) -> bool {
-    let g = wt.seat.guest();
-    // SAFETY: a non-null `guest` points at the `Guest` on the frame of `run_in` below, which
-    // clears it before that frame ends; only the guest's thread runs this worker meanwhile.
-    !g.is_null() && unsafe { (*g).done() }
-}
-
 /// Runs `op` on the calling thread in the seat of a sleeping worker of `reg`'s pool, and
 /// returns its result (a panic in it resumes here); hands `op` back if the pool does not lend
 /// seats or no worker sleeps lendably. The caller is a thread outside every pool.
@@ -191,15 +182,17 @@ pub(crate) fn run_in<R, OP: FnOnce() -> R>(reg: &Arc<Registry>, op: OP) -> Resul
     let own_fiber = wt.core.fiber.get();
     let own_spares = wt.fibers.swap_spares(take_kept(reg, w));
     wt.seat.set_guest(&guest);
+    wt.seat.enter_call(&guest);
     let job = RootJob::new(op, &guest.root_done);
     // SAFETY: `job` stays on this frame until the dispatcher below has returned, which it does
-    // only after the job has run (`may_leave`); only this thread runs the seat meanwhile.
+    // only after the job has run (`Seat::may_leave`); only this thread runs the seat meanwhile.
     reg.inboxes[w].push(unsafe { job.item() });
     worker::set_current(wt);
     crate::main_loop::dispatch(wt, &guest.waits);
     worker::set_current(std::ptr::null());
     debug_assert!(wt.fibers.none_waiting());
     wt.settle_credit();
+    wt.seat.enter_call(std::ptr::null());
     wt.seat.set_guest(std::ptr::null());
     wt.core.fiber.set(own_fiber);
     let mine = wt.fibers.swap_spares(own_spares);
@@ -218,7 +211,7 @@ pub(crate) fn run_in<R, OP: FnOnce() -> R>(reg: &Arc<Registry>, op: OP) -> Resul
     }
     // After the give-back: ending spares of another pool kept before must not hold the seat.
     keep(reg, mine);
-    // SAFETY: the dispatcher returned, which `may_leave` allows only after the job's one run.
+    // SAFETY: the dispatcher returned, which `Seat::may_leave` allows only after the job's one run.
     match unsafe { job.take_result() } {
         Ok(r) => Ok(r),
         Err(p) => panic::resume_unwind(p),

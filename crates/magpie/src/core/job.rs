@@ -385,6 +385,66 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     }
 }
 
+/// The root job of a call from a thread outside the pool that runs as a worker: the caller's
+/// closure, run on the caller's thread by the worker 0 it lent (`caller_worker.rs`) or in the
+/// seat of a sleeping worker it borrowed (`borrowed_seat.rs`).
+#[repr(C, align(8))]
+pub(crate) struct RootJob<'a, F, R> {
+    /// None: the entry is a root (first, see `JobRef::lineage`).
+    lineage: *const Lineage,
+    /// Second, as in every job that may be asked for its tag (never read: tracing is refused).
+    tag: Tag,
+    once: RunOnce<F, R>,
+    done: &'a Cell<bool>,
+}
+
+impl<'a, F: FnOnce() -> R, R> RootJob<'a, F, R> {
+    /// The job of `op`, which sets `done` once it has run.
+    pub(crate) fn new(op: F, done: &'a Cell<bool>) -> Self {
+        RootJob {
+            lineage: std::ptr::null(),
+            tag: Tag::NONE,
+            once: RunOnce::new(op),
+            done,
+        }
+    }
+
+    /// The job's item, for the inbox of the worker that runs it.
+    ///
+    /// # Safety
+    /// The job stays where it is until it has run, and only the calling thread runs it.
+    pub(crate) unsafe fn item(&self) -> Item {
+        Work::Task {
+            // SAFETY: the caller's promise keeps `self` alive and in place for the run.
+            job: unsafe { JobRef::new(self as *const Self as *const (), RootJob::<F, R>::entry) },
+            continuation: false,
+        }
+        .encode()
+    }
+
+    /// The closure's result (a panic in it as `Err`).
+    ///
+    /// # Safety
+    /// The job has run (`done` is set).
+    pub(crate) unsafe fn take_result(&self) -> std::thread::Result<R> {
+        // SAFETY: the caller's promise: the one run has finished.
+        unsafe { self.once.take_result() }
+    }
+
+    /// # Safety
+    /// `data` points at a live `RootJob<F, R>`, and this is its one run, on the thread that
+    /// made it.
+    unsafe fn entry(data: *const ()) {
+        // SAFETY: the caller's promise; the caller keeps the job alive until the dispatcher it
+        // runs has returned, which is after this.
+        let this = unsafe { &*(data as *const Self) };
+        // SAFETY: the one run; the caller reads the result only after the dispatcher has
+        // returned, which `done` allows only after this.
+        unsafe { this.once.run() };
+        this.done.set(true);
+    }
+}
+
 /// A help-first scope spawn: a heap-allocated closure that does its own accounting.
 ///
 /// On Linux, task frames are allocated from mimalloc, whatever the program's global allocator

@@ -315,16 +315,10 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
             Some(w) => Some((w, Took::Popped)),
             // Completions deferred here may be what a waiter needs; and they may make one ready.
             None if wt.flush_finished() => continue,
-            // A worker lent by the thread that built the pool goes back to its caller once the
-            // call it entered for has returned and nothing of it is left here.
-            None if wt.core.index == 0
-                && wt.core.registry.config.lent
-                && crate::caller_worker::may_leave(wt) =>
-            {
-                return LoopExit::Leave
-            }
-            // So does a caller holding a sleeping worker's seat (`borrowed_seat.rs`).
-            None if crate::borrowed_seat::may_leave(wt) => return LoopExit::Leave,
+            // A thread from outside running as this worker (the worker 0 it lent to the pool,
+            // or a sleeping worker's seat it holds) goes back to its caller once its call has
+            // returned and nothing of it is left here.
+            None if wt.seat.may_leave() => return LoopExit::Leave,
             None => {
                 if wt.sleep_if_core_lost() {
                     idle = 0;

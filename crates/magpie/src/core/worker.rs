@@ -127,7 +127,8 @@ struct Credit {
 
 /// A call a thread from outside runs as a worker, in a seat lent to it while it sleeps
 /// (`borrowed_seat.rs`) or as the worker 0 it lent to its pool (`caller_worker.rs`): what
-/// decides when the thread may leave. A borrowed seat's `Seat::guest` points at it.
+/// decides when the thread may leave. `Seat::call` points at it while the call runs, and a
+/// borrowed seat's `Seat::guest` too.
 pub(crate) struct Guest {
     /// The thread's fibers suspended in a task (kept by the dispatcher).
     pub(crate) waits: Waits,
@@ -161,6 +162,10 @@ pub(crate) struct Seat {
     /// The caller holding this seat, if a thread from outside runs as this worker now; null
     /// while the worker's own thread runs it.
     guest: Cell<*const Guest>,
+    /// The call of a thread from outside running as this worker now, which leaves once the call
+    /// is done: a borrowed seat's guest, or the call the lent worker 0 entered for
+    /// (`caller_worker.rs`). Null while the worker's own thread runs it.
+    call: Cell<*const Guest>,
 }
 
 impl Seat {
@@ -169,6 +174,7 @@ impl Seat {
             own: Waits::new(),
             active: Cell::new(std::ptr::null()),
             guest: Cell::new(std::ptr::null()),
+            call: Cell::new(std::ptr::null()),
         }
     }
 
@@ -202,14 +208,26 @@ impl Seat {
         self.guest.set(guest);
     }
 
-    /// The guest holding the seat; null while the worker's own thread does.
-    pub(crate) fn guest(&self) -> *const Guest {
-        self.guest.get()
-    }
-
     /// Whether a thread from outside holds the seat now.
     pub(crate) fn is_lent(&self) -> bool {
         !self.guest.get().is_null()
+    }
+
+    /// Runs `call`, a thread from outside's, as this worker until `leave` (which must come
+    /// before `call` ends); null: none.
+    pub(crate) fn enter_call(&self, call: *const Guest) {
+        self.call.set(call);
+    }
+
+    /// Whether a thread from outside runs as this worker and may go back to its caller (the
+    /// dispatcher found no work of its own): its call's root job has finished and none of its
+    /// fibers is suspended (`caller_worker.rs` and `borrowed_seat.rs`, "Leaving").
+    pub(crate) fn may_leave(&self) -> bool {
+        let c = self.call.get();
+        // SAFETY: a non-null `call` points at the `Guest` of the frame that entered the call
+        // (`caller_worker::enter`, `borrowed_seat::run_in`), which clears it before that frame
+        // ends; only the entering thread runs this worker meanwhile.
+        !c.is_null() && unsafe { (*c).done() }
     }
 }
 

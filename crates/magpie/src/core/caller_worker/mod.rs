@@ -21,9 +21,9 @@
 //!
 //! **Leaving.** The loop fiber goes back to the caller (`run_loop` returns `Leave`: the fiber
 //! parks as a spare of worker 0, where the next call starts, and the dispatcher returns) when it
-//! finds no work of its own (ready fibers, inbox, deque: all
-//! empty, and no deferred completions) and [`may_leave`] holds: the root job has finished, and
-//! no fiber of this worker is suspended in a task (the dispatcher counts them). A suspended
+//! finds no work of its own (ready fibers, inbox, deque: all empty, and no deferred
+//! completions) and `Seat::may_leave` holds: the root job has finished, and no fiber of this
+//! worker is suspended in a task (the dispatcher counts them). A suspended
 //! fiber may only be resumed by its home worker (migration is refused with this setting), so
 //! leaving with one would strand it; an item left in the deque could be one thieves cannot see
 //! (lazy publication keeps the newest private). With neither, nothing of the pool needs this
@@ -41,10 +41,10 @@
 
 use crate::deque::Deque;
 use crate::error::Error;
-use crate::job::{JobRef, RunOnce, Tag, Work};
+use crate::job::RootJob;
 use crate::registry::Registry;
 use crate::worker::{self, Guest, WorkerThread};
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::panic;
 use std::sync::Arc;
 
@@ -168,29 +168,20 @@ fn enter<R, OP: FnOnce() -> R>(l: &Lent, op: &mut Option<OP>) -> Option<R> {
     l.call.root_done.set(false);
     // Only worker 0 takes from its inbox, and it is not running: no wake-up is needed.
     // SAFETY: `job` lives on this frame until the dispatcher below has returned, which it does
-    // only after the root job has run (`may_leave`); only this thread runs worker 0.
+    // only after the root job has run (`Seat::may_leave`); only this thread runs worker 0.
     reg.inboxes[0].push(unsafe { job.item() });
     worker::set_current(&*l.wt);
+    l.wt.seat.enter_call(&l.call);
     crate::main_loop::dispatch(&l.wt, &l.call.waits);
+    l.wt.seat.enter_call(std::ptr::null());
     worker::set_current(std::ptr::null());
     reg.lent.exit();
-    // SAFETY: the dispatcher returned, which `may_leave` allows only after the root job's one
-    // run has finished.
+    // SAFETY: the dispatcher returned, which `Seat::may_leave` allows only after the root job's
+    // one run has finished.
     match unsafe { job.take_result() } {
         Ok(r) => Some(r),
         Err(p) => panic::resume_unwind(p),
     }
-}
-
-/// Whether lent worker `wt`, which has just found no work of its own, may go back to its
-/// caller (module doc, "Leaving").
-pub(crate) fn may_leave(wt: &WorkerThread) -> bool {
-    LENT.try_with(|cell| {
-        cell.borrow()
-            .as_ref()
-            .is_some_and(|l| std::ptr::eq(&*l.wt, wt) && l.call.done())
-    })
-    .unwrap_or(false)
 }
 
 /// The drop of `registry`'s pool, on the thread lent to it (elsewhere, nothing): enter once to
@@ -225,64 +216,5 @@ pub(crate) fn close(registry: &Registry) {
         registry
             .lent
             .close(|| std::thread::sleep(std::time::Duration::from_micros(200)));
-    }
-}
-
-/// The root job of one entry: the caller's closure, run by worker 0 on this thread (and by a
-/// caller holding a sleeping worker's seat: `borrowed_seat.rs`).
-#[repr(C, align(8))]
-pub(crate) struct RootJob<'a, F, R> {
-    /// None: the entry is a root (first, see `JobRef::lineage`).
-    lineage: *const crate::job::Lineage,
-    /// Second, as in every job that may be asked for its tag (never read: tracing is refused).
-    tag: Tag,
-    once: RunOnce<F, R>,
-    done: &'a Cell<bool>,
-}
-
-impl<'a, F: FnOnce() -> R, R> RootJob<'a, F, R> {
-    /// The job of `op`, which sets `done` once it has run.
-    pub(crate) fn new(op: F, done: &'a Cell<bool>) -> Self {
-        RootJob {
-            lineage: std::ptr::null(),
-            tag: Tag::NONE,
-            once: RunOnce::new(op),
-            done,
-        }
-    }
-
-    /// The job's item, for the inbox of the worker that runs it.
-    ///
-    /// # Safety
-    /// The job stays where it is until it has run, and only the calling thread runs it.
-    pub(crate) unsafe fn item(&self) -> crate::deque::Item {
-        Work::Task {
-            // SAFETY: the caller's promise keeps `self` alive and in place for the run.
-            job: unsafe { JobRef::new(self as *const Self as *const (), RootJob::<F, R>::entry) },
-            continuation: false,
-        }
-        .encode()
-    }
-
-    /// The closure's result (a panic in it as `Err`).
-    ///
-    /// # Safety
-    /// The job has run (`done` is set).
-    pub(crate) unsafe fn take_result(&self) -> std::thread::Result<R> {
-        // SAFETY: the caller's promise: the one run has finished.
-        unsafe { self.once.take_result() }
-    }
-
-    /// # Safety
-    /// `data` points at a live `RootJob<F, R>`, and this is its one run, on the thread that
-    /// made it.
-    unsafe fn entry(data: *const ()) {
-        // SAFETY: the caller's promise; `enter` keeps the job alive until the dispatcher it
-        // runs has returned, which is after this.
-        let this = unsafe { &*(data as *const Self) };
-        // SAFETY: the one run; `enter` reads the result only after the dispatcher has returned,
-        // which `done` allows only after this.
-        unsafe { this.once.run() };
-        this.done.set(true);
     }
 }
