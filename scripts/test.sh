@@ -39,7 +39,7 @@ part_start=$SECONDS
 part_times=()
 end_part() {
     if [ -n "$part_name" ]; then
-        part_times+=("$(printf '%6d s  %s' $((SECONDS - part_start)) "${part_name%%:*}")")
+        part_times+=("$(printf '%6d s  %s' $((SECONDS - part_start)) "${part_name%%: scripts/*}")")
     fi
     part_name=""
 }
