@@ -2,8 +2,8 @@
 # Runs magpie's whole test suite: formatting (cargo fmt --check); a build with the oldest Rust
 # the crates declare (scripts/check-msrv.sh); clippy and rustdoc with warnings as errors; a reason
 # for every atomic ordering (scripts/check-orderings.sh); the core's layering
-# (scripts/import-circles.py); the instructions of a join nobody steals against their budget
-# (scripts/join-instructions.sh); the two builds that run the rayon programs for the CLI's tests
+# (scripts/import-circles.py); the instructions of a join nobody steals, and of a call from
+# outside the pool, against their budget (scripts/join-instructions.sh); the two builds that run the rayon programs for the CLI's tests
 # (scripts/build-rayon-compare.sh --profile dev); unit, integration, stress and doc tests of
 # every crate; the examples in crates/magpie/examples (scripts/run-examples.sh); `cargo check` of
 # magpie and rayon-core for aarch64 Linux, macOS and Windows (scripts/check-platforms.sh); the core's
@@ -132,7 +132,8 @@ python3 scripts/import-circles.py crates/magpie-cli/src --max-circle 1 --layers 
 part "the join's instruction budget: scripts/join-instructions.sh"
 # A join nobody steals, counted under callgrind (fib without a cutoff on a one-worker pool, and
 # on one worker of two with and without oldest-first hand-over), against the budget written in
-# scripts/join-instructions.budget: a feature that adds work to the join path fails here.
+# scripts/join-instructions.budget: a feature that adds work to the join path fails here. So
+# does one that adds to an empty call from outside a pool whose worker sleeps.
 bash scripts/join-instructions.sh
 
 part "the rayon programs' two builds (debug), for the tests: scripts/build-rayon-compare.sh --profile dev"

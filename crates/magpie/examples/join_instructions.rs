@@ -2,7 +2,8 @@
 //! steals costs in instructions: fib(N) without a cutoff, one join per call, on one worker of a
 //! pool in which no other worker runs or steals.
 //!
-//!     join_instructions MODE [N]      (MODE: serial, one, two, two-plain; N: default 20)
+//!     join_instructions MODE [N]      (MODE: serial, one, two, two-plain, outside;
+//!                                      N: default 20)
 //!
 //! * `serial`: the serial twin, the baseline.
 //! * `one`: a one-worker pool (no thieves: the plain in-place join).
@@ -10,6 +11,10 @@
 //!   held in a blocking wait for the whole run, so that no thief ever asks: the in-place join
 //!   that keeps a record of its pending half.
 //! * `two-plain`: the same with `oldest_first(false)`.
+//! * `outside`: not a join but what a call from outside the pool costs: [`CALLS`] calls, one
+//!   after another, of a closure that returns its argument, from a plain thread into a
+//!   one-worker pool whose worker sleeps (each runs on the calling thread, in the sleeping
+//!   worker's seat). The answer is the sum of the arguments.
 //!
 //! The counted work is the call to `counted`, which the script names to callgrind with
 //! `--toggle-collect`: its inclusive count is the computation alone, on the thread that runs
@@ -43,6 +48,44 @@ fn counted(parallel: bool, n: u64) -> u64 {
     }
 }
 
+/// The calls `outside` makes.
+const CALLS: u64 = 1000;
+
+/// The counted calls from outside. Never inlined, so that callgrind can name it.
+#[inline(never)]
+fn counted_calls(pool: &magpie::Pool) -> u64 {
+    let mut sum = 0;
+    for i in 0..CALLS {
+        sum += pool.install(|| std::hint::black_box(i));
+    }
+    sum
+}
+
+/// `outside`: the counted calls into a one-worker pool, once its worker sleeps.
+fn outside() {
+    let pool = magpie::Pool::builder()
+        .workers(1)
+        .build()
+        .unwrap_or_else(|e| usage(&format!("cannot build the pool: {e}")));
+    let t = std::time::Instant::now();
+    while pool.sleeping_workers() < 1 {
+        if t.elapsed() > std::time::Duration::from_secs(60) {
+            eprintln!("error: the pool's worker never slept");
+            std::process::exit(1);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let got = counted_calls(&pool);
+    if got != CALLS * (CALLS - 1) / 2 {
+        eprintln!(
+            "error: the calls summed to {got}, expected {}",
+            CALLS * (CALLS - 1) / 2
+        );
+        std::process::exit(1);
+    }
+    println!("sum {got}; calls: {CALLS}");
+}
+
 fn expected(n: u64) -> u64 {
     let (mut a, mut b) = (0u64, 1u64);
     for _ in 0..n {
@@ -54,7 +97,8 @@ fn expected(n: u64) -> u64 {
 fn usage(msg: &str) -> ! {
     eprintln!("error: {msg}");
     eprintln!(
-        "usage: join_instructions MODE [N]   (MODE: serial, one, two, two-plain; N: 2 to 40)"
+        "usage: join_instructions MODE [N]   (MODE: serial, one, two, two-plain, outside; N: 2 \
+         to 40)"
     );
     std::process::exit(2);
 }
@@ -69,6 +113,7 @@ fn main() {
         Some(_) => usage("N must be a whole number from 2 to 40"),
     };
     let got = match mode.as_str() {
+        "outside" => return outside(),
         "serial" => counted(false, n),
         "one" => {
             let pool = magpie::Pool::builder()
