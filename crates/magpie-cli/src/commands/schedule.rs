@@ -82,6 +82,7 @@ pub(crate) struct ScheduleBenchArgs {
 
 /// `magpie schedule record <kernel>`.
 #[derive(Args, Debug)]
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 pub(crate) struct ScheduleRecordArgs {
     /// The kernel (`magpie bench --help` lists them all).
     #[arg(value_parser = parse_kernel)]

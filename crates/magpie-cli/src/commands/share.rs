@@ -31,6 +31,7 @@ pub(crate) enum ShareAction {
 
 /// `magpie share status`.
 #[derive(Args, Debug)]
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 pub(crate) struct ShareStatusArgs {
     /// The table file to read [default: MAGPIE_SHARE_TABLE if set, else
     /// $XDG_RUNTIME_DIR/magpie-cores if that is your directory, else /dev/shm/magpie-cores-<uid>].

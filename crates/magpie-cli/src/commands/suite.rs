@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(Args, Debug, Clone)]
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 pub(crate) struct SuiteArgs {
     /// Kernels, comma-separated (`magpie bench --help` lists them all) [default: all].
     #[arg(long, value_parser = parse_kernel_list)]

@@ -62,6 +62,7 @@ pub(crate) enum TraceAction {
 
 /// `magpie trace <kernel>`: one traced run.
 #[derive(Args, Debug)]
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 pub(crate) struct TraceRunArgs {
     /// The kernel (`magpie bench --help` lists them all).
     #[arg(value_parser = parse_kernel, required = true)]

@@ -13,8 +13,8 @@
 //! time); `--out` writes them to `corun.json` and plots them in `index.html`
 //! ([`render::corun`](crate::render::corun)).
 //!
-//! The children are [`Child`] guards: whatever path the command leaves by (success, an error, a
-//! panic), every child is killed and reaped, and the directory removed.
+//! The children are guards (`measure::corun`'s `Child`): whatever path the command leaves by
+//! (success, an error, a panic), every child is killed and reaped, and the directory removed.
 
 pub(crate) mod child;
 
@@ -72,6 +72,7 @@ fn corun_help() -> String {
 /// `magpie corun`.
 #[derive(Args, Debug)]
 #[command(after_long_help = corun_help())]
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 pub(crate) struct CorunArgs {
     /// The first program: KERNEL[:N[:GRAIN]], e.g. fib, fib:30, fib:30:15 or fib::15 (N from
     /// --size; `--help` lists the kernels, what N means and their grains).
