@@ -48,8 +48,11 @@ const TASKS: usize = if cfg!(debug_assertions) { 400 } else { 800 };
 /// (or panics) nearly always on an idle 2-core machine, but less often when the machine is busy
 /// with other work: the holder's thread must find an unrelated task to start while it waits.
 /// At 1 and 2 workers a run without the rule seldom gets there (except through `install`), and
-/// one run is enough to check the rule costs nothing there.
-const ROUNDS: usize = 5;
+/// one run is enough to check the rule costs nothing there. Under ThreadSanitizer (`--cfg
+/// magpie_tsan`) one run: the sanitizer checks every access of the run it watches, whatever the
+/// interleaving, while the repeats hunt for a deadlock's interleaving, which the plain test run
+/// does.
+const ROUNDS: usize = if cfg!(magpie_tsan) { 1 } else { 5 };
 /// Unlocked busy work at the start of each task, in microseconds.
 const OUTER_US: u64 = 30;
 /// How long the first half of a task to start gives a thief to start the other, at most, in
@@ -460,7 +463,14 @@ fn spawning_tree(depth: u32, seed: u64) -> u64 {
 /// half a deque.
 #[test]
 fn spawns_left_under_a_waiting_join_are_never_stranded() {
-    let rounds = if cfg!(debug_assertions) { 12 } else { 40 };
+    // Under ThreadSanitizer, fewer: as for `ROUNDS`.
+    let rounds = if cfg!(magpie_tsan) {
+        3
+    } else if cfg!(debug_assertions) {
+        12
+    } else {
+        40
+    };
     for workers in [3, 5] {
         for policy in [magpie::Policy::WorkFirst, magpie::Policy::Adaptive] {
             for steal_half in [true, false] {
