@@ -63,9 +63,8 @@ host=$(rustc +"$NIGHTLY" -vV | sed -n 's/^host: //p')
 export RUSTFLAGS="-Zsanitizer=thread --cfg magpie_tsan -Cllvm-args=-tsan-instrument-func-entry-exit=0"
 export RUSTDOCFLAGS="$RUSTFLAGS"
 export CARGO_TARGET_DIR=target/tsan
-# Suppressions (scripts/tsan.supp) cover only a peer runtime's own code; the path is absolute
-# because cargo runs each test binary in its package's folder.
-export TSAN_OPTIONS="halt_on_error=1 suppressions='$PWD/scripts/tsan.supp'"
+# No suppressions: every race the sanitizer reports in these crates fails the run.
+export TSAN_OPTIONS="halt_on_error=1"
 tsan_cargo() {
     cargo +"$NIGHTLY" "$1" -Zbuild-std --target "$host" --locked "${@:2}"
 }
