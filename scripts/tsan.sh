@@ -72,10 +72,12 @@ tsan_cargo() {
 echo "== ThreadSanitizer: magpie's tests"
 # The sanitizer checks every access of the runs it watches, whatever their interleaving; the
 # repeats that hunt for a rare interleaving (a deadlock, a lost task) are the plain test run's.
-# So the stress test makes 10^6 tasks here (MAGPIE_STRESS_TASKS), not 10^7, and the waiting and
-# trace tests fewer rounds (`cfg(magpie_tsan)` in them): 2.5 of ThreadSanitizer's 6.5 minutes
-# on a 2-core machine were those repeats.
+# So the stress test makes 10^6 tasks here (MAGPIE_STRESS_TASKS), not 10^7; the trace test
+# reconstructs 40 random programs under contention (STRESS_PROGRAMS), not 240; and the waiting
+# tests run each scenario once (`cfg(magpie_tsan)` in them). On a 2-core machine those repeats
+# took about 3 of ThreadSanitizer's 6.5 minutes.
 export MAGPIE_STRESS_TASKS=1000000
+export STRESS_PROGRAMS=40
 tsan_cargo test -p magpie --lib --tests -- \
     --skip deep_join_recursion_does_not_overflow \
     --skip fiber_stack_overflow_is_reported \
