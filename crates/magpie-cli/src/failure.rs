@@ -35,3 +35,17 @@ impl Failure {
         }
     }
 }
+
+/// The end of a command that wrote a report: success, or one failure naming every
+/// configuration that failed (they are in the report too).
+pub(crate) fn none_failed(failed: &[String]) -> Result<(), Failure> {
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Failed(format!(
+            "{} configuration(s) failed (see the report): {}",
+            failed.len(),
+            failed.join(", ")
+        )))
+    }
+}

@@ -91,13 +91,5 @@ pub(crate) fn run(a: ReportArgs) -> Result<(), Failure> {
     eprintln!("report written to {}", a.out.display());
 
     let failed = report.failed();
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        Err(Failure::Failed(format!(
-            "{} configuration(s) failed (see the report): {}",
-            failed.len(),
-            failed.join(", ")
-        )))
-    }
+    crate::failure::none_failed(&failed)
 }

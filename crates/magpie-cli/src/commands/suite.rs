@@ -414,13 +414,5 @@ pub(crate) fn run(a: SuiteArgs) -> Result<(), Failure> {
                 .map(|_| "the distributed simulation".to_string()),
         )
         .collect();
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        Err(Failure::Failed(format!(
-            "{} configuration(s) failed (see the report): {}",
-            failed.len(),
-            failed.join(", ")
-        )))
-    }
+    crate::failure::none_failed(&failed)
 }
