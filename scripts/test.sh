@@ -31,15 +31,31 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/nightly.sh
 . scripts/nightly.sh
 
-# part NAME: starts the next part of the run. Each part's wall time is kept, and the list is
-# printed when the run ends (passed or not), so a slow part shows which it is.
+# part NAME: starts the next part of the run. Each part's wall time, and the CPU time its
+# commands used (user and system, all cores), are kept, and the list is printed when the run
+# ends (passed or not), so a slow part shows which it is, and whether it kept the cores busy.
 run_start=$SECONDS
 part_name=""
 part_start=$SECONDS
+part_cpu=0
 part_times=()
+# cpu_now: sets `cpu` to the CPU seconds the finished commands of this shell used so far, from
+# bash's `times`, run in this shell: in a subshell (`$(...)`) its children's times start from zero.
+times_file=$(mktemp)
+cpu=0
+cpu_now() {
+    times >"$times_file"
+    cpu=$(awk 'NR == 2 {
+        s = 0
+        for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] }
+        printf "%d\n", s
+    }' "$times_file")
+}
 end_part() {
     if [ -n "$part_name" ]; then
-        part_times+=("$(printf '%6d s  %s' $((SECONDS - part_start)) "${part_name%%: scripts/*}")")
+        cpu_now
+        part_times+=("$(printf '%6d s %6d s  %s' $((SECONDS - part_start)) $((cpu - part_cpu)) \
+            "${part_name%%: scripts/*}")")
     fi
     part_name=""
 }
@@ -47,14 +63,18 @@ part() {
     end_part
     part_name=$1
     part_start=$SECONDS
+    cpu_now
+    part_cpu=$cpu
     echo "== $1"
 }
 print_part_times() {
     local status=$?
     end_part
-    echo "== time per part (wall seconds)"
+    echo "== time per part (wall seconds, CPU seconds)"
     printf '%s\n' "${part_times[@]}"
-    printf '%6d s  the whole run (exit %d)\n' $((SECONDS - run_start)) "$status"
+    cpu_now
+    printf '%6d s %6d s  the whole run (exit %d)\n' $((SECONDS - run_start)) "$cpu" "$status"
+    rm -f "$times_file"
 }
 trap print_part_times EXIT
 
@@ -194,8 +214,10 @@ part "MPI: scripts/install-mpi.sh, then magpie-dist's MPI tests (--features mpi,
 if bash scripts/install-mpi.sh; then
     cargo clippy --locked -p magpie-dist -p magpie-dist-bench --all-targets \
         --features magpie-dist/mpi,magpie-dist-bench/mpi -- -D warnings
-    cargo test --locked -p magpie-dist --features mpi
-    cargo test --locked -p magpie-dist-bench --features mpi
+    # One command for both crates: two would build the mpi crate and its bindgen twice, under
+    # two different feature unifications.
+    cargo test --locked -p magpie-dist -p magpie-dist-bench \
+        --features magpie-dist/mpi,magpie-dist-bench/mpi
 else
     skip_part "Open MPI could not be installed; magpie-dist's MPI tests are skipped"
 fi
@@ -223,5 +245,8 @@ elif [ "$tsan" -ne 0 ]; then
 fi
 
 part "loom model tests (RUSTFLAGS=--cfg loom)"
-RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+# Optimised, for the models' many interleavings, but without the release profile's one codegen
+# unit, thin LTO and debug info, which cost more to build than they save these runs.
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom CARGO_PROFILE_RELEASE_LTO=false \
+    CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_DEBUG=0 \
     cargo test --locked --release -p magpie -p magpie-dist --lib
