@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs magpie's concurrent code under ThreadSanitizer: the runtime's unit and integration tests
 # (deques, latches, the join protocol, sleep and wake, inboxes, DWS, schedule regions, the
-# 10^7-task stress test, home-affine resumption and migration), magpie-dist's unit tests (its
+# stress test at 10^6 tasks, home-affine resumption and migration), magpie-dist's unit tests (its
 # split deque and transports) and magpie-splice's tests (the spliced walk and the dependence
 # graph on the pool). The benchmark crates' kernels (magpie-bench, magpie-dist-bench) are user
 # code of the same runtime, checked against their serial twins by the plain test run; under the
