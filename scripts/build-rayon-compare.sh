@@ -71,7 +71,9 @@ for core in rayon magpie; do
         built="$target/release/rayon-core-compare"
         ;;
     dev)
-        (cd "$crate" && RUSTFLAGS="" CARGO_TARGET_DIR="$target" cargo build --quiet) ||
+        # No debug info: these are the tests' programs, not something a debugger opens.
+        (cd "$crate" && RUSTFLAGS="" CARGO_PROFILE_DEV_DEBUG=0 CARGO_TARGET_DIR="$target" \
+            cargo build --quiet) ||
             { echo "error: the $core build failed" >&2; exit 1; }
         built="$target/debug/rayon-core-compare"
         ;;
