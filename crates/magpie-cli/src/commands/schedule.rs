@@ -23,11 +23,12 @@ use crate::args::{
     parse_kernel, parse_max_fibers, parse_policy, parse_stack_size, parse_workers, RunOptions,
 };
 use crate::failure::Failure;
+use crate::measure::schedule::{self as measure, CostPlan};
+use crate::model::schedule::{Followed, Recorded, Run};
+use crate::render::schedule::{cost_text, describe, text};
 use clap::{Args, Subcommand};
-use magpie::schedule::{self, Constraint, Schedule};
-use magpie_bench::runner::Case;
+use magpie::schedule::Schedule;
 use magpie_bench::Kernel;
-use serde_json::json;
 use std::path::{Path, PathBuf};
 
 /// `magpie schedule`: record, follow and show schedules.
@@ -165,75 +166,6 @@ fn write(s: &Schedule, path: &Path) -> Result<(), Failure> {
         .map_err(|e| Failure::Failed(format!("cannot write the schedule {}: {e}", path.display())))
 }
 
-/// What a recorded schedule's note says: the run it was taken on.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Recorded {
-    pub kernel: Kernel,
-    pub n: u64,
-    pub grain: Option<u64>,
-    pub tree: Option<String>,
-    pub policy: magpie::Policy,
-}
-
-impl Recorded {
-    /// The note: `kernel=fib n=30 grain=20 policy=work-first` (`tree=` for uts, quoted values
-    /// never contain spaces but uts trees, which come last).
-    pub(crate) fn note(&self) -> String {
-        let mut s = format!("kernel={} n={}", self.kernel.name(), self.n);
-        if let Some(g) = self.grain {
-            s += &format!(" grain={g}");
-        }
-        s += &format!(" policy={}", self.policy);
-        if let Some(t) = &self.tree {
-            s += &format!(" tree={t}");
-        }
-        s
-    }
-
-    /// Parses a note written by [`note`](Self::note).
-    pub(crate) fn parse(note: &str) -> Result<Recorded, String> {
-        let (head, tree) = match note.find(" tree=") {
-            Some(i) => (&note[..i], Some(note[i + 6..].to_string())),
-            None => (note, None),
-        };
-        let (mut kernel, mut n, mut grain, mut policy) = (None, None, None, None);
-        for kv in head.split_whitespace() {
-            let (k, v) = kv
-                .split_once('=')
-                .ok_or_else(|| format!("'{kv}' is not key=value"))?;
-            match k {
-                "kernel" => kernel = Some(v.parse::<Kernel>()?),
-                "n" => n = Some(v.parse::<u64>().map_err(|e| format!("n={v}: {e}"))?),
-                "grain" => grain = Some(v.parse::<u64>().map_err(|e| format!("grain={v}: {e}"))?),
-                "policy" => policy = Some(v.parse::<magpie::Policy>().map_err(|e| e.to_string())?),
-                _ => return Err(format!("unknown key '{k}'")),
-            }
-        }
-        Ok(Recorded {
-            kernel: kernel.ok_or("no kernel")?,
-            n: n.ok_or("no n")?,
-            grain,
-            tree,
-            policy: policy.ok_or("no policy")?,
-        })
-    }
-
-    fn case(&self) -> Result<Case, Failure> {
-        let tree = match &self.tree {
-            Some(t) => Some(t.parse().map_err(Failure::Usage)?),
-            None => None,
-        };
-        let case = Case {
-            kernel: self.kernel,
-            n: if tree.is_some() { 0 } else { self.n },
-            grain: self.grain,
-            tree,
-        };
-        case.check().map_err(Failure::Usage)?;
-        Ok(case)
-    }
-}
-
 fn record(a: ScheduleRecordArgs) -> Result<(), Failure> {
     let builder = a.opts.pool()?;
     let case = a.opts.case(a.kernel)?;
@@ -245,20 +177,19 @@ fn record(a: ScheduleRecordArgs) -> Result<(), Failure> {
         kernel: a.kernel,
         n: case.n,
         grain: case.grain,
-        tree: case.tree.map(|t| t.to_string()),
+        tree: case.tree.as_ref().map(|t| t.to_string()),
         policy: pool.policy(),
     };
-    let (run_s, s) =
-        pool.install(|| schedule::record(|| crate::measure::run::run_once_verified(&pool, &case)));
-    let run_s = run_s?;
-    let s = s.with_note(rec.note());
-    write(&s, &out)?;
-    print(
-        &describe(&s, &out, Some(("record", run_s, None))),
-        a.json,
-        &s,
-        false,
-    )
+    let (run_s, taken) = measure::record(&pool, &case)?;
+    let taken = taken.with_note(rec.note());
+    write(&taken, &out)?;
+    let run = Run {
+        mode: "record",
+        run_s,
+        followed: None,
+    };
+    show_one(&taken, &out, Some(&run), a.json, false);
+    Ok(())
 }
 
 fn follow(a: ScheduleFollowArgs) -> Result<(), Failure> {
@@ -270,7 +201,7 @@ fn follow(a: ScheduleFollowArgs) -> Result<(), Failure> {
             a.schedule.display()
         ))
     })?;
-    let case = rec.case()?;
+    let case = rec.case().map_err(Failure::Usage)?;
     let workers = a.workers.unwrap_or(template.workers());
     let builder = crate::measure::run::pool_builder(
         Some(workers),
@@ -280,256 +211,66 @@ fn follow(a: ScheduleFollowArgs) -> Result<(), Failure> {
         false,
     )?;
     let pool = builder.build().map_err(Failure::from_magpie)?;
-    let before = pool.stats().deviations;
-    let (run_s, taken) = pool.install(|| {
-        schedule::follow(&template, a.constraint, || {
-            crate::measure::run::run_once_verified(&pool, &case)
-        })
-    });
-    let run_s = run_s?;
-    let deviations = pool.stats().deviations - before;
+    let (run_s, taken, deviations) = measure::follow(&pool, &case, &template, a.constraint)?;
     let taken = taken.with_note(rec.note());
     if let Some(out) = &a.out {
         write(&taken, out)?;
     }
-    let kept = template.remap(workers).kept_in(&taken);
-    let mut d = describe(
-        &taken,
-        a.out
-            .as_deref()
-            .unwrap_or(Path::new("taken (not written; -o writes it)")),
-        Some((a.constraint.name(), run_s, Some((deviations, kept)))),
-    );
-    d["template"] = json!(a.schedule.display().to_string());
-    d["template_cuts"] = json!(template.cuts().len());
-    print(&d, a.json, &taken, false)
+    let run = Run {
+        mode: a.constraint.name(),
+        run_s,
+        followed: Some(Followed {
+            template: a.schedule.display().to_string(),
+            template_cuts: template.cuts().len(),
+            deviations,
+            kept: template.remap(workers).kept_in(&taken),
+        }),
+    };
+    let file = a
+        .out
+        .as_deref()
+        .unwrap_or(Path::new("taken (not written; -o writes it)"));
+    show_one(&taken, file, Some(&run), a.json, false);
+    Ok(())
 }
 
 fn bench(a: ScheduleBenchArgs) -> Result<(), Failure> {
-    let builder = a.opts.pool()?;
-    let case = a.opts.case(a.kernel)?;
-    let pool = builder.build().map_err(Failure::from_magpie)?;
-    let once = || crate::measure::run::run_once_verified(&pool, &case);
-    // The template: record, then relax until the schedule settles (at most 4 relaxed runs), on
-    // a pool that also clocks the time its workers spend looking for work; each iteration is
-    // reported (the convergence of the loop).
+    let pool = a.opts.pool()?.build().map_err(Failure::from_magpie)?;
     let clocked = a
         .opts
         .pool()?
         .measure_overheads(true)
         .build()
         .map_err(Failure::from_magpie)?;
-    let mut it = schedule::Iterate::new(a.prune, 4);
-    let mut iterations = Vec::new();
-    for _ in 0..a.iterations {
-        let before = clocked.stats().search_ns;
-        let t = std::time::Instant::now();
-        clocked.install(|| it.run(|| crate::measure::run::run_once_verified(&clocked, &case)))?;
-        let secs = t.elapsed().as_secs_f64();
-        let step = it.steps().last().expect("a step").clone();
-        iterations.push(json!({
-            "stage": format!("{:?}", step.stage).to_lowercase(), "cuts": step.cuts,
-            "bytes": step.bytes, "same_worker": step.same_worker, "deviations": step.deviations,
-            "run_s": secs, "search_s": (clocked.stats().search_ns - before) as f64 * 1e-9,
-        }));
-    }
-    drop(clocked);
-    let template = it.schedule().expect("an iteration ran").clone();
-    let modes: [(&str, Option<Option<Constraint>>); 5] = [
-        ("plain", None),
-        ("record", Some(None)),
-        ("ordered", Some(Some(Constraint::Ordered))),
-        ("unordered", Some(Some(Constraint::Unordered))),
-        ("relaxed", Some(Some(Constraint::Relaxed))),
-    ];
-    let mut times: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
-    let mut deviations = vec![0u64; modes.len()];
-    for _ in 0..a.runs {
-        for (i, (_, m)) in modes.iter().enumerate() {
-            let before = pool.stats().deviations;
-            let t = std::time::Instant::now();
-            match m {
-                None => pool.install(once)?,
-                Some(None) => pool.install(|| schedule::record(once)).0?,
-                Some(Some(c)) => pool.install(|| schedule::follow(&template, *c, once)).0?,
-            };
-            times[i].push(t.elapsed().as_secs_f64());
-            deviations[i] += pool.stats().deviations - before;
-        }
-    }
-    let median = |v: &[f64]| {
-        magpie_bench::harness::Timing {
-            times_s: v.to_vec(),
-        }
-        .median()
-        .unwrap_or(f64::NAN)
+    let plan = CostPlan {
+        case: a.opts.case(a.kernel)?,
+        iterations: a.iterations,
+        prune: a.prune,
+        runs: a.runs,
     };
-    let plain = median(&times[0]);
-    let rows: Vec<serde_json::Value> = modes
-        .iter()
-        .zip(&times)
-        .zip(&deviations)
-        .map(|(((name, _), t), d)| {
-            json!({"mode": name, "median_s": median(t), "ratio": median(t) / plain,
-                   "deviations": d})
-        })
-        .collect();
-    let d = json!({
-        "kernel": a.kernel.name(), "n": case.n, "grain": case.grain,
-        "workers": pool.workers(), "policy": pool.policy().to_string(), "runs": a.runs,
-        "verified": true, "template_cuts": template.cuts().len(),
-        "template_bytes": template.bytes(), "modes": rows, "iterations": iterations,
-    });
+    let cost = measure::cost(&pool, clocked, &plan)?;
     if a.json {
-        println!("{d}");
-        return Ok(());
-    }
-    println!(
-        "{} n={} ({}, {}), {} runs each, interleaved, every run verified; template: {} cuts, {} bytes",
-        a.kernel.name(),
-        case.n,
-        crate::format::count(pool.workers(), "worker"),
-        pool.policy(),
-        a.runs,
-        template.cuts().len(),
-        template.bytes()
-    );
-    println!("the record/relax/follow loop (searching: seconds workers spent looking for work):");
-    println!("| iteration | stage | cuts | bytes | cuts kept on their worker | s | searching s |");
-    println!("|---|---|---|---|---|---|---|");
-    for (i, r) in d["iterations"].as_array().into_iter().flatten().enumerate() {
         println!(
-            "| {} | {} | {} | {} | {:.2} | {:.4} | {:.4} |",
-            i + 1,
-            r["stage"].as_str().unwrap_or(""),
-            r["cuts"],
-            r["bytes"],
-            r["same_worker"].as_f64().unwrap_or(f64::NAN),
-            r["run_s"].as_f64().unwrap_or(f64::NAN),
-            r["search_s"].as_f64().unwrap_or(f64::NAN),
+            "{}",
+            serde_json::to_string(&cost).expect("the cost is plain data")
         );
-    }
-    println!("| mode | median s | ÷ plain | deviations |");
-    println!("|---|---|---|---|");
-    for r in d["modes"].as_array().into_iter().flatten() {
-        println!(
-            "| {} | {:.6} | {:.3} | {} |",
-            r["mode"].as_str().unwrap_or(""),
-            r["median_s"].as_f64().unwrap_or(f64::NAN),
-            r["ratio"].as_f64().unwrap_or(f64::NAN),
-            r["deviations"]
-        );
+    } else {
+        print!("{}", cost_text(&cost));
     }
     Ok(())
 }
 
 fn show(a: ScheduleShowArgs) -> Result<(), Failure> {
     let s = read(&a.schedule)?;
-    print(&describe(&s, &a.schedule, None), a.json, &s, true)
-}
-
-/// What a run that took a schedule did: its mode, seconds, and when it followed a template,
-/// the deviations and the share of the template's cuts on their worker.
-type RunOf<'a> = Option<(&'a str, f64, Option<(u64, f64)>)>;
-
-/// A schedule and, for a run, what it did, as one JSON object (which the text form prints).
-fn describe(s: &Schedule, file: &Path, run: RunOf<'_>) -> serde_json::Value {
-    let per_worker: Vec<usize> = s.per_worker().iter().map(Vec::len).collect();
-    let mut d = json!({
-        "file": file.display().to_string(),
-        "workers": s.workers(),
-        "root_worker": s.root_worker(),
-        "cuts": s.cuts().len(),
-        "cuts_per_worker": per_worker,
-        "depth": s.depth(),
-        "bytes": s.bytes(),
-        "note": s.note(),
-        "cut_list": s.cuts().iter().map(|c| json!({
-            "path": c.path, "worker": c.worker, "rank": c.rank,
-        })).collect::<Vec<_>>(),
-    });
-    if let Some((mode, run_s, followed)) = run {
-        d["mode"] = json!(mode);
-        d["verified"] = json!(true);
-        d["run_s"] = json!(run_s);
-        if let Some((deviations, kept)) = followed {
-            d["deviations"] = json!(deviations);
-            d["template_cuts_on_their_worker"] = json!(kept);
-        }
-    }
-    d
-}
-
-fn print(d: &serde_json::Value, as_json: bool, s: &Schedule, list: bool) -> Result<(), Failure> {
-    if as_json {
-        println!("{d}");
-        return Ok(());
-    }
-    let mut t = String::new();
-    if let Some(mode) = d["mode"].as_str() {
-        t += &format!(
-            "{mode}: {} ({}), verified, {:.6} s\n",
-            d["note"].as_str().unwrap_or(""),
-            crate::format::count(s.workers(), "worker"),
-            d["run_s"].as_f64().unwrap_or(0.0),
-        );
-    }
-    if let Some(dev) = d["deviations"].as_u64() {
-        t += &format!(
-            "followed {} ({} cuts): {} deviations, {:.1}% of its cuts on their worker\n",
-            d["template"].as_str().unwrap_or(""),
-            d["template_cuts"],
-            dev,
-            100.0 * d["template_cuts_on_their_worker"].as_f64().unwrap_or(0.0),
-        );
-    }
-    t += &format!(
-        "{}: {} workers, root on w{}, {} cuts (per worker {:?}), depth {}, {} bytes\n",
-        d["file"].as_str().unwrap_or(""),
-        s.workers(),
-        s.root_worker(),
-        s.cuts().len(),
-        s.per_worker().iter().map(Vec::len).collect::<Vec<_>>(),
-        s.depth(),
-        s.bytes(),
-    );
-    if d.get("mode").is_none() {
-        t += &format!(
-            "note: {}\n",
-            if s.note().is_empty() {
-                "(none)"
-            } else {
-                s.note()
-            }
-        );
-    }
-    if list {
-        for c in s.cuts() {
-            t += &format!("  w{} rank {:>3}  {:?}\n", c.worker, c.rank, c.path);
-        }
-    }
-    print!("{t}");
+    show_one(&s, &a.schedule, None, a.json, true);
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn notes_round_trip_and_bad_notes_are_errors() {
-        let r = Recorded {
-            kernel: magpie_bench::kernels::fib::KERNEL,
-            n: 30,
-            grain: Some(20),
-            tree: None,
-            policy: magpie::Policy::HelpFirst,
-        };
-        assert_eq!(Recorded::parse(&r.note()), Ok(r));
-        assert!(Recorded::parse("").is_err());
-        assert!(Recorded::parse("kernel=nope n=3 policy=adaptive").is_err());
-        assert!(Recorded::parse("kernel=fib n=x policy=adaptive").is_err());
-        assert!(Recorded::parse("kernel=fib n=3").is_err());
-        assert!(Recorded::parse("kernel=fib n=3 policy=adaptive colour=red").is_err());
+/// Prints a schedule and what the run that took it did, as JSON or as text.
+fn show_one(s: &Schedule, file: &Path, run: Option<&Run>, as_json: bool, list: bool) {
+    if as_json {
+        println!("{}", describe(s, file, run));
+    } else {
+        print!("{}", text(s, file, run, list));
     }
 }

@@ -1,15 +1,17 @@
-//! What the suite measured, as `results.json` holds it: the machine, one row per kernel,
-//! runtime and worker count, the add-ons' outcomes (traces, locality, splicing, co-running,
-//! simulated collections, the small-input figure), and the figures derived from the rows
-//! (speedup, the best peer). The suite fills it (measure/suite.rs); the text table
-//! (render/table.rs), the page (render/html.rs) and the headline ([`headline`]) read it. The
-//! add-ons' records are in [`corun`], [`dist`], [`locality`], [`splice`] and [`trace`].
+//! What the suite measured, as `results.json` holds it: the machine, one row per kernel, runtime
+//! and worker count, the add-ons' outcomes (traces, locality, splicing, co-running, simulated
+//! collections, the small-input figure), and the figures derived from the rows (speedup, the best
+//! peer). The suite fills it (measure/suite.rs); the text table (render/table.rs), the page
+//! (render/html.rs) and the headline ([`headline`]) read it. The add-ons' records are in [`corun`],
+//! [`dist`], [`locality`], [`splice`] and [`trace`]; `magpie schedule`'s in
+//! [`schedule`](mod@schedule).
 
 pub(crate) mod corun;
 pub(crate) mod dist;
 pub(crate) mod headline;
 pub(crate) mod locality;
 pub(crate) mod report;
+pub(crate) mod schedule;
 pub(crate) mod splice;
 pub(crate) mod trace;
 
