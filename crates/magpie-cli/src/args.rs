@@ -51,7 +51,8 @@ pub(crate) fn kernels_help() -> String {
 /// `schedule bench`).
 #[derive(Args, Debug)]
 pub(crate) struct RunOptions {
-    /// Problem size (default: from --size).
+    /// Problem size (`magpie bench --help` says what it means for each kernel; default: from
+    /// --size).
     #[arg(long)]
     pub n: Option<u64>,
     /// Worker threads (default: MAGPIE_WORKERS, else available parallelism).
@@ -63,11 +64,13 @@ pub(crate) struct RunOptions {
     /// Size preset for n: ci, default or paper.
     #[arg(long, default_value = "default", value_parser = parse_size)]
     pub size: Size,
-    /// The grain (cutoff) for kernels that have one (see `magpie bench --help`).
+    /// The grain (cutoff) for kernels that have one: fib (below fib(G) serial; default: no
+    /// cutoff), uts (chunks of G nodes; default: a task per node) and the others that `magpie
+    /// bench --help` lists with a default grain.
     #[arg(long)]
     pub grain: Option<u64>,
     /// uts only: a named tree (T1, T3, T1L, T3L, T1XS, T3XS) or the standard parameters in
-    /// quotes [default: the T1 family at depth n].
+    /// quotes, e.g. "-t 1 -a 3 -d 10 -b 4 -r 19" [default: the T1 family at depth n].
     #[arg(long, value_parser = parse_tree, allow_hyphen_values = true)]
     pub tree: Option<kernels::uts::Params>,
     /// Most fibers (task stacks) alive at once in magpie's pool [magpie's default: 8192].
@@ -76,7 +79,8 @@ pub(crate) struct RunOptions {
     /// Bytes of stack per fiber in magpie's pool [magpie's default: 2 MiB; 65536 to 1073741824].
     #[arg(long, value_parser = parse_stack_size)]
     pub stack_size: Option<usize>,
-    /// Thieves take one item per steal instead of half of a victim's unpublished tasks.
+    /// magpie's thieves take one item per steal instead of half of a victim's unpublished tasks
+    /// (magpie's `steal_half(false)`), to measure what batches do.
     #[arg(long)]
     pub steal_one: bool,
 }
