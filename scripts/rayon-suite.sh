@@ -40,8 +40,8 @@ fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/magpie-rayon-suite.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-# No debug info: rayon's tests are the largest debug build of the run, and a failure names its
-# test and the panic's place without it.
+# No debug info (as scripts/test.sh builds): rayon's tests are the largest debug build of the
+# run, and a failure names its test and the panic's place without it.
 export CARGO_PROFILE_DEV_DEBUG=0 CARGO_PROFILE_TEST_DEBUG=0
 # One target folder across runs, so that a second run does not build everything again.
 export CARGO_TARGET_DIR="$repo/target/rayon-suite/$([ "$baseline" -eq 1 ] && echo baseline || echo magpie)"

@@ -63,6 +63,9 @@ host=$(rustc +"$NIGHTLY" -vV | sed -n 's/^host: //p')
 export RUSTFLAGS="-Zsanitizer=thread --cfg magpie_tsan -Cllvm-args=-tsan-instrument-func-entry-exit=0"
 export RUSTDOCFLAGS="$RUSTFLAGS"
 export CARGO_TARGET_DIR=target/tsan
+# Line tables, whatever the caller's profile says (scripts/test.sh turns debug info off): a
+# race report names the racing accesses' files and lines through them.
+export CARGO_PROFILE_DEV_DEBUG=line-tables-only CARGO_PROFILE_TEST_DEBUG=line-tables-only
 # No suppressions: every race the sanitizer reports in these crates fails the run.
 export TSAN_OPTIONS="halt_on_error=1"
 tsan_cargo() {

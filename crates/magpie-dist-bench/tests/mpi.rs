@@ -76,52 +76,61 @@ fn one_sided_steals_run_every_task_once() {
     }
 }
 
-/// Every kernel under every strategy at 2, 3 and 4 ranks: every rank checks every
-/// iteration's answer (UTS T1XS's node count, the synthetic kernels' checksum and task count),
-/// so no task was lost or run twice, and rank 0's JSON says so.
+/// Every kernel under every strategy, at 2, 3 or 4 ranks: every rank checks every iteration's
+/// answer (UTS T1XS's node count, the synthetic kernels' checksum and task count), so no task
+/// was lost or run twice, and rank 0's JSON says so. The rank count turns with each pair, so
+/// that every kernel and every strategy also run at each of the three counts (every pair of the
+/// three factors is covered; all 63 combinations, one mpirun each, took nearly a minute of a
+/// 2-core CI).
 #[test]
 fn every_kernel_under_every_strategy_at_2_to_4_ranks() {
-    for (kernel, size, result) in [
+    let kernels = [
         ("uts", ["--tree", "T1XS"], "16000 nodes"),
         ("hf", ["--n", "40"], "1600 tasks"),
         ("tce", ["--n", "40"], "1600 tasks"),
-    ] {
-        for strategy in [
-            "no-balance",
-            "steal",
-            "steal-retentive",
-            "plb-centralized",
-            "plb-hierarchical",
-            "plb-centralized+steal",
-            "plb-hierarchical+steal",
-        ] {
-            for ranks in [2, 3, 4] {
-                let what = format!("{kernel}, {strategy}, {ranks} ranks");
-                let args = [
-                    "run",
-                    kernel,
-                    size[0],
-                    size[1],
-                    "--strategy",
-                    strategy,
-                    "--iterations",
-                    "3",
-                    "--json",
-                ];
-                let Some(v) = run_json(ranks, &args, &what) else {
-                    return;
-                };
-                assert_eq!(v["ranks"], ranks, "{what}");
-                assert_eq!(v["strategy"], strategy, "{what}");
-                assert_eq!(v["verified"], true, "{what}");
-                assert!(
-                    v["result"].as_str().unwrap().starts_with(result),
-                    "{what}: {v}"
-                );
-                assert_eq!(v["iterations"].as_array().unwrap().len(), 3, "{what}");
-            }
+    ];
+    let strategies = [
+        "no-balance",
+        "steal",
+        "steal-retentive",
+        "plb-centralized",
+        "plb-hierarchical",
+        "plb-centralized+steal",
+        "plb-hierarchical+steal",
+    ];
+    let mut covered = std::collections::BTreeSet::new();
+    for (k, (kernel, size, result)) in kernels.into_iter().enumerate() {
+        for (s, strategy) in strategies.into_iter().enumerate() {
+            let ranks = 2 + (k + s) % 3;
+            covered.insert((kernel, ranks));
+            covered.insert((strategy, ranks));
+            let what = format!("{kernel}, {strategy}, {ranks} ranks");
+            let args = [
+                "run",
+                kernel,
+                size[0],
+                size[1],
+                "--strategy",
+                strategy,
+                "--iterations",
+                "3",
+                "--json",
+            ];
+            let Some(v) = run_json(ranks, &args, &what) else {
+                return;
+            };
+            assert_eq!(v["ranks"], ranks, "{what}");
+            assert_eq!(v["strategy"], strategy, "{what}");
+            assert_eq!(v["verified"], true, "{what}");
+            assert!(
+                v["result"].as_str().unwrap().starts_with(result),
+                "{what}: {v}"
+            );
+            assert_eq!(v["iterations"].as_array().unwrap().len(), 3, "{what}");
         }
     }
+    // Each kernel and each strategy ran at 2, 3 and 4 ranks.
+    assert_eq!(covered.len(), (kernels.len() + strategies.len()) * 3);
 }
 
 /// Active-message stealing (the victim answers between its tasks) under the stealing
