@@ -20,6 +20,10 @@
 # thief may not start; magpie-dist's split deque), which need the crates compiled with
 # `--cfg loom` in a target directory of their own.
 #
+# Two parts that build in target folders of their own run beside parts that leave a core idle:
+# the other platforms' checks and the aarch64 tests beside the tests' run, Miri beside the
+# report's check (`beside` and `joined` below).
+#
 # Parts that need something installed (the C++ peers, Chromium, hwloc, Open MPI, Miri, nightly's
 # rust-src, valgrind, qemu-user, the registry for rayon's suites, the declared Rust) install it with their
 # own scripts. When that cannot be done, a user's run skips the part with a warning; a run under
@@ -67,9 +71,17 @@ part() {
     part_cpu=$cpu
     echo "== $1"
 }
+# The parts started `beside` the others (see `beside` below).
+declare -A beside_pid=() beside_log=() beside_start=()
 print_part_times() {
     local status=$?
     end_part
+    # A part started `beside` the others that has not been joined (the run failed first).
+    local pid
+    for pid in "${beside_pid[@]}"; do
+        pkill -TERM -P "$pid" 2>/dev/null || true
+        kill "$pid" 2>/dev/null || true
+    done
     echo "== time per part (wall seconds, CPU seconds)"
     printf '%s\n' "${part_times[@]}"
     cpu_now
@@ -77,6 +89,35 @@ print_part_times() {
     rm -f "$times_file"
 }
 trap print_part_times EXIT
+
+# beside NAME COMMAND...: starts COMMAND now, beside the parts that follow, its output kept
+# apart. For a part that builds in a target folder of its own while the parts it runs beside
+# leave a core idle (running tests, an interpreter, a browser). `joined NAME` waits for it,
+# prints its output, lists its wall time, and ends the run if it failed; its CPU seconds count
+# in the part that joins it.
+beside() {
+    local name=$1
+    shift
+    beside_log[$name]=$(mktemp)
+    beside_start[$name]=$SECONDS
+    echo "== $name: started beside the parts that follow (its output comes when it ends)"
+    ("$@") >"${beside_log[$name]}" 2>&1 &
+    beside_pid[$name]=$!
+}
+joined() {
+    local name=$1 status=0
+    wait "${beside_pid[$name]}" || status=$?
+    unset "beside_pid[$name]"
+    echo "== $name: ended (beside the parts above), its output:"
+    cat "${beside_log[$name]}"
+    rm -f "${beside_log[$name]}"
+    part_times+=("$(printf '%6d s %8s  %s (beside the parts above)' \
+        $((SECONDS - beside_start[$name])) "" "${name%%: scripts/*}")")
+    if [ "$status" -ne 0 ]; then
+        echo "error: $name failed (exit $status)" >&2
+        exit "$status"
+    fi
+}
 
 if ! command -v cargo >/dev/null 2>&1; then
     echo "error: cargo not found; install Rust (https://rustup.rs) and run this again" >&2
@@ -163,17 +204,20 @@ bash scripts/build-rayon-compare.sh --profile dev
 
 part "cargo test --workspace: building the tests"
 cargo test --workspace --locked --no-run
+# The other platforms' checks and the aarch64 tests build in target folders of their own: they
+# run beside the tests and the examples, which leave a core idle much of the time.
+other_platforms() {
+    bash scripts/check-platforms.sh
+    bash scripts/test-aarch64.sh
+}
+beside "other platforms (aarch64 Linux, macOS, Windows), and the core's tests on aarch64 Linux under qemu-user: scripts/check-platforms.sh, scripts/test-aarch64.sh" other_platforms
 part "cargo test --workspace: running them"
 cargo test --workspace --locked
 
 part "the examples a user would copy: scripts/run-examples.sh"
 # crates/magpie/examples: each checks its own answer (built by the step above, run here).
 bash scripts/run-examples.sh
-
-part "other platforms (aarch64 Linux, macOS, Windows): scripts/check-platforms.sh"
-bash scripts/check-platforms.sh
-part "the core's tests on aarch64 Linux under qemu-user: scripts/test-aarch64.sh"
-bash scripts/test-aarch64.sh
+joined "other platforms (aarch64 Linux, macOS, Windows), and the core's tests on aarch64 Linux under qemu-user: scripts/check-platforms.sh, scripts/test-aarch64.sh"
 
 part "the packages of magpie and magpie-dist: scripts/check-package.sh --no-verify"
 bash scripts/check-package.sh --no-verify
@@ -193,6 +237,20 @@ bash scripts/downstream-rayon.sh
 part "a user's crate on the magpie-dist library alone: scripts/downstream-dist.sh"
 bash scripts/downstream-dist.sh
 
+# Miri interprets on one core: it runs beside the report's check and the hwloc tests.
+miri() {
+    # The splice views hand out raw-pointer slices of shared buffers: Miri checks the unit
+    # tests (views, the shadow checker, the spliced walk, random graph orders) for undefined
+    # behaviour. Optional like the others: without rustup's nightly miri the run is skipped,
+    # said here.
+    if bash scripts/install-miri.sh; then
+        cargo +"$NIGHTLY" miri test --locked -p magpie-splice --lib
+    else
+        skip_part "Miri could not be installed; the Miri run is skipped"
+    fi
+}
+beside "Miri: scripts/install-miri.sh, then magpie-splice's unit tests under Miri" miri
+
 part "the suite's report in a browser: scripts/install-chromium.sh, then scripts/check-report.sh"
 # Optional like the others: without Chromium (no root, no apt) the browser check is skipped.
 if bash scripts/install-chromium.sh; then
@@ -210,6 +268,8 @@ else
     skip_part "hwloc 2.x could not be installed; the hwloc tests are skipped"
 fi
 
+joined "Miri: scripts/install-miri.sh, then magpie-splice's unit tests under Miri"
+
 part "MPI: scripts/install-mpi.sh, then magpie-dist's MPI tests (--features mpi, under mpirun)"
 # MPI is optional for magpie: without it (no root, no apt) the MPI tests are skipped, said here.
 # The library's own tests and doctests with the transport, then the tool's runs under mpirun.
@@ -224,15 +284,6 @@ else
     skip_part "Open MPI could not be installed; magpie-dist's MPI tests are skipped"
 fi
 
-part "Miri: scripts/install-miri.sh, then magpie-splice's unit tests under Miri"
-# The splice views hand out raw-pointer slices of shared buffers: Miri checks the unit tests
-# (views, the shadow checker, the spliced walk, random graph orders) for undefined behaviour.
-# Optional like the others: without rustup's nightly miri the run is skipped, said here.
-if bash scripts/install-miri.sh; then
-    cargo +"$NIGHTLY" miri test --locked -p magpie-splice --lib
-else
-    skip_part "Miri could not be installed; the Miri run is skipped"
-fi
 
 part "ThreadSanitizer: scripts/tsan.sh"
 # The runtime's tests under ThreadSanitizer, and a canary race it must report (see the script).
