@@ -98,7 +98,7 @@ where
         }
         .encode();
         match region {
-            Some(r) => r.rules().donate(&wt.core.registry, w, rank, it),
+            Some(r) => r.rules().donate(&*wt.core.registry, w, rank, it),
             None => wt.core.registry.deliver(w, it),
         }
     };

@@ -47,7 +47,6 @@
 //! that does not trace pays one branch there and no call.
 
 use crate::deque::Item;
-use crate::registry::Registry;
 use crate::sync::atomic::{AtomicBool, Ordering};
 use crate::sync::{lock, Mutex};
 use std::any::Any;
@@ -118,7 +117,7 @@ pub(crate) trait ScheduleRegion: Send + Sync + 'static {
     fn designated_rank(&self, n: Option<u32>, w: usize) -> u32;
     /// Hands `it` to worker `w` under rank `rank` (a `donee`'s or `designated_rank`'s) and
     /// wakes it.
-    fn donate(&self, reg: &Registry, w: usize, rank: u32, it: Item);
+    fn donate(&self, pool: &dyn PoolSide, w: usize, rank: u32, it: Item);
     /// A task at template node `n` begins on worker `me` (under `Ordered`, its rank there has
     /// begun).
     fn begin(&self, n: Option<u32>, me: usize);
@@ -130,9 +129,20 @@ pub(crate) trait ScheduleRegion: Send + Sync + 'static {
     /// Whether worker `w` has a donation it may take now.
     fn runnable(&self, w: usize) -> bool;
     /// Worker `w` found nothing this round (`ordered`: it joins the stall rule's idle set).
-    fn idle_enter(&self, reg: &Registry, w: usize);
+    fn idle_enter(&self, pool: &dyn PoolSide, w: usize);
     /// Worker `w` starts a round (`ordered`: it leaves the idle set before it takes anything).
     fn idle_leave(&self, w: usize);
+}
+
+/// The pool as a schedule region's hooks see it: a worker to wake, and whether work waits
+/// outside the region's held queues. The registry is the one implementation; the hooks name
+/// this rather than the registry, which names them.
+pub(crate) trait PoolSide {
+    /// Wakes worker `w` if it sleeps (`Registry::wake_worker`).
+    fn wake_worker(&self, w: usize);
+    /// Whether an install from outside or a delivery to a worker's inbox waits (SeqCst loads,
+    /// as the sleep re-check reads them).
+    fn queued_outside(&self) -> bool;
 }
 
 /// Workers grouped in places, each with a mailbox of tasks sent to it (SLAW §IV; CAB's squads,

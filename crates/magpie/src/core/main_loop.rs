@@ -396,7 +396,7 @@ fn run_loop(fl: &FiberLocal) -> LoopExit {
             }
             None => {
                 if let Some(r) = ordered {
-                    r.idle_enter(&wt.core.registry, wt.core.index);
+                    r.idle_enter(&*wt.core.registry, wt.core.index);
                 }
                 drop(region);
                 if wt.idle(&mut idle) {

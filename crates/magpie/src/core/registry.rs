@@ -390,6 +390,12 @@ impl Registry {
         }
     }
 
+    /// Whether an install from outside or a delivery to a worker's inbox waits.
+    pub(crate) fn queued_outside(&self) -> bool {
+        // SeqCst: as the sleep re-check reads `injected`.
+        self.injected.load(Ordering::SeqCst) > 0 || self.inboxes.iter().any(|i| !i.is_empty())
+    }
+
     pub(crate) fn stats(&self) -> Stats {
         let mut s = Stats {
             workers: self.config.workers,
@@ -474,5 +480,15 @@ impl Spawns {
         while self.outstanding.load(Ordering::Acquire) != 0 {
             std::thread::sleep(std::time::Duration::from_micros(200));
         }
+    }
+}
+
+impl crate::hooks::PoolSide for Registry {
+    fn wake_worker(&self, w: usize) {
+        Registry::wake_worker(self, w);
+    }
+
+    fn queued_outside(&self) -> bool {
+        Registry::queued_outside(self)
     }
 }

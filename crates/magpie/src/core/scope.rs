@@ -402,7 +402,7 @@ impl<'scope> Scope<'scope> {
         match to {
             Some((w, rank)) => {
                 let it = self.heap_item(wt, depth, g);
-                rules.donate(&wt.core.registry, w, rank, it);
+                rules.donate(&*wt.core.registry, w, rank, it);
             }
             // Under the strict constraints a child that stays here runs now, as a work-first
             // spawn would; a help-first one goes on the deque as when it was recorded (no

@@ -363,20 +363,6 @@ impl Schedule {
         }
     }
 
-    /// The schedules a trace names: one per [`install`](crate::Pool::install) from outside the
-    /// pool, in order, when the pool was built with
-    /// [`Builder::trace_cuts`](crate::Builder::trace_cuts). A trace taken without it names no
-    /// cuts (its steal tree numbers spawns per working phase, not positions from a region's
-    /// root), which is an error.
-    pub fn from_trace(trace: &crate::trace::Trace) -> Result<Vec<Schedule>, ScheduleError> {
-        if trace.schedules.is_empty() {
-            return Err(ScheduleError::Invalid(
-                "the trace names no cuts (take it with Builder::trace_cuts)".into(),
-            ));
-        }
-        Ok(trace.schedules.clone())
-    }
-
     /// The share of this schedule's cuts that ran on the same worker in `next` (1 when this one
     /// has none): how much of the work stayed put from one run to the next. When the two runs'
     /// roots ran on different workers, those two workers swap roles, as when following.

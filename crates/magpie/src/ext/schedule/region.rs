@@ -55,9 +55,9 @@ use super::held::UNRANKED;
 use super::stall::Stall;
 use super::{Cut, Schedule};
 use crate::deque::Item;
+use crate::hooks::PoolSide;
 use crate::job::Tag;
 use crate::position::{self, Region};
-use crate::registry::Registry;
 use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::sync::CachePadded;
 use crate::sync::{lock, Mutex};
@@ -214,12 +214,12 @@ impl crate::hooks::ScheduleRegion for RegionPlan {
         }
     }
 
-    fn donate(&self, reg: &Registry, w: usize, rank: u32, it: Item) {
+    fn donate(&self, pool: &dyn PoolSide, w: usize, rank: u32, it: Item) {
         // Relaxed: only a unique arrival number (the RMW gives that); the item itself is
         // published by the held queue's lock.
         let seq = self.arrivals.fetch_add(1, Ordering::Relaxed);
         self.held[w].push(rank, seq, it);
-        reg.wake_worker(w);
+        pool.wake_worker(w);
     }
 
     /// A held item worker `me` may run now.
@@ -255,14 +255,14 @@ impl crate::hooks::ScheduleRegion for RegionPlan {
 
     /// `Ordered`: worker `me` found nothing to run. If every worker now has, and nothing is in
     /// flight, force the lowest-ranked held item (see the module doc and `stall.rs`).
-    fn idle_enter(&self, reg: &Registry, me: usize) {
+    fn idle_enter(&self, pool: &dyn PoolSide, me: usize) {
         self.stall.enter(
             me,
-            // SeqCst: as the sleep re-check reads `injected`; the check needs no more than a
-            // recent value: a delivery it misses only makes it force early (a counted
-            // deviation), never miss a stall (module doc, "Order and stalls").
-            || reg.injected.load(Ordering::SeqCst) > 0 || reg.inboxes.iter().any(|i| !i.is_empty()),
-            |w| reg.wake_worker(w),
+            // The check needs no more than a recent value: a delivery it misses only makes it
+            // force early (a counted deviation), never miss a stall (module doc, "Order and
+            // stalls").
+            || pool.queued_outside(),
+            |w| pool.wake_worker(w),
             || {
                 let mut lowest: Option<((u32, u64), usize)> = None;
                 for (w, h) in self.held.iter().enumerate() {
@@ -277,7 +277,7 @@ impl crate::hooks::ScheduleRegion for RegionPlan {
                     self.held[w].force();
                     // Relaxed: a statistic, read when the region ends (`run_region_here`).
                     self.deviations.fetch_add(1, Ordering::Relaxed);
-                    reg.wake_worker(w);
+                    pool.wake_worker(w);
                 }
             },
         );

@@ -259,6 +259,25 @@ impl Trace {
             .count()
     }
 }
+/// Schedules are read from a trace here, where the trace is known: a schedule names no trace.
+impl crate::schedule::Schedule {
+    /// The schedules a trace names: one per [`install`](crate::Pool::install) from outside the
+    /// pool, in order, when the pool was built with
+    /// [`Builder::trace_cuts`](crate::Builder::trace_cuts). A trace taken without it names no
+    /// cuts (its steal tree numbers spawns per working phase, not positions from a region's
+    /// root), which is an error.
+    pub fn from_trace(
+        trace: &Trace,
+    ) -> Result<Vec<crate::schedule::Schedule>, crate::schedule::ScheduleError> {
+        if trace.schedules.is_empty() {
+            return Err(crate::schedule::ScheduleError::Invalid(
+                "the trace names no cuts (take it with Builder::trace_cuts)".into(),
+            ));
+        }
+        Ok(trace.schedules.clone())
+    }
+}
+
 impl crate::Pool {
     /// The steal tree recorded so far, if the pool traces ([`Builder::trace`]). Exact for every
     /// `install` that has returned.
