@@ -5,7 +5,9 @@ For crates/magpie/src (or the folder given): every import circle (a strongly con
 modules that import one another through `crate::` or `super::` paths, test modules left out),
 largest first, with the imports that tie it; then every import from a module whose file sits
 under core/ (the scheduler) into one under ext/ (the features: tracing, schedules, DWS core
-sharing, topology, places, the race checker, the cache model, overhead measurement). The
+sharing, topology, places, the race checker, the cache model), and every inherent `impl` block a
+module under ext/ writes for a type declared under core/ (a feature's methods on a core type, which
+the core could then call without importing anything). The
 runtime crate keeps its modules' flat names (`crate::worker`) and places their files with
 `#[path]` in lib.rs, so a module's name is its file's path without the core/ or ext/ folder.
 
@@ -13,7 +15,7 @@ runtime crate keeps its modules' flat names (`crate::worker`) and places their f
                                       [--layers A+B,C,...]
 
 With --max-circle N it exits 1 when a circle has more than N modules, and with
---no-core-imports when a core module imports a feature, so it can guard a restructuring once
+--no-core-imports when a core module imports a feature or a feature adds methods to a core type, so it can guard a restructuring once
 one has landed (scripts/test.sh runs both). Each --cut FROM->TO leaves one import out, to see what a
 planned change would leave. --layers names folders of SRC from the top layer down, a layer's
 sibling folders joined by `+` (`render+measure,model`): a module in one of them may import its
@@ -84,6 +86,41 @@ def edges(mods):
             if t and t != m:
                 out[m].add(t)
     return out
+
+
+def feature_impls(mods, wing):
+    """(feature module, core type, method) for each method an ext module declares for the crate
+    (`pub(crate)`, `pub(super)`, `pub(in ...)`) in an inherent impl block of a type declared in a
+    core module: a feature's method on a core type, which the core could call without importing
+    anything. Public methods there are the feature's API on the core type (`Scope::spawn_at`)
+    and private ones are out of the core's reach; a trait's methods need the trait imported."""
+    def declared(src):
+        return set(re.findall(r"\b(?:struct|enum|union)\s+([A-Z][A-Za-z0-9_]*)", src))
+
+    core_types = set()
+    for m, src in mods.items():
+        if wing[m] == "core":
+            core_types |= declared(src)
+    found = []
+    for m, src in sorted(mods.items()):
+        if wing[m] != "ext":
+            continue
+        own = declared(src)
+        for hit in re.finditer(r"^\s*impl\b(?:<[^>{]*>)?\s+([A-Za-z0-9_:]+)[^{;]*\{", src, re.M):
+            if " for " in hit.group(0):
+                continue
+            path = hit.group(1)
+            name = path.split("::")[-1]
+            if name not in core_types or (name in own and "::" not in path):
+                continue
+            depth, i = 1, hit.end()
+            while depth and i < len(src):
+                depth += {"{": 1, "}": -1}.get(src[i], 0)
+                i += 1
+            body = src[hit.end():i]
+            for f in re.findall(r"\bpub\((?:crate|super|in [^)]*)\)\s+(?:const\s+|unsafe\s+)*fn\s+(\w+)", body):
+                found.append((m, name, f))
+    return found
 
 
 def circles(mods, out):
@@ -170,7 +207,15 @@ def main():
     print(f"{len(crossing)} imports from core/ into ext/:")
     for m, t in crossing:
         print(f"    {m} -> {t}")
+    added = feature_impls(mods, wing)
+    print(f"{len(added)} methods of features on core types:")
+    for m, t, f in added:
+        print(f"    {m}: {t}::{f}")
     failed = False
+    if strict and added:
+        print(f"error: {len(added)} methods a feature adds to a core type for the crate (none "
+              "allowed: the core reaches a feature through a hook)", file=sys.stderr)
+        failed = True
     if layers is not None:
         def place(m):
             top = m.split("::")[0]

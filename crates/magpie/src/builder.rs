@@ -722,10 +722,11 @@ impl Builder {
                     self.record_leaves
                         .then(|| crate::cachemodel::LeafLog::new(workers, self.leaf_pace)),
                 )
-                .with(
-                    self.trace
-                        .then(|| crate::trace::record::Recorder::new(workers)),
-                )
+                .with(self.trace.then(|| {
+                    crate::hooks::TracingHook(std::sync::Arc::new(
+                        crate::trace::record::Recorder::new(workers),
+                    ))
+                }))
                 .with(Some(topology))
                 .with(regions.clone())
                 .with(self.check_races.map(|o| {

@@ -164,7 +164,7 @@ mod lent_closing;
 #[path = "core/main_loop.rs"]
 mod main_loop;
 #[cfg(not(loom))]
-#[path = "ext/overheads.rs"]
+#[path = "core/overheads.rs"]
 mod overheads;
 #[cfg(not(loom))]
 #[path = "core/owed.rs"]
@@ -223,6 +223,9 @@ mod sync_point;
 mod thief;
 #[cfg(not(loom))]
 pub mod thread_pool;
+#[cfg(not(loom))]
+#[path = "core/trace_points.rs"]
+mod trace_points;
 
 /// `docs/RAYON.md`, the page on moving from rayon, whose examples run as doctests.
 #[cfg(doctest)]

@@ -88,9 +88,9 @@ where
     RB: Send,
 {
     let depth = fl.depth.get();
-    let tag = wt.trace_tag(depth);
-    let ja = StackJob::tagged(a, tag);
-    let jb = StackJob::tagged(b, tag.second());
+    let (ta, tb) = wt.trace_tags(depth);
+    let ja = StackJob::tagged(a, ta);
+    let jb = StackJob::tagged(b, tb);
     let send = |job: JobRef, (w, rank): (usize, u32)| {
         let it = Work::Task {
             job,

@@ -41,10 +41,11 @@
 //!   model's leaf log, the topology, the trace recorder). The builder puts it in; the feature
 //!   finds its own by type. An empty store costs a feature one length test.
 //!
-//! Tracing is the one feature without a trait: its call points (the tag of a published frame,
-//! a phase begun, an idle spell, an install's root) are methods that `ext/trace/hooks.rs` defines
-//! on the worker's record and the registry, each behind the pool's trace flag, so that a pool
-//! that does not trace pays one branch there and no call.
+//! * [`Tracing`]: the steal tree recorded as the program runs (`trace/`), held in the
+//!   extensions as a [`TracingHook`]. Called where a worker publishes a frame (its [`Tag`]), opens
+//!   a scope, takes an item, finds nothing, or goes back to a phase, and where an install from a
+//!   plain thread starts a root: always behind the worker's `tracing` flag
+//!   (`core/trace_points.rs`), so a pool that does not trace pays one branch there and no call.
 
 use crate::deque::Item;
 use crate::sync::atomic::{AtomicBool, Ordering};
@@ -144,6 +145,52 @@ pub(crate) trait PoolSide {
     /// as the sleep re-check reads them).
     fn queued_outside(&self) -> bool;
 }
+
+/// The label a published task frame carries as its first field, and a fiber as it suspends:
+/// two words the core copies and never interprets. The [`Tracing`] hook makes them when the pool
+/// traces (`ext/trace/record.rs` says what they mean); elsewhere they stay [`Tag::NONE`], and a
+/// task that runs in place writes none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub(crate) struct Tag {
+    pub(crate) a: u64,
+    pub(crate) b: u64,
+}
+
+impl Tag {
+    /// No label: the pool does not trace, or the frame has no event of its own.
+    pub(crate) const NONE: Tag = Tag { a: 0, b: 0 };
+}
+
+/// A pool that records its steal tree (`ext/trace/`). Each worker's events are numbered by the
+/// worker's own count of spawns and scope openings (`events`, which the core keeps), and each
+/// worker runs one phase of the tree at a time.
+pub(crate) trait Tracing: Send + Sync + 'static {
+    /// The tag of the event worker `me` is about to publish, its event number `events`, at
+    /// frame depth `level`.
+    fn tag(&self, me: usize, events: u64, level: u32) -> Tag;
+    /// The tags of the two items of one event, which publishes both halves of a join (a join
+    /// at the stack bound, or one whose halves are donated).
+    fn tags(&self, me: usize, events: u64, level: u32) -> (Tag, Tag);
+    /// The phase worker `me` runs now, for [`back_to`](Self::back_to).
+    fn phase(&self, me: usize) -> u32;
+    /// Worker `me` goes back to running its phase `phase`, at event number `events`.
+    fn back_to(&self, me: usize, events: u64, phase: u32);
+    /// Worker `me` found no work, at event number `events`.
+    fn idle(&self, me: usize, events: u64);
+    /// Worker `me` took `it`, at event number `events`: popped from its own deque if `popped`
+    /// (else stolen, queued from outside, or moved in a batch); `serial` when `it` is the fiber
+    /// a child just returned on, popped by the worker that ran the child, so the parent goes on
+    /// in the child's phase.
+    fn took(&self, me: usize, events: u64, it: Item, popped: bool, serial: bool);
+    /// The tag of the root of an install sent from a plain thread.
+    fn next_root(&self) -> Tag;
+    /// The feature's own type, for its readers (`Pool::trace`).
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// How a pool holds its [`Tracing`] among its extensions.
+pub(crate) struct TracingHook(pub(crate) Arc<dyn Tracing>);
 
 /// Workers grouped in places, each with a mailbox of tasks sent to it (SLAW §IV; CAB's squads,
 /// whose mailboxes are inter-socket task pools; `places.rs`). The registry holds one when the

@@ -21,21 +21,7 @@ use std::cell::Cell;
 use std::cell::UnsafeCell;
 use std::panic::{self, AssertUnwindSafe};
 
-/// The label a published task frame carries as its first field, and a fiber as it suspends:
-/// two words the core copies and never interprets. A hook writes them when the pool traces
-/// (`ext/trace/record.rs` says what they mean and makes them); elsewhere they stay [`Tag::NONE`], and
-/// a task that runs in place writes none.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[repr(C)]
-pub(crate) struct Tag {
-    pub(crate) a: u64,
-    pub(crate) b: u64,
-}
-
-impl Tag {
-    /// No label: the pool does not trace, or the frame has no event of its own.
-    pub(crate) const NONE: Tag = Tag { a: 0, b: 0 };
-}
+pub(crate) use crate::hooks::Tag;
 
 pub(crate) type Panic = Box<dyn Any + Send + 'static>;
 

@@ -749,10 +749,10 @@ where
         return fork(wt, fl, wt.core.deque.top(), &job, a, true);
     }
     wt.decide(Policy::HelpFirst, depth, 0);
-    let tag = wt.trace_tag(depth);
+    let (ta, tb) = wt.trace_tags(depth);
     wt.count_spawn(false);
-    let ja = StackJob::tagged(a, tag);
-    let jb = StackJob::tagged(b, tag.second());
+    let ja = StackJob::tagged(a, ta);
+    let jb = StackJob::tagged(b, tb);
     // One sync point waits for both halves: both are named by `jb`'s latch in their lineage,
     // and the joiner names it while it waits for either (`leapfrog.rs`).
     let key = &jb.latch as *const crate::latch::Latch;

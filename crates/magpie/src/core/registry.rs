@@ -109,6 +109,20 @@ impl Registry {
             .map(|h| &*h.0)
     }
 
+    /// The pool's tracing hook (the steal tree's recorder), if it traces.
+    pub(crate) fn tracer(&self) -> Option<&dyn crate::hooks::Tracing> {
+        self.extensions
+            .get::<crate::hooks::TracingHook>()
+            .map(|h| &*h.0)
+    }
+
+    /// The tag of an install's root sent from a plain thread: the next root of the trace, or
+    /// none unless the pool traces.
+    pub(crate) fn install_tag(&self) -> crate::hooks::Tag {
+        self.tracer()
+            .map_or(crate::hooks::Tag::NONE, |t| t.next_root())
+    }
+
     /// The tiers of victims worker `index` tries in order: with places, its own place, then (with
     /// cross-place stealing) everyone else; with `Victims::Numa`, its socket, its NUMA node, the
     /// rest; `None` for random victims.

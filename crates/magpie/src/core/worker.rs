@@ -26,7 +26,7 @@
 //! A record's methods touch only the record. Behaviour that needs the whole worker is written
 //! as `impl WorkerThread` blocks in the module of its concern: fibers and spares (`core/fiber/mod.rs`),
 //! stealing (`steal.rs`), oldest-first hand-over (`promote.rs`), the idle path (`idle.rs`),
-//! the overhead clocks (`overheads.rs`) and the trace hooks (`ext/trace/hooks.rs`). Each record
+//! the overhead clocks (`overheads.rs`) and the tracing hook's call points (`trace_points.rs`). Each record
 //! lives in a module the worker imported already or in one that imports nothing of the
 //! runtime's (`owed.rs`, `thief.rs`), so the parts add no import circle.
 

@@ -285,7 +285,11 @@ impl crate::Pool {
     /// [`Builder::trace`]: crate::Builder::trace
     pub fn trace(&self) -> Option<Trace> {
         let reg = self.registry();
-        let rec = reg.extensions.get::<record::Recorder>()?;
+        let rec = reg
+            .tracer()?
+            .as_any()
+            .downcast_ref::<record::Recorder>()
+            .expect("a pool's tracing hook is the trace's recorder");
         let st = reg.stats();
         let schedules = reg
             .extensions

@@ -18,25 +18,41 @@ use std::time::Instant;
 
 /// What a [`Tag`]'s two words mean: `a`: 0 for no tag, `u64::MAX` for an install's root (then
 /// `b` is its ordinal), otherwise `(worker + 1) << 48 | phase index << 16 | level`; `b`:
-/// `seq << 1 | half`. The type is the core's (`job.rs`: the slot every published frame starts
-/// with); its meaning is the trace's, here.
-impl Tag {
-    pub(crate) fn root(ordinal: u64) -> Tag {
-        Tag {
-            a: u64::MAX,
-            b: ordinal,
-        }
-    }
-
-    fn new(worker: usize, phase: u32, level: u32, seq: u64, half: u8) -> Tag {
-        Tag {
-            a: (worker as u64 + 1) << 48 | (phase as u64) << 16 | level.min(0xffff) as u64,
-            b: seq << 1 | half as u64,
-        }
-    }
-
+/// `seq << 1 | half`. The type is the core's (`hooks.rs`: the slot every published frame starts
+/// with); its meaning is the trace's, here, in a trait that only the trace's modules import.
+pub(crate) trait Meaning: Copy {
     /// The same event's other published item (the second half of a deep join).
-    pub(crate) fn second(self) -> Tag {
+    fn second(self) -> Tag;
+    /// The ordinal of the install whose root this tag names, if it names one.
+    fn root_ordinal(self) -> Option<u64>;
+    /// The worker that published the item, if a worker did.
+    fn worker(self) -> Option<usize>;
+    /// The index of the publishing worker's phase.
+    fn phase_index(self) -> u32;
+    /// The frame depth of the spawn.
+    fn level(self) -> u32;
+    /// The event this tag names, if it names one.
+    fn event(self) -> Option<EventId>;
+}
+
+/// The tag of the root of install number `ordinal`.
+fn root(ordinal: u64) -> Tag {
+    Tag {
+        a: u64::MAX,
+        b: ordinal,
+    }
+}
+
+/// The tag of half `half` of event `seq` of worker `worker`'s phase `phase`, at depth `level`.
+fn tag_of(worker: usize, phase: u32, level: u32, seq: u64, half: u8) -> Tag {
+    Tag {
+        a: (worker as u64 + 1) << 48 | (phase as u64) << 16 | level.min(0xffff) as u64,
+        b: seq << 1 | half as u64,
+    }
+}
+
+impl Meaning for Tag {
+    fn second(self) -> Tag {
         if self.a == 0 || self.a == u64::MAX {
             return self;
         }
@@ -46,7 +62,7 @@ impl Tag {
         }
     }
 
-    pub(crate) fn root_ordinal(self) -> Option<u64> {
+    fn root_ordinal(self) -> Option<u64> {
         (self.a == u64::MAX).then_some(self.b)
     }
 
@@ -58,12 +74,11 @@ impl Tag {
         (self.a >> 16) as u32
     }
 
-    pub(crate) fn level(self) -> u32 {
+    fn level(self) -> u32 {
         (self.a & 0xffff) as u32
     }
 
-    /// The event this tag names, if it names one.
-    pub(crate) fn event(self) -> Option<EventId> {
+    fn event(self) -> Option<EventId> {
         Some(EventId {
             phase: PhaseId {
                 worker: self.worker()? as u32,
@@ -116,7 +131,7 @@ impl Recorder {
     /// The tag of the next install from outside the pool.
     pub(crate) fn next_root(&self) -> Tag {
         // Relaxed: only a unique number is needed, which the RMW gives.
-        Tag::root(self.installs.fetch_add(1, Ordering::Relaxed))
+        root(self.installs.fetch_add(1, Ordering::Relaxed))
     }
 
     fn now(&self) -> u64 {
@@ -213,7 +228,7 @@ impl LogCursor {
         if cur == u32::MAX {
             return Tag::NONE;
         }
-        Tag::new(worker, cur, level, count - get64(&self.base), 0)
+        tag_of(worker, cur, level, count - get64(&self.base), 0)
     }
 
     /// Whether `tag` names a phase of this worker, and which.
