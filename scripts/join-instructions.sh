@@ -17,6 +17,11 @@
 #              one-worker pool whose worker sleeps: each runs on the calling thread, in the
 #              sleeping worker's seat
 #
+# For each join it also names the runtime's source files the join runs code from every time
+# (scripts/join-files.py: the instructions run at least once per two joins, and every function
+# inlined at each), and fails when a join's path runs through more files than the budget's
+# `files` line allows.
+#
 # The counts are deterministic for one compiler and one target; the budget leaves a few
 # instructions of slack for a newer compiler's choices, not for a feature's new test.
 #
@@ -45,6 +50,7 @@ trap 'rm -rf "$out"' EXIT
 count() {
     local mode=$1 log
     log=$(valgrind --tool=callgrind --callgrind-out-file="$out/$mode.cg" \
+        --dump-instr=yes --compress-strings=no --compress-pos=no \
         --toggle-collect='*join_instructions*counted*' "$bin" "$mode" "$n" 2>&1) || {
         echo "error: join_instructions $mode failed:" >&2
         echo "$log" >&2
@@ -64,8 +70,12 @@ count() {
 read -r serial_ir joins <<<"$(count serial)"
 echo "fib($n) without a cutoff: $joins joins; serial twin $serial_ir instructions ($(awk -v a="$serial_ir" -v j="$joins" 'BEGIN { printf "%.1f", a / j }') per join's worth of calls)"
 status=0
+max_files=$(awk '$1 == "files" { print $2 }' scripts/join-instructions.budget)
+case $max_files in
+'' | *[!0-9]*) echo "error: scripts/join-instructions.budget has no 'files N' line" >&2; exit 2 ;;
+esac
 while read -r mode budget _; do
-    case $mode in '' | '#'*) continue ;; esac
+    case $mode in '' | '#'* | files) continue ;; esac
     read -r ir units <<<"$(count "$mode")"
     if [ "$mode" = outside ]; then
         per=$(awk -v a="$ir" -v c="$units" 'BEGIN { printf "%.1f", a / c }')
@@ -79,6 +89,17 @@ while read -r mode budget _; do
         status=1
     else
         echo "ok   $mode: $per $what (budget $budget)"
+    fi
+    if [ "$mode" != outside ]; then
+        files=$(python3 scripts/join-files.py "$out/$mode.cg" "$bin" "$units") || exit 1
+        nfiles=$(echo "$files" | wc -l)
+        list=$(echo "$files" | awk '{ print $1 }' | paste -sd, - | sed 's/,/, /g')
+        if [ "$nfiles" -gt "$max_files" ]; then
+            echo "FAIL $mode: a join runs code from $nfiles of the runtime's files ($list; budget $max_files)"
+            status=1
+        else
+            echo "ok   $mode: a join runs code from $nfiles of the runtime's files ($list; budget $max_files)"
+        fi
     fi
 done <scripts/join-instructions.budget
 exit $status
