@@ -18,7 +18,8 @@
 //!   donations, whether it may steal, the stall rule's idle set); without one, a round pays
 //!   one relaxed load. Also called by a region's positioned tasks (`position.rs`), where each
 //!   child goes and which tasks are cuts: only by tasks of a region, whose fiber says so, so a
-//!   join or spawn outside one pays the test of that fiber word and nothing more.
+//!   join or spawn outside one pays the test of that fiber word and nothing more. The plan sees
+//!   the pool only as a [`PoolSide`]: a worker to wake, and whether work waits outside it.
 //! * [`Mailboxes`]: workers grouped in places, each place with a mailbox (SLAW's places,
 //!   CAB's squads; `places.rs`). Called on the steal path after a worker's nearest victims
 //!   (only in a pool that has places: without, the victims are untiered or NUMA-tiered and the
