@@ -404,12 +404,6 @@ impl Registry {
         }
     }
 
-    /// Whether an install from outside or a delivery to a worker's inbox waits.
-    pub(crate) fn queued_outside(&self) -> bool {
-        // SeqCst: as the sleep re-check reads `injected`.
-        self.injected.load(Ordering::SeqCst) > 0 || self.inboxes.iter().any(|i| !i.is_empty())
-    }
-
     pub(crate) fn stats(&self) -> Stats {
         let mut s = Stats {
             workers: self.config.workers,
@@ -503,6 +497,7 @@ impl crate::hooks::PoolSide for Registry {
     }
 
     fn queued_outside(&self) -> bool {
-        Registry::queued_outside(self)
+        // SeqCst: as the sleep re-check reads `injected`.
+        self.injected.load(Ordering::SeqCst) > 0 || self.inboxes.iter().any(|i| !i.is_empty())
     }
 }

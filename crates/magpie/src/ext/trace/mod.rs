@@ -259,6 +259,7 @@ impl Trace {
             .count()
     }
 }
+
 /// Schedules are read from a trace here, where the trace is known: a schedule names no trace.
 impl crate::schedule::Schedule {
     /// The schedules a trace names: one per [`install`](crate::Pool::install) from outside the
