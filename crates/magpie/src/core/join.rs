@@ -20,14 +20,18 @@
 //!    `b`; help-first: `b` then `a`): what a published half popped back unstolen would do, minus
 //!    the push and the pop. The worker does not look at its whole deque on each join: it holds a
 //!    *credit* of in-place joins (`WorkerThread::grant_credit`), and a join with credit left reads
-//!    the thread-local worker, compares its frame depth and credit with two worker-local counters,
-//!    the stack pointer with the fiber's limit and the deque's `wanted` flag (a `Relaxed` load of a
-//!    line thieves write only to ask for work) with false, and decrements the credit. Every
-//!    `CREDIT` joins (and whenever the deque may have changed: a pop, a task started or finished, a
+//!    the thread-local worker, compares its frame depth and credit with two worker-local counters
+//!    and the stack pointer with the fiber's limit, and decrements the credit. Every `CREDIT`
+//!    joins (and whenever the deque may have changed: a pop, a task started or finished, a
 //!    suspension, a thief asking) the worker looks at its deque (a `Relaxed` load of the thieves'
 //!    `top`) and counts the joins it ran in bulk (`settle_credit`), which is also what keeps
-//!    `Pool::stats` exact once the work is done. So a thief that asks is heard at the next join,
-//!    and a steal of the kept items is noticed at most `CREDIT` joins later. This is lazy task
+//!    `Pool::stats` exact once the work is done. A thief that finds nothing asks through the
+//!    deque's `wanted` flag (a line thieves write only to ask for work), which a join reads with a
+//!    `Relaxed` load: a worker that promotes its oldest pending half reads it as each in-place
+//!    join's first half returns (`in_place_pending`), one that does not as each join starts, and
+//!    a one-worker pool, where nobody asks, never. So a thief that asks is heard at the next join
+//!    or the next return from a first half, and a steal of the kept items is noticed at most
+//!    `CREDIT` joins later. This is lazy task
 //!    creation on the split deque; it bounds the deque of a recursive computation by `KEEP` plus
 //!    what thieves ask for.
 //! 2. **Published, not stolen.** The push stores the item in the owner's private part (two
@@ -131,10 +135,10 @@ fn join_outside<A, B, RA, RB, O: FnOnce(A, B) -> (RA, RB)>(outside: O, a: A, b: 
     outside(a, b)
 }
 
-/// The dispatch of a join on worker `wt`, by tail calls. One byte says the in-place order and
-/// whether oldest-first hand-over (`promote.rs`) is on, which has instances of its own: a pool
-/// without it runs the plain join's frame, and the dispatch reads one byte as it read the
-/// policy's.
+/// The dispatch of a join on worker `wt`, by tail calls. One byte says the in-place order,
+/// whether oldest-first hand-over (`promote.rs`) is on, and whether the pool has thieves; each
+/// combination has an instance of its own: a pool without hand-over runs the plain join's
+/// frame, and a one-worker pool's never reads the thieves' request flag.
 #[inline(always)]
 fn join_on<A, B, RA, RB>(wt: &WorkerThread, a: A, b: B) -> (RA, RB)
 where
@@ -144,18 +148,22 @@ where
     RB: Send,
 {
     // Tested bit by bit, the default modes first (an adaptive or work-first pool with one
-    // worker, then with thieves): a `match`, or compares of the whole byte, became a jump
-    // table, five instructions and an indirect jump on every join where a compare and a
-    // conditional jump serve the first mode.
+    // worker, then with thieves and hand-over), each with one test and a conditional jump: a
+    // `match`, or compares of the whole byte, became a jump table or a search over the byte's
+    // values, which put another compare before the first mode's.
     let mode = wt.core.join_mode as u8;
     if mode == 0 {
-        join_in::<false, false, A, B, RA, RB>(a, b, wt)
+        join_in::<false, false, true, A, B, RA, RB>(a, b, wt)
+    } else if mode & JoinMode::UNCOMMON == 0 {
+        join_in::<false, true, false, A, B, RA, RB>(a, b, wt)
     } else if mode & JoinMode::HELP_FIRST == 0 {
-        join_in::<false, true, A, B, RA, RB>(a, b, wt)
-    } else if mode & JoinMode::PROMOTING == 0 {
-        join_in::<true, false, A, B, RA, RB>(a, b, wt)
+        join_in::<false, false, false, A, B, RA, RB>(a, b, wt)
+    } else if mode & JoinMode::PROMOTING != 0 {
+        join_in::<true, true, false, A, B, RA, RB>(a, b, wt)
+    } else if mode & JoinMode::THIEVES != 0 {
+        join_in::<true, false, false, A, B, RA, RB>(a, b, wt)
     } else {
-        join_in::<true, true, A, B, RA, RB>(a, b, wt)
+        join_in::<true, false, true, A, B, RA, RB>(a, b, wt)
     }
 }
 
@@ -172,7 +180,9 @@ where
 }
 
 /// A join on worker `wt`, whose in-place halves run in help-first order (`b`, then `a`) if
-/// `HF`, else work-first (`a`, then `b`; also the adaptive policy's in-place order).
+/// `HF`, else work-first (`a`, then `b`; also the adaptive policy's in-place order); with
+/// `PROMOTE`, the half run second is recorded for oldest-first hand-over; with `SOLO` (a
+/// one-worker pool), no thief's request is listened for.
 ///
 /// Every join goes through this frame, so what it costs is what a join costs: the in-place join
 /// (fib without cutoff) is bound by its stores, and the registers this function saves on entry
@@ -188,7 +198,7 @@ where
 /// slower for help-first: the help-first path then paid `join`'s saves and restores on top of
 /// its own frame's.
 #[inline(never)]
-fn join_in<const HF: bool, const PROMOTE: bool, A, B, RA, RB>(
+fn join_in<const HF: bool, const PROMOTE: bool, const SOLO: bool, A, B, RA, RB>(
     a: A,
     b: B,
     wt: &WorkerThread,
@@ -201,7 +211,7 @@ where
 {
     let fl = wt.fiber_local();
     let depth = fl.depth.get();
-    if !wt.has_credit(depth) {
+    if !wt.has_credit(depth, !SOLO && !PROMOTE) {
         return join_cold::<HF, PROMOTE, A, B, RA, RB>(wt, fl, a, b);
     }
     in_place_or_publish::<HF, PROMOTE, A, B, RA, RB>(wt, fl, depth, a, b)
@@ -464,8 +474,12 @@ where
 /// half (`promote.rs`); then runs `second` inline, or, if it was handed over, syncs with it as
 /// with a published half. Checks for a thief's request on the way out, which is what lets a
 /// recursion that makes no more joins (the leaves of a left-deep chain, on the way back up)
-/// still hand out its pending halves. With `promote_now`, promotes for thieves right after
-/// recording `second` (a join that found thieves waiting).
+/// still hand out its pending halves, and is the only place a join with credit listens for one:
+/// a request raised as the recursion descends is answered as soon as the innermost first half
+/// returns, by the same promotion of the oldest pending half that a test at the join's start
+/// would have led to, and the test at the start (four instructions) is saved on every join.
+/// With `promote_now`, promotes for thieves right after recording `second` (a join that found
+/// thieves waiting).
 #[inline(always)]
 fn in_place_pending<X, Y, RX, RY>(
     wt: &WorkerThread,

@@ -163,29 +163,45 @@ impl Adaptive {
     }
 }
 
-/// How a worker's joins run in place: the policy's order (help-first: `b` first), and whether
-/// the pending half is recorded for oldest-first hand-over (`Core::promotes`).
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// How a worker's joins run in place: the policy's order (help-first: `b` first), whether the
+/// pending half is recorded for oldest-first hand-over (`Core::promotes`), and whether the pool
+/// has thieves at all. A one-worker pool's joins skip the test for a thief's request (the deque's
+/// `wanted` flag, which only another worker of the pool sets) on every join.
+///
+/// The two default modes (a one-worker pool, and a pool with thieves and hand-over, both in
+/// work-first order, the adaptive policy's in-place order) are each told apart from the rest by
+/// one test: 0 and [`UNCOMMON`](Self::UNCOMMON) clear.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[repr(u8)]
 pub(crate) enum JoinMode {
-    WorkFirstOrder = 0,
-    HelpFirstOrder = JoinMode::HELP_FIRST,
-    WorkFirstPromoting = JoinMode::PROMOTING,
-    HelpFirstPromoting = JoinMode::HELP_FIRST | JoinMode::PROMOTING,
+    SoloWorkFirstOrder = 0,
+    WorkFirstPromoting = JoinMode::THIEVES | JoinMode::PROMOTING,
+    SoloHelpFirstOrder = JoinMode::UNCOMMON | JoinMode::HELP_FIRST,
+    WorkFirstOrder = JoinMode::UNCOMMON | JoinMode::THIEVES,
+    HelpFirstOrder = JoinMode::UNCOMMON | JoinMode::THIEVES | JoinMode::HELP_FIRST,
+    HelpFirstPromoting =
+        JoinMode::UNCOMMON | JoinMode::THIEVES | JoinMode::HELP_FIRST | JoinMode::PROMOTING,
 }
 
 impl JoinMode {
+    /// The bit of every mode but the two defaults.
+    pub(crate) const UNCOMMON: u8 = 1;
     /// The bit of a mode whose in-place halves run in help-first order.
-    pub(crate) const HELP_FIRST: u8 = 1;
+    pub(crate) const HELP_FIRST: u8 = 2;
     /// The bit of a mode that records pending halves for oldest-first hand-over.
-    pub(crate) const PROMOTING: u8 = 2;
+    pub(crate) const PROMOTING: u8 = 4;
+    /// The bit of a pool with more than one worker, whose joins listen for a thief's request.
+    pub(crate) const THIEVES: u8 = 8;
 
-    pub(crate) fn of(policy: Policy, promotes: bool) -> JoinMode {
-        match (policy == Policy::HelpFirst, promotes) {
-            (false, false) => JoinMode::WorkFirstOrder,
-            (true, false) => JoinMode::HelpFirstOrder,
-            (false, true) => JoinMode::WorkFirstPromoting,
-            (true, true) => JoinMode::HelpFirstPromoting,
+    /// The mode of a worker of a pool of `workers` workers (`promotes` only with more than one).
+    pub(crate) fn of(policy: Policy, promotes: bool, workers: usize) -> JoinMode {
+        match (policy == Policy::HelpFirst, promotes, workers > 1) {
+            (false, false, false) => JoinMode::SoloWorkFirstOrder,
+            (true, false, false) => JoinMode::SoloHelpFirstOrder,
+            (false, false, true) => JoinMode::WorkFirstOrder,
+            (true, false, true) => JoinMode::HelpFirstOrder,
+            (false, true, _) => JoinMode::WorkFirstPromoting,
+            (true, true, _) => JoinMode::HelpFirstPromoting,
         }
     }
 }
@@ -291,6 +307,31 @@ const MIN_SAMPLES: u16 = 2;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn join_modes_are_told_apart_by_the_dispatch_tests() {
+        use JoinMode as M;
+        let all = [Policy::WorkFirst, Policy::HelpFirst, Policy::Adaptive];
+        let mut seen = Vec::new();
+        for policy in all {
+            for (promotes, workers) in [(false, 1), (false, 2), (true, 2)] {
+                let m = M::of(policy, promotes, workers);
+                let b = m as u8;
+                // The bits say what the mode's join does.
+                assert_eq!(b & M::HELP_FIRST != 0, policy == Policy::HelpFirst, "{m:?}");
+                assert_eq!(b & M::PROMOTING != 0, promotes, "{m:?}");
+                assert_eq!(b & M::THIEVES != 0, workers > 1, "{m:?}");
+                // The two defaults, and only they, are found by the dispatch's first two tests.
+                let default = policy != Policy::HelpFirst && (promotes || workers == 1);
+                assert_eq!(b == 0 || b & M::UNCOMMON == 0, default, "{m:?}");
+                seen.push(b);
+            }
+        }
+        assert_eq!(M::of(Policy::Adaptive, false, 1) as u8, 0);
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), 6, "six distinct modes");
+    }
 
     #[test]
     fn a_level_teaches_once_most_of_at_least_two_samples_were_big() {

@@ -24,9 +24,10 @@
 //! (promotion clears the header's promotion function), calls the closure. A join nobody asks
 //! for thus writes three words and its closure and reads three back, and keeps nothing but the
 //! fiber's record across its first half: the job a thief could run (latch, result slot) is
-//! built only when the half is promoted. `scripts/join-instructions.sh` counts what that costs:
-//! about 20 instructions a join above the plain in-place join's (2 of them the dispatch's second
-//! test of the join mode). On fib
+//! built only when the half is promoted. The join reads the flag there only, not as it starts
+//! (`WorkerThread::has_credit`). `scripts/join-instructions.sh` counts what the record costs:
+//! about 5 instructions a join above the plain in-place join's, which reads the flag as it starts
+//! and is dispatched third. On fib
 //! without a cutoff, the finest-grained join there is, that is what this hand-over costs (see
 //! `Builder::oldest_first`).
 //!

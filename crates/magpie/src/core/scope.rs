@@ -259,7 +259,7 @@ impl<'scope> Scope<'scope> {
         let depth = fl.depth.get();
         if policy == wt.core.policy
             && policy != Policy::HelpFirst
-            && (wt.has_credit(depth) || wt.grant_credit(depth))
+            && (wt.has_credit(depth, true) || wt.grant_credit(depth))
             && fl.has_reserve()
         {
             // The common case of the in-place spawn below, on the worker's join credit: no look
