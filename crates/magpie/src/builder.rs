@@ -191,9 +191,10 @@ impl Builder {
     /// many. What it costs: every in-place join keeps a record of its pending half, which makes
     /// fib without a cutoff, the finest-grained join there is, 1.0-1.3x slower at 2 workers
     /// depending on the machine (level on a 2-core Intel Xeon, 1.15-1.3x on a 2-core AMD EPYC:
-    /// docs/results/join-path.md), and every adaptive spawn tests two words more, which costs the finest-grained
-    /// spawn kernels (fj, fj-rec, pdfs) up to 1.05-1.13x there; the suite's other kernels are
-    /// level (docs/RESULTS.md, "Oldest-first hand-over"). At 1 worker nothing changes.
+    /// docs/results/join-path.md), and every adaptive spawn tests two words more, which costs
+    /// the finest-grained spawn kernels (fj, fj-rec, pdfs) up to 1.05-1.13x there; the suite's
+    /// other kernels are level (docs/RESULTS.md, "Oldest-first hand-over"). At 1 worker nothing
+    /// changes.
     /// `oldest_first(false)`, or `MAGPIE_OLDEST_FIRST=off` in the environment,
     /// publishes the join being made, as before. Pools of one worker, and pools that trace or
     /// allow migration, publish the join being made either way; so do schedule regions' tasks.

@@ -380,7 +380,12 @@ where
         // sequential call (work-first order); the heuristic's choice applies to what is
         // published.
         if fl.cursor().is_some() {
-            // Credit under a cursor: a tracked region task (see `position.rs`).
+            // Credit under a cursor: a tracked region task (see `position.rs`). With hand-over
+            // the join's start did not listen for thieves (`has_credit`), and a tracked join has
+            // no first half to listen after: it listens here, and answers as every join did.
+            if PROMOTE && wt.core.deque.wanted() {
+                return join_cold::<HF, PROMOTE, A, B, RA, RB>(wt, fl, a, b);
+            }
             return join_tracked(wt, fl, depth, HF, a, b);
         }
         wt.spend_credit();

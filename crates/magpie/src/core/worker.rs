@@ -391,18 +391,20 @@ impl WorkerThread {
 
     /// Whether a `join` at frame depth `depth` may run in place without looking at its deque:
     /// the worker has credit left from its last look, no thief is asking for work (`wanted`, on
-    /// a line thieves write only to ask; read only if `listens`), and the depth is below the deepest frame it has already
-    /// counted (so `max_frames` and the stack condition S need no update). The caller then spends
+    /// a line thieves write only to ask; read only if `listens`), and the depth is below the
+    /// deepest frame it has already counted (so `max_frames` and the stack condition S need no
+    /// update). The caller then spends
     /// one credit ([`spend_credit`](Self::spend_credit)). The credit bounds how long a steal of
     /// the kept items goes unnoticed; `wanted` makes a thief that found nothing heard at once,
     /// however rare the spawns (nqueens spawns only in its top rows, between long searches).
     ///
     /// Without `listens` the flag is not read here: in a one-worker pool nobody sets it, and a
     /// join that records its pending half for oldest-first hand-over reads it on the way out of
-    /// its first half instead (`join::in_place_pending`), where a request is answered by
-    /// promoting the oldest pending half, which is what this test would lead to as well. A
-    /// request raised while such a join descends is then answered when the innermost first half
-    /// returns rather than at the next join.
+    /// its first half instead (`join::in_place_pending`; a tracked region task's join, which
+    /// records nothing, before it runs in place), where a request is answered by promoting the
+    /// oldest pending half, which is what this test would lead to as well. A request raised
+    /// while such a join descends is then answered when the innermost first half returns rather
+    /// than at the next join.
     #[inline(always)]
     pub(crate) fn has_credit(&self, depth: u32, listens: bool) -> bool {
         let c = &self.core.credit;
