@@ -8,6 +8,8 @@
 #   one        a one-worker pool: the plain in-place join
 #   two        a two-worker pool whose other worker is held blocked, with oldest-first
 #              hand-over (the default): the in-place join that records its pending half
+#   two-quiet  the same pool after its worker ran fib(N + 5) uncounted with no thief asking: a
+#              join that records its pending half only near the root
 #   two-plain  the same pool with `oldest_first(false)`
 #
 # and, with the same budget file, what a call from outside the pool costs (no join; instructions

@@ -2,14 +2,17 @@
 //! steals costs in instructions: fib(N) without a cutoff, one join per call, on one worker of a
 //! pool in which no other worker runs or steals.
 //!
-//!     join_instructions MODE [N]      (MODE: serial, one, two, two-plain, outside;
-//!                                      N: default 20)
+//!     join_instructions MODE [N]      (MODE: serial, one, two, two-quiet, two-plain,
+//!                                      outside; N: default 20)
 //!
 //! * `serial`: the serial twin, the baseline.
 //! * `one`: a one-worker pool (no thieves: the plain in-place join).
 //! * `two`: a two-worker pool with oldest-first hand-over (the default), whose other worker is
 //!   held in a blocking wait for the whole run, so that no thief ever asks: the in-place join
 //!   that keeps a record of its pending half.
+//! * `two-quiet`: the same pool as `two`, its worker having first run fib(N + 5) uncounted, so
+//!   that it has gone long without a thief's request and records only its shallowest joins
+//!   (`promote.rs`, "Which joins record"): the in-place join that records nothing.
 //! * `two-plain`: the same with `oldest_first(false)`.
 //! * `outside`: not a join but what a call from outside the pool costs: [`CALLS`] calls, one
 //!   after another, of a closure that returns its argument, from a plain thread into a
@@ -97,8 +100,8 @@ fn expected(n: u64) -> u64 {
 fn usage(msg: &str) -> ! {
     eprintln!("error: {msg}");
     eprintln!(
-        "usage: join_instructions MODE [N]   (MODE: serial, one, two, two-plain, outside; N: 2 \
-         to 40)"
+        "usage: join_instructions MODE [N]   (MODE: serial, one, two, two-quiet, two-plain, \
+         outside; N: 2 to 40)"
     );
     std::process::exit(2);
 }
@@ -122,7 +125,9 @@ fn main() {
                 .unwrap_or_else(|e| usage(&format!("cannot build the pool: {e}")));
             pool.install(|| counted(true, n))
         }
-        "two" | "two-plain" => on_one_of_two(mode == "two", n),
+        "two" => on_one_of_two(true, false, n),
+        "two-quiet" => on_one_of_two(true, true, n),
+        "two-plain" => on_one_of_two(false, false, n),
         other => usage(&format!("unknown MODE '{other}'")),
     };
     let want = expected(n);
@@ -134,8 +139,9 @@ fn main() {
     println!("fib({n}) = {got}; joins: {}", expected(n + 1) - 1);
 }
 
-/// fib(n) on a two-worker pool whose other worker waits, blocked, until the run is over.
-fn on_one_of_two(oldest_first: bool, n: u64) -> u64 {
+/// fib(n) on a two-worker pool whose other worker waits, blocked, until the run is over; with
+/// `quiet`, after an uncounted fib(n + 5) on the same worker.
+fn on_one_of_two(oldest_first: bool, quiet: bool, n: u64) -> u64 {
     let pool = magpie::Pool::builder()
         .workers(2)
         .oldest_first(oldest_first)
@@ -164,7 +170,20 @@ fn on_one_of_two(oldest_first: bool, n: u64) -> u64 {
         }
         drop(st);
         // One worker is held: the other takes this install, and nobody can steal from it.
-        let r = pool.install(|| counted(true, n));
+        let r = pool.install(|| {
+            if quiet {
+                let warm = fib(std::hint::black_box(n + 5));
+                if warm != expected(n + 5) {
+                    eprintln!(
+                        "error: fib({}) = {warm}, expected {}",
+                        n + 5,
+                        expected(n + 5)
+                    );
+                    std::process::exit(1);
+                }
+            }
+            counted(true, n)
+        });
         m.lock().unwrap().1 = true;
         cv.notify_all();
         r

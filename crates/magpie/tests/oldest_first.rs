@@ -11,6 +11,7 @@
 
 use magpie::{Policy, Pool};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 const DEPTH: usize = 200;
@@ -47,12 +48,17 @@ fn chain(d: usize, log: &Log) -> u64 {
 /// Runs the chain once; returns the depths of the leaves that ran away from the chain's worker,
 /// in the order they began.
 fn stolen_depths(pool: &Pool) -> Vec<usize> {
+    pool.install(chain_here)
+}
+
+/// [`stolen_depths`] on the worker that calls it.
+fn chain_here() -> Vec<usize> {
     let log = Log {
         worker: (0..=DEPTH).map(|_| AtomicUsize::new(0)).collect(),
         began: (0..=DEPTH).map(|_| AtomicU64::new(0)).collect(),
         clock: AtomicU64::new(0),
     };
-    let (sum, home) = pool.install(|| (chain(0, &log), magpie::worker_index().unwrap() + 1));
+    let (sum, home) = (chain(0, &log), magpie::worker_index().unwrap() + 1);
     assert_eq!(sum, (0..=DEPTH as u64).sum::<u64>(), "the chain's sum");
     let mut stolen: Vec<(u64, usize)> = (0..=DEPTH)
         .filter(|&d| {
@@ -110,6 +116,66 @@ fn thieves_are_handed_the_shallowest_pending_half_first() {
             DEPTH + 1
         );
     }
+}
+
+/// fib(n) without a cutoff: fine-grained joins, the kind after which a worker nobody asks
+/// records only its shallowest joins (`promote.rs`, "Which joins record").
+fn fine(n: u32) -> u64 {
+    if n < 2 {
+        return n as u64;
+    }
+    let (a, b) = magpie::join(|| fine(n - 1), || fine(n - 2));
+    a + b
+}
+
+/// A worker that has gone a long time without a thief's request (75,024 joins while the pool's
+/// other worker is held in a blocking wait, so nobody can ask) still hands a thief the
+/// shallowest pending half first once one asks, every leaf runs once, and the thief gets work
+/// although the chain makes no more joins on its way back up.
+#[test]
+fn after_a_quiet_spell_thieves_are_still_handed_the_shallowest_half_first() {
+    let pool = oldest_first_pool(2);
+    let mut runs_with_steals = 0;
+    for _ in 0..3 {
+        // (held, released), as the holding task sees them.
+        let gate = (Mutex::new((false, false)), Condvar::new());
+        let depths = std::thread::scope(|s| {
+            s.spawn(|| {
+                pool.install(|| {
+                    let mut st = gate.0.lock().unwrap();
+                    st.0 = true;
+                    gate.1.notify_all();
+                    while !st.1 {
+                        st = gate.1.wait(st).unwrap();
+                    }
+                })
+            });
+            let mut st = gate.0.lock().unwrap();
+            while !st.0 {
+                st = gate.1.wait(st).unwrap();
+            }
+            drop(st);
+            pool.install(|| {
+                assert_eq!(fine(24), 46_368, "fib(24)");
+                gate.0.lock().unwrap().1 = true;
+                gate.1.notify_all();
+                chain_here()
+            })
+        });
+        if depths.is_empty() {
+            continue;
+        }
+        runs_with_steals += 1;
+        assert_eq!(
+            depths[0], 0,
+            "the first stolen leaf is the shallowest: {depths:?}"
+        );
+        assert!(
+            depths.windows(2).all(|w| w[0] < w[1]),
+            "stolen leaves, in the order they began, are not shallowest first: {depths:?}"
+        );
+    }
+    assert!(runs_with_steals >= 1, "no run had steals");
 }
 
 /// A tree of joins with scopes and spawns inside, some halves long enough to be promoted while

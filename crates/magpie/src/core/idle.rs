@@ -176,10 +176,12 @@ impl WorkerThread {
     }
 
     /// Idle long enough to sleep, the computation whose spawns taught this worker where work
-    /// lies is likely over (`promote.rs`, "Spawns"): the next one learns afresh.
+    /// lies is likely over (`promote.rs`, "Spawns" and "Which joins record"): the next one
+    /// learns afresh.
     fn forget_where_work_lies(&self) {
         self.set_shallow_spawns(0);
         self.lessons.forget_sizes();
+        self.record_every_join();
     }
 
     /// DWS: if the core this worker holds was taken back by its home program, give it up and

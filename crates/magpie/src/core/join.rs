@@ -28,11 +28,12 @@
 //!    `Pool::stats` exact once the work is done. A thief that finds nothing asks through the
 //!    deque's `wanted` flag (a line thieves write only to ask for work), which a join reads with a
 //!    `Relaxed` load: a worker that promotes its oldest pending half reads it as each in-place
-//!    join's first half returns (`in_place_pending`), one that does not as each join starts, and
-//!    a one-worker pool, where nobody asks, never. So a thief that asks is heard at the next join
-//!    or the next return from a first half, and a steal of the kept items is noticed at most
-//!    `CREDIT` joins later. This is lazy task
-//!    creation on the split deque; it bounds the deque of a recursive computation by `KEEP` plus
+//!    join that recorded its pending half returns from its first half (`in_place_pending`; which
+//!    joins record: `promote.rs`), and at each look at its deque; one that does not promote reads
+//!    it as each join starts; a one-worker pool, where nobody asks, never. So a thief that asks
+//!    is heard at the next join, the next return from a recorded first half or at most `CREDIT`
+//!    joins later, and so is a steal of the kept items. This is lazy task creation on the split
+//!    deque; it bounds the deque of a recursive computation by `KEEP` plus
 //!    what thieves ask for.
 //! 2. **Published, not stolen.** The push stores the item in the owner's private part (two
 //!    `Relaxed` stores and an owner-local index); when the public part is empty it also moves the
@@ -389,8 +390,10 @@ where
             return join_tracked(wt, fl, depth, HF, a, b);
         }
         wt.spend_credit();
-        if PROMOTE {
-            // The half run second waits where a thief can be handed it (`promote.rs`).
+        if PROMOTE && wt.records(depth) {
+            // The half run second waits where a thief can be handed it (`promote.rs`); a join
+            // below the depth that records, after a long time without a request, runs as in a
+            // pool without the hand-over ("Which joins record").
             return if HF {
                 let (rb, ra) = in_place_pending(wt, fl, depth, false, b, a);
                 (ra, rb)
@@ -525,11 +528,13 @@ where
     r
 }
 
-/// A thief asked while the first half of an in-place join ran: hands it the oldest pending half.
+/// A thief asked while the first half of an in-place join ran: hands it the oldest pending half,
+/// and has every join record its pending half again.
 #[cold]
 #[inline(never)]
 fn promote_on_the_way_out() {
     if let Some(wt) = worker::current() {
+        wt.record_every_join();
         wt.promote_for_thieves();
     }
 }

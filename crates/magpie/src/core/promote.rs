@@ -16,21 +16,51 @@
 //! # The record
 //!
 //! Each in-place join of a pool with thieves (not traced, not in a schedule region, without
-//! migration) keeps a [`PendingJob`] in its own frame: a two-word [`Pending`](crate::fiber::Pending) header and the
-//! closure of the half it runs second. It links the header in front of its fiber's list
-//! (`FiberLocal::pending`, youngest first) and runs its first half. When that returns, it
-//! reads the deque's `wanted` flag through the fiber's record (a thief asked while the first
-//! half ran: promote now), unlinks the header and, unless the half was promoted meanwhile
-//! (promotion clears the header's promotion function), calls the closure. A join nobody asks
-//! for thus writes three words and its closure and reads three back, and keeps nothing but the
-//! fiber's record across its first half: the job a thief could run (latch, result slot) is
-//! built only when the half is promoted. The join reads the flag there only, not as it starts
-//! (`WorkerThread::has_credit`). `scripts/join-instructions.sh` counts what that costs: 47.2
-//! instructions a join above the serial twin's, against 42.3 for a pool without the hand-over,
-//! whose join reads the flag as it starts and is reached by the dispatch's third test; without
-//! those two, the record's words cost about 13. On fib
-//! without a cutoff, the finest-grained join there is, that is what this hand-over costs (see
-//! `Builder::oldest_first`).
+//! migration) that records (see below) keeps a [`PendingJob`] in its own frame: a two-word
+//! [`Pending`](crate::fiber::Pending) header and the closure of the half it runs second. It
+//! links the header in front of its fiber's list (`FiberLocal::pending`, youngest first) and
+//! runs its first half. When that returns, it reads the deque's `wanted` flag through the
+//! fiber's record (a thief asked while the first half ran: promote now), unlinks the header
+//! and, unless the half was promoted meanwhile (promotion clears the header's promotion
+//! function), calls the closure. A join nobody asks for thus writes three words and its closure
+//! and reads three back, and keeps nothing but the fiber's record across its first half: the
+//! job a thief could run (latch, result slot) is built only when the half is promoted. The join
+//! reads the flag there only, not as it starts (`WorkerThread::has_credit`).
+//! `scripts/join-instructions.sh` counts what that costs: 48.8 instructions a join above the
+//! serial twin's, against 42.3 for a pool without the hand-over, whose join reads the flag as
+//! it starts and is reached by the dispatch's third test; without those two, the record's
+//! words cost about 13.
+//!
+//! # Which joins record
+//!
+//! A record costs stores that a join without one does not make: the header's two words, the closure,
+//! the list's head set and set back. The in-place join is bound by its stores, and on fib
+//! without a cutoff at 2 workers the record cost 1.2-1.3x the time of the same join in a pool
+//! without the hand-over (on the 2-core AMD EPYC; docs/results/join-path.md). Yet what a thief
+//! is handed is the *oldest* pending half, which lies near the root of the fiber's recursion;
+//! the records of deep joins matter only when thieves ask often enough to use up the shallow
+//! ones, as on a left-deep chain, where each level's pending half is a leaf that a thief wants.
+//!
+//! So a worker records every in-place join while thieves ask, and once it has run [`QUIET_OPS`]
+//! in-place joins and spawns without a request (counted when it looks at its deque, every
+//! `CREDIT` joins or sooner), only those at a frame depth below [`QUIET_RECORDS`]
+//! (`WorkerThread::records`, one compare of the depth against a word of the worker's core). The
+//! first request it hears, at a look or on the way out of a recorded join, has every join
+//! record again, and so does an idle spell long enough to sleep (the next computation may be a
+//! chain). A join that does not record runs as the plain in-place join does and does not listen
+//! for thieves: a request is heard at the next look or the next return from a recorded first
+//! half. Records are then as dense as the requests: fib(34) at 2 workers sees a handful of
+//! requests per run and records a few levels; a chain's thief asks every few leaves, and every
+//! level records. Such a join costs 34.4 instructions above the serial twin's, 5 more than a
+//! one-worker pool's (`scripts/join-instructions.sh`, `two-quiet`).
+//!
+//! What it gives up: a chain that a quiet worker descends before any thief asks has records
+//! only at its top levels, and the halves below run on their owner on the way back up, where no
+//! join is made that could record them. Thieves get the top levels' halves only
+//! (`tests/oldest_first.rs` runs it after 75,024 joins nobody asked for: 2 of the chain's 201
+//! leaves stolen when the thief first asked on the way back up, 32 when it asked while the
+//! chain still descended, which a look heard). The next chain records every level, as does any
+//! computation after the worker has slept.
 //!
 //! # Promotion
 //!
@@ -330,6 +360,16 @@ impl WorkerThread {
         while self.core.deque.bottom() - self.core.deque.top() < want && promote_oldest(self, fl) {}
     }
 }
+
+/// In-place joins and spawns without a thief's request after which a worker records only the
+/// joins above [`QUIET_RECORDS`] ("Which joins record"): tens of microseconds of the
+/// finest-grained ones.
+pub(crate) const QUIET_OPS: u64 = 1 << 14;
+
+/// The frame depth above which in-place joins still record their pending halves once thieves
+/// have been quiet ("Which joins record"): on a balanced recursion a half pending at depth 7 is
+/// 1/256 of the work, still worth a thief's steal, and nearly every join lies deeper.
+pub(crate) const QUIET_RECORDS: u32 = 8;
 
 /// Joins and spawns an in-place spawn's child must make for the spawns beside it to be worth
 /// publishing (see "Spawns" in the module doc).

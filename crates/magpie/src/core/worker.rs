@@ -123,6 +123,12 @@ struct Credit {
     frames_hw: Cell<u32>,
     /// In-place joins and spawns counted by `settle_credit` so far (`ops_done`).
     settled: Cell<u64>,
+    /// In a pool that promotes, an in-place join at a frame depth below this records its
+    /// pending half (`promote.rs`, "Which joins record"); `u32::MAX` while thieves ask.
+    records_below: Cell<u32>,
+    /// `settled` (in-place joins and spawns counted) when a thief last asked this worker for
+    /// work, or it last woke from sleep.
+    asked_at: Cell<u64>,
 }
 
 /// A call a thread from outside runs as a worker, in a seat lent to it while it sleeps
@@ -442,8 +448,11 @@ impl WorkerThread {
             // (`position.rs`). Below a tracked cursor the in-place paths keep positions.
             return false;
         }
-        if self.core.promotes && !self.fiber_local().pending.get().is_null() {
-            self.promote_for_thieves();
+        if self.core.promotes {
+            self.count_look_for_records();
+            if !self.fiber_local().pending.get().is_null() {
+                self.promote_for_thieves();
+            }
         }
         if !self.may_run_in_place(depth, self.core.deque.top()) {
             return false;
@@ -469,6 +478,36 @@ impl WorkerThread {
     pub(crate) fn unsettled(&self) -> u32 {
         let c = &self.core.credit;
         c.granted.get() - c.left.get()
+    }
+
+    /// Whether an in-place join at frame depth `depth` of a pool that promotes records its
+    /// pending half (`promote.rs`, "Which joins record").
+    #[inline(always)]
+    pub(crate) fn records(&self, depth: u32) -> bool {
+        depth < self.core.credit.records_below.get()
+    }
+
+    /// Every in-place join records its pending half again: a thief asked this worker for work,
+    /// or the worker was idle long enough to sleep (the next computation starts afresh).
+    #[inline]
+    pub(crate) fn record_every_join(&self) {
+        let c = &self.core.credit;
+        c.asked_at.set(c.settled.get());
+        c.records_below.set(u32::MAX);
+    }
+
+    /// Called at each look at the deque in a pool that promotes, once the credit is settled:
+    /// hears a thief's request, or, once [`QUIET_OPS`](crate::promote::QUIET_OPS) in-place
+    /// joins and spawns have run since the last one, lets only the joins above
+    /// [`QUIET_RECORDS`](crate::promote::QUIET_RECORDS) record.
+    fn count_look_for_records(&self) {
+        if self.core.deque.wanted() {
+            return self.record_every_join();
+        }
+        let c = &self.core.credit;
+        if c.settled.get() - c.asked_at.get() >= crate::promote::QUIET_OPS {
+            c.records_below.set(crate::promote::QUIET_RECORDS);
+        }
     }
 
     /// In-place joins left on the credit (a cheap pseudo-random sample for `promote.rs`).
@@ -608,6 +647,8 @@ impl WorkerThread {
                     granted: Cell::new(0),
                     frames_hw: Cell::new(0),
                     settled: Cell::new(0),
+                    records_below: Cell::new(u32::MAX),
+                    asked_at: Cell::new(0),
                 },
                 adaptive: Adaptive::new(),
             },
