@@ -220,6 +220,17 @@ pub(crate) const KEEP: isize = 3;
 /// 2-worker pool twice the tree's time at 1 worker (docs/results/join-path.md).
 pub(crate) const KEEP_PROMOTING: isize = 1;
 
+/// In-place joins and spawns without a thief's request after which a worker records only the
+/// joins above [`QUIET_RECORDS`] (`promote.rs`, "Which joins record"): tens of microseconds of
+/// the finest-grained ones.
+pub(crate) const QUIET_OPS: u64 = 1 << 14;
+
+/// The frame depth above which in-place joins still record their pending halves once thieves
+/// have been quiet (`promote.rs`, "Which joins record"): on a balanced recursion a half pending
+/// at depth 7 is 1/256 of the work, still worth a thief's steal, and nearly every join lies
+/// deeper.
+pub(crate) const QUIET_RECORDS: u32 = 8;
+
 /// The deepest frame depth below which spawns publish (see "Spawns" in `promote.rs`): it
 /// bounds the tasks published for a deep, narrow search to this many levels per fiber.
 pub(crate) const SHALLOW_MAX: u32 = 32;

@@ -26,24 +26,24 @@
 //! and reads three back, and keeps nothing but the fiber's record across its first half: the
 //! job a thief could run (latch, result slot) is built only when the half is promoted. The join
 //! reads the flag there only, not as it starts (`WorkerThread::has_credit`).
-//! `scripts/join-instructions.sh` counts what that costs: 48.8 instructions a join above the
+//! `scripts/join-instructions.sh` counts what that costs: 49.2 instructions a join above the
 //! serial twin's, against 42.3 for a pool without the hand-over, whose join reads the flag as
 //! it starts and is reached by the dispatch's third test; without those two, the record's
 //! words cost about 13.
 //!
 //! # Which joins record
 //!
-//! A record costs stores that a join without one does not make: the header's two words, the closure,
-//! the list's head set and set back. The in-place join is bound by its stores, and on fib
-//! without a cutoff at 2 workers the record cost 1.2-1.3x the time of the same join in a pool
-//! without the hand-over (on the 2-core AMD EPYC; docs/results/join-path.md). Yet what a thief
+//! A record costs stores that a join without one does not make: the header's two words, the
+//! closure, the list's head set and set back, about 13 instructions of a join that runs 30 to
+//! 50 above its serial twin (and the in-place join is bound by its stores). Yet what a thief
 //! is handed is the *oldest* pending half, which lies near the root of the fiber's recursion;
 //! the records of deep joins matter only when thieves ask often enough to use up the shallow
 //! ones, as on a left-deep chain, where each level's pending half is a leaf that a thief wants.
 //!
-//! So a worker records every in-place join while thieves ask, and once it has run [`QUIET_OPS`]
-//! in-place joins and spawns without a request (counted when it looks at its deque, every
-//! `CREDIT` joins or sooner), only those at a frame depth below [`QUIET_RECORDS`]
+//! So a worker records every in-place join while thieves ask, and once it has run
+//! [`QUIET_OPS`](crate::policy::QUIET_OPS) in-place joins and spawns without a request
+//! (counted when it looks at its deque, every `CREDIT` joins or sooner), only those at a frame
+//! depth below [`QUIET_RECORDS`](crate::policy::QUIET_RECORDS)
 //! (`WorkerThread::records`, one compare of the depth against a word of the worker's core). The
 //! first request it hears, at a look or on the way out of a recorded join, has every join
 //! record again, and so does an idle spell long enough to sleep (the next computation may be a
@@ -360,16 +360,6 @@ impl WorkerThread {
         while self.core.deque.bottom() - self.core.deque.top() < want && promote_oldest(self, fl) {}
     }
 }
-
-/// In-place joins and spawns without a thief's request after which a worker records only the
-/// joins above [`QUIET_RECORDS`] ("Which joins record"): tens of microseconds of the
-/// finest-grained ones.
-pub(crate) const QUIET_OPS: u64 = 1 << 14;
-
-/// The frame depth above which in-place joins still record their pending halves once thieves
-/// have been quiet ("Which joins record"): on a balanced recursion a half pending at depth 7 is
-/// 1/256 of the work, still worth a thief's steal, and nearly every join lies deeper.
-pub(crate) const QUIET_RECORDS: u32 = 8;
 
 /// Joins and spawns an in-place spawn's child must make for the spawns beside it to be worth
 /// publishing (see "Spawns" in the module doc).

@@ -127,7 +127,7 @@ struct Credit {
     /// pending half (`promote.rs`, "Which joins record"); `u32::MAX` while thieves ask.
     records_below: Cell<u32>,
     /// `settled` (in-place joins and spawns counted) when a thief last asked this worker for
-    /// work, or it last woke from sleep.
+    /// work, or it last went to sleep.
     asked_at: Cell<u64>,
 }
 
@@ -497,16 +497,16 @@ impl WorkerThread {
     }
 
     /// Called at each look at the deque in a pool that promotes, once the credit is settled:
-    /// hears a thief's request, or, once [`QUIET_OPS`](crate::promote::QUIET_OPS) in-place
+    /// hears a thief's request, or, once [`QUIET_OPS`](crate::policy::QUIET_OPS) in-place
     /// joins and spawns have run since the last one, lets only the joins above
-    /// [`QUIET_RECORDS`](crate::promote::QUIET_RECORDS) record.
+    /// [`QUIET_RECORDS`](crate::policy::QUIET_RECORDS) record.
     fn count_look_for_records(&self) {
         if self.core.deque.wanted() {
             return self.record_every_join();
         }
         let c = &self.core.credit;
-        if c.settled.get() - c.asked_at.get() >= crate::promote::QUIET_OPS {
-            c.records_below.set(crate::promote::QUIET_RECORDS);
+        if c.settled.get() - c.asked_at.get() >= crate::policy::QUIET_OPS {
+            c.records_below.set(crate::policy::QUIET_RECORDS);
         }
     }
 
