@@ -189,13 +189,14 @@ impl Builder {
     /// left-deep chain of joins (`examples/chain.rs` in magpie-bench) from about 1.35x the
     /// serial time to about 0.65x, and uts from about 190 times help-first's steals to about as
     /// many. What it costs: an in-place join keeps a record of its pending half (every join
-    /// while thieves ask, only the top levels once they have been quiet for a while), which
-    /// makes fib without a cutoff, the finest-grained join there is, 1.0-1.25x slower at 2
-    /// workers depending on the machine (level on a 2-core Intel Xeon, 1.1-1.25x on a 2-core
-    /// AMD EPYC: docs/results/join-path.md), and every adaptive spawn tests two words more,
-    /// which costs the finest-grained spawn kernels (fj, fj-rec, pdfs) up to 1.05-1.13x there;
-    /// the suite's other kernels are level (docs/RESULTS.md, "Oldest-first hand-over"). At 1
-    /// worker nothing changes.
+    /// while thieves ask, only the top levels once they have been quiet for a while), and a
+    /// join that does not record runs in the plain join's frame, so fib without a cutoff, the
+    /// finest-grained join there is, runs at 2 workers in 0.91-0.98x the time it takes with
+    /// the hand-over off (on a 2-core AMD EPYC: docs/results/join-path.md, "A frame for
+    /// each"); a join that records runs 10 instructions more than one with it off. Every
+    /// adaptive spawn tests two words more, which costs the finest-grained spawn kernels (fj,
+    /// fj-rec, pdfs) up to 1.05-1.13x there; the suite's other kernels are level
+    /// (docs/RESULTS.md, "Oldest-first hand-over"). At 1 worker nothing changes.
     /// `oldest_first(false)`, or `MAGPIE_OLDEST_FIRST=off` in the environment,
     /// publishes the join being made, as before. Pools of one worker, and pools that trace or
     /// allow migration, publish the join being made either way; so do schedule regions' tasks.

@@ -139,7 +139,10 @@ fn join_outside<A, B, RA, RB, O: FnOnce(A, B) -> (RA, RB)>(outside: O, a: A, b: 
 /// The dispatch of a join on worker `wt`, by tail calls. One byte says the in-place order,
 /// whether oldest-first hand-over (`promote.rs`) is on, and whether the pool has thieves; each
 /// combination has an instance of its own: a pool without hand-over runs the plain join's
-/// frame, and a one-worker pool's never reads the thieves' request flag.
+/// frame, and a one-worker pool's never reads the thieves' request flag. With hand-over, whether
+/// the join records its pending half (`WorkerThread::records`) picks one of two instances more:
+/// the recording join's frame holds the record, the other's is the plain join's (`promote.rs`,
+/// "Which joins record").
 #[inline(always)]
 fn join_on<A, B, RA, RB>(wt: &WorkerThread, a: A, b: B) -> (RA, RB)
 where
@@ -154,17 +157,25 @@ where
     // values, which put another compare before the first mode's.
     let mode = wt.core.join_mode as u8;
     if mode == 0 {
-        join_in::<false, false, true, A, B, RA, RB>(a, b, wt)
+        join_in::<false, false, true, false, A, B, RA, RB>(a, b, wt)
     } else if mode & JoinMode::UNCOMMON == 0 {
-        join_in::<false, true, false, A, B, RA, RB>(a, b, wt)
+        if wt.records(wt.fiber_local().depth.get()) {
+            join_in::<false, true, false, true, A, B, RA, RB>(a, b, wt)
+        } else {
+            join_in::<false, true, false, false, A, B, RA, RB>(a, b, wt)
+        }
     } else if mode & JoinMode::HELP_FIRST == 0 {
-        join_in::<false, false, false, A, B, RA, RB>(a, b, wt)
+        join_in::<false, false, false, false, A, B, RA, RB>(a, b, wt)
     } else if mode & JoinMode::PROMOTING != 0 {
-        join_in::<true, true, false, A, B, RA, RB>(a, b, wt)
+        if wt.records(wt.fiber_local().depth.get()) {
+            join_in::<true, true, false, true, A, B, RA, RB>(a, b, wt)
+        } else {
+            join_in::<true, true, false, false, A, B, RA, RB>(a, b, wt)
+        }
     } else if mode & JoinMode::THIEVES != 0 {
-        join_in::<true, false, false, A, B, RA, RB>(a, b, wt)
+        join_in::<true, false, false, false, A, B, RA, RB>(a, b, wt)
     } else {
-        join_in::<true, false, true, A, B, RA, RB>(a, b, wt)
+        join_in::<true, false, true, false, A, B, RA, RB>(a, b, wt)
     }
 }
 
@@ -182,8 +193,8 @@ where
 
 /// A join on worker `wt`, whose in-place halves run in help-first order (`b`, then `a`) if
 /// `HF`, else work-first (`a`, then `b`; also the adaptive policy's in-place order); with
-/// `PROMOTE`, the half run second is recorded for oldest-first hand-over; with `SOLO` (a
-/// one-worker pool), no thief's request is listened for.
+/// `PROMOTE`, oldest-first hand-over is on, and with `RECORD` as well, the half run second is
+/// recorded for it; with `SOLO` (a one-worker pool), no thief's request is listened for.
 ///
 /// Every join goes through this frame, so what it costs is what a join costs: the in-place join
 /// (fib without cutoff) is bound by its stores, and the registers this function saves on entry
@@ -199,7 +210,16 @@ where
 /// slower for help-first: the help-first path then paid `join`'s saves and restores on top of
 /// its own frame's.
 #[inline(never)]
-fn join_in<const HF: bool, const PROMOTE: bool, const SOLO: bool, A, B, RA, RB>(
+fn join_in<
+    const HF: bool,
+    const PROMOTE: bool,
+    const SOLO: bool,
+    const RECORD: bool,
+    A,
+    B,
+    RA,
+    RB,
+>(
     a: A,
     b: B,
     wt: &WorkerThread,
@@ -215,7 +235,7 @@ where
     if !wt.has_credit(depth, !SOLO && !PROMOTE) {
         return join_cold::<HF, PROMOTE, A, B, RA, RB>(wt, fl, a, b);
     }
-    in_place_or_publish::<HF, PROMOTE, A, B, RA, RB>(wt, fl, depth, a, b)
+    in_place_or_publish::<HF, PROMOTE, A, B, RA, RB>(wt, fl, depth, RECORD, a, b)
 }
 
 /// A join without credit left: looks at the deque (`WorkerThread::grant_credit`), then runs in
@@ -242,7 +262,8 @@ where
     }
     let depth = fl.depth.get();
     if wt.grant_credit(depth) {
-        return in_place_or_publish::<HF, PROMOTE, A, B, RA, RB>(wt, fl, depth, a, b);
+        let record = PROMOTE && wt.records(depth);
+        return in_place_or_publish::<HF, PROMOTE, A, B, RA, RB>(wt, fl, depth, record, a, b);
     }
     if PROMOTE && fl.cursor().is_none() && fl.has_reserve() && depth < wt.core.thresholds.stack {
         // Thieves want work (or took what `grant_credit` promoted for them), but older halves
@@ -361,11 +382,14 @@ where
 }
 
 /// The join with credit: in place if the stack allows (tracked in a region), else published.
+/// With `PROMOTE`, `record` says whether its pending half is recorded (`WorkerThread::records`,
+/// read before the frame was chosen).
 #[inline(always)]
 fn in_place_or_publish<const HF: bool, const PROMOTE: bool, A, B, RA, RB>(
     wt: &WorkerThread,
     fl: &FiberLocal,
     depth: u32,
+    record: bool,
     a: A,
     b: B,
 ) -> (RA, RB)
@@ -390,7 +414,7 @@ where
             return join_tracked(wt, fl, depth, HF, a, b);
         }
         wt.spend_credit();
-        if PROMOTE && wt.records(depth) {
+        if PROMOTE && record {
             // The half run second waits where a thief can be handed it (`promote.rs`); a join
             // below the depth that records, after a long time without a request, runs as in a
             // pool without the hand-over ("Which joins record").

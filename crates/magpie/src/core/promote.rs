@@ -26,7 +26,7 @@
 //! and reads three back, and keeps nothing but the fiber's record across its first half: the
 //! job a thief could run (latch, result slot) is built only when the half is promoted. The join
 //! reads the flag there only, not as it starts (`WorkerThread::has_credit`).
-//! `scripts/join-instructions.sh` counts what that costs: 49.2 instructions a join above the
+//! `scripts/join-instructions.sh` counts what that costs: 52.2 instructions a join above the
 //! serial twin's, against 42.3 for a pool without the hand-over, whose join reads the flag as
 //! it starts and is reached by the dispatch's third test; without those two, the record's
 //! words cost about 13.
@@ -51,8 +51,18 @@
 //! for thieves: a request is heard at the next look or the next return from a recorded first
 //! half. Records are then as dense as the requests: fib(34) at 2 workers sees a handful of
 //! requests per run and records a few levels; a chain's thief asks every few leaves, and every
-//! level records. Such a join costs 34.4 instructions above the serial twin's, 5 more than a
+//! level records. Such a join costs 35.8 instructions above the serial twin's, 6.6 more than a
 //! one-worker pool's (`scripts/join-instructions.sh`, `two-quiet`).
+//!
+//! Whether a join records is decided before its frame is made: `join`'s dispatch compares the
+//! depth and goes to one of two instances of the join, the recording one, whose frame holds the
+//! record (128 bytes more stack per level), or one with the plain in-place join's frame. When one
+//! frame served both, the join that did not record still made the recording frame, and its code
+//! lay behind the record's, three more taken jumps per join: fib(32) at 2 workers took 1.14-1.32x
+//! the time of a pool built with `oldest_first(false)` in three of four builds, although its
+//! join ran fewer instructions (34.4 against 42.3). With a frame for each it took 0.91-0.98x in
+//! all three builds measured; the compare in the dispatch costs both joins 3 instructions
+//! (docs/results/join-path.md, "A frame for each").
 //!
 //! What it gives up: a chain that a quiet worker descends before any thief asks has records
 //! only at its top levels, and the halves below run on their owner on the way back up, where no
