@@ -191,7 +191,7 @@ impl Builder {
     /// many. What it costs: an in-place join keeps a record of its pending half (every join
     /// while thieves ask, only the top levels once they have been quiet for a while), and a
     /// join that does not record runs in the plain join's frame, so fib without a cutoff, the
-    /// finest-grained join there is, runs at 2 workers in 0.91-0.98x the time it takes with
+    /// finest-grained join there is, runs at 2 workers in 0.89-0.96x the time it takes with
     /// the hand-over off (on a 2-core AMD EPYC: docs/results/join-path.md, "A frame for
     /// each"); a join that records runs 10 instructions more than one with it off. Every
     /// adaptive spawn tests two words more, which costs the finest-grained spawn kernels (fj,

@@ -58,10 +58,10 @@
 //! depth and goes to one of two instances of the join, the recording one, whose frame holds the
 //! record (128 bytes more stack per level), or one with the plain in-place join's frame. When one
 //! frame served both, the join that did not record still made the recording frame, and its code
-//! lay behind the record's, three more taken jumps per join: fib(32) at 2 workers took 1.14-1.32x
-//! the time of a pool built with `oldest_first(false)` in three of four builds, although its
-//! join ran fewer instructions (34.4 against 42.3). With a frame for each it took 0.91-0.98x in
-//! all three builds measured; the compare in the dispatch costs both joins 3 instructions
+//! lay behind the record's, three more taken jumps per join: fib(32) at 2 workers took 1.11-1.23x
+//! the time of a pool built with `oldest_first(false)` in most builds (level in one), although
+//! its join ran fewer instructions (34.4 against 42.3). With a frame for each it took 0.89-0.96x
+//! in every build measured; the compare in the dispatch costs both joins 3 instructions
 //! (docs/results/join-path.md, "A frame for each").
 //!
 //! What it gives up: a chain that a quiet worker descends before any thief asks has records
