@@ -383,7 +383,7 @@ where
 
 /// The join with credit: in place if the stack allows (tracked in a region), else published.
 /// With `PROMOTE`, `record` says whether its pending half is recorded (`WorkerThread::records`,
-/// read before the frame was chosen).
+/// read by the dispatch that chose the frame, or again after a look at the deque).
 #[inline(always)]
 fn in_place_or_publish<const HF: bool, const PROMOTE: bool, A, B, RA, RB>(
     wt: &WorkerThread,
