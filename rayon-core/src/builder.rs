@@ -6,7 +6,9 @@
 //! magpie builds its workers and hands each one to a start function as a
 //! [`magpie::WorkerStart`]; this module wraps that in rayon's [`ThreadBuilder`], whose `run`
 //! calls the start handler, runs the worker until the pool stops, then calls the exit handler.
-//! Without a spawn handler, the start function is a plain `std::thread` spawn.
+//! Without a spawn handler, the start function is a plain `std::thread` spawn; without a spawn
+//! handler, names and start and exit handlers, magpie starts the threads itself, so that a call
+//! from outside may run on the calling thread (`build_pool`).
 
 use crate::thread_pool::ThreadPool;
 use std::any::Any;
@@ -22,6 +24,12 @@ mod private {
     /// How a builder starts its threads: rayon's `ThreadSpawn`, sealed here too.
     pub trait ThreadSpawn {
         fn spawn(&mut self, thread: super::ThreadBuilder) -> std::io::Result<()>;
+
+        /// Whether this starts plain threads that nothing of the program's runs on (see
+        /// `build_pool`).
+        fn plain(&self) -> bool {
+            false
+        }
     }
 }
 use private::ThreadSpawn;
@@ -40,6 +48,10 @@ impl ThreadSpawn for DefaultSpawn {
         // and exit handlers run here; the tasks run on stacks of their own.
         b.spawn(move || thread.run())?;
         Ok(())
+    }
+
+    fn plain(&self) -> bool {
+        true
     }
 }
 
@@ -341,6 +353,27 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
         if let Some(h) = self.panic_handler.clone() {
             b = b.panic_handler(move |p| h(p));
         }
+        let error = |e| match e {
+            magpie::Error::CurrentThreadInPool => {
+                ThreadPoolBuildError::new(ErrorKind::CurrentThreadAlreadyInPool)
+            }
+            magpie::Error::Os(_) => {
+                ThreadPoolBuildError::new(ErrorKind::IOError(io::Error::other(e.to_string())))
+            }
+            e => setting(e),
+        };
+        if self.spawn.plain()
+            && self.thread_name.is_none()
+            && self.start_handler.is_none()
+            && self.exit_handler.is_none()
+        {
+            // Nothing of the program's runs on these threads and nothing names them, so no code
+            // can tell them from the caller's: magpie starts them itself, and a call from a
+            // plain thread (`install`, or `join` and the parallel iterators on the global pool)
+            // then runs on that thread in a sleeping worker's seat, with no wake-up and no wait
+            // (magpie lends seats only in pools whose threads it started).
+            return b.build().map_err(error);
+        }
         let mut name = self.thread_name.take();
         let (stack_size, start, exit, panics) = (
             self.stack_size,
@@ -359,15 +392,7 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
                 worker,
             })
         })
-        .map_err(|e| match e {
-            magpie::Error::CurrentThreadInPool => {
-                ThreadPoolBuildError::new(ErrorKind::CurrentThreadAlreadyInPool)
-            }
-            magpie::Error::Os(_) => {
-                ThreadPoolBuildError::new(ErrorKind::IOError(io::Error::other(e.to_string())))
-            }
-            e => setting(e),
-        })
+        .map_err(error)
     }
 
     /// Worker threads; 0 (the default) means `RAYON_NUM_THREADS` if it is set to a positive

@@ -303,3 +303,66 @@ fn build_scoped_threads_may_borrow_and_are_gone_afterwards() {
     assert_eq!((r, counter.into_inner()), (3, 30));
     assert_eq!(threads.into_inner().unwrap().len(), 3);
 }
+
+/// Calls `pool.install` until one runs on the calling thread (in a sleeping worker's seat);
+/// false if none does within 20 s. Idle workers sleep after a bounded number of failed steals.
+fn runs_on_caller_eventually(pool: &rayon_core::ThreadPool) -> bool {
+    let here = std::thread::current().id();
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(20) {
+        let (id, sum) = pool.install(|| {
+            let (a, b) = rayon_core::join(|| 20, || 22);
+            (std::thread::current().id(), a + b)
+        });
+        assert_eq!(sum, 42);
+        if id == here {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    false
+}
+
+#[test]
+fn a_call_from_outside_a_default_pool_runs_on_the_caller_once_a_worker_sleeps() {
+    for n in [1, 2] {
+        let pool = pool(n);
+        assert!(
+            runs_on_caller_eventually(&pool),
+            "{n} workers: no install ran on the calling thread"
+        );
+        // In the seat it runs as one of the pool's workers.
+        let index = pool.install(rayon_core::current_thread_index);
+        assert!(index.is_some_and(|i| i < n), "index {index:?}");
+    }
+}
+
+#[test]
+fn a_pool_with_named_threads_or_a_start_handler_runs_every_call_on_its_own_threads() {
+    thread_local! {
+        static STARTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    let named = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .thread_name(|i| format!("own-{i}"))
+        .build()
+        .unwrap();
+    let handled = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .start_handler(|_| STARTED.with(|s| s.set(true)))
+        .build()
+        .unwrap();
+    // The workers sleep between calls, which is when a default pool lends a seat.
+    for _ in 0..50 {
+        let name = named.install(|| std::thread::current().name().map(String::from));
+        assert!(
+            name.as_deref().is_some_and(|n| n.starts_with("own-")),
+            "{name:?}"
+        );
+        assert!(
+            handled.install(|| STARTED.with(|s| s.get())),
+            "a call ran on a thread the start handler did not run on"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
