@@ -106,3 +106,69 @@ pub fn arg(i: usize, default: u64, lo: u64, hi: u64, what: &str, usage: &str) ->
         }
     }
 }
+
+/// Joins that do less than a runtime's: the floor under a join per call, for the programs that
+/// set a runtime against it (`join_floor`, `tree_sum`). Each is a function of its own, as a
+/// runtime's join is, and runs both halves on the calling thread.
+///
+/// * [`call_pair`](floor::call_pair) only calls its two halves: the floor of any join that is a
+///   call.
+/// * [`unwind_pair`](floor::unwind_pair) also runs the second half when the first panics, as
+///   every join must (a panic in a half reaches the caller after both halves ran).
+/// * [`depth_pair`](floor::depth_pair) also keeps a frame depth in a thread-local cell and
+///   tests the stack pointer against a limit, as a runtime that bounds its stacks or its deques
+///   must.
+pub mod floor {
+    use std::cell::Cell;
+    use std::panic::{self, AssertUnwindSafe};
+
+    thread_local! {
+        static DEPTH: Cell<u32> = const { Cell::new(0) };
+        static LIMIT: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// Sets this thread's stack limit for [`depth_pair`] far below its stack, so that the test
+    /// is made on every join and never taken.
+    pub fn set_stack_limit() {
+        LIMIT.with(|c| c.set(4096));
+    }
+
+    #[inline(never)]
+    pub fn call_pair<A: FnOnce() -> RA, B: FnOnce() -> RB, RA, RB>(a: A, b: B) -> (RA, RB) {
+        (a(), b())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn second_after_panic<B: FnOnce() -> RB, RB, RA>(
+        b: B,
+        p: Box<dyn std::any::Any + Send>,
+    ) -> (RA, RB) {
+        let _ = panic::catch_unwind(AssertUnwindSafe(b));
+        panic::resume_unwind(p)
+    }
+
+    #[inline(never)]
+    pub fn unwind_pair<A: FnOnce() -> RA, B: FnOnce() -> RB, RA, RB>(a: A, b: B) -> (RA, RB) {
+        match panic::catch_unwind(AssertUnwindSafe(a)) {
+            Ok(ra) => (ra, b()),
+            Err(p) => second_after_panic(b, p),
+        }
+    }
+
+    #[inline(never)]
+    pub fn depth_pair<A: FnOnce() -> RA, B: FnOnce() -> RB, RA, RB>(a: A, b: B) -> (RA, RB) {
+        let here = 0u8;
+        if (std::ptr::addr_of!(here) as usize) < LIMIT.with(Cell::get) {
+            panic!("out of stack");
+        }
+        let d = DEPTH.with(Cell::get);
+        DEPTH.with(|c| c.set(d + 1));
+        let r = match panic::catch_unwind(AssertUnwindSafe(a)) {
+            Ok(ra) => (ra, b()),
+            Err(p) => second_after_panic(b, p),
+        };
+        DEPTH.with(|c| c.set(d));
+        r
+    }
+}

@@ -14,8 +14,7 @@
 //!
 //!     join_floor [N] [RUNS]        (defaults: 34, 7)
 
-use std::cell::Cell;
-use std::panic::{self, AssertUnwindSafe};
+use magpie_downstream::floor::{call_pair, depth_pair, unwind_pair};
 use std::time::Instant;
 
 fn serial(n: u64) -> u64 {
@@ -23,11 +22,6 @@ fn serial(n: u64) -> u64 {
         return n;
     }
     serial(n - 1) + serial(n - 2)
-}
-
-#[inline(never)]
-fn call_pair<A: FnOnce() -> RA, B: FnOnce() -> RB, RA, RB>(a: A, b: B) -> (RA, RB) {
-    (a(), b())
 }
 
 fn fib_pair(n: u64) -> u64 {
@@ -38,48 +32,12 @@ fn fib_pair(n: u64) -> u64 {
     a + b
 }
 
-#[cold]
-#[inline(never)]
-fn second_after_panic<B: FnOnce() -> RB, RB, RA>(b: B, p: Box<dyn std::any::Any + Send>) -> (RA, RB) {
-    let _ = panic::catch_unwind(AssertUnwindSafe(b));
-    panic::resume_unwind(p)
-}
-
-#[inline(never)]
-fn unwind_pair<A: FnOnce() -> RA, B: FnOnce() -> RB, RA, RB>(a: A, b: B) -> (RA, RB) {
-    match panic::catch_unwind(AssertUnwindSafe(a)) {
-        Ok(ra) => (ra, b()),
-        Err(p) => second_after_panic(b, p),
-    }
-}
-
 fn fib_unwind(n: u64) -> u64 {
     if n < 2 {
         return n;
     }
     let (a, b) = unwind_pair(|| fib_unwind(n - 1), || fib_unwind(n - 2));
     a + b
-}
-
-thread_local! {
-    static DEPTH: Cell<u32> = const { Cell::new(0) };
-    static LIMIT: Cell<usize> = const { Cell::new(0) };
-}
-
-#[inline(never)]
-fn depth_pair<A: FnOnce() -> RA, B: FnOnce() -> RB, RA, RB>(a: A, b: B) -> (RA, RB) {
-    let here = 0u8;
-    if (std::ptr::addr_of!(here) as usize) < LIMIT.with(Cell::get) {
-        panic!("out of stack");
-    }
-    let d = DEPTH.with(Cell::get);
-    DEPTH.with(|c| c.set(d + 1));
-    let r = match panic::catch_unwind(AssertUnwindSafe(a)) {
-        Ok(ra) => (ra, b()),
-        Err(p) => second_after_panic(b, p),
-    };
-    DEPTH.with(|c| c.set(d));
-    r
 }
 
 fn fib_depth(n: u64) -> u64 {
@@ -111,8 +69,7 @@ fn main() {
     let n = magpie_downstream::arg(1, 34, 1, 60, "N", usage);
     let runs = magpie_downstream::arg(2, 7, 1, 1_000_000, "RUNS", usage) as usize;
     let want = magpie_downstream::fib_expected(n);
-    // A limit far below this thread's stack: the test is made, never taken.
-    LIMIT.with(|c| c.set(4096));
+    magpie_downstream::floor::set_stack_limit();
     let pools = magpie_downstream::Pools::new();
     let (magpie1, chili1) = (&pools.magpie1, &pools.chili1);
     type Run<'a> = Box<dyn Fn() -> u64 + 'a>;

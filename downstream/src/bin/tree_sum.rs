@@ -8,7 +8,9 @@
 //!   chili.
 //! * **Entered from outside**, for the smallest tree: each sum is one entry into the pool from
 //!   this thread, as a library that calls a parallel function on a small input does, in µs per
-//!   call and × the serial twin.
+//!   call and × the serial twin; beside them the floor, the same sum with joins that only keep
+//!   a frame depth and test the stack (`magpie_downstream::floor`), as any runtime that bounds
+//!   its stacks must.
 //!
 //! Every sum is checked against the closed form; the medians and the ratios are printed.
 //!
@@ -77,6 +79,16 @@ fn rayon_sum(n: &Node) -> u64 {
     serial(n)
 }
 
+/// The sum with the floor under a join (`magpie_downstream::floor::depth_pair`): a join that
+/// keeps a frame depth and tests the stack, and does nothing else; no pool.
+fn floor_sum(n: &Node) -> u64 {
+    if let (Some(l), Some(r)) = (n.left.as_deref(), n.right.as_deref()) {
+        let (a, b) = magpie_downstream::floor::depth_pair(|| floor_sum(l), || floor_sum(r));
+        return n.value + a + b;
+    }
+    serial(n)
+}
+
 fn chili_sum(s: &mut chili::Scope<'_>, n: &Node) -> u64 {
     if let (Some(l), Some(r)) = (n.left.as_deref(), n.right.as_deref()) {
         let (a, b) = s.join(|s| chili_sum(s, l), |s| chili_sum(s, r));
@@ -127,6 +139,7 @@ fn main() {
             .collect(),
     };
     let runs = magpie_downstream::arg(2, 7, 1, 1_000_000, "RUNS", USAGE) as usize;
+    magpie_downstream::floor::set_stack_limit();
     let magpie_downstream::Pools {
         magpie1,
         magpie2,
@@ -224,6 +237,7 @@ fn main() {
             "serial",
             Box::new(|t, r| (0..r).map(|_| serial(std::hint::black_box(t))).sum()),
         ),
+        ("floor", Box::new(|t, r| (0..r).map(|_| floor_sum(t)).sum())),
         (
             "magpie 1",
             Box::new(|t, r| (0..r).map(|_| magpie1.install(|| magpie_sum(t))).sum()),
@@ -250,7 +264,8 @@ fn main() {
         ),
     ];
     let m = measure(&versions, &tree, reps, runs, want);
-    println!("entered from outside, {nodes} nodes, one entry per sum (µs per sum, × serial):");
+    println!("entered from outside, {nodes} nodes, one entry per sum (µs per sum, × serial;");
+    println!("floor: joins that only keep a depth and test the stack, on this thread, no pool):");
     for ((name, _), s) in versions.iter().zip(&m) {
         println!("  {name:<9} {:>8.2} µs {:>7.1}×", s * 1e6, s / m[0]);
     }
