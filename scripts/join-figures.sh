@@ -11,6 +11,8 @@
 #      in µs and × serial (downstream/src/bin/tree_sum.rs);
 #   3. the same fib and tree sum written with `rayon::join` on magpie's rayon-core against
 #      `magpie::join` (downstream-rayon/src/bin/join_figures.rs);
+#   3b. the instructions of both at 1 worker, counted by callgrind (fib(20) and a 16,383-node
+#      tree, twice each);
 #   4. fib(32) at 2 workers with oldest-first hand-over on and off
 #      (downstream/src/bin/hand_over.rs);
 #   5. the instructions of a join nobody steals (scripts/join-instructions.sh).
@@ -59,6 +61,24 @@ echo "== tree sum"
 echo
 echo "== rayon::join on magpie's rayon-core against magpie::join"
 "$repo/target/downstream-rayon/release/join_figures" 30 20 "$runs"
+echo
+echo "== instructions: rayon::join on magpie's rayon-core against magpie::join, 1 worker"
+if bash scripts/install-valgrind.sh >/dev/null; then
+    for version in rayon magpie; do
+        log=$(valgrind --tool=callgrind --callgrind-out-file="$dir/$version.cg" \
+            --toggle-collect='*join_figures*counted*' \
+            "$repo/target/downstream-rayon/release/join_figures" 20 14 1 "$version" 2>&1) || {
+            echo "error: join_figures 20 14 1 $version failed:" >&2
+            echo "$log" >&2
+            exit 1
+        }
+        ir=$(grep -E '^(summary|totals):' "$dir/$version.cg" | head -1 | awk '{print $2}')
+        joins=$(echo "$log" | sed -n 's/.*joins: \([0-9]*\).*/\1/p')
+        echo "  $version: $ir instructions for $joins joins ($(awk -v a="$ir" -v j="$joins" 'BEGIN { printf "%.2f", a / j }') per join, the halves' own work included)"
+    done
+else
+    echo "  skipped: valgrind could not be installed"
+fi
 echo
 echo "== oldest-first hand-over on and off"
 "$repo/target/downstream/release/hand_over" 32 "$((runs * 2))"
