@@ -12,7 +12,11 @@
 //!   a frame depth and test the stack (`magpie_downstream::floor`), as any runtime that bounds
 //!   its stacks must.
 //!
-//! Every sum is checked against the closed form; the medians and the ratios are printed.
+//! Every sum is checked against the closed form; the medians and the ratios are printed, and
+//! beside each tree size the time a cache line takes from one thread to another and back,
+//! measured before and after that size's runs (`magpie_downstream::round_trip_ns`): a steal
+//! pays it a few times, so the smallest tree at 2 workers, where magpie steals about three
+//! halves of a 2 µs sum, follows it.
 //!
 //!     tree_sum [DEPTHS] [RUNS]        (defaults: 10,16,22 and 7; a tree of depth d has 2^d - 1 nodes)
 
@@ -154,7 +158,7 @@ fn main() {
     );
     println!("inside the pool, ns per node:");
     println!(
-        "  {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}   {:>14} {:>14}",
+        "  {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}   {:>14} {:>14}   round trip ns",
         "nodes",
         "serial",
         "magpie1",
@@ -209,10 +213,12 @@ fn main() {
                 Box::new(|t, r| rayon2.install(|| (0..r).map(|_| rayon_sum(t)).sum())),
             ),
         ];
+        let before = magpie_downstream::round_trip_ns();
         let m = measure(&versions, &tree, reps, runs, want);
+        let after = magpie_downstream::round_trip_ns();
         let ns: Vec<f64> = m.iter().map(|s| s * 1e9 / nodes as f64).collect();
         println!(
-            "  {:>9} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2}   {:>14.2} {:>14.2}",
+            "  {:>9} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2}   {:>14.2} {:>14.2}   {before:.0} / {after:.0}",
             nodes,
             ns[0],
             ns[1],
