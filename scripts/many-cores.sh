@@ -4,8 +4,10 @@
 #
 #   suite     the scaling curve: `magpie suite` (adaptive, the peers) at 1, 2, 4, ... up to MAX
 #             workers, default size, 3 runs per configuration, one invocation per kernel (its
-#             own report in DIR/suite-K), so a run cut short keeps every kernel it finished; fib
-#             last, without OpenMP (its tasks take 10-30 s a run of fib without cutoff);
+#             own report in DIR/suite-K), so a run cut short keeps every kernel it finished;
+#             then the tree sum again at 16,777,215 nodes (`--size paper`, DIR/suite-tree-sum-
+#             paper); fib last, without OpenMP (its tasks take 10-30 s a run of fib without
+#             cutoff);
 #   overheads Friendly Barriers' steal costs at MAX workers: `magpie bench K --overheads` on
 #             jacobi, fft, cilksort, barnes-hut, uts and lud (the victims' share is the figure);
 #             and uts, a task per node, under each policy and in chunks of 32 nodes, with the
@@ -184,6 +186,12 @@ if want suite; then
         run "suite-$k.txt" "$MAGPIE" suite --kernels "$k" --policies adaptive --workers "$list" \
             --runs 3 --out "$out/suite-$k"
     done
+    # The tree sum at chili's larger size (16,777,215 nodes) with chili and rayon beside it:
+    # the speedup over serial at MAX workers is the figure Spice and chili publish.
+    if grep -qx tree-sum <<<"$all"; then
+        run suite-tree-sum-paper.txt "$MAGPIE" suite --kernels tree-sum --size paper \
+            --policies adaptive --workers "$list" --runs 3 --out "$out/suite-tree-sum-paper"
+    fi
     if grep -qx fib <<<"$all"; then
         run suite-fib.txt "$MAGPIE" suite --kernels fib --peers rayon,chili,tbb --policies adaptive \
             --workers "$list" --runs 3 --out "$out/suite-fib"

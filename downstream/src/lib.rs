@@ -85,15 +85,19 @@ impl Default for Pools {
 }
 
 /// The time, in ns, for a cache line to go from this thread to another and back (a flag
-/// ping-ponged 20,000 times between this thread and a new one, once that one runs). On a shared virtual machine it
-/// follows where the hypervisor put the two virtual CPUs (on one machine of this project's, it
-/// moved between about 30, 85 and 400 ns within one run), and every steal pays it a few times.
-pub fn round_trip_ns() -> f64 {
+/// ping-ponged 20,000 times between this thread and a new one, once that one runs); `None` on
+/// a machine with one CPU, where the two would only take turns. On a shared virtual machine it
+/// follows where the hypervisor put the two virtual CPUs (on one machine of this project's it
+/// moved between about 30, 85 and 400-800 ns within one run), and a steal pays it a few times.
+pub fn round_trip_ns() -> Option<f64> {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return None;
+    }
     use std::sync::atomic::{AtomicU64, Ordering};
     const N: u64 = 20_000;
     let flag = std::sync::Arc::new(AtomicU64::new(0));
     let other = flag.clone();
-    // The other thread says it runs (1), then answers each odd value with the next even one.
+    // The other thread says it runs (1), then answers each even value with the next odd one.
     let t = std::thread::spawn(move || {
         other.store(1, Ordering::Release);
         for i in 1..=N {
@@ -115,7 +119,7 @@ pub fn round_trip_ns() -> f64 {
     }
     let ns = start.elapsed().as_secs_f64() * 1e9 / N as f64;
     t.join().expect("the ping-pong thread");
-    ns
+    Some(ns)
 }
 
 /// fib(n) by iteration: the known answer.

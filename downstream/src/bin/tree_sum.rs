@@ -15,8 +15,8 @@
 //! Every sum is checked against the closed form; the medians and the ratios are printed, and
 //! beside each tree size the time a cache line takes from one thread to another and back,
 //! measured before and after that size's runs (`magpie_downstream::round_trip_ns`): a steal
-//! pays it a few times, so the smallest tree at 2 workers, where magpie steals about three
-//! halves of a 2 µs sum, follows it.
+//! pays it a few times, which matters most for the smallest tree at 2 workers, where magpie
+//! steals about three halves of a sum that lasts a few µs.
 //!
 //!     tree_sum [DEPTHS] [RUNS]        (defaults: 10,16,22 and 7; a tree of depth d has 2^d - 1 nodes)
 
@@ -213,12 +213,16 @@ fn main() {
                 Box::new(|t, r| rayon2.install(|| (0..r).map(|_| rayon_sum(t)).sum())),
             ),
         ];
-        let before = magpie_downstream::round_trip_ns();
+        let round_trip = || match magpie_downstream::round_trip_ns() {
+            Some(ns) => format!("{ns:.0}"),
+            None => "-".to_string(),
+        };
+        let before = round_trip();
         let m = measure(&versions, &tree, reps, runs, want);
-        let after = magpie_downstream::round_trip_ns();
+        let after = round_trip();
         let ns: Vec<f64> = m.iter().map(|s| s * 1e9 / nodes as f64).collect();
         println!(
-            "  {:>9} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2}   {:>14.2} {:>14.2}   {before:.0} / {after:.0}",
+            "  {:>9} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2}   {:>14.2} {:>14.2}   {before} / {after}",
             nodes,
             ns[0],
             ns[1],
