@@ -5,9 +5,9 @@
 #   suite     the scaling curve: `magpie suite` (adaptive, the peers) at 1, 2, 4, ... up to MAX
 #             workers, default size, 3 runs per configuration, one invocation per kernel (its
 #             own report in DIR/suite-K), so a run cut short keeps every kernel it finished;
-#             then the tree sum again at 16,777,215 nodes (`--size paper`, DIR/suite-tree-sum-
-#             paper); fib last, without OpenMP (its tasks take 10-30 s a run of fib without
-#             cutoff);
+#             then the tree sum again at 16,777,215 nodes (`--size paper`, its report in
+#             DIR/suite-tree-sum-paper); fib last, without OpenMP (its tasks take 10-30 s a run
+#             of fib without cutoff);
 #   overheads Friendly Barriers' steal costs at MAX workers: `magpie bench K --overheads` on
 #             jacobi, fft, cilksort, barnes-hut, uts and lud (the victims' share is the figure);
 #             and uts, a task per node, under each policy and in chunks of 32 nodes, with the
